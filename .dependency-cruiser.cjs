@@ -1,0 +1,67 @@
+/**
+ * The layer rules of the hexagon (see README "Architecture"). `npm test` fails on any
+ * violation.
+ */
+module.exports = {
+  forbidden: [
+    {
+      name: 'domain-is-pure',
+      severity: 'error',
+      comment: 'src/domain imports nothing outside src/domain: no framework, no driver, no node:* module.',
+      from: { path: '^src/domain/' },
+      to: { pathNot: '^src/domain/' },
+    },
+    {
+      name: 'ports-only-know-the-domain',
+      severity: 'error',
+      comment: 'src/ports declares interfaces over domain types; it never imports an adapter, the app, or a library.',
+      from: { path: '^src/ports/' },
+      to: { pathNot: ['^src/ports/', '^src/domain/'] },
+    },
+    {
+      name: 'adapters-do-not-reach-the-app',
+      severity: 'error',
+      comment: 'Adapters are composed by src/app; they never import it.',
+      from: { path: '^src/adapters/' },
+      to: { path: '^src/app/' },
+    },
+    {
+      name: 'adapters-are-independent',
+      severity: 'error',
+      comment: 'One adapter folder never imports another (the composition root wires them).',
+      from: { path: '^src/adapters/([^/]+)/' },
+      to: { path: '^src/adapters/', pathNot: ['^src/adapters/$1/'] },
+    },
+    {
+      name: 'http-adapter-is-runtime-portable',
+      severity: 'error',
+      comment: 'The Hono app runs on any runtime: no node:* modules and no native drivers in src/adapters/http.',
+      from: { path: '^src/adapters/http/' },
+      to: { dependencyTypes: ['core'] },
+    },
+    {
+      name: 'src-never-imports-tests',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { path: '^(test|bench|scripts)/' },
+    },
+    {
+      name: 'no-circular',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'not-to-unresolvable',
+      severity: 'error',
+      from: {},
+      to: { couldNotResolve: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default', 'types'] },
+  },
+};

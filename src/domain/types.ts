@@ -1,0 +1,77 @@
+/**
+ * The resources of the interface specification, as the domain holds them.
+ *
+ * The specification marks many fields "not required" and "nullable". The service always
+ * answers with every field present: optional values are `null` when unknown and arrays are
+ * `[]` when empty (decisions §2). The domain types therefore carry no optional properties.
+ */
+
+export interface CodeAndDescription {
+  readonly code: string;
+  readonly description: string;
+}
+
+/** An ISO 8601 date-time with an offset, e.g. `2024-03-01T10:15:00+00:00`, kept as given. */
+export type IsoDateTime = string;
+
+export interface PersonCircumstance {
+  readonly type: CodeAndDescription;
+  readonly subType: CodeAndDescription;
+  readonly updatedAt: IsoDateTime;
+}
+
+export interface Disability {
+  readonly type: CodeAndDescription;
+  readonly updatedAt: IsoDateTime;
+}
+
+export interface OffenderPersonalityDisorder {
+  readonly status: CodeAndDescription;
+}
+
+/** Response of `GET /case/{crn}` (operation getCase). */
+export interface PersonalDetailsAndCircumstances {
+  readonly preferredLanguage: CodeAndDescription | null;
+  readonly personalCircumstances: readonly PersonCircumstance[];
+  readonly disabilities: readonly Disability[];
+  readonly offenderPersonalityDisorder: OffenderPersonalityDisorder | null;
+}
+
+/** Response of `GET /case/{crn}/home-office-interest` (operation getHomeOfficeInterest). */
+export interface HomeOfficeInterest {
+  readonly exists: boolean;
+  readonly notes: string | null;
+}
+
+export interface Name {
+  readonly forename: string;
+  readonly middleName: string | null;
+  readonly surname: string;
+}
+
+export interface CommunityManager {
+  readonly name: Name;
+  /** The probation delivery unit's name. */
+  readonly pdu: string;
+  readonly jobRole: string | null;
+  readonly emailAddress: string | null;
+  readonly officeName: string | null;
+  readonly teamPhoneNumber: string | null;
+}
+
+/** Response of `GET /case/{crn}/community-manager` (operation getCommunityManagerByCrn). */
+export interface CommunityOffenderManager {
+  readonly crn: string;
+  readonly communityManager: CommunityManager;
+}
+
+/**
+ * Everything held about one case: what stores import and what fixtures describe.
+ * `communityManager` is `null` when the person has no active community manager.
+ */
+export interface CaseRecord {
+  readonly crn: string;
+  readonly personalDetails: PersonalDetailsAndCircumstances;
+  readonly homeOfficeInterest: HomeOfficeInterest;
+  readonly communityManager: CommunityManager | null;
+}

@@ -1,0 +1,18 @@
+import type { CaseReader } from '../needs.js';
+import type { Crn } from '../crn.js';
+import { CaseNotFoundError } from '../errors.js';
+import type { PersonalDetailsAndCircumstances } from '../types.js';
+
+export interface GetCaseDeps {
+  readonly repository: Pick<CaseReader, 'findPersonalDetails'>;
+}
+
+/** Operation `getCase`: personal details and circumstances for one case. */
+export async function getCase(
+  { repository }: GetCaseDeps,
+  crn: Crn,
+): Promise<PersonalDetailsAndCircumstances> {
+  const details = await repository.findPersonalDetails(crn);
+  if (details === undefined) throw new CaseNotFoundError(crn.value);
+  return details;
+}

@@ -1,0 +1,22 @@
+import type { CaseReader } from '../needs.js';
+import type { Crn } from '../crn.js';
+import { CaseNotFoundError, CommunityManagerNotFoundError } from '../errors.js';
+import type { CommunityOffenderManager } from '../types.js';
+
+export interface GetCommunityManagerDeps {
+  readonly repository: Pick<CaseReader, 'findCommunityManager'>;
+}
+
+/**
+ * Operation `getCommunityManagerByCrn`: the case reference and its community manager.
+ * A held case with no active manager is "not found" too, as in the upstream service.
+ */
+export async function getCommunityManagerByCrn(
+  { repository }: GetCommunityManagerDeps,
+  crn: Crn,
+): Promise<CommunityOffenderManager> {
+  const found = await repository.findCommunityManager(crn);
+  if (found === undefined) throw new CaseNotFoundError(crn.value);
+  if (found.communityManager === null) throw new CommunityManagerNotFoundError(crn.value);
+  return { crn: crn.value, communityManager: found.communityManager };
+}
