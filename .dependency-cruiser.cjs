@@ -14,7 +14,8 @@ module.exports = {
     {
       name: 'ports-only-know-the-domain',
       severity: 'error',
-      comment: 'src/ports declares interfaces over domain types; it never imports an adapter, the app, or a library.',
+      comment:
+        'src/ports declares interfaces over domain types; it never imports an adapter, the app, or a library.',
       from: { path: '^src/ports/' },
       to: { pathNot: ['^src/ports/', '^src/domain/'] },
     },
@@ -35,7 +36,8 @@ module.exports = {
     {
       name: 'http-adapter-is-runtime-portable',
       severity: 'error',
-      comment: 'The Hono app runs on any runtime: no node:* modules and no native drivers in src/adapters/http.',
+      comment:
+        'The Hono app runs on any runtime: no node:* modules and no native drivers in src/adapters/http.',
       from: { path: '^src/adapters/http/' },
       to: { dependencyTypes: ['core'] },
     },
@@ -62,6 +64,9 @@ module.exports = {
     doNotFollow: { path: 'node_modules' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
-    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default', 'types'] },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+    },
   },
 };

@@ -17,7 +17,7 @@ export class CrnFormat {
   private readonly regex: RegExp;
 
   private constructor(readonly pattern: string) {
-    this.regex = new RegExp(pattern, 'u');
+    this.regex = new RegExp(pattern);
   }
 
   static readonly default: CrnFormat = new CrnFormat(DEFAULT_CRN_PATTERN);

@@ -32,8 +32,8 @@ export interface OffenderPersonalityDisorder {
 /** Response of `GET /case/{crn}` (operation getCase). */
 export interface PersonalDetailsAndCircumstances {
   readonly preferredLanguage: CodeAndDescription | null;
-  readonly personalCircumstances: readonly PersonCircumstance[];
-  readonly disabilities: readonly Disability[];
+  readonly personalCircumstances: PersonCircumstance[];
+  readonly disabilities: Disability[];
   readonly offenderPersonalityDisorder: OffenderPersonalityDisorder | null;
 }
 

@@ -1,0 +1,154 @@
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import { HTTPException } from 'hono/http-exception';
+import { requestId } from 'hono/request-id';
+import { secureHeaders } from 'hono/secure-headers';
+import type { CrnFormat } from '../../domain/crn.js';
+import { type DomainError, isDomainError } from '../../domain/errors.js';
+import type { CaseReader } from '../../domain/needs.js';
+import { caseHandlers } from './cases.handlers.js';
+import { caseRoutes } from './cases.routes.js';
+import { type DocsAssets, mountDocs } from './docs.js';
+import type { AppEnv, HttpLogger } from './env.js';
+import { buildOpenApiDocument } from './openapi.js';
+import { type ProblemInput, ProblemType, problemResponse } from './problem.js';
+import { createRouter } from './router.js';
+
+export interface HttpAppOptions {
+  readonly repository: CaseReader;
+  readonly crnFormat: CrnFormat;
+  readonly logger?: HttpLogger;
+  /** When given, the Swagger UI is served at /docs from these local assets. */
+  readonly docs?: DocsAssets;
+  /** The `servers[0].url` of the OpenAPI document. */
+  readonly publicUrl?: string;
+}
+
+const silentLogger: HttpLogger = { info: () => {}, error: () => {} };
+
+function problemForDomainError(error: DomainError): ProblemInput {
+  switch (error.code) {
+    case 'INVALID_CRN':
+      return { status: 400, type: ProblemType.invalidCrn, title: 'Invalid crn', detail: error.message };
+    case 'CASE_NOT_FOUND':
+      return { status: 404, type: ProblemType.caseNotFound, title: 'Case not found', detail: error.message };
+    case 'COMMUNITY_MANAGER_NOT_FOUND':
+      return {
+        status: 404,
+        type: ProblemType.communityManagerNotFound,
+        title: 'Community manager not found',
+        detail: error.message,
+      };
+  }
+}
+
+/**
+ * The Hono application: routes, validation, error mapping and response headers. It uses
+ * web-standard APIs only, so it runs on any runtime; the Node listener lives in
+ * `src/adapters/node`.
+ */
+export function createHttpApp(options: HttpAppOptions): OpenAPIHono<AppEnv> {
+  const logger = options.logger ?? silentLogger;
+  const app = createRouter();
+
+  // The request id is always ours: a client-sent X-Request-Id is ignored, so the audit
+  // trail cannot be confused by a caller choosing ids.
+  app.use(requestId({ headerName: '' }));
+  app.use(async (c, next) => {
+    const started = performance.now();
+    await next();
+    c.header('X-Request-Id', c.get('requestId'));
+    c.header('Cache-Control', 'no-store');
+    logger.info(
+      {
+        requestId: c.get('requestId'),
+        method: c.req.method,
+        route: c.req.routePath,
+        status: c.res.status,
+        ms: Math.round((performance.now() - started) * 100) / 100,
+      },
+      'request',
+    );
+  });
+  app.use(
+    secureHeaders({
+      contentSecurityPolicy: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] },
+      crossOriginResourcePolicy: 'same-origin',
+      referrerPolicy: 'no-referrer',
+      strictTransportSecurity: 'max-age=31536000',
+      xFrameOptions: 'DENY',
+    }),
+  );
+
+  const routes = caseRoutes(options.crnFormat);
+  const handlers = caseHandlers({ repository: options.repository, crnFormat: options.crnFormat });
+  app.openapi(routes.getCase, handlers.getCase);
+  app.openapi(routes.getHomeOfficeInterest, handlers.getHomeOfficeInterest);
+  app.openapi(routes.getCommunityManagerByCrn, handlers.getCommunityManagerByCrn);
+
+  const documentJson = buildOpenApiDocument(app, options.publicUrl ?? '/');
+  app.get('/openapi.json', (c) => c.body(documentJson, 200, { 'Content-Type': 'application/json' }));
+  if (options.docs) mountDocs(app, options.docs);
+
+  // A known path asked with a method it does not answer: 405 with Allow, not 404.
+  const methodsByPath = new Map<string, Set<string>>();
+  for (const route of app.routes) {
+    if (route.method === 'ALL') continue;
+    const methods = methodsByPath.get(route.path) ?? new Set<string>();
+    methods.add(route.method);
+    if (route.method === 'GET') methods.add('HEAD');
+    methodsByPath.set(route.path, methods);
+  }
+  for (const [path, methods] of methodsByPath) {
+    const allow = [...methods].sort().join(', ');
+    app.all(path, (c) =>
+      problemResponse(
+        c,
+        {
+          status: 405,
+          type: ProblemType.methodNotAllowed,
+          title: 'Method not allowed',
+          detail: `${c.req.method} is not allowed here; allowed: ${allow}`,
+        },
+        { Allow: allow },
+      ),
+    );
+  }
+
+  app.notFound((c) =>
+    problemResponse(c, {
+      status: 404,
+      type: ProblemType.notFound,
+      title: 'Not found',
+      detail: 'no resource is served at this path',
+    }),
+  );
+
+  app.onError((error, c: Context<AppEnv>) => {
+    if (isDomainError(error)) return problemResponse(c, problemForDomainError(error));
+    if (error instanceof HTTPException && error.status < 500) {
+      return problemResponse(c, {
+        status: error.status,
+        type: ProblemType.invalidRequest,
+        title: 'Invalid request',
+        detail: 'the request could not be processed',
+      });
+    }
+    logger.error(
+      {
+        requestId: c.get('requestId'),
+        route: c.req.routePath,
+        err: { name: error.name, message: error.message },
+      },
+      'unhandled error',
+    );
+    return problemResponse(c, {
+      status: 500,
+      type: ProblemType.internal,
+      title: 'Internal error',
+      detail: 'an unexpected error occurred; quote the requestId to the operator',
+    });
+  });
+
+  return app;
+}

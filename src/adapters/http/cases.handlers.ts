@@ -1,0 +1,40 @@
+import type { RouteHandler } from '@hono/zod-openapi';
+import { Crn, type CrnFormat } from '../../domain/crn.js';
+import type { CaseReader } from '../../domain/needs.js';
+import { getCase } from '../../domain/use-cases/get-case.js';
+import { getCommunityManagerByCrn } from '../../domain/use-cases/get-community-manager.js';
+import { getHomeOfficeInterest } from '../../domain/use-cases/get-home-office-interest.js';
+import type { CaseRoutes } from './cases.routes.js';
+import type { AppEnv } from './env.js';
+
+export interface CaseHandlerDeps {
+  readonly repository: CaseReader;
+  readonly crnFormat: CrnFormat;
+}
+
+type Handler<K extends keyof CaseRoutes> = RouteHandler<CaseRoutes[K], AppEnv>;
+
+/**
+ * Each handler turns the validated request into a use-case call and the result into JSON.
+ * Domain errors propagate to the app's error handler, which maps them to problem+json.
+ */
+export function caseHandlers({ repository, crnFormat }: CaseHandlerDeps) {
+  const crnOf = (raw: string) => Crn.parse(raw, crnFormat);
+  const getCaseHandler: Handler<'getCase'> = async (c) => {
+    const details = await getCase({ repository }, crnOf(c.req.valid('param').crn));
+    return c.json(details, 200);
+  };
+  const getHomeOfficeInterestHandler: Handler<'getHomeOfficeInterest'> = async (c) => {
+    const interest = await getHomeOfficeInterest({ repository }, crnOf(c.req.valid('param').crn));
+    return c.json(interest, 200);
+  };
+  const getCommunityManagerHandler: Handler<'getCommunityManagerByCrn'> = async (c) => {
+    const manager = await getCommunityManagerByCrn({ repository }, crnOf(c.req.valid('param').crn));
+    return c.json(manager, 200);
+  };
+  return {
+    getCase: getCaseHandler,
+    getHomeOfficeInterest: getHomeOfficeInterestHandler,
+    getCommunityManagerByCrn: getCommunityManagerHandler,
+  };
+}

@@ -1,0 +1,91 @@
+import { createRoute } from '@hono/zod-openapi';
+import type { CrnFormat } from '../../domain/crn.js';
+import {
+  CommunityOffenderManagerSchema,
+  crnParamsSchema,
+  HomeOfficeInterestSchema,
+  PersonalDetailsAndCircumstancesSchema,
+  ProblemSchema,
+} from './schemas.js';
+
+/** The security requirement of the three case reads: client certificate, API key and bearer JWT, together. */
+export const CASE_READ_SECURITY = [{ mutualTLS: [], apiKey: [], bearerAuth: [] }];
+
+const problem = (description: string) => ({
+  description,
+  content: { 'application/problem+json': { schema: ProblemSchema } },
+});
+
+const errorResponses = {
+  400: problem('The crn does not match the configured pattern'),
+  401: problem('Bearer token missing or invalid'),
+  403: problem('API key missing or invalid, client not allowed, or permission not granted'),
+  404: problem('No case is held for the crn'),
+  429: problem('Rate limit exceeded'),
+  500: problem('Unexpected error'),
+  502: problem('The system of record failed'),
+  503: problem('Not ready'),
+  504: problem('The system of record timed out'),
+} as const;
+
+/** The three case routes, their crn parameter built from the configured pattern. */
+export function caseRoutes(format: CrnFormat) {
+  const params = crnParamsSchema(format);
+  return {
+    getCase: createRoute({
+      method: 'get',
+      path: '/case/{crn}',
+      operationId: 'getCase',
+      tags: ['Case'],
+      summary: 'Personal details and circumstances',
+      description:
+        'Preferred language, personal circumstances, disabilities and personality disorder status of the person.',
+      security: CASE_READ_SECURITY,
+      request: { params },
+      responses: {
+        200: {
+          description: 'Personal details and circumstances',
+          content: { 'application/json': { schema: PersonalDetailsAndCircumstancesSchema } },
+        },
+        ...errorResponses,
+      },
+    }),
+    getHomeOfficeInterest: createRoute({
+      method: 'get',
+      path: '/case/{crn}/home-office-interest',
+      operationId: 'getHomeOfficeInterest',
+      tags: ['Case'],
+      summary: 'Home Office interest',
+      description: 'Whether a Home Office interest exists, with optional notes.',
+      security: CASE_READ_SECURITY,
+      request: { params },
+      responses: {
+        200: {
+          description: 'Home Office interest',
+          content: { 'application/json': { schema: HomeOfficeInterestSchema } },
+        },
+        ...errorResponses,
+      },
+    }),
+    getCommunityManagerByCrn: createRoute({
+      method: 'get',
+      path: '/case/{crn}/community-manager',
+      operationId: 'getCommunityManagerByCrn',
+      tags: ['Case'],
+      summary: 'Community manager',
+      description:
+        'The case reference and the community manager responsible for the case. 404 when the case has no active community manager.',
+      security: CASE_READ_SECURITY,
+      request: { params },
+      responses: {
+        200: {
+          description: 'The community manager',
+          content: { 'application/json': { schema: CommunityOffenderManagerSchema } },
+        },
+        ...errorResponses,
+        404: problem('No case is held for the crn, or the case has no active community manager'),
+      },
+    }),
+  };
+}
+export type CaseRoutes = ReturnType<typeof caseRoutes>;

@@ -1,0 +1,47 @@
+import type { Context } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+
+/**
+ * RFC 9457 problem details. Every error the service answers is one of these, with a stable
+ * `type` per kind of problem, the request path as `instance` and the request id, so a
+ * consumer can quote it to an operator. No stack trace, no internal message, no secret.
+ */
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
+export const ProblemType = {
+  invalidCrn: 'urn:case-read:problem:invalid-crn',
+  invalidRequest: 'urn:case-read:problem:invalid-request',
+  caseNotFound: 'urn:case-read:problem:case-not-found',
+  communityManagerNotFound: 'urn:case-read:problem:community-manager-not-found',
+  notFound: 'urn:case-read:problem:not-found',
+  methodNotAllowed: 'urn:case-read:problem:method-not-allowed',
+  internal: 'urn:case-read:problem:internal-error',
+} as const;
+export type ProblemTypeUri = (typeof ProblemType)[keyof typeof ProblemType];
+
+export interface ProblemInput {
+  readonly status: ContentfulStatusCode;
+  readonly type: ProblemTypeUri;
+  readonly title: string;
+  readonly detail: string;
+}
+
+/** The longest request path echoed as `instance`; longer paths are cut (they are never valid). */
+const MAX_INSTANCE_LENGTH = 256;
+
+export function problemResponse(
+  c: Context,
+  problem: ProblemInput,
+  headers: Record<string, string> = {},
+): Response {
+  const path = c.req.path;
+  const body = {
+    type: problem.type,
+    title: problem.title,
+    status: problem.status,
+    detail: problem.detail,
+    instance: path.length > MAX_INSTANCE_LENGTH ? path.slice(0, MAX_INSTANCE_LENGTH) : path,
+    requestId: c.get('requestId') ?? 'unknown',
+  };
+  return c.body(JSON.stringify(body), problem.status, { ...headers, 'Content-Type': PROBLEM_CONTENT_TYPE });
+}

@@ -1,0 +1,103 @@
+import { z } from '@hono/zod-openapi';
+import { CRN_MAX_LENGTH, type CrnFormat } from '../../domain/crn.js';
+import { ProblemType } from './problem.js';
+
+/**
+ * The resources of the interface specification as zod schemas: the single source of both
+ * response validation in tests and the OpenAPI document. "Required" and "nullable" follow
+ * the specification's tables exactly; the service itself always sends every field (null
+ * when unknown, [] when empty), which the tables allow.
+ */
+
+/**
+ * Not required, and may be null. Written as a union with null rather than `.nullable()`:
+ * the generator drops `.nullable()` on a schema registered as a component (a `$ref`),
+ * while a union keeps it as `anyOf: [{ $ref }, { type: 'null' }]`.
+ */
+const optionalNullable = <T extends z.ZodType>(schema: T) => z.union([schema, z.null()]).optional();
+
+export const CodeAndDescriptionSchema = z
+  .object({
+    code: z.string().openapi({ example: 'ENG' }),
+    description: z.string().openapi({ example: 'English' }),
+  })
+  .openapi('CodeAndDescription');
+
+const dateTime = z.iso
+  .datetime({ offset: true })
+  .openapi({ description: 'ISO 8601 date and time with offset', example: '2024-03-01T10:15:00+00:00' });
+
+export const PersonCircumstanceSchema = z
+  .object({ type: CodeAndDescriptionSchema, subType: CodeAndDescriptionSchema, updatedAt: dateTime })
+  .openapi('PersonCircumstance');
+
+export const DisabilitySchema = z
+  .object({ type: CodeAndDescriptionSchema, updatedAt: dateTime })
+  .openapi('Disability');
+
+export const OffenderPersonalityDisorderSchema = z
+  .object({ status: CodeAndDescriptionSchema })
+  .openapi('OffenderPersonalityDisorder');
+
+export const PersonalDetailsAndCircumstancesSchema = z
+  .object({
+    preferredLanguage: optionalNullable(CodeAndDescriptionSchema),
+    personalCircumstances: optionalNullable(z.array(PersonCircumstanceSchema)),
+    disabilities: optionalNullable(z.array(DisabilitySchema)),
+    offenderPersonalityDisorder: optionalNullable(OffenderPersonalityDisorderSchema),
+  })
+  .openapi('PersonalDetailsAndCircumstances');
+
+export const HomeOfficeInterestSchema = z
+  .object({ exists: z.boolean(), notes: optionalNullable(z.string()) })
+  .openapi('HomeOfficeInterest');
+
+export const NameSchema = z
+  .object({ forename: z.string(), middleName: optionalNullable(z.string()), surname: z.string() })
+  .openapi('Name');
+
+export const CommunityManagerSchema = z
+  .object({
+    name: NameSchema,
+    pdu: z.string().openapi({ description: 'Probation delivery unit name' }),
+    jobRole: optionalNullable(z.string()),
+    emailAddress: optionalNullable(z.string()),
+    officeName: optionalNullable(z.string()),
+    teamPhoneNumber: optionalNullable(z.string()),
+  })
+  .openapi('CommunityManager');
+
+export const CommunityOffenderManagerSchema = z
+  .object({ crn: z.string(), communityManager: CommunityManagerSchema })
+  .openapi('CommunityOffenderManager');
+
+export const ProblemSchema = z
+  .object({
+    type: z
+      .string()
+      .openapi({ description: 'A URI naming the kind of problem', example: ProblemType.caseNotFound }),
+    title: z.string(),
+    status: z.number().int(),
+    detail: z.string(),
+    instance: z.string().openapi({ description: 'The request path' }),
+    requestId: z.string().openapi({ description: 'Also sent as X-Request-Id; quote it to the operator' }),
+  })
+  .openapi('Problem', { description: 'RFC 9457 problem details' });
+
+/** The `crn` path parameter, validated against the configured pattern. */
+export function crnParamsSchema(format: CrnFormat) {
+  const message = `must match the pattern ${format.pattern}`;
+  return z.object({
+    crn: z
+      .string()
+      .min(1, { error: 'must not be empty' })
+      .max(CRN_MAX_LENGTH, { error: message })
+      // No flags: the generator appends them to the document's `pattern` (`…$/u`).
+      .regex(new RegExp(format.pattern), { error: message })
+      .openapi({
+        param: { name: 'crn', in: 'path', required: true },
+        description: 'Case reference number',
+        example: 'X123456',
+      }),
+  });
+}

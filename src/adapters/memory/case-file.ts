@@ -1,0 +1,115 @@
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { CrnFormat } from '../../domain/crn.js';
+import type { CaseRecord } from '../../domain/types.js';
+
+/**
+ * The case file format: what `fixtures/cases.json` holds and what `case-read cases import`
+ * reads. It is parsed strictly: unknown fields, missing fields, an absent optional value
+ * (it must be `null`), a date-time without an offset or a crn outside the configured pattern
+ * all reject the whole file, naming the case and the field.
+ */
+
+const text = (max: number) => z.string().max(max);
+const codeAndDescription = z.strictObject({ code: text(100).min(1), description: text(500).min(1) });
+const dateTime = z.iso.datetime({ offset: true });
+
+const caseRecordSchema = z.strictObject({
+  crn: text(64),
+  /** Free text saying which shape a fixture covers; not part of the case. */
+  covers: text(500).optional(),
+  personalDetails: z.strictObject({
+    preferredLanguage: codeAndDescription.nullable(),
+    personalCircumstances: z.array(
+      z.strictObject({ type: codeAndDescription, subType: codeAndDescription, updatedAt: dateTime }),
+    ),
+    disabilities: z.array(z.strictObject({ type: codeAndDescription, updatedAt: dateTime })),
+    offenderPersonalityDisorder: z.strictObject({ status: codeAndDescription }).nullable(),
+  }),
+  homeOfficeInterest: z.strictObject({ exists: z.boolean(), notes: text(10_000).nullable() }),
+  communityManager: z
+    .strictObject({
+      name: z.strictObject({
+        forename: text(200).min(1),
+        middleName: text(200).nullable(),
+        surname: text(200).min(1),
+      }),
+      pdu: text(200).min(1),
+      jobRole: text(200).nullable(),
+      emailAddress: text(320).nullable(),
+      officeName: text(500).nullable(),
+      teamPhoneNumber: text(50).nullable(),
+    })
+    .nullable(),
+});
+
+const caseFileSchema = z.strictObject({
+  description: z.string().optional(),
+  cases: z.array(caseRecordSchema),
+});
+
+/** A case file that cannot be used; the message names every problem found. */
+export class CaseFileError extends Error {
+  constructor(
+    readonly source: string,
+    readonly problems: readonly string[],
+  ) {
+    super(`${source}: ${problems.length} problem(s): ${problems.slice(0, 20).join('; ')}`);
+    this.name = 'CaseFileError';
+  }
+}
+
+function pathOf(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const part of path) {
+    out += typeof part === 'number' ? `[${part}]` : `${out ? '.' : ''}${String(part)}`;
+  }
+  return out || '(root)';
+}
+
+/** Validates parsed JSON as a case file and returns its cases, without the `covers` notes. */
+export function parseCaseFile(
+  json: unknown,
+  options: { source?: string; crnFormat?: CrnFormat } = {},
+): CaseRecord[] {
+  const source = options.source ?? 'case file';
+  const format = options.crnFormat ?? CrnFormat.default;
+  const parsed = caseFileSchema.safeParse(json);
+  if (!parsed.success) {
+    throw new CaseFileError(
+      source,
+      parsed.error.issues.map((issue) => `${pathOf(issue.path)}: ${issue.message}`),
+    );
+  }
+  const problems: string[] = [];
+  const seen = new Set<string>();
+  const records: CaseRecord[] = parsed.data.cases.map(({ covers: _covers, ...record }, index) => {
+    const problem = format.problemWith(record.crn);
+    if (problem !== undefined) problems.push(`cases[${index}].crn: ${JSON.stringify(record.crn)} ${problem}`);
+    if (seen.has(record.crn)) problems.push(`cases[${index}].crn: ${record.crn} appears more than once`);
+    seen.add(record.crn);
+    return record;
+  });
+  if (problems.length > 0) throw new CaseFileError(source, problems);
+  return records;
+}
+
+/** Reads and validates a case file from disk. */
+export function loadCaseFile(path: string, options: { crnFormat?: CrnFormat } = {}): CaseRecord[] {
+  let raw: string;
+  try {
+    raw = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new CaseFileError(path, [`cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`]);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch (error) {
+    throw new CaseFileError(path, [`is not valid JSON: ${(error as Error).message}`]);
+  }
+  return parseCaseFile(json, { ...options, source: path });
+}
+
+/** The synthetic fixtures that ship with the service. */
+export const FIXTURES_PATH = new URL('../../../fixtures/cases.json', import.meta.url);

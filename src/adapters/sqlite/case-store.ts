@@ -1,0 +1,297 @@
+import Database from 'better-sqlite3';
+import type { Crn } from '../../domain/crn.js';
+import type {
+  CaseRecord,
+  CommunityManager,
+  Disability,
+  HomeOfficeInterest,
+  PersonalDetailsAndCircumstances,
+  PersonCircumstance,
+} from '../../domain/types.js';
+import type { CaseRepository } from '../../ports/case-repository.js';
+import { CASE_STORE_MIGRATIONS, CASE_STORE_SCHEMA_VERSION } from './migrations.js';
+
+/** The store cannot be opened or used as asked; the message says what to do. */
+export class CaseStoreError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CaseStoreError';
+  }
+}
+
+interface CaseRow {
+  preferred_language_code: string | null;
+  preferred_language_desc: string | null;
+  opd_status_code: string | null;
+  opd_status_desc: string | null;
+  home_office_interest_exists: 0 | 1;
+  home_office_interest_notes: string | null;
+}
+interface CircumstanceRow {
+  type_code: string;
+  type_desc: string;
+  sub_type_code: string;
+  sub_type_desc: string;
+  updated_at: string;
+}
+interface DisabilityRow {
+  type_code: string;
+  type_desc: string;
+  updated_at: string;
+}
+interface ManagerRow {
+  forename: string;
+  middle_name: string | null;
+  surname: string;
+  pdu: string;
+  job_role: string | null;
+  email_address: string | null;
+  office_name: string | null;
+  team_phone_number: string | null;
+}
+
+function schemaVersion(db: Database.Database): number {
+  return db.pragma('user_version', { simple: true }) as number;
+}
+
+/**
+ * Reads cases from a SQLite file. `serve` opens it read-only: the service can never change
+ * the data it reports. Statements are prepared once, when the store opens.
+ */
+export class SqliteCaseRepository implements CaseRepository {
+  private readonly caseStmt: Database.Statement<[string], CaseRow>;
+  private readonly hoiStmt: Database.Statement<
+    [string],
+    Pick<CaseRow, 'home_office_interest_exists' | 'home_office_interest_notes'>
+  >;
+  private readonly circumstancesStmt: Database.Statement<[string], CircumstanceRow>;
+  private readonly disabilitiesStmt: Database.Statement<[string], DisabilityRow>;
+  private readonly existsStmt: Database.Statement<[string], { found: 1 }>;
+  private readonly managerStmt: Database.Statement<[string], ManagerRow>;
+
+  private constructor(private readonly db: Database.Database) {
+    this.caseStmt = db.prepare(
+      `SELECT preferred_language_code, preferred_language_desc, opd_status_code, opd_status_desc,
+              home_office_interest_exists, home_office_interest_notes
+         FROM cases WHERE crn = ?`,
+    );
+    this.hoiStmt = db.prepare(
+      'SELECT home_office_interest_exists, home_office_interest_notes FROM cases WHERE crn = ?',
+    );
+    this.circumstancesStmt = db.prepare(
+      `SELECT type_code, type_desc, sub_type_code, sub_type_desc, updated_at
+         FROM personal_circumstances WHERE crn = ? ORDER BY position`,
+    );
+    this.disabilitiesStmt = db.prepare(
+      'SELECT type_code, type_desc, updated_at FROM disabilities WHERE crn = ? ORDER BY position',
+    );
+    this.existsStmt = db.prepare('SELECT 1 AS found FROM cases WHERE crn = ?');
+    this.managerStmt = db.prepare(
+      `SELECT forename, middle_name, surname, pdu, job_role, email_address, office_name, team_phone_number
+         FROM community_managers WHERE crn = ?`,
+    );
+  }
+
+  /** Opens an existing store read-only; it must be at the current schema version. */
+  static openReadOnly(path: string): SqliteCaseRepository {
+    let db: Database.Database;
+    try {
+      db = new Database(path, { readonly: true, fileMustExist: true });
+    } catch (error) {
+      throw new CaseStoreError(
+        `case store ${path} cannot be opened (${(error as Error).message}); create it with: case-read cases import fixtures/cases.json --store sqlite:${path}`,
+      );
+    }
+    const version = schemaVersion(db);
+    if (version !== CASE_STORE_SCHEMA_VERSION) {
+      db.close();
+      throw new CaseStoreError(
+        `case store ${path} is at schema version ${version}, this service needs ${CASE_STORE_SCHEMA_VERSION}; run case-read cases import against it to migrate`,
+      );
+    }
+    return new SqliteCaseRepository(db);
+  }
+
+  close(): void {
+    this.db.close();
+  }
+
+  async findPersonalDetails(crn: Crn): Promise<PersonalDetailsAndCircumstances | undefined> {
+    const row = this.caseStmt.get(crn.value);
+    if (row === undefined) return undefined;
+    const personalCircumstances: PersonCircumstance[] = this.circumstancesStmt.all(crn.value).map((c) => ({
+      type: { code: c.type_code, description: c.type_desc },
+      subType: { code: c.sub_type_code, description: c.sub_type_desc },
+      updatedAt: c.updated_at,
+    }));
+    const disabilities: Disability[] = this.disabilitiesStmt.all(crn.value).map((d) => ({
+      type: { code: d.type_code, description: d.type_desc },
+      updatedAt: d.updated_at,
+    }));
+    return {
+      preferredLanguage:
+        row.preferred_language_code === null || row.preferred_language_desc === null
+          ? null
+          : { code: row.preferred_language_code, description: row.preferred_language_desc },
+      personalCircumstances,
+      disabilities,
+      offenderPersonalityDisorder:
+        row.opd_status_code === null || row.opd_status_desc === null
+          ? null
+          : { status: { code: row.opd_status_code, description: row.opd_status_desc } },
+    };
+  }
+
+  async findHomeOfficeInterest(crn: Crn): Promise<HomeOfficeInterest | undefined> {
+    const row = this.hoiStmt.get(crn.value);
+    if (row === undefined) return undefined;
+    return { exists: row.home_office_interest_exists === 1, notes: row.home_office_interest_notes };
+  }
+
+  async findCommunityManager(crn: Crn): Promise<{ communityManager: CommunityManager | null } | undefined> {
+    const row = this.managerStmt.get(crn.value);
+    if (row === undefined) {
+      return this.existsStmt.get(crn.value) === undefined ? undefined : { communityManager: null };
+    }
+    return {
+      communityManager: {
+        name: { forename: row.forename, middleName: row.middle_name, surname: row.surname },
+        pdu: row.pdu,
+        jobRole: row.job_role,
+        emailAddress: row.email_address,
+        officeName: row.office_name,
+        teamPhoneNumber: row.team_phone_number,
+      },
+    };
+  }
+}
+
+/**
+ * Writes cases into a SQLite file: used by `case-read cases import` and `cases generate`,
+ * never by `serve`. Opening it creates the file if needed, applies pending migrations and
+ * turns on WAL. Every write is one transaction: a batch is stored whole or not at all.
+ */
+export class SqliteCaseWriter {
+  private readonly deleteCase: Database.Statement<[string]>;
+  private readonly insertCase: Database.Statement<unknown[]>;
+  private readonly insertCircumstance: Database.Statement<unknown[]>;
+  private readonly insertDisability: Database.Statement<unknown[]>;
+  private readonly insertManager: Database.Statement<unknown[]>;
+  private readonly countStmt: Database.Statement<[], { n: number }>;
+  private readonly writeBatch: (records: readonly CaseRecord[]) => void;
+
+  private constructor(private readonly db: Database.Database) {
+    this.deleteCase = db.prepare('DELETE FROM cases WHERE crn = ?');
+    this.insertCase = db.prepare(
+      `INSERT INTO cases (crn, preferred_language_code, preferred_language_desc, opd_status_code,
+                          opd_status_desc, home_office_interest_exists, home_office_interest_notes)
+       VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    );
+    this.insertCircumstance = db.prepare(
+      `INSERT INTO personal_circumstances (crn, position, type_code, type_desc, sub_type_code, sub_type_desc, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    );
+    this.insertDisability = db.prepare(
+      'INSERT INTO disabilities (crn, position, type_code, type_desc, updated_at) VALUES (?, ?, ?, ?, ?)',
+    );
+    this.insertManager = db.prepare(
+      `INSERT INTO community_managers (crn, forename, middle_name, surname, pdu, job_role, email_address,
+                                       office_name, team_phone_number)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    this.countStmt = db.prepare('SELECT count(*) AS n FROM cases');
+    this.writeBatch = db.transaction((records: readonly CaseRecord[]) => {
+      for (const record of records) this.writeOne(record);
+    });
+  }
+
+  /** Opens (creating if needed) and migrates a store for writing. */
+  static open(path: string): SqliteCaseWriter {
+    let db: Database.Database;
+    try {
+      db = new Database(path);
+    } catch (error) {
+      throw new CaseStoreError(
+        `case store ${path} cannot be opened for writing (${(error as Error).message})`,
+      );
+    }
+    db.pragma('journal_mode = WAL');
+    db.pragma('foreign_keys = ON');
+    db.pragma('synchronous = NORMAL');
+    migrate(db, path);
+    return new SqliteCaseWriter(db);
+  }
+
+  /** Stores the records in one transaction, replacing any case already held under the same crn. */
+  write(records: readonly CaseRecord[]): void {
+    this.writeBatch(records);
+  }
+
+  count(): number {
+    return this.countStmt.get()?.n ?? 0;
+  }
+
+  close(): void {
+    this.db.pragma('wal_checkpoint(TRUNCATE)');
+    this.db.pragma('optimize');
+    this.db.close();
+  }
+
+  private writeOne(record: CaseRecord): void {
+    const { crn, personalDetails: pd, homeOfficeInterest: hoi, communityManager: cm } = record;
+    this.deleteCase.run(crn);
+    this.insertCase.run(
+      crn,
+      pd.preferredLanguage?.code ?? null,
+      pd.preferredLanguage?.description ?? null,
+      pd.offenderPersonalityDisorder?.status.code ?? null,
+      pd.offenderPersonalityDisorder?.status.description ?? null,
+      hoi.exists ? 1 : 0,
+      hoi.notes,
+    );
+    pd.personalCircumstances.forEach((c, position) => {
+      this.insertCircumstance.run(
+        crn,
+        position,
+        c.type.code,
+        c.type.description,
+        c.subType.code,
+        c.subType.description,
+        c.updatedAt,
+      );
+    });
+    pd.disabilities.forEach((d, position) => {
+      this.insertDisability.run(crn, position, d.type.code, d.type.description, d.updatedAt);
+    });
+    if (cm !== null) {
+      this.insertManager.run(
+        crn,
+        cm.name.forename,
+        cm.name.middleName,
+        cm.name.surname,
+        cm.pdu,
+        cm.jobRole,
+        cm.emailAddress,
+        cm.officeName,
+        cm.teamPhoneNumber,
+      );
+    }
+  }
+}
+
+function migrate(db: Database.Database, path: string): void {
+  const current = schemaVersion(db);
+  if (current > CASE_STORE_SCHEMA_VERSION) {
+    db.close();
+    throw new CaseStoreError(
+      `case store ${path} is at schema version ${current}, newer than this service knows (${CASE_STORE_SCHEMA_VERSION})`,
+    );
+  }
+  const apply = db.transaction(() => {
+    for (let version = current; version < CASE_STORE_SCHEMA_VERSION; version++) {
+      db.exec(CASE_STORE_MIGRATIONS[version] as string);
+      db.pragma(`user_version = ${version + 1}`);
+    }
+  });
+  apply();
+}
