@@ -23,7 +23,7 @@ const PAGE = `<!doctype html>
 `;
 
 const INIT = `window.addEventListener('load', function () {
-  window.ui = SwaggerUIBundle({ url: 'openapi.json', dom_id: '#swagger-ui', deepLinking: true });
+  window.ui = SwaggerUIBundle({ url: 'openapi.json', dom_id: '#swagger-ui', deepLinking: true, validatorUrl: null });
 });
 `;
 

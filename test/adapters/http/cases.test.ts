@@ -1,0 +1,88 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { OpenApiValidator } from '../../support/openapi-validator.js';
+import { fixtureCases } from '../../support/fixtures.js';
+import { fixtureApp, servedDocument } from '../../support/http.js';
+
+const app = fixtureApp();
+let validator: OpenApiValidator;
+beforeAll(async () => {
+  validator = new OpenApiValidator(await servedDocument(app));
+});
+
+const cases = fixtureCases();
+
+async function get(path: string) {
+  const response = await app.request(path);
+  return { response, body: (await response.json()) as unknown };
+}
+
+describe.each(cases.map((c) => [c.crn, c] as const))('case %s', (crn, record) => {
+  it('GET /case/{crn} answers its personal details, valid against the served document', async () => {
+    const { response, body } = await get(`/case/${crn}`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(body).toStrictEqual(record.personalDetails);
+    expect(validator.responseErrors('/case/{crn}', 'get', 200, 'application/json', body)).toEqual([]);
+  });
+
+  it('GET /case/{crn}/home-office-interest answers exists and notes', async () => {
+    const { response, body } = await get(`/case/${crn}/home-office-interest`);
+    expect(response.status).toBe(200);
+    expect(body).toStrictEqual(record.homeOfficeInterest);
+    expect(validator.responseErrors('/case/{crn}/home-office-interest', 'get', 200, 'application/json', body)).toEqual(
+      [],
+    );
+  });
+
+  it('GET /case/{crn}/community-manager answers the manager, or 404 when there is none', async () => {
+    const { response, body } = await get(`/case/${crn}/community-manager`);
+    if (record.communityManager === null) {
+      expect(response.status).toBe(404);
+      expect(response.headers.get('content-type')).toBe('application/problem+json');
+      expect(body).toMatchObject({ type: 'urn:case-read:problem:community-manager-not-found', status: 404 });
+      expect(
+        validator.responseErrors('/case/{crn}/community-manager', 'get', 404, 'application/problem+json', body),
+      ).toEqual([]);
+    } else {
+      expect(response.status).toBe(200);
+      expect(body).toStrictEqual({ crn, communityManager: record.communityManager });
+      expect(
+        validator.responseErrors('/case/{crn}/community-manager', 'get', 200, 'application/json', body),
+      ).toEqual([]);
+    }
+  });
+});
+
+describe('the served document rejects what the spec forbids', () => {
+  // Guards the guard: if the validator accepted anything, the tests above would prove nothing.
+  it('flags a missing required field, a wrong type and a date-time without offset', () => {
+    const invalid = {
+      personalCircumstances: [{ type: { code: 'EMP' }, subType: { code: 'FT', description: 'x' }, updatedAt: '2024-01-01T00:00:00' }],
+      preferredLanguage: 'English',
+    };
+    const errors = validator.responseErrors('/case/{crn}', 'get', 200, 'application/json', invalid);
+    expect(errors.join('\n')).toMatch(/description/);
+    expect(errors.join('\n')).toMatch(/date-time/);
+    expect(errors.join('\n')).toMatch(/preferredLanguage/);
+    expect(validator.responseErrors('/case/{crn}/home-office-interest', 'get', 200, 'application/json', { notes: null })).not.toEqual([]);
+  });
+});
+
+describe('an unknown crn', () => {
+  it.each(['/case/Q000000', '/case/Q000000/home-office-interest', '/case/Q000000/community-manager'])(
+    '%s → 404 case-not-found problem',
+    async (path) => {
+      const { response, body } = await get(path);
+      expect(response.status).toBe(404);
+      expect(response.headers.get('content-type')).toBe('application/problem+json');
+      expect(body).toStrictEqual({
+        type: 'urn:case-read:problem:case-not-found',
+        title: 'Case not found',
+        status: 404,
+        detail: 'no case is held for crn Q000000',
+        instance: path,
+        requestId: response.headers.get('x-request-id'),
+      });
+    },
+  );
+});

@@ -1,0 +1,107 @@
+import { describe, expect, it } from 'vitest';
+import { CrnFormat } from '../../../src/domain/crn.js';
+import type { OpenApiDocument, SchemaObject } from '../../support/openapi-validator.js';
+import { fixtureApp, servedDocument } from '../../support/http.js';
+import { type FieldType, SPEC_ENDPOINTS, SPEC_RESOURCES } from '../../spec/spec-tables.js';
+
+const app = fixtureApp();
+const documentPromise = servedDocument(app);
+
+/** Splits `anyOf: [X, {type: 'null'}]` or `type: [T, 'null']` into X and nullable. */
+function unwrapNullable(schema: SchemaObject): { schema: SchemaObject; nullable: boolean } {
+  if (Array.isArray(schema.anyOf)) {
+    const nonNull = schema.anyOf.filter((s) => s.type !== 'null');
+    if (nonNull.length === 1 && schema.anyOf.length === 2) return { schema: nonNull[0] as SchemaObject, nullable: true };
+  }
+  if (Array.isArray(schema.type) && schema.type.includes('null')) {
+    const rest = schema.type.filter((t) => t !== 'null');
+    return { schema: { ...schema, type: rest.length === 1 ? rest[0] : rest }, nullable: true };
+  }
+  return { schema, nullable: false };
+}
+
+function describeType(schema: SchemaObject): FieldType | string {
+  if (schema.$ref) return { ref: schema.$ref.replace('#/components/schemas/', '') };
+  if (schema.type === 'array' && schema.items?.$ref) return { arrayOf: schema.items.$ref.replace('#/components/schemas/', '') };
+  if (schema.type === 'string' && schema.format === 'date-time') return 'date-time';
+  if (schema.type === 'string' && schema.format === undefined) return 'string';
+  if (schema.type === 'boolean') return 'boolean';
+  return JSON.stringify(schema);
+}
+
+describe('the served OpenAPI document against the specification tables', () => {
+  it.each(Object.entries(SPEC_RESOURCES))('%s has exactly the specified fields', async (name, fields) => {
+    const document = await documentPromise;
+    const schema = document.components.schemas[name];
+    expect(schema, `components.schemas.${name}`).toBeDefined();
+    expect(schema?.type).toBe('object');
+    expect(Object.keys(schema?.properties ?? {}).sort()).toEqual(fields.map((f) => f.name).sort());
+    expect([...(schema?.required ?? [])].sort()).toEqual(fields.filter((f) => f.required).map((f) => f.name).sort());
+    for (const field of fields) {
+      const property = schema?.properties?.[field.name] as SchemaObject;
+      const { schema: inner, nullable } = unwrapNullable(property);
+      expect(nullable, `${name}.${field.name} nullable`).toBe(field.nullable);
+      expect(describeType(inner), `${name}.${field.name} type`).toEqual(field.type);
+    }
+  });
+
+  it.each(SPEC_ENDPOINTS)('$operationId is $method $path, answering $response', async (endpoint) => {
+    const document = await documentPromise;
+    const operation = document.paths[endpoint.path]?.[endpoint.method];
+    expect(operation?.operationId).toBe(endpoint.operationId);
+    expect(operation?.responses['200']?.content?.['application/json']?.schema.$ref).toBe(
+      `#/components/schemas/${endpoint.response}`,
+    );
+    expect(operation?.parameters).toEqual([
+      expect.objectContaining({ name: 'crn', in: 'path', required: true, schema: expect.objectContaining({ type: 'string' }) }),
+    ]);
+  });
+
+  it('documents no other operation', async () => {
+    const document = await documentPromise;
+    const operations = Object.entries(document.paths).flatMap(([path, methods]) =>
+      Object.entries(methods).map(([method, op]) => `${method} ${path} ${op.operationId}`),
+    );
+    expect(operations.sort()).toEqual(SPEC_ENDPOINTS.map((e) => `${e.method} ${e.path} ${e.operationId}`).sort());
+  });
+});
+
+describe('document metadata and security', () => {
+  it('is OpenAPI 3.1 at version 1.0', async () => {
+    const document = await documentPromise;
+    expect(document.openapi).toMatch(/^3\.1\.\d+$/);
+    expect(document.info.version).toBe('1.0');
+  });
+
+  it('declares the bearer JWT, x-api-key and mutual TLS schemes', async () => {
+    const { securitySchemes } = (await documentPromise).components;
+    expect(securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
+    expect(securitySchemes.apiKey).toMatchObject({ type: 'apiKey', in: 'header', name: 'x-api-key' });
+    expect(securitySchemes.mutualTLS).toMatchObject({ type: 'mutualTLS' });
+  });
+
+  it.each(SPEC_ENDPOINTS)('$operationId requires the bearer token, API key and certificate together', async ({ path }) => {
+    const operation = (await documentPromise).paths[path]?.get;
+    expect(operation?.security).toEqual([{ mutualTLS: [], apiKey: [], bearerAuth: [] }]);
+  });
+
+  it('documents problem+json for the error statuses of each operation', async () => {
+    const document: OpenApiDocument = await documentPromise;
+    for (const { path } of SPEC_ENDPOINTS) {
+      for (const status of ['400', '401', '403', '404', '429', '500', '502', '503', '504']) {
+        const content = document.paths[path]?.get?.responses[status]?.content;
+        expect(content?.['application/problem+json']?.schema.$ref, `${path} ${status}`).toBe('#/components/schemas/Problem');
+      }
+    }
+  });
+
+  it('carries the configured crn pattern', async () => {
+    const document = await documentPromise;
+    expect(document.paths['/case/{crn}']?.get?.parameters?.[0]?.schema.pattern).toBe('^[A-Z][0-9]{6}$');
+    const custom = fixtureApp({ crnFormat: CrnFormat.of('^[A-Z]{2}[0-9]{4}$') });
+    const customDoc = await servedDocument(custom);
+    expect(customDoc.paths['/case/{crn}']?.get?.parameters?.[0]?.schema.pattern).toBe('^[A-Z]{2}[0-9]{4}$');
+    expect((await custom.request('/case/X123456')).status).toBe(400);
+    expect((await custom.request('/case/AB1234')).status).toBe(404);
+  });
+});

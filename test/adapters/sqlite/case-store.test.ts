@@ -1,0 +1,99 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { CaseStoreError, SqliteCaseRepository, SqliteCaseWriter } from '../../../src/adapters/sqlite/case-store.js';
+import { CASE_STORE_SCHEMA_VERSION } from '../../../src/adapters/sqlite/migrations.js';
+import { Crn } from '../../../src/domain/crn.js';
+import type { CaseRecord } from '../../../src/domain/types.js';
+import { CaseMother } from '../../support/mothers.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'case-read-sqlite-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let n = 0;
+const freshPath = () => join(dir, `cases-${++n}.db`);
+
+function storeWith(records: CaseRecord[]): string {
+  const path = freshPath();
+  const writer = SqliteCaseWriter.open(path);
+  writer.write(records);
+  writer.close();
+  return path;
+}
+
+describe('SqliteCaseWriter', () => {
+  it('creates the schema at the current version, in WAL mode', () => {
+    const path = storeWith([CaseMother.full()]);
+    const db = new Database(path, { readonly: true });
+    expect(db.pragma('user_version', { simple: true })).toBe(CASE_STORE_SCHEMA_VERSION);
+    expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+    db.close();
+  });
+
+  it('replaces a case re-imported under the same crn, children included', async () => {
+    const path = storeWith([CaseMother.full('X123456')]);
+    const writer = SqliteCaseWriter.open(path);
+    writer.write([CaseMother.minimal('X123456')]);
+    expect(writer.count()).toBe(1);
+    writer.close();
+    const repo = SqliteCaseRepository.openReadOnly(path);
+    expect(await repo.findPersonalDetails(Crn.parse('X123456'))).toStrictEqual(CaseMother.minimal().personalDetails);
+    expect((await repo.findCommunityManager(Crn.parse('X123456')))?.communityManager?.name.surname).toBe('Minimal');
+    repo.close();
+  });
+
+  it('writes a batch whole or not at all', async () => {
+    const path = storeWith([CaseMother.full('X123456')]);
+    const writer = SqliteCaseWriter.open(path);
+    const valid = { ...CaseMother.minimal('A000009'), homeOfficeInterest: { exists: true, notes: null } };
+    // A manager row violating NOT NULL fails the batch after the first case was inserted.
+    const invalid = { ...CaseMother.full('A000010'), communityManager: { ...CaseMother.fullManager(), pdu: null } } as never;
+    expect(() => writer.write([valid, invalid])).toThrow(/NOT NULL/);
+    expect(writer.count()).toBe(1);
+    writer.close();
+  });
+});
+
+describe('SqliteCaseRepository.openReadOnly', () => {
+  it('refuses a missing file, saying how to create it', () => {
+    const path = join(dir, 'nope.db');
+    expect(() => SqliteCaseRepository.openReadOnly(path)).toThrow(CaseStoreError);
+    expect(() => SqliteCaseRepository.openReadOnly(path)).toThrow(/case-read cases import fixtures\/cases.json/);
+  });
+
+  it('refuses a store at another schema version', () => {
+    const path = freshPath();
+    new Database(path).close();
+    expect(() => SqliteCaseRepository.openReadOnly(path)).toThrow(/schema version 0, this service needs 1/);
+  });
+
+  it('opens read-only: the connection cannot write', () => {
+    const path = storeWith([CaseMother.full()]);
+    const repo = SqliteCaseRepository.openReadOnly(path);
+    const db = (repo as unknown as { db: Database.Database }).db;
+    expect(db.readonly).toBe(true);
+    expect(() => db.exec("DELETE FROM cases WHERE crn = 'X123456'")).toThrow(/readonly/);
+    repo.close();
+  });
+
+  it('sees cases written after it opened (WAL readers are not blocked)', async () => {
+    const path = storeWith([CaseMother.full('X123456')]);
+    const repo = SqliteCaseRepository.openReadOnly(path);
+    const writer = SqliteCaseWriter.open(path);
+    writer.write([CaseMother.minimal('A000001')]);
+    writer.close();
+    expect(await repo.findHomeOfficeInterest(Crn.parse('A000001'))).toStrictEqual({ exists: false, notes: null });
+    repo.close();
+  });
+});
+
+describe('SqliteCaseWriter.open on a newer store', () => {
+  it('refuses to touch a store from a newer version', () => {
+    const path = freshPath();
+    const db = new Database(path);
+    db.pragma(`user_version = ${CASE_STORE_SCHEMA_VERSION + 1}`);
+    db.close();
+    expect(() => SqliteCaseWriter.open(path)).toThrow(/newer than this service knows/);
+  });
+});

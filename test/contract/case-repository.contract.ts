@@ -1,0 +1,137 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Crn } from '../../src/domain/crn.js';
+import type { CaseRecord } from '../../src/domain/types.js';
+import type { CaseRepository } from '../../src/ports/case-repository.js';
+import { fixtureCases } from '../support/fixtures.js';
+import { CaseMother } from '../support/mothers.js';
+
+export interface OpenedRepository {
+  readonly repository: CaseRepository;
+  close(): Promise<void> | void;
+}
+
+/** Builds a repository holding exactly `records`. */
+export type RepositoryFactory = (records: readonly CaseRecord[]) => Promise<OpenedRepository>;
+
+/** Records beyond the fixtures that probe one clause of the contract each. */
+function contractRecords(): CaseRecord[] {
+  const unordered = CaseMother.full('K000001');
+  return [
+    {
+      ...unordered,
+      // Stored order is kept, even when it is not date or code order.
+      personalDetails: {
+        ...unordered.personalDetails,
+        personalCircumstances: [
+          { type: { code: 'ZZZ', description: 'Last code' }, subType: { code: 'B', description: 'b' }, updatedAt: '2025-01-01T00:00:00+00:00' },
+          { type: { code: 'AAA', description: 'First code' }, subType: { code: 'A', description: 'a' }, updatedAt: '2001-01-01T00:00:00+00:00' },
+          { type: { code: 'MMM', description: 'Middle' }, subType: { code: 'C', description: 'c' }, updatedAt: '2010-06-15T12:30:45.5-03:30' },
+        ],
+        disabilities: [
+          { type: { code: 'MI', description: 'Mobility Impairment' }, updatedAt: '2024-01-01T00:00:00+00:00' },
+          { type: { code: 'DX', description: 'Dyslexia' }, updatedAt: '2020-01-01T00:00:00+00:00' },
+        ],
+      },
+    },
+    {
+      ...CaseMother.minimal('K000002'),
+      homeOfficeInterest: { exists: true, notes: '' },
+      communityManager: CaseMother.fullManager({ name: { forename: '李', middleName: '🙂', surname: "O'Brien\u0000x" } }),
+    },
+  ];
+}
+
+/**
+ * The contract every CaseRepository adapter keeps (see src/ports/case-repository.ts).
+ * Each adapter's test file calls this once with a factory for its own store.
+ */
+export function describeCaseRepositoryContract(name: string, factory: RepositoryFactory): void {
+  describe(`CaseRepository contract: ${name}`, () => {
+    const records = [...fixtureCases(), ...contractRecords()];
+    let opened: OpenedRepository;
+    let repository: CaseRepository;
+
+    beforeAll(async () => {
+      opened = await factory(records);
+      repository = opened.repository;
+    });
+    afterAll(async () => {
+      await opened.close();
+    });
+
+    it('holds at least 20 fixture cases, including X123456', () => {
+      expect(records.length).toBeGreaterThanOrEqual(22);
+      expect(records.some((r) => r.crn === 'X123456')).toBe(true);
+    });
+
+    it.each(records.map((r) => [r.crn, r] as const))('answers %s exactly as stored', async (crn, record) => {
+      const key = Crn.parse(crn);
+      expect(await repository.findPersonalDetails(key)).toStrictEqual(record.personalDetails);
+      expect(await repository.findHomeOfficeInterest(key)).toStrictEqual(record.homeOfficeInterest);
+      expect(await repository.findCommunityManager(key)).toStrictEqual({ communityManager: record.communityManager });
+    });
+
+    it('answers undefined, not an error, for a crn it does not hold', async () => {
+      const unknown = Crn.parse('Q999998');
+      expect(await repository.findPersonalDetails(unknown)).toBeUndefined();
+      expect(await repository.findHomeOfficeInterest(unknown)).toBeUndefined();
+      expect(await repository.findCommunityManager(unknown)).toBeUndefined();
+    });
+
+    it('tells "no manager" ({ communityManager: null }) apart from "no case" (undefined)', async () => {
+      const withoutManager = records.find((r) => r.communityManager === null);
+      expect(withoutManager).toBeDefined();
+      expect(await repository.findCommunityManager(Crn.parse(withoutManager?.crn ?? ''))).toStrictEqual({
+        communityManager: null,
+      });
+    });
+
+    it('sends null, never absent, for unknown optional values, and [] for empty lists', async () => {
+      const details = await repository.findPersonalDetails(Crn.parse('K000002'));
+      expect(Object.keys(details ?? {}).sort()).toEqual([
+        'disabilities',
+        'offenderPersonalityDisorder',
+        'personalCircumstances',
+        'preferredLanguage',
+      ]);
+      expect(details?.preferredLanguage).toBeNull();
+      expect(details?.personalCircumstances).toEqual([]);
+      const interest = await repository.findHomeOfficeInterest(Crn.parse('A000001'));
+      expect(interest).toHaveProperty('notes', null);
+    });
+
+    it('keeps an empty string apart from null', async () => {
+      expect(await repository.findHomeOfficeInterest(Crn.parse('K000002'))).toStrictEqual({ exists: true, notes: '' });
+    });
+
+    it('keeps lists in stored order', async () => {
+      const details = await repository.findPersonalDetails(Crn.parse('K000001'));
+      expect(details?.personalCircumstances.map((c) => c.type.code)).toEqual(['ZZZ', 'AAA', 'MMM']);
+      expect(details?.disabilities.map((d) => d.type.code)).toEqual(['MI', 'DX']);
+    });
+
+    it('returns date-times exactly as stored, offset and fraction included', async () => {
+      const details = await repository.findPersonalDetails(Crn.parse('K000001'));
+      expect(details?.personalCircumstances[2]?.updatedAt).toBe('2010-06-15T12:30:45.5-03:30');
+    });
+
+    it('does not let a caller change what the next caller reads', async () => {
+      const key = Crn.parse('X123456');
+      const first = await repository.findPersonalDetails(key);
+      try {
+        (first?.personalCircumstances as unknown[]).push('tampered');
+        (first as { preferredLanguage: unknown }).preferredLanguage = null;
+      } catch {
+        // a frozen answer refuses the change; that also keeps the contract
+      }
+      const expected = records.find((r) => r.crn === 'X123456')?.personalDetails;
+      expect(await repository.findPersonalDetails(key)).toStrictEqual(expected);
+    });
+
+    it('answers many concurrent reads each with its own case', async () => {
+      const sample = records.slice(0, 20);
+      const answers = await Promise.all(sample.map((r) => repository.findHomeOfficeInterest(Crn.parse(r.crn))));
+      expect(answers).toStrictEqual(sample.map((r) => r.homeOfficeInterest));
+    });
+  });
+}

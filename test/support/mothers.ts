@@ -1,0 +1,80 @@
+import type {
+  CaseRecord,
+  CommunityManager,
+  PersonalDetailsAndCircumstances,
+} from '../../src/domain/types.js';
+
+/**
+ * Object Mothers: named, valid case records for tests, built fresh on every call so no
+ * test can change another's data. Override any part with `with…` helpers.
+ */
+export const CaseMother = {
+  fullManager(overrides: Partial<CommunityManager> = {}): CommunityManager {
+    return {
+      name: { forename: 'Alex', middleName: 'Jordan', surname: 'Testperson' },
+      pdu: 'Synthetic North PDU',
+      jobRole: 'Probation Practitioner',
+      emailAddress: 'alex.testperson@probation.example',
+      officeName: 'Synthetic House',
+      teamPhoneNumber: '01632 960001',
+      ...overrides,
+    };
+  },
+
+  fullDetails(): PersonalDetailsAndCircumstances {
+    return {
+      preferredLanguage: { code: 'ENG', description: 'English' },
+      personalCircumstances: [
+        {
+          type: { code: 'EMP', description: 'Employment' },
+          subType: { code: 'FT', description: 'Full-time Employed' },
+          updatedAt: '2024-03-01T10:15:00+00:00',
+        },
+        {
+          type: { code: 'ACC', description: 'Accommodation' },
+          subType: { code: 'SET', description: 'Settled Accommodation' },
+          updatedAt: '2024-06-12T09:00:00+01:00',
+        },
+      ],
+      disabilities: [{ type: { code: 'VI', description: 'Visual Impairment' }, updatedAt: '2022-05-04T08:30:00+01:00' }],
+      offenderPersonalityDisorder: { status: { code: 'OPD_IN', description: 'Screened in' } },
+    };
+  },
+
+  /** Every field present. */
+  full(crn = 'X123456'): CaseRecord {
+    return {
+      crn,
+      personalDetails: CaseMother.fullDetails(),
+      homeOfficeInterest: { exists: true, notes: 'Liaise with the Home Office.' },
+      communityManager: CaseMother.fullManager(),
+    };
+  },
+
+  /** Every optional value null, every list empty, a manager with only the required fields. */
+  minimal(crn = 'A000001'): CaseRecord {
+    return {
+      crn,
+      personalDetails: {
+        preferredLanguage: null,
+        personalCircumstances: [],
+        disabilities: [],
+        offenderPersonalityDisorder: null,
+      },
+      homeOfficeInterest: { exists: false, notes: null },
+      communityManager: {
+        name: { forename: 'Sam', middleName: null, surname: 'Minimal' },
+        pdu: 'Synthetic South PDU',
+        jobRole: null,
+        emailAddress: null,
+        officeName: null,
+        teamPhoneNumber: null,
+      },
+    };
+  },
+
+  /** A held case with no active community manager. */
+  withoutManager(crn = 'A000002'): CaseRecord {
+    return { ...CaseMother.full(crn), communityManager: null };
+  },
+};
