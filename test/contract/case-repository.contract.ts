@@ -23,12 +23,27 @@ function contractRecords(): CaseRecord[] {
       personalDetails: {
         ...unordered.personalDetails,
         personalCircumstances: [
-          { type: { code: 'ZZZ', description: 'Last code' }, subType: { code: 'B', description: 'b' }, updatedAt: '2025-01-01T00:00:00+00:00' },
-          { type: { code: 'AAA', description: 'First code' }, subType: { code: 'A', description: 'a' }, updatedAt: '2001-01-01T00:00:00+00:00' },
-          { type: { code: 'MMM', description: 'Middle' }, subType: { code: 'C', description: 'c' }, updatedAt: '2010-06-15T12:30:45.5-03:30' },
+          {
+            type: { code: 'ZZZ', description: 'Last code' },
+            subType: { code: 'B', description: 'b' },
+            updatedAt: '2025-01-01T00:00:00+00:00',
+          },
+          {
+            type: { code: 'AAA', description: 'First code' },
+            subType: { code: 'A', description: 'a' },
+            updatedAt: '2001-01-01T00:00:00+00:00',
+          },
+          {
+            type: { code: 'MMM', description: 'Middle' },
+            subType: { code: 'C', description: 'c' },
+            updatedAt: '2010-06-15T12:30:45.5-03:30',
+          },
         ],
         disabilities: [
-          { type: { code: 'MI', description: 'Mobility Impairment' }, updatedAt: '2024-01-01T00:00:00+00:00' },
+          {
+            type: { code: 'MI', description: 'Mobility Impairment' },
+            updatedAt: '2024-01-01T00:00:00+00:00',
+          },
           { type: { code: 'DX', description: 'Dyslexia' }, updatedAt: '2020-01-01T00:00:00+00:00' },
         ],
       },
@@ -36,7 +51,9 @@ function contractRecords(): CaseRecord[] {
     {
       ...CaseMother.minimal('K000002'),
       homeOfficeInterest: { exists: true, notes: '' },
-      communityManager: CaseMother.fullManager({ name: { forename: '李', middleName: '🙂', surname: "O'Brien\u0000x" } }),
+      communityManager: CaseMother.fullManager({
+        name: { forename: '李', middleName: '🙂', surname: "O'Brien\u0000x" },
+      }),
     },
   ];
 }
@@ -68,7 +85,9 @@ export function describeCaseRepositoryContract(name: string, factory: Repository
       const key = Crn.parse(crn);
       expect(await repository.findPersonalDetails(key)).toStrictEqual(record.personalDetails);
       expect(await repository.findHomeOfficeInterest(key)).toStrictEqual(record.homeOfficeInterest);
-      expect(await repository.findCommunityManager(key)).toStrictEqual({ communityManager: record.communityManager });
+      expect(await repository.findCommunityManager(key)).toStrictEqual({
+        communityManager: record.communityManager,
+      });
     });
 
     it('answers undefined, not an error, for a crn it does not hold', async () => {
@@ -101,7 +120,10 @@ export function describeCaseRepositoryContract(name: string, factory: Repository
     });
 
     it('keeps an empty string apart from null', async () => {
-      expect(await repository.findHomeOfficeInterest(Crn.parse('K000002'))).toStrictEqual({ exists: true, notes: '' });
+      expect(await repository.findHomeOfficeInterest(Crn.parse('K000002'))).toStrictEqual({
+        exists: true,
+        notes: '',
+      });
     });
 
     it('keeps lists in stored order', async () => {
@@ -118,9 +140,11 @@ export function describeCaseRepositoryContract(name: string, factory: Repository
     it('does not let a caller change what the next caller reads', async () => {
       const key = Crn.parse('X123456');
       const first = await repository.findPersonalDetails(key);
+      expect(first).toBeDefined();
+      const answer = first as { personalCircumstances: unknown[]; preferredLanguage: unknown };
       try {
-        (first?.personalCircumstances as unknown[]).push('tampered');
-        (first as { preferredLanguage: unknown }).preferredLanguage = null;
+        answer.personalCircumstances.push('tampered');
+        answer.preferredLanguage = null;
       } catch {
         // a frozen answer refuses the change; that also keeps the contract
       }
@@ -130,7 +154,9 @@ export function describeCaseRepositoryContract(name: string, factory: Repository
 
     it('answers many concurrent reads each with its own case', async () => {
       const sample = records.slice(0, 20);
-      const answers = await Promise.all(sample.map((r) => repository.findHomeOfficeInterest(Crn.parse(r.crn))));
+      const answers = await Promise.all(
+        sample.map((r) => repository.findHomeOfficeInterest(Crn.parse(r.crn))),
+      );
       expect(answers).toStrictEqual(sample.map((r) => r.homeOfficeInterest));
     });
   });

@@ -100,7 +100,9 @@ describe('getCommunityManagerByCrn', () => {
   });
 
   it('throws CommunityManagerNotFoundError for a held case with no active manager', async () => {
-    const error = await getCommunityManagerByCrn({ repository }, Crn.parse('A000002')).catch((e: unknown) => e);
+    const error = await getCommunityManagerByCrn({ repository }, Crn.parse('A000002')).catch(
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(CommunityManagerNotFoundError);
     expect((error as CommunityManagerNotFoundError).code).toBe('COMMUNITY_MANAGER_NOT_FOUND');
   });
@@ -122,6 +124,8 @@ describe('a failing store', () => {
     };
     await expect(getCase({ repository: broken }, Crn.parse('X123456'))).rejects.toBe(failure);
     await expect(getHomeOfficeInterest({ repository: broken }, Crn.parse('X123456'))).rejects.toBe(failure);
-    await expect(getCommunityManagerByCrn({ repository: broken }, Crn.parse('X123456'))).rejects.toBe(failure);
+    await expect(getCommunityManagerByCrn({ repository: broken }, Crn.parse('X123456'))).rejects.toBe(
+      failure,
+    );
   });
 });

@@ -37,7 +37,10 @@ export const SPEC_RESOURCES: Readonly<Record<string, readonly SpecField[]>> = {
   Disability: [f('type', { ref: 'CodeAndDescription' }, true), f('updatedAt', 'date-time', true)],
   OffenderPersonalityDisorder: [f('status', { ref: 'CodeAndDescription' }, true)],
   HomeOfficeInterest: [f('exists', 'boolean', true, false), f('notes', 'string', false, true)],
-  CommunityOffenderManager: [f('crn', 'string', true), f('communityManager', { ref: 'CommunityManager' }, true)],
+  CommunityOffenderManager: [
+    f('crn', 'string', true),
+    f('communityManager', { ref: 'CommunityManager' }, true),
+  ],
   CommunityManager: [
     f('name', { ref: 'Name' }, true, false),
     f('pdu', 'string', true, false),
@@ -46,7 +49,11 @@ export const SPEC_RESOURCES: Readonly<Record<string, readonly SpecField[]>> = {
     f('officeName', 'string', false, true),
     f('teamPhoneNumber', 'string', false, true),
   ],
-  Name: [f('forename', 'string', true, false), f('middleName', 'string', false, true), f('surname', 'string', true, false)],
+  Name: [
+    f('forename', 'string', true, false),
+    f('middleName', 'string', false, true),
+    f('surname', 'string', true, false),
+  ],
 };
 
 export interface SpecEndpoint {
@@ -58,6 +65,16 @@ export interface SpecEndpoint {
 
 export const SPEC_ENDPOINTS: readonly SpecEndpoint[] = [
   { method: 'get', path: '/case/{crn}', operationId: 'getCase', response: 'PersonalDetailsAndCircumstances' },
-  { method: 'get', path: '/case/{crn}/home-office-interest', operationId: 'getHomeOfficeInterest', response: 'HomeOfficeInterest' },
-  { method: 'get', path: '/case/{crn}/community-manager', operationId: 'getCommunityManagerByCrn', response: 'CommunityOffenderManager' },
+  {
+    method: 'get',
+    path: '/case/{crn}/home-office-interest',
+    operationId: 'getHomeOfficeInterest',
+    response: 'HomeOfficeInterest',
+  },
+  {
+    method: 'get',
+    path: '/case/{crn}/community-manager',
+    operationId: 'getCommunityManagerByCrn',
+    response: 'CommunityOffenderManager',
+  },
 ];

@@ -1,9 +1,9 @@
-import type { HttpLogger } from '../../src/adapters/http/env.js';
 import { createHttpApp, type HttpAppOptions } from '../../src/adapters/http/app.js';
+import type { HttpLogger } from '../../src/adapters/http/env.js';
 import { InMemoryCaseRepository } from '../../src/adapters/memory/case-repository.js';
 import { CrnFormat } from '../../src/domain/crn.js';
-import type { OpenApiDocument } from './openapi-validator.js';
 import { fixtureCases } from './fixtures.js';
+import type { OpenApiDocument } from './openapi-validator.js';
 
 export interface LogLine {
   level: 'info' | 'error';

@@ -36,7 +36,9 @@ export const CaseMother = {
           updatedAt: '2024-06-12T09:00:00+01:00',
         },
       ],
-      disabilities: [{ type: { code: 'VI', description: 'Visual Impairment' }, updatedAt: '2022-05-04T08:30:00+01:00' }],
+      disabilities: [
+        { type: { code: 'VI', description: 'Visual Impairment' }, updatedAt: '2022-05-04T08:30:00+01:00' },
+      ],
       offenderPersonalityDisorder: { status: { code: 'OPD_IN', description: 'Screened in' } },
     };
   },

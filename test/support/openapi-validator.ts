@@ -8,7 +8,10 @@ export type OpenApiDocument = {
   openapi: string;
   info: { version: string; title: string };
   paths: Record<string, Record<string, OperationObject>>;
-  components: { schemas: Record<string, SchemaObject>; securitySchemes: Record<string, Record<string, unknown>> };
+  components: {
+    schemas: Record<string, SchemaObject>;
+    securitySchemes: Record<string, Record<string, unknown>>;
+  };
   security?: unknown;
 };
 export type OperationObject = {

@@ -24,6 +24,8 @@ export interface HttpAppOptions {
   readonly publicUrl?: string;
 }
 
+const API_CSP = "default-src 'none'; frame-ancestors 'none'";
+
 const silentLogger: HttpLogger = { info: () => {}, error: () => {} };
 
 function problemForDomainError(error: DomainError): ProblemInput {
@@ -59,6 +61,9 @@ export function createHttpApp(options: HttpAppOptions): OpenAPIHono<AppEnv> {
     await next();
     c.header('X-Request-Id', c.get('requestId'));
     c.header('Cache-Control', 'no-store');
+    // The API answers JSON only: nothing may be loaded or framed. A handler that serves a
+    // page (the docs UI) sets its own policy, which is kept.
+    if (!c.res.headers.has('Content-Security-Policy')) c.header('Content-Security-Policy', API_CSP);
     logger.info(
       {
         requestId: c.get('requestId'),
@@ -72,7 +77,6 @@ export function createHttpApp(options: HttpAppOptions): OpenAPIHono<AppEnv> {
   });
   app.use(
     secureHeaders({
-      contentSecurityPolicy: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] },
       crossOriginResourcePolicy: 'same-origin',
       referrerPolicy: 'no-referrer',
       strictTransportSecurity: 'max-age=31536000',

@@ -91,7 +91,7 @@ export function crnParamsSchema(format: CrnFormat) {
     crn: z
       .string()
       .min(1, { error: 'must not be empty' })
-      .max(CRN_MAX_LENGTH, { error: message })
+      .max(CRN_MAX_LENGTH, { error: message, abort: true })
       // No flags: the generator appends them to the document's `pattern` (`…$/u`).
       .regex(new RegExp(format.pattern), { error: message })
       .openapi({

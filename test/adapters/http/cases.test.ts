@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { OpenApiValidator } from '../../support/openapi-validator.js';
 import { fixtureCases } from '../../support/fixtures.js';
 import { fixtureApp, servedDocument } from '../../support/http.js';
+import { OpenApiValidator } from '../../support/openapi-validator.js';
 
 const app = fixtureApp();
 let validator: OpenApiValidator;
@@ -29,9 +29,9 @@ describe.each(cases.map((c) => [c.crn, c] as const))('case %s', (crn, record) =>
     const { response, body } = await get(`/case/${crn}/home-office-interest`);
     expect(response.status).toBe(200);
     expect(body).toStrictEqual(record.homeOfficeInterest);
-    expect(validator.responseErrors('/case/{crn}/home-office-interest', 'get', 200, 'application/json', body)).toEqual(
-      [],
-    );
+    expect(
+      validator.responseErrors('/case/{crn}/home-office-interest', 'get', 200, 'application/json', body),
+    ).toEqual([]);
   });
 
   it('GET /case/{crn}/community-manager answers the manager, or 404 when there is none', async () => {
@@ -41,7 +41,13 @@ describe.each(cases.map((c) => [c.crn, c] as const))('case %s', (crn, record) =>
       expect(response.headers.get('content-type')).toBe('application/problem+json');
       expect(body).toMatchObject({ type: 'urn:case-read:problem:community-manager-not-found', status: 404 });
       expect(
-        validator.responseErrors('/case/{crn}/community-manager', 'get', 404, 'application/problem+json', body),
+        validator.responseErrors(
+          '/case/{crn}/community-manager',
+          'get',
+          404,
+          'application/problem+json',
+          body,
+        ),
       ).toEqual([]);
     } else {
       expect(response.status).toBe(200);
@@ -57,14 +63,24 @@ describe('the served document rejects what the spec forbids', () => {
   // Guards the guard: if the validator accepted anything, the tests above would prove nothing.
   it('flags a missing required field, a wrong type and a date-time without offset', () => {
     const invalid = {
-      personalCircumstances: [{ type: { code: 'EMP' }, subType: { code: 'FT', description: 'x' }, updatedAt: '2024-01-01T00:00:00' }],
+      personalCircumstances: [
+        {
+          type: { code: 'EMP' },
+          subType: { code: 'FT', description: 'x' },
+          updatedAt: '2024-01-01T00:00:00',
+        },
+      ],
       preferredLanguage: 'English',
     };
     const errors = validator.responseErrors('/case/{crn}', 'get', 200, 'application/json', invalid);
     expect(errors.join('\n')).toMatch(/description/);
     expect(errors.join('\n')).toMatch(/date-time/);
     expect(errors.join('\n')).toMatch(/preferredLanguage/);
-    expect(validator.responseErrors('/case/{crn}/home-office-interest', 'get', 200, 'application/json', { notes: null })).not.toEqual([]);
+    expect(
+      validator.responseErrors('/case/{crn}/home-office-interest', 'get', 200, 'application/json', {
+        notes: null,
+      }),
+    ).not.toEqual([]);
   });
 });
 

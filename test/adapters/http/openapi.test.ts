@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { CrnFormat } from '../../../src/domain/crn.js';
-import type { OpenApiDocument, SchemaObject } from '../../support/openapi-validator.js';
-import { fixtureApp, servedDocument } from '../../support/http.js';
 import { type FieldType, SPEC_ENDPOINTS, SPEC_RESOURCES } from '../../spec/spec-tables.js';
+import { fixtureApp, servedDocument } from '../../support/http.js';
+import type { OpenApiDocument, SchemaObject } from '../../support/openapi-validator.js';
 
 const app = fixtureApp();
 const documentPromise = servedDocument(app);
@@ -11,18 +11,20 @@ const documentPromise = servedDocument(app);
 function unwrapNullable(schema: SchemaObject): { schema: SchemaObject; nullable: boolean } {
   if (Array.isArray(schema.anyOf)) {
     const nonNull = schema.anyOf.filter((s) => s.type !== 'null');
-    if (nonNull.length === 1 && schema.anyOf.length === 2) return { schema: nonNull[0] as SchemaObject, nullable: true };
+    if (nonNull.length === 1 && schema.anyOf.length === 2)
+      return { schema: nonNull[0] as SchemaObject, nullable: true };
   }
   if (Array.isArray(schema.type) && schema.type.includes('null')) {
     const rest = schema.type.filter((t) => t !== 'null');
-    return { schema: { ...schema, type: rest.length === 1 ? rest[0] : rest }, nullable: true };
+    return { schema: { ...schema, type: rest.length === 1 ? (rest[0] as string) : rest }, nullable: true };
   }
   return { schema, nullable: false };
 }
 
 function describeType(schema: SchemaObject): FieldType | string {
   if (schema.$ref) return { ref: schema.$ref.replace('#/components/schemas/', '') };
-  if (schema.type === 'array' && schema.items?.$ref) return { arrayOf: schema.items.$ref.replace('#/components/schemas/', '') };
+  if (schema.type === 'array' && schema.items?.$ref)
+    return { arrayOf: schema.items.$ref.replace('#/components/schemas/', '') };
   if (schema.type === 'string' && schema.format === 'date-time') return 'date-time';
   if (schema.type === 'string' && schema.format === undefined) return 'string';
   if (schema.type === 'boolean') return 'boolean';
@@ -36,7 +38,12 @@ describe('the served OpenAPI document against the specification tables', () => {
     expect(schema, `components.schemas.${name}`).toBeDefined();
     expect(schema?.type).toBe('object');
     expect(Object.keys(schema?.properties ?? {}).sort()).toEqual(fields.map((f) => f.name).sort());
-    expect([...(schema?.required ?? [])].sort()).toEqual(fields.filter((f) => f.required).map((f) => f.name).sort());
+    expect([...(schema?.required ?? [])].sort()).toEqual(
+      fields
+        .filter((f) => f.required)
+        .map((f) => f.name)
+        .sort(),
+    );
     for (const field of fields) {
       const property = schema?.properties?.[field.name] as SchemaObject;
       const { schema: inner, nullable } = unwrapNullable(property);
@@ -53,7 +60,12 @@ describe('the served OpenAPI document against the specification tables', () => {
       `#/components/schemas/${endpoint.response}`,
     );
     expect(operation?.parameters).toEqual([
-      expect.objectContaining({ name: 'crn', in: 'path', required: true, schema: expect.objectContaining({ type: 'string' }) }),
+      expect.objectContaining({
+        name: 'crn',
+        in: 'path',
+        required: true,
+        schema: expect.objectContaining({ type: 'string' }),
+      }),
     ]);
   });
 
@@ -62,7 +74,9 @@ describe('the served OpenAPI document against the specification tables', () => {
     const operations = Object.entries(document.paths).flatMap(([path, methods]) =>
       Object.entries(methods).map(([method, op]) => `${method} ${path} ${op.operationId}`),
     );
-    expect(operations.sort()).toEqual(SPEC_ENDPOINTS.map((e) => `${e.method} ${e.path} ${e.operationId}`).sort());
+    expect(operations.sort()).toEqual(
+      SPEC_ENDPOINTS.map((e) => `${e.method} ${e.path} ${e.operationId}`).sort(),
+    );
   });
 });
 
@@ -80,17 +94,22 @@ describe('document metadata and security', () => {
     expect(securitySchemes.mutualTLS).toMatchObject({ type: 'mutualTLS' });
   });
 
-  it.each(SPEC_ENDPOINTS)('$operationId requires the bearer token, API key and certificate together', async ({ path }) => {
-    const operation = (await documentPromise).paths[path]?.get;
-    expect(operation?.security).toEqual([{ mutualTLS: [], apiKey: [], bearerAuth: [] }]);
-  });
+  it.each(SPEC_ENDPOINTS)(
+    '$operationId requires the bearer token, API key and certificate together',
+    async ({ path }) => {
+      const operation = (await documentPromise).paths[path]?.get;
+      expect(operation?.security).toEqual([{ mutualTLS: [], apiKey: [], bearerAuth: [] }]);
+    },
+  );
 
   it('documents problem+json for the error statuses of each operation', async () => {
     const document: OpenApiDocument = await documentPromise;
     for (const { path } of SPEC_ENDPOINTS) {
       for (const status of ['400', '401', '403', '404', '429', '500', '502', '503', '504']) {
         const content = document.paths[path]?.get?.responses[status]?.content;
-        expect(content?.['application/problem+json']?.schema.$ref, `${path} ${status}`).toBe('#/components/schemas/Problem');
+        expect(content?.['application/problem+json']?.schema.$ref, `${path} ${status}`).toBe(
+          '#/components/schemas/Problem',
+        );
       }
     }
   });

@@ -39,7 +39,9 @@ describe('the shipped fixtures', () => {
     const counts = (n: (c: (typeof cases)[number]) => number) => new Set(cases.map(n));
     expect(some((c) => c.personalDetails.preferredLanguage === null)).toBe(true);
     expect(some((c) => c.personalDetails.preferredLanguage !== null)).toBe(true);
-    expect([...counts((c) => Math.min(c.personalDetails.personalCircumstances.length, 2))].sort()).toEqual([0, 1, 2]);
+    expect([...counts((c) => Math.min(c.personalDetails.personalCircumstances.length, 2))].sort()).toEqual([
+      0, 1, 2,
+    ]);
     expect([...counts((c) => Math.min(c.personalDetails.disabilities.length, 2))].sort()).toEqual([0, 1, 2]);
     expect(some((c) => c.personalDetails.offenderPersonalityDisorder === null)).toBe(true);
     expect(some((c) => c.personalDetails.offenderPersonalityDisorder !== null)).toBe(true);
@@ -48,10 +50,20 @@ describe('the shipped fixtures', () => {
     expect(some((c) => !c.homeOfficeInterest.exists)).toBe(true);
     const managers = cases.map((c) => c.communityManager);
     expect(managers.some((m) => m === null)).toBe(true);
-    expect(managers.some((m) => m !== null && Object.values(m).every((v) => v !== null) && m.name.middleName !== null)).toBe(true);
     expect(
       managers.some(
-        (m) => m !== null && m.jobRole === null && m.emailAddress === null && m.officeName === null && m.teamPhoneNumber === null && m.name.middleName === null,
+        (m) => m !== null && Object.values(m).every((v) => v !== null) && m.name.middleName !== null,
+      ),
+    ).toBe(true);
+    expect(
+      managers.some(
+        (m) =>
+          m !== null &&
+          m.jobRole === null &&
+          m.emailAddress === null &&
+          m.officeName === null &&
+          m.teamPhoneNumber === null &&
+          m.name.middleName === null,
       ),
     ).toBe(true);
   });
@@ -80,19 +92,25 @@ describe('parseCaseFile', () => {
     delete (broken.cases[1]!.homeOfficeInterest as { notes?: unknown }).notes;
     const problems = problemsOf(() => parseCaseFile(broken));
     expect(problems.some((p) => p.startsWith('cases[0].personalDetails.disabilities[0].type'))).toBe(true);
-    expect(problems.some((p) => p.startsWith('cases[0].personalDetails.disabilities[0].updatedAt'))).toBe(true);
+    expect(problems.some((p) => p.startsWith('cases[0].personalDetails.disabilities[0].updatedAt'))).toBe(
+      true,
+    );
     expect(problems.some((p) => p.startsWith('cases[1].homeOfficeInterest.notes'))).toBe(true);
   });
 
   it('refuses unknown fields', () => {
     const file = valid();
-    const problems = problemsOf(() => parseCaseFile({ cases: [{ ...file.cases[0], dateOfBirth: '1990-01-01' }] }));
+    const problems = problemsOf(() =>
+      parseCaseFile({ cases: [{ ...file.cases[0], dateOfBirth: '1990-01-01' }] }),
+    );
     expect(problems.join()).toMatch(/dateOfBirth/);
   });
 
   it('refuses a crn outside the configured pattern, and duplicates', () => {
     const problems = problemsOf(() =>
-      parseCaseFile({ cases: [CaseMother.full('bad'), CaseMother.minimal('A000001'), CaseMother.minimal('A000001')] }),
+      parseCaseFile({
+        cases: [CaseMother.full('bad'), CaseMother.minimal('A000001'), CaseMother.minimal('A000001')],
+      }),
     );
     expect(problems).toContain('cases[0].crn: "bad" it does not match the pattern ^[A-Z][0-9]{6}$');
     expect(problems).toContain('cases[2].crn: A000001 appears more than once');
@@ -106,10 +124,14 @@ describe('parseCaseFile', () => {
       ...record,
       personalDetails: {
         ...record.personalDetails,
-        disabilities: [{ type: { code: 'VI', description: 'Visual Impairment' }, updatedAt: '2024-01-01 10:00' }],
+        disabilities: [
+          { type: { code: 'VI', description: 'Visual Impairment' }, updatedAt: '2024-01-01 10:00' },
+        ],
       },
     };
-    expect(problemsOf(() => parseCaseFile({ cases: [withLocal] })).join()).toMatch(/disabilities\[0\]\.updatedAt/);
+    expect(problemsOf(() => parseCaseFile({ cases: [withLocal] })).join()).toMatch(
+      /disabilities\[0\]\.updatedAt/,
+    );
   });
 });
 

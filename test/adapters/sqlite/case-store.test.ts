@@ -3,7 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CaseStoreError, SqliteCaseRepository, SqliteCaseWriter } from '../../../src/adapters/sqlite/case-store.js';
+import {
+  CaseStoreError,
+  SqliteCaseRepository,
+  SqliteCaseWriter,
+} from '../../../src/adapters/sqlite/case-store.js';
 import { CASE_STORE_SCHEMA_VERSION } from '../../../src/adapters/sqlite/migrations.js';
 import { Crn } from '../../../src/domain/crn.js';
 import type { CaseRecord } from '../../../src/domain/types.js';
@@ -38,8 +42,12 @@ describe('SqliteCaseWriter', () => {
     expect(writer.count()).toBe(1);
     writer.close();
     const repo = SqliteCaseRepository.openReadOnly(path);
-    expect(await repo.findPersonalDetails(Crn.parse('X123456'))).toStrictEqual(CaseMother.minimal().personalDetails);
-    expect((await repo.findCommunityManager(Crn.parse('X123456')))?.communityManager?.name.surname).toBe('Minimal');
+    expect(await repo.findPersonalDetails(Crn.parse('X123456'))).toStrictEqual(
+      CaseMother.minimal().personalDetails,
+    );
+    expect((await repo.findCommunityManager(Crn.parse('X123456')))?.communityManager?.name.surname).toBe(
+      'Minimal',
+    );
     repo.close();
   });
 
@@ -48,7 +56,10 @@ describe('SqliteCaseWriter', () => {
     const writer = SqliteCaseWriter.open(path);
     const valid = { ...CaseMother.minimal('A000009'), homeOfficeInterest: { exists: true, notes: null } };
     // A manager row violating NOT NULL fails the batch after the first case was inserted.
-    const invalid = { ...CaseMother.full('A000010'), communityManager: { ...CaseMother.fullManager(), pdu: null } } as never;
+    const invalid = {
+      ...CaseMother.full('A000010'),
+      communityManager: { ...CaseMother.fullManager(), pdu: null },
+    } as never;
     expect(() => writer.write([valid, invalid])).toThrow(/NOT NULL/);
     expect(writer.count()).toBe(1);
     writer.close();
@@ -59,7 +70,9 @@ describe('SqliteCaseRepository.openReadOnly', () => {
   it('refuses a missing file, saying how to create it', () => {
     const path = join(dir, 'nope.db');
     expect(() => SqliteCaseRepository.openReadOnly(path)).toThrow(CaseStoreError);
-    expect(() => SqliteCaseRepository.openReadOnly(path)).toThrow(/case-read cases import fixtures\/cases.json/);
+    expect(() => SqliteCaseRepository.openReadOnly(path)).toThrow(
+      /case-read cases import fixtures\/cases.json/,
+    );
   });
 
   it('refuses a store at another schema version', () => {
@@ -83,7 +96,10 @@ describe('SqliteCaseRepository.openReadOnly', () => {
     const writer = SqliteCaseWriter.open(path);
     writer.write([CaseMother.minimal('A000001')]);
     writer.close();
-    expect(await repo.findHomeOfficeInterest(Crn.parse('A000001'))).toStrictEqual({ exists: false, notes: null });
+    expect(await repo.findHomeOfficeInterest(Crn.parse('A000001'))).toStrictEqual({
+      exists: false,
+      notes: null,
+    });
     repo.close();
   });
 });
