@@ -4,7 +4,14 @@
  * safe to show a client.
  */
 
-export type DomainErrorCode = 'INVALID_CRN' | 'CASE_NOT_FOUND' | 'COMMUNITY_MANAGER_NOT_FOUND';
+export type DomainErrorCode =
+  | 'INVALID_CRN'
+  | 'CASE_NOT_FOUND'
+  | 'COMMUNITY_MANAGER_NOT_FOUND'
+  | 'ACCESS_DENIED'
+  | 'UNAUTHENTICATED'
+  | 'ON_BEHALF_OF_NOT_ALLOWED'
+  | 'PERMISSION_DENIED';
 
 export abstract class DomainError extends Error {
   abstract readonly code: DomainErrorCode;
@@ -31,6 +38,67 @@ export class CommunityManagerNotFoundError extends DomainError {
   constructor(readonly crn: string) {
     super(`case ${crn} has no active community manager`);
     this.name = 'CommunityManagerNotFoundError';
+  }
+}
+
+/**
+ * Why the perimeter refused a client (decisions §1 steps 3 and 4). The reason is for the
+ * operator's log and audit; the client is told only which of the broad kinds it was.
+ */
+export type AccessDeniedReason =
+  | 'missing-key'
+  | 'malformed-key'
+  | 'unknown-key'
+  | 'wrong-key'
+  | 'revoked-key'
+  | 'expired-key'
+  | 'key-of-another-client'
+  | 'unknown-client'
+  | 'suspended-client'
+  | 'revoked-certificate';
+
+const CLIENT_REASONS: readonly AccessDeniedReason[] = ['unknown-client', 'suspended-client', 'revoked-certificate'];
+
+export class AccessDeniedError extends DomainError {
+  readonly code = 'ACCESS_DENIED';
+  /** `key`: the API key failed (step 3); `client`: the client may not call (step 4). */
+  readonly kind: 'key' | 'client';
+  constructor(readonly reason: AccessDeniedReason) {
+    const kind = CLIENT_REASONS.includes(reason) ? 'client' : 'key';
+    super(kind === 'client' ? 'this client is not allowed to call the service' : 'the API key is missing or invalid');
+    this.kind = kind;
+    this.name = 'AccessDeniedError';
+  }
+}
+
+/** A bearer or on-behalf-of token is missing or does not verify (401). */
+export class UnauthenticatedError extends DomainError {
+  readonly code = 'UNAUTHENTICATED';
+  constructor(
+    readonly scheme: 'bearer' | 'on-behalf-of',
+    /** Safe to show the client: says what failed, never the token or key material. */
+    readonly reason: string,
+    readonly missing = false,
+  ) {
+    super(`${scheme === 'bearer' ? 'bearer token' : 'on-behalf-of token'}: ${reason}`);
+    this.name = 'UnauthenticatedError';
+  }
+}
+
+/** An on-behalf-of token sent by a client configured not to send one (400). */
+export class OnBehalfOfNotAllowedError extends DomainError {
+  readonly code = 'ON_BEHALF_OF_NOT_ALLOWED';
+  constructor() {
+    super('this client is not configured to act on behalf of a user; do not send X-On-Behalf-Of');
+    this.name = 'OnBehalfOfNotAllowedError';
+  }
+}
+
+export class PermissionDeniedError extends DomainError {
+  readonly code = 'PERMISSION_DENIED';
+  constructor(readonly permission: string) {
+    super(`permission ${permission} is not granted to this caller`);
+    this.name = 'PermissionDeniedError';
   }
 }
 

@@ -5,3 +5,7 @@ export type * from './types.js';
 export * from './use-cases/get-case.js';
 export * from './use-cases/get-community-manager.js';
 export * from './use-cases/get-home-office-interest.js';
+export * from './access/admit.js';
+export * from './access/api-key.js';
+export type * from './access/model.js';
+export * from './access/permissions.js';

@@ -1,3 +1,5 @@
+import type { ApiKeyRecord, BearerClaims, Client, OnBehalfOfSettings } from './access/model.js';
+import type { Permission } from './access/permissions.js';
 import type { Crn } from './crn.js';
 import type { CommunityManager, HomeOfficeInterest, PersonalDetailsAndCircumstances } from './types.js';
 
@@ -16,4 +18,30 @@ export interface CaseReader {
    * `undefined` when no case is held.
    */
   findCommunityManager(crn: Crn): Promise<{ communityManager: CommunityManager | null } | undefined>;
+}
+
+/** Clients, keys, grants and revocations, as the perimeter reads them on every request. */
+export interface AccessReader {
+  findClient(id: string): Promise<Client | undefined>;
+  findApiKey(id: string): Promise<ApiKeyRecord | undefined>;
+  /** True when the serial is revoked globally or for this client. */
+  isCertificateRevoked(serialNumber: string, clientId: string): Promise<boolean>;
+  /** The permissions granted to a user, by e-mail (case-insensitive); [] when none. */
+  grantsFor(email: string): Promise<readonly Permission[]>;
+}
+
+/** Checks a presented API key secret against the stored hash, in constant time. */
+export interface SecretHasher {
+  matches(secret: string, secretHash: string): boolean;
+}
+
+/** Verifies tokens. Both methods throw `UnauthenticatedError` with a safe reason. */
+export interface TokenVerifier {
+  verifyBearer(token: string): Promise<BearerClaims>;
+  /** Verifies an on-behalf-of token with the client's own settings; returns the user's e-mail. */
+  verifyOnBehalfOf(token: string, settings: OnBehalfOfSettings): Promise<{ email: string }>;
+}
+
+export interface Clock {
+  now(): Date;
 }

@@ -1,3 +1,4 @@
+import type { ApiKeyRecord, Client } from '../../src/domain/access/model.js';
 import type {
   CaseRecord,
   CommunityManager,
@@ -78,5 +79,34 @@ export const CaseMother = {
   /** A held case with no active community manager. */
   withoutManager(crn = 'A000002'): CaseRecord {
     return { ...CaseMother.full(crn), communityManager: null };
+  },
+};
+
+
+/** Object Mothers for the access directory. */
+export const AccessMother = {
+  client(id = 'client-a', overrides: Partial<Client> = {}): Client {
+    return {
+      id,
+      permissions: ['getCase', 'getHomeOfficeInterest', 'getCommunityManagerByCrn'],
+      suspended: false,
+      rateLimit: null,
+      queueArn: null,
+      roleArn: null,
+      onBehalfOf: { mode: 'forbidden', issuer: null, jwks: null, audience: null, emailClaim: 'email' },
+      ...overrides,
+    };
+  },
+
+  key(id: string, clientId = 'client-a', overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
+    return {
+      id,
+      clientId,
+      secretHash: `hash-of-${id}`,
+      createdAt: new Date('2026-01-01T00:00:00Z'),
+      expiresAt: null,
+      revokedAt: null,
+      ...overrides,
+    };
   },
 };

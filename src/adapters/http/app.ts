@@ -4,7 +4,7 @@ import { HTTPException } from 'hono/http-exception';
 import { requestId } from 'hono/request-id';
 import { secureHeaders } from 'hono/secure-headers';
 import type { CrnFormat } from '../../domain/crn.js';
-import { type DomainError, isDomainError } from '../../domain/errors.js';
+import { type AccessDeniedError, type DomainError, isDomainError } from '../../domain/errors.js';
 import type { CaseReader } from '../../domain/needs.js';
 import { caseHandlers } from './cases.handlers.js';
 import { caseRoutes } from './cases.routes.js';
@@ -41,6 +41,16 @@ function problemForDomainError(error: DomainError): ProblemInput {
         title: 'Community manager not found',
         detail: error.message,
       };
+    case 'ACCESS_DENIED':
+      return (error as AccessDeniedError).kind === 'client'
+        ? { status: 403, type: ProblemType.clientNotAllowed, title: 'Client not allowed', detail: error.message }
+        : { status: 403, type: ProblemType.accessDenied, title: 'Forbidden', detail: error.message };
+    case 'UNAUTHENTICATED':
+      return { status: 401, type: ProblemType.unauthenticated, title: 'Unauthorized', detail: error.message };
+    case 'ON_BEHALF_OF_NOT_ALLOWED':
+      return { status: 400, type: ProblemType.onBehalfOfNotAllowed, title: 'On-behalf-of not allowed', detail: error.message };
+    case 'PERMISSION_DENIED':
+      return { status: 403, type: ProblemType.permissionDenied, title: 'Permission denied', detail: error.message };
   }
 }
 

@@ -16,6 +16,11 @@ export const ProblemType = {
   notFound: 'urn:case-read:problem:not-found',
   methodNotAllowed: 'urn:case-read:problem:method-not-allowed',
   internal: 'urn:case-read:problem:internal-error',
+  accessDenied: 'urn:case-read:problem:access-denied',
+  clientNotAllowed: 'urn:case-read:problem:client-not-allowed',
+  unauthenticated: 'urn:case-read:problem:unauthenticated',
+  onBehalfOfNotAllowed: 'urn:case-read:problem:on-behalf-of-not-allowed',
+  permissionDenied: 'urn:case-read:problem:permission-denied',
 } as const;
 export type ProblemTypeUri = (typeof ProblemType)[keyof typeof ProblemType];
 

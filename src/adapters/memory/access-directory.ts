@@ -1,0 +1,114 @@
+import type { ApiKeyRecord, Client } from '../../domain/access/model.js';
+import type { Permission } from '../../domain/access/permissions.js';
+import type {
+  AccessAdministration,
+  AccessDirectory,
+  CertificateRevocation,
+  UserGrant,
+} from '../../ports/access-directory.js';
+
+const copy = <T>(value: T): T => structuredClone(value);
+
+/** Clients, keys, grants and revocations held in memory: for tests and `ACCESS_STORE=memory`. */
+export class InMemoryAccessDirectory implements AccessDirectory, AccessAdministration {
+  private readonly clients = new Map<string, Client>();
+  private readonly keys = new Map<string, ApiKeyRecord>();
+  private readonly grants = new Map<string, Set<Permission>>();
+  private readonly revocations: CertificateRevocation[] = [];
+
+  async findClient(id: string): Promise<Client | undefined> {
+    const client = this.clients.get(id);
+    return client && copy(client);
+  }
+
+  async findApiKey(id: string): Promise<ApiKeyRecord | undefined> {
+    const key = this.keys.get(id);
+    return key && copy(key);
+  }
+
+  async isCertificateRevoked(serialNumber: string, clientId: string): Promise<boolean> {
+    return this.revocations.some(
+      (r) => r.serialNumber === serialNumber && (r.clientId === null || r.clientId === clientId),
+    );
+  }
+
+  async grantsFor(email: string): Promise<readonly Permission[]> {
+    return [...(this.grants.get(email.toLowerCase()) ?? [])];
+  }
+
+  async saveClient(client: Client): Promise<void> {
+    this.clients.set(client.id, copy(client));
+  }
+
+  async removeClient(id: string): Promise<boolean> {
+    if (!this.clients.delete(id)) return false;
+    for (const [keyId, key] of this.keys) if (key.clientId === id) this.keys.delete(keyId);
+    for (let i = this.revocations.length - 1; i >= 0; i--) {
+      if (this.revocations[i]?.clientId === id) this.revocations.splice(i, 1);
+    }
+    return true;
+  }
+
+  async listClients(): Promise<Client[]> {
+    return [...this.clients.values()].map(copy).sort((a, b) => a.id.localeCompare(b.id));
+  }
+
+  async setSuspended(id: string, suspended: boolean): Promise<boolean> {
+    const client = this.clients.get(id);
+    if (!client) return false;
+    this.clients.set(id, { ...client, suspended });
+    return true;
+  }
+
+  async addApiKey(key: ApiKeyRecord): Promise<void> {
+    if (!this.clients.has(key.clientId)) throw new Error(`no client ${key.clientId}`);
+    if (this.keys.has(key.id)) throw new Error(`key ${key.id} already exists`);
+    this.keys.set(key.id, copy(key));
+  }
+
+  async listApiKeys(clientId: string): Promise<ApiKeyRecord[]> {
+    return [...this.keys.values()]
+      .filter((k) => k.clientId === clientId)
+      .map(copy)
+      .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || a.id.localeCompare(b.id));
+  }
+
+  async revokeApiKey(id: string, at: Date): Promise<boolean> {
+    const key = this.keys.get(id);
+    if (!key) return false;
+    if (key.revokedAt === null) this.keys.set(id, { ...key, revokedAt: at });
+    return true;
+  }
+
+  async revokeCertificate(revocation: CertificateRevocation): Promise<void> {
+    const exists = this.revocations.some(
+      (r) => r.serialNumber === revocation.serialNumber && r.clientId === revocation.clientId,
+    );
+    if (!exists) this.revocations.push(copy(revocation));
+  }
+
+  async listCertificateRevocations(): Promise<CertificateRevocation[]> {
+    return this.revocations.map(copy);
+  }
+
+  async addGrant(email: string, permissions: readonly Permission[]): Promise<void> {
+    const key = email.toLowerCase();
+    const held = this.grants.get(key) ?? new Set<Permission>();
+    for (const p of permissions) held.add(p);
+    this.grants.set(key, held);
+  }
+
+  async removeGrant(email: string, permissions: readonly Permission[]): Promise<void> {
+    const key = email.toLowerCase();
+    const held = this.grants.get(key);
+    if (!held) return;
+    for (const p of permissions) held.delete(p);
+    if (held.size === 0) this.grants.delete(key);
+  }
+
+  async listGrants(): Promise<UserGrant[]> {
+    return [...this.grants.entries()]
+      .map(([email, set]) => ({ email, permissions: [...set].sort() }))
+      .sort((a, b) => a.email.localeCompare(b.email));
+  }
+}

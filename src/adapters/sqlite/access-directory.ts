@@ -1,0 +1,301 @@
+import Database from 'better-sqlite3';
+import type { ApiKeyRecord, Client, OnBehalfOfMode } from '../../domain/access/model.js';
+import { isPermission, type Permission } from '../../domain/access/permissions.js';
+import type {
+  AccessAdministration,
+  AccessDirectory,
+  CertificateRevocation,
+  UserGrant,
+} from '../../ports/access-directory.js';
+
+const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE clients (
+    id                 TEXT PRIMARY KEY NOT NULL,
+    permissions        TEXT NOT NULL,             -- comma-separated operation ids
+    suspended          INTEGER NOT NULL DEFAULT 0 CHECK (suspended IN (0, 1)),
+    rate_limit         TEXT,
+    queue_arn          TEXT,
+    role_arn           TEXT,
+    obo_mode           TEXT NOT NULL DEFAULT 'forbidden' CHECK (obo_mode IN ('forbidden', 'optional', 'required')),
+    obo_issuer         TEXT,
+    obo_jwks           TEXT,
+    obo_audience       TEXT,
+    obo_email_claim    TEXT NOT NULL DEFAULT 'email'
+  ) WITHOUT ROWID;
+
+  CREATE TABLE api_keys (
+    id           TEXT PRIMARY KEY NOT NULL,
+    client_id    TEXT NOT NULL REFERENCES clients (id) ON DELETE CASCADE,
+    secret_hash  TEXT NOT NULL,
+    created_at   INTEGER NOT NULL,               -- epoch milliseconds
+    expires_at   INTEGER,
+    revoked_at   INTEGER
+  ) WITHOUT ROWID;
+  CREATE INDEX api_keys_by_client ON api_keys (client_id);
+
+  CREATE TABLE user_grants (
+    email       TEXT NOT NULL,                    -- lower case
+    permission  TEXT NOT NULL,
+    PRIMARY KEY (email, permission)
+  ) WITHOUT ROWID;
+
+  CREATE TABLE certificate_revocations (
+    serial_number  TEXT NOT NULL,
+    client_id      TEXT NOT NULL DEFAULT '',      -- '' revokes for every client
+    revoked_at     INTEGER NOT NULL,
+    PRIMARY KEY (serial_number, client_id)
+  ) WITHOUT ROWID;
+  `,
+];
+const SCHEMA_VERSION = MIGRATIONS.length;
+
+interface ClientRow {
+  id: string;
+  permissions: string;
+  suspended: 0 | 1;
+  rate_limit: string | null;
+  queue_arn: string | null;
+  role_arn: string | null;
+  obo_mode: OnBehalfOfMode;
+  obo_issuer: string | null;
+  obo_jwks: string | null;
+  obo_audience: string | null;
+  obo_email_claim: string;
+}
+interface KeyRow {
+  id: string;
+  client_id: string;
+  secret_hash: string;
+  created_at: number;
+  expires_at: number | null;
+  revoked_at: number | null;
+}
+
+const toClient = (row: ClientRow): Client => ({
+  id: row.id,
+  permissions: row.permissions.split(',').filter(isPermission),
+  suspended: row.suspended === 1,
+  rateLimit: row.rate_limit,
+  queueArn: row.queue_arn,
+  roleArn: row.role_arn,
+  onBehalfOf: {
+    mode: row.obo_mode,
+    issuer: row.obo_issuer,
+    jwks: row.obo_jwks,
+    audience: row.obo_audience,
+    emailClaim: row.obo_email_claim,
+  },
+});
+const toKey = (row: KeyRow): ApiKeyRecord => ({
+  id: row.id,
+  clientId: row.client_id,
+  secretHash: row.secret_hash,
+  createdAt: new Date(row.created_at),
+  expiresAt: row.expires_at === null ? null : new Date(row.expires_at),
+  revokedAt: row.revoked_at === null ? null : new Date(row.revoked_at),
+});
+
+export class AccessStoreError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'AccessStoreError';
+  }
+}
+
+/**
+ * The access directory in a SQLite file. `serve` opens it read-only and reads it on every
+ * request, with no cache: a key revoked by `case-read keys revoke` stops working on the
+ * next request. The CLI opens it for writing; WAL lets both run at once.
+ */
+export class SqliteAccessDirectory implements AccessDirectory, AccessAdministration {
+  private readonly stmts;
+
+  private constructor(private readonly db: Database.Database) {
+    this.stmts = {
+      client: db.prepare<[string], ClientRow>('SELECT * FROM clients WHERE id = ?'),
+      clients: db.prepare<[], ClientRow>('SELECT * FROM clients ORDER BY id'),
+      key: db.prepare<[string], KeyRow>('SELECT * FROM api_keys WHERE id = ?'),
+      keysOf: db.prepare<[string], KeyRow>('SELECT * FROM api_keys WHERE client_id = ? ORDER BY created_at, id'),
+      revoked: db.prepare<[string, string], { found: 1 }>(
+        "SELECT 1 AS found FROM certificate_revocations WHERE serial_number = ? AND client_id IN ('', ?) LIMIT 1",
+      ),
+      grants: db.prepare<[string], { permission: string }>(
+        'SELECT permission FROM user_grants WHERE email = ? ORDER BY permission',
+      ),
+    };
+  }
+
+  /** Opens a store for reading only; it must exist and be at the current schema version. */
+  static openReadOnly(path: string): SqliteAccessDirectory {
+    let db: Database.Database;
+    try {
+      db = new Database(path, { readonly: true, fileMustExist: true });
+    } catch (error) {
+      throw new AccessStoreError(
+        `access store ${path} cannot be opened (${(error as Error).message}); create it with: case-read clients add CN --permissions P --access-store sqlite:${path}`,
+      );
+    }
+    const version = db.pragma('user_version', { simple: true }) as number;
+    if (version !== SCHEMA_VERSION) {
+      db.close();
+      throw new AccessStoreError(`access store ${path} is at schema version ${version}, this service needs ${SCHEMA_VERSION}`);
+    }
+    return new SqliteAccessDirectory(db);
+  }
+
+  /** Opens (creating and migrating if needed) a store for the operator's changes. */
+  static open(path: string): SqliteAccessDirectory {
+    let db: Database.Database;
+    try {
+      db = new Database(path);
+    } catch (error) {
+      throw new AccessStoreError(`access store ${path} cannot be opened for writing (${(error as Error).message})`);
+    }
+    db.pragma('journal_mode = WAL');
+    db.pragma('foreign_keys = ON');
+    const current = db.pragma('user_version', { simple: true }) as number;
+    if (current > SCHEMA_VERSION) {
+      db.close();
+      throw new AccessStoreError(`access store ${path} is at schema version ${current}, newer than this service knows`);
+    }
+    db.transaction(() => {
+      for (let v = current; v < SCHEMA_VERSION; v++) {
+        db.exec(MIGRATIONS[v] as string);
+        db.pragma(`user_version = ${v + 1}`);
+      }
+    })();
+    return new SqliteAccessDirectory(db);
+  }
+
+  close(): void {
+    this.db.close();
+  }
+
+  async findClient(id: string): Promise<Client | undefined> {
+    const row = this.stmts.client.get(id);
+    return row && toClient(row);
+  }
+
+  async findApiKey(id: string): Promise<ApiKeyRecord | undefined> {
+    const row = this.stmts.key.get(id);
+    return row && toKey(row);
+  }
+
+  async isCertificateRevoked(serialNumber: string, clientId: string): Promise<boolean> {
+    return this.stmts.revoked.get(serialNumber, clientId) !== undefined;
+  }
+
+  async grantsFor(email: string): Promise<readonly Permission[]> {
+    return this.stmts.grants
+      .all(email.toLowerCase())
+      .map((r) => r.permission)
+      .filter(isPermission);
+  }
+
+  async saveClient(client: Client): Promise<void> {
+    this.db
+      .prepare(
+        `INSERT INTO clients (id, permissions, suspended, rate_limit, queue_arn, role_arn, obo_mode, obo_issuer, obo_jwks, obo_audience, obo_email_claim)
+         VALUES (@id, @permissions, @suspended, @rateLimit, @queueArn, @roleArn, @mode, @issuer, @jwks, @audience, @emailClaim)
+         ON CONFLICT (id) DO UPDATE SET permissions = excluded.permissions, suspended = excluded.suspended,
+           rate_limit = excluded.rate_limit, queue_arn = excluded.queue_arn, role_arn = excluded.role_arn,
+           obo_mode = excluded.obo_mode, obo_issuer = excluded.obo_issuer, obo_jwks = excluded.obo_jwks,
+           obo_audience = excluded.obo_audience, obo_email_claim = excluded.obo_email_claim`,
+      )
+      .run({
+        id: client.id,
+        permissions: client.permissions.join(','),
+        suspended: client.suspended ? 1 : 0,
+        rateLimit: client.rateLimit,
+        queueArn: client.queueArn,
+        roleArn: client.roleArn,
+        ...client.onBehalfOf,
+      });
+  }
+
+  async removeClient(id: string): Promise<boolean> {
+    return this.db.transaction(() => {
+      this.db.prepare('DELETE FROM certificate_revocations WHERE client_id = ?').run(id);
+      return this.db.prepare('DELETE FROM clients WHERE id = ?').run(id).changes > 0;
+    })();
+  }
+
+  async listClients(): Promise<Client[]> {
+    return this.stmts.clients.all().map(toClient);
+  }
+
+  async setSuspended(id: string, suspended: boolean): Promise<boolean> {
+    return this.db.prepare('UPDATE clients SET suspended = ? WHERE id = ?').run(suspended ? 1 : 0, id).changes > 0;
+  }
+
+  async addApiKey(key: ApiKeyRecord): Promise<void> {
+    if (this.stmts.client.get(key.clientId) === undefined) throw new Error(`no client ${key.clientId}`);
+    if (this.stmts.key.get(key.id) !== undefined) throw new Error(`key ${key.id} already exists`);
+    this.db
+      .prepare('INSERT INTO api_keys (id, client_id, secret_hash, created_at, expires_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?)')
+      .run(
+        key.id,
+        key.clientId,
+        key.secretHash,
+        key.createdAt.getTime(),
+        key.expiresAt?.getTime() ?? null,
+        key.revokedAt?.getTime() ?? null,
+      );
+  }
+
+  async listApiKeys(clientId: string): Promise<ApiKeyRecord[]> {
+    return this.stmts.keysOf.all(clientId).map(toKey);
+  }
+
+  async revokeApiKey(id: string, at: Date): Promise<boolean> {
+    if (this.stmts.key.get(id) === undefined) return false;
+    this.db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(at.getTime(), id);
+    return true;
+  }
+
+  async revokeCertificate(revocation: CertificateRevocation): Promise<void> {
+    this.db
+      .prepare('INSERT OR IGNORE INTO certificate_revocations (serial_number, client_id, revoked_at) VALUES (?, ?, ?)')
+      .run(revocation.serialNumber, revocation.clientId ?? '', revocation.revokedAt.getTime());
+  }
+
+  async listCertificateRevocations(): Promise<CertificateRevocation[]> {
+    return this.db
+      .prepare<[], { serial_number: string; client_id: string; revoked_at: number }>(
+        'SELECT * FROM certificate_revocations ORDER BY revoked_at, serial_number',
+      )
+      .all()
+      .map((r) => ({
+        serialNumber: r.serial_number,
+        clientId: r.client_id === '' ? null : r.client_id,
+        revokedAt: new Date(r.revoked_at),
+      }));
+  }
+
+  async addGrant(email: string, permissions: readonly Permission[]): Promise<void> {
+    const insert = this.db.prepare('INSERT OR IGNORE INTO user_grants (email, permission) VALUES (?, ?)');
+    this.db.transaction(() => {
+      for (const p of permissions) insert.run(email.toLowerCase(), p);
+    })();
+  }
+
+  async removeGrant(email: string, permissions: readonly Permission[]): Promise<void> {
+    const remove = this.db.prepare('DELETE FROM user_grants WHERE email = ? AND permission = ?');
+    this.db.transaction(() => {
+      for (const p of permissions) remove.run(email.toLowerCase(), p);
+    })();
+  }
+
+  async listGrants(): Promise<UserGrant[]> {
+    const rows = this.db
+      .prepare<[], { email: string; permission: string }>('SELECT email, permission FROM user_grants ORDER BY email, permission')
+      .all();
+    const byEmail = new Map<string, Permission[]>();
+    for (const row of rows) {
+      if (!isPermission(row.permission)) continue;
+      byEmail.set(row.email, [...(byEmail.get(row.email) ?? []), row.permission]);
+    }
+    return [...byEmail].map(([email, permissions]) => ({ email, permissions }));
+  }
+}

@@ -1,0 +1,106 @@
+import { AccessDeniedError, OnBehalfOfNotAllowedError, PermissionDeniedError, UnauthenticatedError } from '../errors.js';
+import type { AccessReader, Clock, SecretHasher, TokenVerifier } from '../needs.js';
+import { parseApiKey } from './api-key.js';
+import type { ApiKeyRecord, Caller, Client, ClientCertificate } from './model.js';
+import type { Permission } from './permissions.js';
+
+export interface AdmitClientDeps {
+  readonly directory: Pick<AccessReader, 'findApiKey' | 'findClient' | 'isCertificateRevoked'>;
+  readonly hasher: SecretHasher;
+  readonly clock: Clock;
+}
+
+/**
+ * Steps 3 and 4 of the request pipeline: the API key must be a live key of the client
+ * named by the certificate, and that client must be known, not suspended, and not
+ * presenting a revoked certificate. Fails closed with {@link AccessDeniedError}.
+ */
+export async function admitClient(
+  { directory, hasher, clock }: AdmitClientDeps,
+  certificate: ClientCertificate,
+  presentedKey: string | undefined,
+): Promise<{ client: Client; key: ApiKeyRecord }> {
+  if (presentedKey === undefined || presentedKey.length === 0) throw new AccessDeniedError('missing-key');
+  const parsed = parseApiKey(presentedKey);
+  if (parsed === undefined) throw new AccessDeniedError('malformed-key');
+  const key = await directory.findApiKey(parsed.id);
+  if (key === undefined) throw new AccessDeniedError('unknown-key');
+  if (!hasher.matches(parsed.secret, key.secretHash)) throw new AccessDeniedError('wrong-key');
+  const now = clock.now().getTime();
+  if (key.revokedAt !== null && key.revokedAt.getTime() <= now) throw new AccessDeniedError('revoked-key');
+  if (key.expiresAt !== null && key.expiresAt.getTime() <= now) throw new AccessDeniedError('expired-key');
+  if (key.clientId !== certificate.commonName) throw new AccessDeniedError('key-of-another-client');
+
+  const client = await directory.findClient(certificate.commonName);
+  if (client === undefined) throw new AccessDeniedError('unknown-client');
+  if (client.suspended) throw new AccessDeniedError('suspended-client');
+  if (await directory.isCertificateRevoked(certificate.serialNumber, client.id)) {
+    throw new AccessDeniedError('revoked-certificate');
+  }
+  return { client, key };
+}
+
+export type BearerMode = 'required' | 'optional' | 'off';
+
+/**
+ * Step 6: the bearer token. In `required` mode it must be present; in `optional` mode it is
+ * checked only when sent. A verified token must name this client (`client_id`, else `sub`)
+ * and, when certificate-bound (RFC 8705), this very certificate.
+ */
+export async function checkBearer(
+  { verifier }: { verifier: Pick<TokenVerifier, 'verifyBearer'> },
+  mode: BearerMode,
+  certificate: ClientCertificate,
+  token: string | undefined,
+): Promise<void> {
+  if (mode === 'off') return;
+  if (token === undefined) {
+    if (mode === 'required') throw new UnauthenticatedError('bearer', 'a bearer token is required', true);
+    return;
+  }
+  const claims = await verifier.verifyBearer(token);
+  if (claims.clientId !== certificate.commonName) {
+    throw new UnauthenticatedError('bearer', 'the token was not issued to this client');
+  }
+  if (claims.certificateThumbprint !== null && claims.certificateThumbprint !== certificate.thumbprintS256) {
+    throw new UnauthenticatedError('bearer', 'the token is bound to another certificate');
+  }
+}
+
+/**
+ * Step 7: the on-behalf-of identity, per the client's settings. Returns the verified
+ * e-mail, or null when none was sent (and none was required).
+ */
+export async function checkOnBehalfOf(
+  { verifier }: { verifier: Pick<TokenVerifier, 'verifyOnBehalfOf'> },
+  client: Client,
+  token: string | undefined,
+): Promise<{ email: string } | null> {
+  const { mode } = client.onBehalfOf;
+  if (token === undefined) {
+    if (mode === 'required') {
+      throw new UnauthenticatedError('on-behalf-of', 'an X-On-Behalf-Of token is required for this client', true);
+    }
+    return null;
+  }
+  if (mode === 'forbidden') throw new OnBehalfOfNotAllowedError();
+  return verifier.verifyOnBehalfOf(token, client.onBehalfOf);
+}
+
+/** Step 8, first half: the client's base permissions widened by the user's grants. */
+export async function effectivePermissions(
+  { directory }: { directory: Pick<AccessReader, 'grantsFor'> },
+  client: Client,
+  onBehalfOf: { email: string } | null,
+): Promise<ReadonlySet<Permission>> {
+  const permissions = new Set<Permission>(client.permissions);
+  if (onBehalfOf !== null) {
+    for (const granted of await directory.grantsFor(onBehalfOf.email)) permissions.add(granted);
+  }
+  return permissions;
+}
+
+/** Step 8, second half: deny by default. */
+export function requirePermission(caller: Pick<Caller, 'permissions'>, permission: Permission): void {
+  if (!caller.permissions.has(permission)) throw new PermissionDeniedError(permission);
+}

@@ -1,0 +1,30 @@
+/**
+ * Permissions are the operation ids. A client holds a base set; a verified on-behalf-of
+ * user's grants widen it (set union). Everything not granted is denied.
+ */
+export const PERMISSIONS = [
+  'getCase',
+  'getHomeOfficeInterest',
+  'getCommunityManagerByCrn',
+  'getRiskScores',
+  'issueQueueToken',
+] as const;
+
+export type Permission = (typeof PERMISSIONS)[number];
+
+export function isPermission(value: string): value is Permission {
+  return (PERMISSIONS as readonly string[]).includes(value);
+}
+
+/** Parses `P[,P...]`; throws naming the first unknown permission. */
+export function parsePermissionList(raw: string): Permission[] {
+  const parts = raw
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p.length > 0);
+  if (parts.length === 0) throw new Error(`no permissions given; expected some of ${PERMISSIONS.join(', ')}`);
+  for (const part of parts) {
+    if (!isPermission(part)) throw new Error(`unknown permission ${JSON.stringify(part)}; expected some of ${PERMISSIONS.join(', ')}`);
+  }
+  return [...new Set(parts as Permission[])];
+}

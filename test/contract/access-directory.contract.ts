@@ -1,0 +1,129 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { AccessAdministration, AccessDirectory } from '../../src/ports/access-directory.js';
+import { AccessMother } from '../support/mothers.js';
+
+export type AccessStore = AccessDirectory & AccessAdministration;
+export interface OpenedAccessStore {
+  /** The store the operator writes to. */
+  readonly admin: AccessStore;
+  /** The store the service reads from (a separate read-only connection where the adapter has one). */
+  readonly reader: AccessDirectory;
+  close(): void;
+}
+
+/** The contract of the access directory port, run by every adapter. */
+export function describeAccessDirectoryContract(name: string, open: () => OpenedAccessStore): void {
+  describe(`AccessDirectory contract: ${name}`, () => {
+    let store: OpenedAccessStore;
+    let admin: AccessStore;
+    let reader: AccessDirectory;
+    beforeEach(() => {
+      store = open();
+      admin = store.admin;
+      reader = store.reader;
+    });
+    afterEach(() => store.close());
+
+    it('saves, finds, replaces and lists clients with every setting', async () => {
+      const client = AccessMother.client('client-a', {
+        permissions: ['getCase', 'issueQueueToken'],
+        rateLimit: '10/1s',
+        queueArn: 'arn:aws:sqs:eu-west-2:000000000000:client-a',
+        roleArn: 'arn:aws:iam::000000000000:role/client-a',
+        onBehalfOf: { mode: 'optional', issuer: 'https://idp.example', jwks: '/etc/jwks.json', audience: 'case-read', emailClaim: 'upn' },
+      });
+      await admin.saveClient(client);
+      expect(await reader.findClient('client-a')).toStrictEqual(client);
+      await admin.saveClient({ ...client, permissions: ['getCase'] });
+      expect((await reader.findClient('client-a'))?.permissions).toEqual(['getCase']);
+      await admin.saveClient(AccessMother.client('client-0'));
+      expect((await admin.listClients()).map((c) => c.id)).toEqual(['client-0', 'client-a']);
+    });
+
+    it('matches client ids exactly', async () => {
+      await admin.saveClient(AccessMother.client('client-a'));
+      expect(await reader.findClient('CLIENT-A')).toBeUndefined();
+      expect(await reader.findClient('client-a ')).toBeUndefined();
+      expect(await reader.findClient('client-a')).toBeDefined();
+    });
+
+    it('suspends and resumes, seen by the next read', async () => {
+      await admin.saveClient(AccessMother.client('client-a'));
+      expect(await admin.setSuspended('client-a', true)).toBe(true);
+      expect((await reader.findClient('client-a'))?.suspended).toBe(true);
+      expect(await admin.setSuspended('client-a', false)).toBe(true);
+      expect((await reader.findClient('client-a'))?.suspended).toBe(false);
+      expect(await admin.setSuspended('nobody', true)).toBe(false);
+    });
+
+    it('holds several keys per client and revokes one at once, keeping the first revocation time', async () => {
+      await admin.saveClient(AccessMother.client('client-a'));
+      const expires = new Date('2027-01-01T00:00:00Z');
+      await admin.addApiKey(AccessMother.key('key0000000000001', 'client-a', { expiresAt: expires }));
+      await admin.addApiKey(AccessMother.key('key0000000000002', 'client-a', { createdAt: new Date('2026-02-01T00:00:00Z') }));
+      expect((await admin.listApiKeys('client-a')).map((k) => k.id)).toEqual(['key0000000000001', 'key0000000000002']);
+      expect(await reader.findApiKey('key0000000000001')).toStrictEqual(
+        AccessMother.key('key0000000000001', 'client-a', { expiresAt: expires }),
+      );
+      const first = new Date('2026-03-01T00:00:00Z');
+      expect(await admin.revokeApiKey('key0000000000001', first)).toBe(true);
+      expect(await admin.revokeApiKey('key0000000000001', new Date('2026-04-01T00:00:00Z'))).toBe(true);
+      expect((await reader.findApiKey('key0000000000001'))?.revokedAt).toEqual(first);
+      expect((await reader.findApiKey('key0000000000002'))?.revokedAt).toBeNull();
+      expect(await admin.revokeApiKey('no-such-key00000', first)).toBe(false);
+    });
+
+    it('refuses a key for an unknown client, and a duplicate key id', async () => {
+      await expect(admin.addApiKey(AccessMother.key('key0000000000009', 'ghost'))).rejects.toThrow(/no client ghost/);
+      await admin.saveClient(AccessMother.client('client-a'));
+      await admin.addApiKey(AccessMother.key('key0000000000009', 'client-a'));
+      await expect(admin.addApiKey(AccessMother.key('key0000000000009', 'client-a'))).rejects.toThrow(/already exists/);
+    });
+
+    it('revokes certificate serials globally or for one client', async () => {
+      await admin.saveClient(AccessMother.client('client-a'));
+      await admin.saveClient(AccessMother.client('client-b'));
+      const at = new Date('2026-05-01T00:00:00Z');
+      await admin.revokeCertificate({ serialNumber: 'ABC1', clientId: null, revokedAt: at });
+      await admin.revokeCertificate({ serialNumber: 'ABC2', clientId: 'client-a', revokedAt: at });
+      await admin.revokeCertificate({ serialNumber: 'ABC2', clientId: 'client-a', revokedAt: at });
+      expect(await reader.isCertificateRevoked('ABC1', 'client-a')).toBe(true);
+      expect(await reader.isCertificateRevoked('ABC1', 'client-b')).toBe(true);
+      expect(await reader.isCertificateRevoked('ABC2', 'client-a')).toBe(true);
+      expect(await reader.isCertificateRevoked('ABC2', 'client-b')).toBe(false);
+      expect(await reader.isCertificateRevoked('ABC3', 'client-a')).toBe(false);
+      expect(await admin.listCertificateRevocations()).toHaveLength(2);
+    });
+
+    it('keeps user grants by e-mail, case-insensitively, adding and removing permissions', async () => {
+      await admin.addGrant('Officer@Probation.Example', ['getCase']);
+      await admin.addGrant('officer@probation.example', ['getCommunityManagerByCrn', 'getCase']);
+      expect([...(await reader.grantsFor('OFFICER@probation.example'))].sort()).toEqual(['getCase', 'getCommunityManagerByCrn']);
+      await admin.removeGrant('officer@probation.example', ['getCase']);
+      expect(await reader.grantsFor('officer@probation.example')).toEqual(['getCommunityManagerByCrn']);
+      await admin.removeGrant('officer@probation.example', ['getCommunityManagerByCrn']);
+      expect(await reader.grantsFor('officer@probation.example')).toEqual([]);
+      expect(await admin.listGrants()).toEqual([]);
+      expect(await reader.grantsFor('nobody@probation.example')).toEqual([]);
+    });
+
+    it('removing a client removes its keys and its own revocations, not global ones', async () => {
+      await admin.saveClient(AccessMother.client('client-a'));
+      await admin.addApiKey(AccessMother.key('key0000000000001', 'client-a'));
+      await admin.revokeCertificate({ serialNumber: 'AA', clientId: 'client-a', revokedAt: new Date() });
+      await admin.revokeCertificate({ serialNumber: 'BB', clientId: null, revokedAt: new Date() });
+      expect(await admin.removeClient('client-a')).toBe(true);
+      expect(await reader.findClient('client-a')).toBeUndefined();
+      expect(await reader.findApiKey('key0000000000001')).toBeUndefined();
+      expect((await admin.listCertificateRevocations()).map((r) => r.serialNumber)).toEqual(['BB']);
+      expect(await admin.removeClient('client-a')).toBe(false);
+    });
+
+    it('does not let a caller change what the next read returns', async () => {
+      await admin.saveClient(AccessMother.client('client-a'));
+      const found = await reader.findClient('client-a');
+      (found?.permissions as string[]).push('issueQueueToken');
+      expect((await reader.findClient('client-a'))?.permissions).not.toContain('issueQueueToken');
+    });
+  });
+}

@@ -1,0 +1,22 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SqliteAccessDirectory } from '../../src/adapters/sqlite/access-directory.js';
+import { describeAccessDirectoryContract } from './access-directory.contract.js';
+
+describeAccessDirectoryContract('sqlite', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'case-read-access-'));
+  const path = join(dir, 'access.db');
+  const admin = SqliteAccessDirectory.open(path);
+  // The service reads through its own read-only connection, as `serve` does.
+  const reader = SqliteAccessDirectory.openReadOnly(path);
+  return {
+    admin,
+    reader,
+    close: () => {
+      reader.close();
+      admin.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+});
