@@ -6,33 +6,80 @@ import { pino } from 'pino';
 import { createHttpApp } from '../adapters/http/app.js';
 import type { DocsAssets } from '../adapters/http/docs.js';
 import type { AppEnv } from '../adapters/http/env.js';
+import { type IdentityReader, trustedHeaderIdentity } from '../adapters/http/identity.js';
+import { JoseTokenVerifier } from '../adapters/jose/token-verifier.js';
+import { InMemoryAccessDirectory } from '../adapters/memory/access-directory.js';
 import { FIXTURES_PATH, loadCaseFile } from '../adapters/memory/case-file.js';
 import { InMemoryCaseRepository } from '../adapters/memory/case-repository.js';
+import { sha256Hasher } from '../adapters/node/api-keys.js';
+import { peerCertificateOf } from '../adapters/node/peer-certificate.js';
+import type { TlsFiles } from '../adapters/node/server.js';
+import { SqliteAccessDirectory } from '../adapters/sqlite/access-directory.js';
 import { SqliteCaseRepository } from '../adapters/sqlite/case-store.js';
 import type { CrnFormat } from '../domain/crn.js';
+import type { AccessAdministration, AccessDirectory } from '../ports/access-directory.js';
 import type { CaseRepository } from '../ports/case-repository.js';
-import type { CaseStoreConfig, Config } from './config.js';
+import { systemClock } from '../ports/clock.js';
+import { type AccessStoreConfig, type CaseStoreConfig, type Config, ConfigError } from './config.js';
 
 /**
  * The composition root: configuration in, adapters built, the app wired. Nothing else in
  * the code base chooses an adapter.
  */
 
-export interface OpenedCaseRepository {
-  readonly repository: CaseRepository;
+export interface Opened<T> {
+  readonly value: T;
   readonly description: string;
   close(): void;
 }
 
-export function openCaseRepository(store: CaseStoreConfig, crnFormat: CrnFormat): OpenedCaseRepository {
+export function openCaseRepository(store: CaseStoreConfig, crnFormat: CrnFormat): Opened<CaseRepository> {
   switch (store.kind) {
     case 'memory': {
       const repository = new InMemoryCaseRepository(loadCaseFile(FIXTURES_PATH.pathname, { crnFormat }));
-      return { repository, description: `memory (${repository.size} fixture cases)`, close: () => {} };
+      return { value: repository, description: `memory (${repository.size} fixture cases)`, close: () => {} };
     }
     case 'sqlite': {
       const repository = SqliteCaseRepository.openReadOnly(store.path);
-      return { repository, description: `sqlite:${store.path} (read-only)`, close: () => repository.close() };
+      return {
+        value: repository,
+        description: `sqlite:${store.path} (read-only)`,
+        close: () => repository.close(),
+      };
+    }
+  }
+}
+
+/** The access directory as `serve` reads it: read-only. */
+export function openAccessDirectory(store: AccessStoreConfig): Opened<AccessDirectory> {
+  switch (store.kind) {
+    case 'memory':
+      return {
+        value: new InMemoryAccessDirectory(),
+        description: 'memory (empty: every request is refused)',
+        close: () => {},
+      };
+    case 'sqlite': {
+      const directory = SqliteAccessDirectory.openReadOnly(store.path);
+      return {
+        value: directory,
+        description: `sqlite:${store.path} (read-only)`,
+        close: () => directory.close(),
+      };
+    }
+  }
+}
+
+/** The access directory as the operator CLI writes it. */
+export function openAccessAdministration(
+  store: AccessStoreConfig,
+): Opened<AccessDirectory & AccessAdministration> {
+  switch (store.kind) {
+    case 'memory':
+      throw new ConfigError(['ACCESS_STORE: the operator commands need a persistent store: sqlite:PATH']);
+    case 'sqlite': {
+      const directory = SqliteAccessDirectory.open(store.path);
+      return { value: directory, description: `sqlite:${store.path}`, close: () => directory.close() };
     }
   }
 }
@@ -47,6 +94,25 @@ export function loadDocsAssets(): DocsAssets {
   };
 }
 
+function readPem(variable: string, path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ConfigError([
+      `${variable}: ${path} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+    ]);
+  }
+}
+
+export function readTlsFiles(config: Config): TlsFiles {
+  return {
+    cert: readPem('TLS_CERT', config.TLS_CERT),
+    key: readPem('TLS_KEY', config.TLS_KEY),
+    clientCa: readPem('TLS_CLIENT_CA', config.TLS_CLIENT_CA),
+    ...(config.TLS_CRL ? { crl: readPem('TLS_CRL', config.TLS_CRL) } : {}),
+  };
+}
+
 export type Logger = pino.Logger;
 
 export function createLogger(level: Config['LOG_LEVEL']): Logger {
@@ -55,18 +121,55 @@ export function createLogger(level: Config['LOG_LEVEL']): Logger {
 
 export interface Service {
   readonly app: OpenAPIHono<AppEnv>;
-  readonly caseStore: string;
+  readonly tls: TlsFiles;
+  readonly stores: { readonly cases: string; readonly access: string };
   close(): void;
 }
 
+const tlsPeerIdentity: IdentityReader = (_request, env) => peerCertificateOf(env);
+
 export function buildService(config: Config, logger: Logger): Service {
+  const tls = readTlsFiles(config);
+  const verifier = (() => {
+    try {
+      return new JoseTokenVerifier({
+        bearer:
+          config.BEARER_MODE === 'off'
+            ? null
+            : {
+                jwks: config.BEARER_JWKS ?? '',
+                issuer: config.BEARER_ISSUER ?? '',
+                audience: config.BEARER_AUDIENCE ?? '',
+              },
+      });
+    } catch (error) {
+      throw new ConfigError([`BEARER_JWKS: ${(error as Error).message}`]);
+    }
+  })();
   const cases = openCaseRepository(config.CASE_STORE, config.CRN_PATTERN);
+  const access = openAccessDirectory(config.ACCESS_STORE);
   const app = createHttpApp({
-    repository: cases.repository,
+    repository: cases.value,
     crnFormat: config.CRN_PATTERN,
     logger,
     docs: loadDocsAssets(),
     publicUrl: config.PUBLIC_URL,
+    perimeter: {
+      identify: config.IDENTITY_MODE === 'trusted-header' ? trustedHeaderIdentity : tlsPeerIdentity,
+      directory: access.value,
+      hasher: sha256Hasher,
+      clock: systemClock,
+      verifier,
+      bearerMode: config.BEARER_MODE,
+    },
   });
-  return { app, caseStore: cases.description, close: () => cases.close() };
+  return {
+    app,
+    tls,
+    stores: { cases: cases.description, access: access.description },
+    close: () => {
+      cases.close();
+      access.close();
+    },
+  };
 }

@@ -7,8 +7,18 @@ import { CrnFormat, DEFAULT_CRN_PATTERN } from '../domain/crn.js';
  */
 
 export type CaseStoreConfig = { kind: 'memory' } | { kind: 'sqlite'; path: string };
+export type AccessStoreConfig = CaseStoreConfig;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** Parses an `ACCESS_STORE` value; also used by the CLI's `--access-store` option. */
+export function parseAccessStore(value: string): AccessStoreConfig | { error: string } {
+  if (/^postgres(ql)?:\/\//.test(value)) {
+    return { error: 'a PostgreSQL access store is not available in this version; use memory or sqlite:PATH' };
+  }
+  if (/^https?:\/\//.test(value)) return { error: 'expected memory or sqlite:PATH' };
+  return parseCaseStore(value);
+}
 
 /** Parses a `CASE_STORE` value; also used by the CLI's `--store` option. */
 export function parseCaseStore(value: string): CaseStoreConfig | { error: string } {
@@ -42,20 +52,39 @@ const port = (name: string, fallback: number) =>
       return n;
     });
 
-const envSchema = z.object({
-  HOST: z.string().min(1).default('127.0.0.1'),
-  PORT: port('PORT', 8443),
-  CASE_STORE: z
+const storeVariable = (fallback: string, parse: (raw: string) => CaseStoreConfig | { error: string }) =>
+  z
     .string()
-    .default('sqlite:./data/cases.db')
+    .default(fallback)
     .transform((raw, ctx) => {
-      const parsed = parseCaseStore(raw);
+      const parsed = parse(raw);
       if ('error' in parsed) {
         ctx.addIssue({ code: 'custom', message: parsed.error });
         return z.NEVER;
       }
       return parsed;
-    }),
+    });
+
+const filePath = (what: string) => z.string({ error: `required: the path of ${what}` }).min(1);
+
+const variablesSchema = z.object({
+  TLS_CERT: filePath('the server certificate (PEM)'),
+  TLS_KEY: filePath("the server certificate's private key (PEM)"),
+  TLS_CLIENT_CA: filePath('the CA bundle trusted for client certificates (PEM)'),
+  TLS_CRL: z.string().min(1).optional(),
+  IDENTITY_MODE: z
+    .enum(['tls', 'trusted-header'], { error: 'expected tls or trusted-header' })
+    .default('tls'),
+  ACCESS_STORE: storeVariable('sqlite:./data/access.db', parseAccessStore),
+  BEARER_MODE: z
+    .enum(['required', 'optional', 'off'], { error: 'expected required, optional or off' })
+    .default('required'),
+  BEARER_JWKS: z.string().min(1).optional(),
+  BEARER_ISSUER: z.string().min(1).optional(),
+  BEARER_AUDIENCE: z.string().min(1).optional(),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  PORT: port('PORT', 8443),
+  CASE_STORE: storeVariable('sqlite:./data/cases.db', parseCaseStore),
   CRN_PATTERN: z
     .string()
     .default(DEFAULT_CRN_PATTERN)
@@ -71,6 +100,30 @@ const envSchema = z.object({
   LOG_LEVEL: z.enum(LOG_LEVELS, { error: `expected one of ${LOG_LEVELS.join(', ')}` }).default('info'),
 });
 
+const envSchema = variablesSchema.superRefine((env, ctx) => {
+  if (env.BEARER_MODE === 'off') return;
+  for (const name of ['BEARER_JWKS', 'BEARER_ISSUER', 'BEARER_AUDIENCE'] as const) {
+    if (env[name] === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [name],
+        message: `required unless BEARER_MODE=off (BEARER_MODE is ${env.BEARER_MODE})`,
+      });
+    }
+  }
+  if (
+    env.BEARER_JWKS !== undefined &&
+    /^[a-z]+:\/\//i.test(env.BEARER_JWKS) &&
+    !/^https:\/\//i.test(env.BEARER_JWKS)
+  ) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['BEARER_JWKS'],
+      message: 'expected a file path or an https:// URL',
+    });
+  }
+});
+
 export type Config = z.output<typeof envSchema>;
 
 export class ConfigError extends Error {
@@ -79,6 +132,9 @@ export class ConfigError extends Error {
     this.name = 'ConfigError';
   }
 }
+
+/** The variables `serve` needs; the CLI's admin commands read only the ones they use. */
+export const SERVE_VARIABLES = Object.keys(variablesSchema.shape);
 
 /** Reads the configuration from `env`; throws {@link ConfigError} naming every bad variable. */
 export function loadConfig(env: Record<string, string | undefined>): Config {
@@ -92,6 +148,23 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
         return `${name}: ${issue.message}`;
       }),
     );
+  }
+  return parsed.data;
+}
+
+/** Only the variables named, validated alone: for CLI commands that need a few of them. */
+export function loadSome<K extends keyof Config>(
+  env: Record<string, string | undefined>,
+  names: readonly K[],
+): Pick<Config, K> {
+  const mask = Object.fromEntries(names.map((n) => [n, true])) as Record<string, true>;
+  const picked = variablesSchema.pick(mask as never) as unknown as z.ZodType<Pick<Config, K>>;
+  const present = Object.fromEntries(
+    names.map((n) => [n, env[n as string]] as const).filter(([, v]) => v !== undefined && v !== ''),
+  );
+  const parsed = picked.safeParse(present);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((issue) => `${String(issue.path[0])}: ${issue.message}`));
   }
   return parsed.data;
 }

@@ -57,7 +57,11 @@ export type AccessDeniedReason =
   | 'suspended-client'
   | 'revoked-certificate';
 
-const CLIENT_REASONS: readonly AccessDeniedReason[] = ['unknown-client', 'suspended-client', 'revoked-certificate'];
+const CLIENT_REASONS: readonly AccessDeniedReason[] = [
+  'unknown-client',
+  'suspended-client',
+  'revoked-certificate',
+];
 
 export class AccessDeniedError extends DomainError {
   readonly code = 'ACCESS_DENIED';
@@ -65,7 +69,11 @@ export class AccessDeniedError extends DomainError {
   readonly kind: 'key' | 'client';
   constructor(readonly reason: AccessDeniedReason) {
     const kind = CLIENT_REASONS.includes(reason) ? 'client' : 'key';
-    super(kind === 'client' ? 'this client is not allowed to call the service' : 'the API key is missing or invalid');
+    super(
+      kind === 'client'
+        ? 'this client is not allowed to call the service'
+        : 'the API key is missing or invalid',
+    );
     this.kind = kind;
     this.name = 'AccessDeniedError';
   }

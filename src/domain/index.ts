@@ -1,3 +1,7 @@
+export * from './access/admit.js';
+export * from './access/api-key.js';
+export type * from './access/model.js';
+export * from './access/permissions.js';
 export * from './crn.js';
 export * from './errors.js';
 export type * from './needs.js';
@@ -5,7 +9,3 @@ export type * from './types.js';
 export * from './use-cases/get-case.js';
 export * from './use-cases/get-community-manager.js';
 export * from './use-cases/get-home-office-interest.js';
-export * from './access/admit.js';
-export * from './access/api-key.js';
-export type * from './access/model.js';
-export * from './access/permissions.js';

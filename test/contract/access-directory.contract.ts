@@ -30,7 +30,13 @@ export function describeAccessDirectoryContract(name: string, open: () => Opened
         rateLimit: '10/1s',
         queueArn: 'arn:aws:sqs:eu-west-2:000000000000:client-a',
         roleArn: 'arn:aws:iam::000000000000:role/client-a',
-        onBehalfOf: { mode: 'optional', issuer: 'https://idp.example', jwks: '/etc/jwks.json', audience: 'case-read', emailClaim: 'upn' },
+        onBehalfOf: {
+          mode: 'optional',
+          issuer: 'https://idp.example',
+          jwks: '/etc/jwks.json',
+          audience: 'case-read',
+          emailClaim: 'upn',
+        },
       });
       await admin.saveClient(client);
       expect(await reader.findClient('client-a')).toStrictEqual(client);
@@ -60,8 +66,13 @@ export function describeAccessDirectoryContract(name: string, open: () => Opened
       await admin.saveClient(AccessMother.client('client-a'));
       const expires = new Date('2027-01-01T00:00:00Z');
       await admin.addApiKey(AccessMother.key('key0000000000001', 'client-a', { expiresAt: expires }));
-      await admin.addApiKey(AccessMother.key('key0000000000002', 'client-a', { createdAt: new Date('2026-02-01T00:00:00Z') }));
-      expect((await admin.listApiKeys('client-a')).map((k) => k.id)).toEqual(['key0000000000001', 'key0000000000002']);
+      await admin.addApiKey(
+        AccessMother.key('key0000000000002', 'client-a', { createdAt: new Date('2026-02-01T00:00:00Z') }),
+      );
+      expect((await admin.listApiKeys('client-a')).map((k) => k.id)).toEqual([
+        'key0000000000001',
+        'key0000000000002',
+      ]);
       expect(await reader.findApiKey('key0000000000001')).toStrictEqual(
         AccessMother.key('key0000000000001', 'client-a', { expiresAt: expires }),
       );
@@ -74,10 +85,14 @@ export function describeAccessDirectoryContract(name: string, open: () => Opened
     });
 
     it('refuses a key for an unknown client, and a duplicate key id', async () => {
-      await expect(admin.addApiKey(AccessMother.key('key0000000000009', 'ghost'))).rejects.toThrow(/no client ghost/);
+      await expect(admin.addApiKey(AccessMother.key('key0000000000009', 'ghost'))).rejects.toThrow(
+        /no client ghost/,
+      );
       await admin.saveClient(AccessMother.client('client-a'));
       await admin.addApiKey(AccessMother.key('key0000000000009', 'client-a'));
-      await expect(admin.addApiKey(AccessMother.key('key0000000000009', 'client-a'))).rejects.toThrow(/already exists/);
+      await expect(admin.addApiKey(AccessMother.key('key0000000000009', 'client-a'))).rejects.toThrow(
+        /already exists/,
+      );
     });
 
     it('revokes certificate serials globally or for one client', async () => {
@@ -98,7 +113,10 @@ export function describeAccessDirectoryContract(name: string, open: () => Opened
     it('keeps user grants by e-mail, case-insensitively, adding and removing permissions', async () => {
       await admin.addGrant('Officer@Probation.Example', ['getCase']);
       await admin.addGrant('officer@probation.example', ['getCommunityManagerByCrn', 'getCase']);
-      expect([...(await reader.grantsFor('OFFICER@probation.example'))].sort()).toEqual(['getCase', 'getCommunityManagerByCrn']);
+      expect([...(await reader.grantsFor('OFFICER@probation.example'))].sort()).toEqual([
+        'getCase',
+        'getCommunityManagerByCrn',
+      ]);
       await admin.removeGrant('officer@probation.example', ['getCase']);
       expect(await reader.grantsFor('officer@probation.example')).toEqual(['getCommunityManagerByCrn']);
       await admin.removeGrant('officer@probation.example', ['getCommunityManagerByCrn']);

@@ -26,6 +26,7 @@ export function fixtureApp(overrides: Partial<HttpAppOptions> = {}) {
   return createHttpApp({
     repository: new InMemoryCaseRepository(fixtureCases()),
     crnFormat: CrnFormat.default,
+    perimeter: { disabled: true },
     ...overrides,
   });
 }

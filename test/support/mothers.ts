@@ -82,7 +82,6 @@ export const CaseMother = {
   },
 };
 
-
 /** Object Mothers for the access directory. */
 export const AccessMother = {
   client(id = 'client-a', overrides: Partial<Client> = {}): Client {

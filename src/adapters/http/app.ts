@@ -4,18 +4,26 @@ import { HTTPException } from 'hono/http-exception';
 import { requestId } from 'hono/request-id';
 import { secureHeaders } from 'hono/secure-headers';
 import type { CrnFormat } from '../../domain/crn.js';
-import { type AccessDeniedError, type DomainError, isDomainError } from '../../domain/errors.js';
+import {
+  type AccessDeniedError,
+  type DomainError,
+  isDomainError,
+  type UnauthenticatedError,
+} from '../../domain/errors.js';
 import type { CaseReader } from '../../domain/needs.js';
 import { caseHandlers } from './cases.handlers.js';
 import { caseRoutes } from './cases.routes.js';
 import { type DocsAssets, mountDocs } from './docs.js';
 import type { AppEnv, HttpLogger } from './env.js';
 import { buildOpenApiDocument } from './openapi.js';
+import { admitRequests, guardOperation, type NoPerimeter, type PerimeterOptions } from './perimeter.js';
 import { type ProblemInput, ProblemType, problemResponse } from './problem.js';
 import { createRouter } from './router.js';
 
 export interface HttpAppOptions {
   readonly repository: CaseReader;
+  /** The security perimeter (decisions §1 steps 2–8); `{ disabled: true }` only in tests of the core. */
+  readonly perimeter: PerimeterOptions | NoPerimeter;
   readonly crnFormat: CrnFormat;
   readonly logger?: HttpLogger;
   /** When given, the Swagger UI is served at /docs from these local assets. */
@@ -27,6 +35,20 @@ export interface HttpAppOptions {
 const API_CSP = "default-src 'none'; frame-ancestors 'none'";
 
 const silentLogger: HttpLogger = { info: () => {}, error: () => {} };
+
+const REALM = 'case-read-service';
+
+/** RFC 6750 challenge: no error code when no credentials were sent; `invalid_token` otherwise. */
+function challengeFor(error: UnauthenticatedError): string {
+  if (error.missing) return `Bearer realm="${REALM}"`;
+  return `Bearer realm="${REALM}", error="invalid_token", error_description="${error.message.replaceAll('"', "'")}"`;
+}
+
+function headersForDomainError(error: DomainError): Record<string, string> {
+  return error.code === 'UNAUTHENTICATED'
+    ? { 'WWW-Authenticate': challengeFor(error as UnauthenticatedError) }
+    : {};
+}
 
 function problemForDomainError(error: DomainError): ProblemInput {
   switch (error.code) {
@@ -43,14 +65,29 @@ function problemForDomainError(error: DomainError): ProblemInput {
       };
     case 'ACCESS_DENIED':
       return (error as AccessDeniedError).kind === 'client'
-        ? { status: 403, type: ProblemType.clientNotAllowed, title: 'Client not allowed', detail: error.message }
+        ? {
+            status: 403,
+            type: ProblemType.clientNotAllowed,
+            title: 'Client not allowed',
+            detail: error.message,
+          }
         : { status: 403, type: ProblemType.accessDenied, title: 'Forbidden', detail: error.message };
     case 'UNAUTHENTICATED':
       return { status: 401, type: ProblemType.unauthenticated, title: 'Unauthorized', detail: error.message };
     case 'ON_BEHALF_OF_NOT_ALLOWED':
-      return { status: 400, type: ProblemType.onBehalfOfNotAllowed, title: 'On-behalf-of not allowed', detail: error.message };
+      return {
+        status: 400,
+        type: ProblemType.onBehalfOfNotAllowed,
+        title: 'On-behalf-of not allowed',
+        detail: error.message,
+      };
     case 'PERMISSION_DENIED':
-      return { status: 403, type: ProblemType.permissionDenied, title: 'Permission denied', detail: error.message };
+      return {
+        status: 403,
+        type: ProblemType.permissionDenied,
+        title: 'Permission denied',
+        detail: error.message,
+      };
   }
 }
 
@@ -94,7 +131,11 @@ export function createHttpApp(options: HttpAppOptions): OpenAPIHono<AppEnv> {
     }),
   );
 
-  const routes = caseRoutes(options.crnFormat);
+  const perimeter = options.perimeter;
+  if (!('disabled' in perimeter)) app.use(admitRequests(perimeter));
+  const routes = caseRoutes(options.crnFormat, (permission) =>
+    'disabled' in perimeter ? [] : [guardOperation(perimeter, permission, { bearer: true })],
+  );
   const handlers = caseHandlers({ repository: options.repository, crnFormat: options.crnFormat });
   app.openapi(routes.getCase, handlers.getCase);
   app.openapi(routes.getHomeOfficeInterest, handlers.getHomeOfficeInterest);
@@ -139,7 +180,26 @@ export function createHttpApp(options: HttpAppOptions): OpenAPIHono<AppEnv> {
   );
 
   app.onError((error, c: Context<AppEnv>) => {
-    if (isDomainError(error)) return problemResponse(c, problemForDomainError(error));
+    if (isDomainError(error)) {
+      if (
+        error.code === 'ACCESS_DENIED' ||
+        error.code === 'UNAUTHENTICATED' ||
+        error.code === 'PERMISSION_DENIED' ||
+        error.code === 'ON_BEHALF_OF_NOT_ALLOWED'
+      ) {
+        // The precise reason is for the operator; the client gets only the broad kind.
+        logger.info(
+          {
+            requestId: c.get('requestId'),
+            client: c.get('certificate')?.commonName ?? null,
+            code: error.code,
+            reason: error.code === 'ACCESS_DENIED' ? (error as AccessDeniedError).reason : error.message,
+          },
+          'request refused',
+        );
+      }
+      return problemResponse(c, problemForDomainError(error), headersForDomainError(error));
+    }
     if (error instanceof HTTPException && error.status < 500) {
       return problemResponse(c, {
         status: error.status,

@@ -1,5 +1,8 @@
 import { createRoute } from '@hono/zod-openapi';
+import type { MiddlewareHandler } from 'hono';
+import type { Permission } from '../../domain/access/permissions.js';
 import type { CrnFormat } from '../../domain/crn.js';
+import type { AppEnv } from './env.js';
 import {
   CommunityOffenderManagerSchema,
   crnParamsSchema,
@@ -28,14 +31,21 @@ const errorResponses = {
   504: problem('The system of record timed out'),
 } as const;
 
-/** The three case routes, their crn parameter built from the configured pattern. */
-export function caseRoutes(format: CrnFormat) {
+/** Middleware that admits a caller to one operation (steps 6–8), or none in tests of the core. */
+export type OperationGuard = (permission: Permission) => MiddlewareHandler<AppEnv>[];
+
+/**
+ * The three case routes, their crn parameter built from the configured pattern. The guard's
+ * middleware runs before the request is validated.
+ */
+export function caseRoutes(format: CrnFormat, guard: OperationGuard = () => []) {
   const params = crnParamsSchema(format);
   return {
     getCase: createRoute({
       method: 'get',
       path: '/case/{crn}',
       operationId: 'getCase',
+      middleware: guard('getCase'),
       tags: ['Case'],
       summary: 'Personal details and circumstances',
       description:
@@ -54,6 +64,7 @@ export function caseRoutes(format: CrnFormat) {
       method: 'get',
       path: '/case/{crn}/home-office-interest',
       operationId: 'getHomeOfficeInterest',
+      middleware: guard('getHomeOfficeInterest'),
       tags: ['Case'],
       summary: 'Home Office interest',
       description: 'Whether a Home Office interest exists, with optional notes.',
@@ -71,6 +82,7 @@ export function caseRoutes(format: CrnFormat) {
       method: 'get',
       path: '/case/{crn}/community-manager',
       operationId: 'getCommunityManagerByCrn',
+      middleware: guard('getCommunityManagerByCrn'),
       tags: ['Case'],
       summary: 'Community manager',
       description:

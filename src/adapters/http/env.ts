@@ -1,7 +1,15 @@
+import type { Caller, Client, ClientCertificate } from '../../domain/access/model.js';
+
 /** What every request context carries through the HTTP adapter. */
 export interface AppEnv {
   Variables: {
     requestId: string;
+    /** The client certificate (step 2), once known. */
+    certificate?: ClientCertificate;
+    /** The admitted client (steps 3–4). */
+    admitted?: { client: Client; certificate: ClientCertificate; apiKeyId: string };
+    /** The caller with its effective permissions (steps 6–8). */
+    caller?: Caller;
   };
 }
 

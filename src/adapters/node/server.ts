@@ -1,9 +1,20 @@
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { type ServerType, serve } from '@hono/node-server';
+
+export interface TlsFiles {
+  /** PEM contents (not paths): server certificate chain, its key, the client CA bundle, an optional CRL. */
+  readonly cert: string;
+  readonly key: string;
+  readonly clientCa: string;
+  readonly crl?: string;
+}
 
 export interface ListenOptions {
   readonly host: string;
   readonly port: number;
+  /** Mutual TLS. Without it the listener is plain HTTP (tests and loopback tools only). */
+  readonly tls?: TlsFiles;
 }
 
 export interface RunningServer {
@@ -14,8 +25,7 @@ export interface RunningServer {
 
 /**
  * Timeouts and limits for the listener: a slow or oversized request is cut off rather than
- * holding a socket. Node's defaults are generous; a service called by other services needs
- * less.
+ * holding a socket.
  */
 export const SERVER_LIMITS = {
   headersTimeoutMs: 10_000,
@@ -25,20 +35,37 @@ export const SERVER_LIMITS = {
 } as const;
 
 /**
- * Starts the Node listener for a web-standard fetch handler. Plain HTTP on loopback for
- * now; mutual TLS is added here (node:https with requestCert), not in the app.
+ * Starts the Node listener for a web-standard fetch handler. With `tls`, it is HTTPS that
+ * demands a client certificate signed by the client CA (and not on the CRL): a client
+ * without one never completes the handshake, so never reaches the app.
  */
 export async function startServer(
-  fetch: (request: Request) => Response | Promise<Response>,
+  fetch: (request: Request, env: unknown) => Response | Promise<Response>,
   options: ListenOptions,
 ): Promise<RunningServer> {
+  const tls = options.tls;
   const server = await new Promise<ServerType>((resolve, reject) => {
     const s = serve(
       {
         fetch,
         hostname: options.host,
         port: options.port,
-        serverOptions: { maxHeaderSize: SERVER_LIMITS.maxHeaderSize },
+        ...(tls
+          ? {
+              createServer: createHttpsServer,
+              serverOptions: {
+                cert: tls.cert,
+                key: tls.key,
+                ca: tls.clientCa,
+                ...(tls.crl ? { crl: tls.crl } : {}),
+                requestCert: true,
+                rejectUnauthorized: true,
+                minVersion: 'TLSv1.2' as const,
+                honorCipherOrder: true,
+                maxHeaderSize: SERVER_LIMITS.maxHeaderSize,
+              },
+            }
+          : { serverOptions: { maxHeaderSize: SERVER_LIMITS.maxHeaderSize } }),
       },
       () => resolve(s),
     );
@@ -52,7 +79,7 @@ export async function startServer(
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return {
-    url: `http://${host}:${address.port}`,
+    url: `${tls ? 'https' : 'http'}://${host}:${address.port}`,
     port: address.port,
     close: () =>
       new Promise<void>((resolve, reject) => {

@@ -116,7 +116,9 @@ export class SqliteAccessDirectory implements AccessDirectory, AccessAdministrat
       client: db.prepare<[string], ClientRow>('SELECT * FROM clients WHERE id = ?'),
       clients: db.prepare<[], ClientRow>('SELECT * FROM clients ORDER BY id'),
       key: db.prepare<[string], KeyRow>('SELECT * FROM api_keys WHERE id = ?'),
-      keysOf: db.prepare<[string], KeyRow>('SELECT * FROM api_keys WHERE client_id = ? ORDER BY created_at, id'),
+      keysOf: db.prepare<[string], KeyRow>(
+        'SELECT * FROM api_keys WHERE client_id = ? ORDER BY created_at, id',
+      ),
       revoked: db.prepare<[string, string], { found: 1 }>(
         "SELECT 1 AS found FROM certificate_revocations WHERE serial_number = ? AND client_id IN ('', ?) LIMIT 1",
       ),
@@ -139,7 +141,9 @@ export class SqliteAccessDirectory implements AccessDirectory, AccessAdministrat
     const version = db.pragma('user_version', { simple: true }) as number;
     if (version !== SCHEMA_VERSION) {
       db.close();
-      throw new AccessStoreError(`access store ${path} is at schema version ${version}, this service needs ${SCHEMA_VERSION}`);
+      throw new AccessStoreError(
+        `access store ${path} is at schema version ${version}, this service needs ${SCHEMA_VERSION}`,
+      );
     }
     return new SqliteAccessDirectory(db);
   }
@@ -150,14 +154,18 @@ export class SqliteAccessDirectory implements AccessDirectory, AccessAdministrat
     try {
       db = new Database(path);
     } catch (error) {
-      throw new AccessStoreError(`access store ${path} cannot be opened for writing (${(error as Error).message})`);
+      throw new AccessStoreError(
+        `access store ${path} cannot be opened for writing (${(error as Error).message})`,
+      );
     }
     db.pragma('journal_mode = WAL');
     db.pragma('foreign_keys = ON');
     const current = db.pragma('user_version', { simple: true }) as number;
     if (current > SCHEMA_VERSION) {
       db.close();
-      throw new AccessStoreError(`access store ${path} is at schema version ${current}, newer than this service knows`);
+      throw new AccessStoreError(
+        `access store ${path} is at schema version ${current}, newer than this service knows`,
+      );
     }
     db.transaction(() => {
       for (let v = current; v < SCHEMA_VERSION; v++) {
@@ -226,14 +234,18 @@ export class SqliteAccessDirectory implements AccessDirectory, AccessAdministrat
   }
 
   async setSuspended(id: string, suspended: boolean): Promise<boolean> {
-    return this.db.prepare('UPDATE clients SET suspended = ? WHERE id = ?').run(suspended ? 1 : 0, id).changes > 0;
+    return (
+      this.db.prepare('UPDATE clients SET suspended = ? WHERE id = ?').run(suspended ? 1 : 0, id).changes > 0
+    );
   }
 
   async addApiKey(key: ApiKeyRecord): Promise<void> {
     if (this.stmts.client.get(key.clientId) === undefined) throw new Error(`no client ${key.clientId}`);
     if (this.stmts.key.get(key.id) !== undefined) throw new Error(`key ${key.id} already exists`);
     this.db
-      .prepare('INSERT INTO api_keys (id, client_id, secret_hash, created_at, expires_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?)')
+      .prepare(
+        'INSERT INTO api_keys (id, client_id, secret_hash, created_at, expires_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?)',
+      )
       .run(
         key.id,
         key.clientId,
@@ -250,13 +262,17 @@ export class SqliteAccessDirectory implements AccessDirectory, AccessAdministrat
 
   async revokeApiKey(id: string, at: Date): Promise<boolean> {
     if (this.stmts.key.get(id) === undefined) return false;
-    this.db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(at.getTime(), id);
+    this.db
+      .prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL')
+      .run(at.getTime(), id);
     return true;
   }
 
   async revokeCertificate(revocation: CertificateRevocation): Promise<void> {
     this.db
-      .prepare('INSERT OR IGNORE INTO certificate_revocations (serial_number, client_id, revoked_at) VALUES (?, ?, ?)')
+      .prepare(
+        'INSERT OR IGNORE INTO certificate_revocations (serial_number, client_id, revoked_at) VALUES (?, ?, ?)',
+      )
       .run(revocation.serialNumber, revocation.clientId ?? '', revocation.revokedAt.getTime());
   }
 
@@ -289,7 +305,9 @@ export class SqliteAccessDirectory implements AccessDirectory, AccessAdministrat
 
   async listGrants(): Promise<UserGrant[]> {
     const rows = this.db
-      .prepare<[], { email: string; permission: string }>('SELECT email, permission FROM user_grants ORDER BY email, permission')
+      .prepare<[], { email: string; permission: string }>(
+        'SELECT email, permission FROM user_grants ORDER BY email, permission',
+      )
       .all();
     const byEmail = new Map<string, Permission[]>();
     for (const row of rows) {

@@ -1,4 +1,9 @@
-import { AccessDeniedError, OnBehalfOfNotAllowedError, PermissionDeniedError, UnauthenticatedError } from '../errors.js';
+import {
+  AccessDeniedError,
+  OnBehalfOfNotAllowedError,
+  PermissionDeniedError,
+  UnauthenticatedError,
+} from '../errors.js';
 import type { AccessReader, Clock, SecretHasher, TokenVerifier } from '../needs.js';
 import { parseApiKey } from './api-key.js';
 import type { ApiKeyRecord, Caller, Client, ClientCertificate } from './model.js';
@@ -79,7 +84,11 @@ export async function checkOnBehalfOf(
   const { mode } = client.onBehalfOf;
   if (token === undefined) {
     if (mode === 'required') {
-      throw new UnauthenticatedError('on-behalf-of', 'an X-On-Behalf-Of token is required for this client', true);
+      throw new UnauthenticatedError(
+        'on-behalf-of',
+        'an X-On-Behalf-Of token is required for this client',
+        true,
+      );
     }
     return null;
   }

@@ -24,7 +24,10 @@ export function parsePermissionList(raw: string): Permission[] {
     .filter((p) => p.length > 0);
   if (parts.length === 0) throw new Error(`no permissions given; expected some of ${PERMISSIONS.join(', ')}`);
   for (const part of parts) {
-    if (!isPermission(part)) throw new Error(`unknown permission ${JSON.stringify(part)}; expected some of ${PERMISSIONS.join(', ')}`);
+    if (!isPermission(part))
+      throw new Error(
+        `unknown permission ${JSON.stringify(part)}; expected some of ${PERMISSIONS.join(', ')}`,
+      );
   }
   return [...new Set(parts as Permission[])];
 }

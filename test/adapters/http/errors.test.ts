@@ -152,7 +152,12 @@ describe('a store that fails', () => {
     '/case/X123456%s → 500 with a generic problem; the cause goes to the log only',
     async (suffix) => {
       const logger = recordingLogger();
-      const broken = createHttpApp({ repository: failing, crnFormat: CrnFormat.default, logger });
+      const broken = createHttpApp({
+        repository: failing,
+        crnFormat: CrnFormat.default,
+        logger,
+        perimeter: { disabled: true },
+      });
       const response = await broken.request(`/case/X123456${suffix}`);
       const text = await response.clone().text();
       const body = await expectProblem(response, 500, 'urn:case-read:problem:internal-error');

@@ -1,0 +1,185 @@
+import { readFileSync } from 'node:fs';
+import {
+  createLocalJWKSet,
+  createRemoteJWKSet,
+  errors,
+  type JSONWebKeySet,
+  type JWTPayload,
+  type JWTVerifyGetKey,
+  jwtVerify,
+} from 'jose';
+import { LRUCache } from 'lru-cache';
+import type { BearerClaims, OnBehalfOfSettings } from '../../domain/access/model.js';
+import { UnauthenticatedError } from '../../domain/errors.js';
+import type { TokenVerifier } from '../../ports/token-verifier.js';
+
+/** Asymmetric algorithms only: never `none`, never an HMAC that a public key could sign. */
+export const ALLOWED_ALGORITHMS = [
+  'ES256',
+  'ES384',
+  'ES512',
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'EdDSA',
+];
+
+export interface BearerSettings {
+  /** A JWKS file path, or an https:// URL. */
+  readonly jwks: string;
+  readonly issuer: string;
+  readonly audience: string;
+}
+
+export interface JoseVerifierOptions {
+  readonly bearer: BearerSettings | null;
+  readonly clockToleranceSeconds?: number;
+  /** How many verified bearer tokens to keep, each until it expires. */
+  readonly cacheSize?: number;
+  readonly now?: () => Date;
+}
+
+/** Loads a key set from a file (read once) or an https URL (fetched and cached by jose). */
+export function keySetFrom(source: string): JWTVerifyGetKey {
+  if (/^https:\/\//i.test(source)) {
+    return createRemoteJWKSet(new URL(source), {
+      cooldownDuration: 30_000,
+      cacheMaxAge: 10 * 60_000,
+      timeoutDuration: 5_000,
+    });
+  }
+  if (/^[a-z]+:\/\//i.test(source)) throw new Error(`JWKS must be a file path or an https:// URL`);
+  let json: JSONWebKeySet;
+  try {
+    json = JSON.parse(readFileSync(source, 'utf8')) as JSONWebKeySet;
+  } catch (error) {
+    throw new Error(
+      `JWKS file ${source} cannot be read as JSON (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+    );
+  }
+  if (!Array.isArray(json.keys) || json.keys.some((k) => 'd' in k)) {
+    throw new Error(`JWKS file ${source} must hold { "keys": [...] } with public keys only`);
+  }
+  return createLocalJWKSet(json);
+}
+
+/** A reason safe to show a client: what failed, never token material. */
+function reasonFor(error: unknown): string {
+  if (error instanceof errors.JWTExpired) return 'the token has expired';
+  if (error instanceof errors.JWTClaimValidationFailed) {
+    if (error.claim === 'iss') return 'the token has an unexpected issuer';
+    if (error.claim === 'aud') return 'the token has an unexpected audience';
+    if (error.claim === 'nbf') return 'the token is not yet valid';
+    if (error.claim === 'exp') return 'the token has no valid expiry';
+    return `the token's ${error.claim} claim is not valid`;
+  }
+  if (error instanceof errors.JOSEAlgNotAllowed)
+    return 'the token is signed with an algorithm that is not allowed';
+  if (error instanceof errors.JWSSignatureVerificationFailed) return 'the token signature does not verify';
+  if (error instanceof errors.JWKSNoMatchingKey) return 'no trusted key matches the token';
+  if (error instanceof errors.JWKSTimeout || error instanceof errors.JWKSInvalid)
+    return 'the trusted keys could not be loaded';
+  if (error instanceof errors.JOSENotSupported) return 'the token uses an unsupported algorithm or key';
+  if (error instanceof errors.JWSInvalid || error instanceof errors.JWTInvalid)
+    return 'the token is malformed';
+  return 'the token could not be verified';
+}
+
+const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
+
+/**
+ * Verifies bearer and on-behalf-of JWTs with jose. Verified bearer tokens are cached (bounded,
+ * each until its `exp`), so a keep-alive client does not pay a signature check per request;
+ * the per-request binding checks (client id, certificate) still run every time.
+ */
+export class JoseTokenVerifier implements TokenVerifier {
+  private readonly bearerKeys: JWTVerifyGetKey | null;
+  private readonly oboKeys = new Map<string, JWTVerifyGetKey>();
+  private readonly cache: LRUCache<string, BearerClaims>;
+  private readonly tolerance: number;
+  private readonly now: () => Date;
+
+  constructor(private readonly options: JoseVerifierOptions) {
+    this.bearerKeys = options.bearer ? keySetFrom(options.bearer.jwks) : null;
+    this.tolerance = options.clockToleranceSeconds ?? 30;
+    this.now = options.now ?? (() => new Date());
+    this.cache = new LRUCache<string, BearerClaims>({
+      max: options.cacheSize ?? 10_000,
+      ttlAutopurge: false,
+    });
+  }
+
+  async verifyBearer(token: string): Promise<BearerClaims> {
+    const bearer = this.options.bearer;
+    if (this.bearerKeys === null || bearer === null)
+      throw new UnauthenticatedError('bearer', 'bearer tokens are not configured');
+    const cached = this.cache.get(token);
+    if (cached !== undefined && cached.expiresAt.getTime() + this.tolerance * 1000 > this.now().getTime())
+      return cached;
+    const payload = await this.verify('bearer', token, this.bearerKeys, bearer.issuer, bearer.audience);
+    const cnf = payload.cnf as Record<string, unknown> | undefined;
+    const thumbprint = cnf?.['x5t#S256'];
+    const clientId = typeof payload.client_id === 'string' ? payload.client_id : (payload.sub ?? null);
+    const claims: BearerClaims = {
+      clientId,
+      certificateThumbprint: typeof thumbprint === 'string' ? thumbprint : null,
+      expiresAt: new Date((payload.exp ?? 0) * 1000),
+    };
+    const ttl = claims.expiresAt.getTime() - this.now().getTime();
+    if (ttl > 0) this.cache.set(token, claims, { ttl });
+    return claims;
+  }
+
+  async verifyOnBehalfOf(token: string, settings: OnBehalfOfSettings): Promise<{ email: string }> {
+    if (settings.jwks === null || settings.issuer === null || settings.audience === null) {
+      throw new UnauthenticatedError(
+        'on-behalf-of',
+        'on-behalf-of tokens are not configured for this client',
+      );
+    }
+    let keys = this.oboKeys.get(settings.jwks);
+    if (keys === undefined) {
+      try {
+        keys = keySetFrom(settings.jwks);
+      } catch {
+        throw new UnauthenticatedError('on-behalf-of', 'the trusted keys could not be loaded');
+      }
+      this.oboKeys.set(settings.jwks, keys);
+    }
+    const payload = await this.verify('on-behalf-of', token, keys, settings.issuer, settings.audience);
+    const email = payload[settings.emailClaim];
+    if (typeof email !== 'string' || !EMAIL.test(email)) {
+      throw new UnauthenticatedError(
+        'on-behalf-of',
+        `the token has no e-mail in its ${settings.emailClaim} claim`,
+      );
+    }
+    return { email: email.toLowerCase() };
+  }
+
+  private async verify(
+    scheme: 'bearer' | 'on-behalf-of',
+    token: string,
+    keys: JWTVerifyGetKey,
+    issuer: string,
+    audience: string,
+  ): Promise<JWTPayload> {
+    if (token.length > 8192) throw new UnauthenticatedError(scheme, 'the token is too long');
+    try {
+      const { payload } = await jwtVerify(token, keys, {
+        issuer,
+        audience,
+        algorithms: ALLOWED_ALGORITHMS,
+        clockTolerance: this.tolerance,
+        requiredClaims: ['exp'],
+        currentDate: this.now(),
+      });
+      return payload;
+    } catch (error) {
+      throw new UnauthenticatedError(scheme, reasonFor(error));
+    }
+  }
+}

@@ -1,0 +1,336 @@
+import { generateApiKey } from '../../adapters/node/api-keys.js';
+import type { ApiKeyRecord, Client, OnBehalfOfMode } from '../../domain/access/model.js';
+import { parsePermissionList } from '../../domain/access/permissions.js';
+import { normaliseSerial } from '../../ports/access-directory.js';
+import { openAccessAdministration } from '../composition.js';
+import { parseDuration, parseRateLimit } from '../durations.js';
+import {
+  accessStoreOf,
+  CommandError,
+  clientIdOf,
+  EXIT,
+  type Io,
+  parse,
+  positionals,
+  report,
+  UsageError,
+} from './common.js';
+
+const STORE = { 'access-store': { type: 'string' }, json: { type: 'boolean' } } as const;
+
+async function withStore<T>(
+  option: string | undefined,
+  io: Io,
+  run: (store: ReturnType<typeof openAccessAdministration>['value']) => Promise<T>,
+) {
+  const opened = openAccessAdministration(accessStoreOf(option, io.env));
+  try {
+    return await run(opened.value);
+  } finally {
+    opened.close();
+  }
+}
+
+const usage = (fn: () => unknown) => {
+  try {
+    return fn();
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+};
+
+const SQS_ARN = /^arn:aws[a-z-]*:sqs:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,80}(\.fifo)?$/;
+const ROLE_ARN = /^arn:aws[a-z-]*:iam::\d{12}:role\/[A-Za-z0-9+=,.@_/-]{1,128}$/;
+const OBO_MODES: readonly OnBehalfOfMode[] = ['forbidden', 'optional', 'required'];
+
+function describeClient(c: Client): string[] {
+  return [
+    `${c.id}${c.suspended ? ' (suspended)' : ''}`,
+    `  permissions     ${c.permissions.join(', ') || '(none)'}`,
+    `  rate limit      ${c.rateLimit ?? '(service default)'}`,
+    `  queue           ${c.queueArn ?? '(none)'}${c.roleArn ? ` via ${c.roleArn}` : ''}`,
+    `  on-behalf-of    ${c.onBehalfOf.mode}${c.onBehalfOf.mode === 'forbidden' ? '' : ` (iss ${c.onBehalfOf.issuer}, aud ${c.onBehalfOf.audience}, jwks ${c.onBehalfOf.jwks}, e-mail claim ${c.onBehalfOf.emailClaim})`}`,
+  ];
+}
+
+function keyStatus(k: ApiKeyRecord, now: Date): string {
+  if (k.revokedAt !== null) return `revoked ${k.revokedAt.toISOString()}`;
+  if (k.expiresAt !== null && k.expiresAt <= now) return `expired ${k.expiresAt.toISOString()}`;
+  return k.expiresAt === null ? 'active' : `active until ${k.expiresAt.toISOString()}`;
+}
+
+const keyJson = (k: ApiKeyRecord, now: Date) => ({
+  id: k.id,
+  client: k.clientId,
+  createdAt: k.createdAt.toISOString(),
+  expiresAt: k.expiresAt?.toISOString() ?? null,
+  revokedAt: k.revokedAt?.toISOString() ?? null,
+  status: keyStatus(k, now).split(' ')[0],
+});
+
+async function clients(sub: string | undefined, args: string[], io: Io): Promise<number> {
+  switch (sub) {
+    case 'add': {
+      const { values, positionals: rest } = parse(args, {
+        ...STORE,
+        permissions: { type: 'string' },
+        'queue-arn': { type: 'string' },
+        'role-arn': { type: 'string' },
+        'rate-limit': { type: 'string' },
+        obo: { type: 'string' },
+        'obo-issuer': { type: 'string' },
+        'obo-jwks': { type: 'string' },
+        'obo-audience': { type: 'string' },
+        'obo-email-claim': { type: 'string' },
+      });
+      const id = clientIdOf(positionals(rest, ['CN'])[0] as string);
+      if (values.permissions === undefined) throw new UsageError('clients add needs --permissions P[,P...]');
+      const permissions = usage(() =>
+        parsePermissionList(values.permissions as string),
+      ) as Client['permissions'];
+      if (values['queue-arn'] !== undefined && !SQS_ARN.test(values['queue-arn'])) {
+        throw new UsageError(
+          '--queue-arn must be an SQS queue ARN, e.g. arn:aws:sqs:eu-west-2:123456789012:my-queue',
+        );
+      }
+      if (values['role-arn'] !== undefined && !ROLE_ARN.test(values['role-arn'])) {
+        throw new UsageError(
+          '--role-arn must be an IAM role ARN, e.g. arn:aws:iam::123456789012:role/my-role',
+        );
+      }
+      if (values['rate-limit'] !== undefined) usage(() => parseRateLimit(values['rate-limit'] as string));
+      const mode = (values.obo ?? 'forbidden') as OnBehalfOfMode;
+      if (!OBO_MODES.includes(mode)) throw new UsageError('--obo must be forbidden, optional or required');
+      const obo = {
+        issuer: values['obo-issuer'],
+        jwks: values['obo-jwks'],
+        audience: values['obo-audience'],
+      };
+      if (mode !== 'forbidden') {
+        const missing = Object.entries(obo)
+          .filter(([, v]) => v === undefined)
+          .map(([k]) => `--obo-${k}`);
+        if (missing.length > 0) throw new UsageError(`--obo ${mode} needs ${missing.join(', ')}`);
+      } else if (Object.values(obo).some((v) => v !== undefined) || values['obo-email-claim'] !== undefined) {
+        throw new UsageError(
+          '--obo-issuer, --obo-jwks, --obo-audience and --obo-email-claim need --obo optional or required',
+        );
+      }
+      const client: Client = {
+        id,
+        permissions,
+        suspended: false,
+        rateLimit: values['rate-limit'] ?? null,
+        queueArn: values['queue-arn'] ?? null,
+        roleArn: values['role-arn'] ?? null,
+        onBehalfOf: {
+          mode,
+          issuer: obo.issuer ?? null,
+          jwks: obo.jwks ?? null,
+          audience: obo.audience ?? null,
+          emailClaim: values['obo-email-claim'] ?? 'email',
+        },
+      };
+      await withStore(values['access-store'], io, async (store) => {
+        if (await store.findClient(id)) throw new CommandError(`client ${id} already exists`);
+        await store.saveClient(client);
+      });
+      report(io, values.json, client, [`added client ${id}`, ...describeClient(client).slice(1)]);
+      return EXIT.ok;
+    }
+    case 'list': {
+      const { values, positionals: rest } = parse(args, STORE);
+      positionals(rest, []);
+      const all = await withStore(values['access-store'], io, (store) => store.listClients());
+      report(
+        io,
+        values.json,
+        all,
+        all.length === 0
+          ? ['no clients']
+          : all.map((c) => `${c.id}${c.suspended ? ' (suspended)' : ''}  ${c.permissions.join(',')}`),
+      );
+      return EXIT.ok;
+    }
+    case 'show': {
+      const { values, positionals: rest } = parse(args, STORE);
+      const id = positionals(rest, ['CN'])[0] as string;
+      const found = await withStore(values['access-store'], io, async (store) => {
+        const client = await store.findClient(id);
+        return client && { client, keys: await store.listApiKeys(id) };
+      });
+      if (!found) throw new CommandError(`no client ${id}`);
+      const now = new Date();
+      report(io, values.json, { ...found.client, keys: found.keys.map((k) => keyJson(k, now)) }, [
+        ...describeClient(found.client),
+        `  keys            ${found.keys.length === 0 ? '(none)' : ''}`,
+        ...found.keys.map((k) => `    ${k.id}  ${keyStatus(k, now)}`),
+      ]);
+      return EXIT.ok;
+    }
+    case 'suspend':
+    case 'resume': {
+      const { values, positionals: rest } = parse(args, STORE);
+      const id = positionals(rest, ['CN'])[0] as string;
+      const done = await withStore(values['access-store'], io, (store) =>
+        store.setSuspended(id, sub === 'suspend'),
+      );
+      if (!done) throw new CommandError(`no client ${id}`);
+      report(
+        io,
+        values.json,
+        { client: id, suspended: sub === 'suspend' },
+        `${sub === 'suspend' ? 'suspended' : 'resumed'} client ${id}`,
+      );
+      return EXIT.ok;
+    }
+    case 'remove': {
+      const { values, positionals: rest } = parse(args, STORE);
+      const id = positionals(rest, ['CN'])[0] as string;
+      const done = await withStore(values['access-store'], io, (store) => store.removeClient(id));
+      if (!done) throw new CommandError(`no client ${id}`);
+      report(io, values.json, { client: id, removed: true }, `removed client ${id} and its keys`);
+      return EXIT.ok;
+    }
+    default:
+      throw new UsageError(
+        sub === undefined
+          ? 'clients needs a subcommand: add, list, show, suspend, resume or remove'
+          : `unknown clients subcommand: ${sub}`,
+      );
+  }
+}
+
+async function keys(sub: string | undefined, args: string[], io: Io): Promise<number> {
+  switch (sub) {
+    case 'issue': {
+      const { values, positionals: rest } = parse(args, { ...STORE, 'expires-in': { type: 'string' } });
+      const id = positionals(rest, ['CN'])[0] as string;
+      const lifetime =
+        values['expires-in'] === undefined
+          ? null
+          : (usage(() => parseDuration(values['expires-in'] as string, '--expires-in')) as number);
+      const now = new Date();
+      const generated = generateApiKey();
+      const record: ApiKeyRecord = {
+        id: generated.id,
+        clientId: id,
+        secretHash: generated.secretHash,
+        createdAt: now,
+        expiresAt: lifetime === null ? null : new Date(now.getTime() + lifetime),
+        revokedAt: null,
+      };
+      await withStore(values['access-store'], io, async (store) => {
+        if (!(await store.findClient(id)))
+          throw new CommandError(`no client ${id}; add it first with case-read clients add`);
+        await store.addApiKey(record);
+      });
+      // The key is shown once, alone on its line; only its hash is stored.
+      report(io, values.json, { ...keyJson(record, now), key: generated.key }, generated.key);
+      if (!values.json)
+        io.err(
+          `issued key ${record.id} for ${id}${record.expiresAt ? `, expires ${record.expiresAt.toISOString()}` : ''}; it is not shown again`,
+        );
+      return EXIT.ok;
+    }
+    case 'list': {
+      const { values, positionals: rest } = parse(args, STORE);
+      const id = positionals(rest, ['CN'])[0] as string;
+      const list = await withStore(values['access-store'], io, async (store) => {
+        if (!(await store.findClient(id))) throw new CommandError(`no client ${id}`);
+        return store.listApiKeys(id);
+      });
+      const now = new Date();
+      report(
+        io,
+        values.json,
+        list.map((k) => keyJson(k, now)),
+        list.length === 0
+          ? ['no keys']
+          : list.map((k) => `${k.id}  ${keyStatus(k, now)}  created ${k.createdAt.toISOString()}`),
+      );
+      return EXIT.ok;
+    }
+    case 'revoke': {
+      const { values, positionals: rest } = parse(args, STORE);
+      const keyId = positionals(rest, ['KEY_ID'])[0] as string;
+      const done = await withStore(values['access-store'], io, (store) =>
+        store.revokeApiKey(keyId, new Date()),
+      );
+      if (!done) throw new CommandError(`no key ${keyId}`);
+      report(
+        io,
+        values.json,
+        { key: keyId, revoked: true },
+        `revoked key ${keyId}; it stops working on the next request`,
+      );
+      return EXIT.ok;
+    }
+    default:
+      throw new UsageError(
+        sub === undefined
+          ? 'keys needs a subcommand: issue, list or revoke'
+          : `unknown keys subcommand: ${sub}`,
+      );
+  }
+}
+
+async function certs(sub: string | undefined, args: string[], io: Io): Promise<number> {
+  if (sub !== 'revoke')
+    throw new UsageError(
+      sub === undefined ? 'certs needs a subcommand: revoke' : `unknown certs subcommand: ${sub}`,
+    );
+  const { values, positionals: rest } = parse(args, { ...STORE, client: { type: 'string' } });
+  const serial = usage(() => normaliseSerial(positionals(rest, ['SERIAL'])[0] as string)) as string;
+  const clientId = values.client === undefined ? null : clientIdOf(values.client);
+  await withStore(values['access-store'], io, (store) =>
+    store.revokeCertificate({ serialNumber: serial, clientId, revokedAt: new Date() }),
+  );
+  report(
+    io,
+    values.json,
+    { serialNumber: serial, client: clientId },
+    `revoked certificate serial ${serial}${clientId ? ` for ${clientId}` : ' for every client'}`,
+  );
+  return EXIT.ok;
+}
+
+const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
+
+async function grants(sub: string | undefined, args: string[], io: Io): Promise<number> {
+  if (sub === 'list') {
+    const { values, positionals: rest } = parse(args, STORE);
+    positionals(rest, []);
+    const all = await withStore(values['access-store'], io, (store) => store.listGrants());
+    report(
+      io,
+      values.json,
+      all,
+      all.length === 0 ? ['no grants'] : all.map((g) => `${g.email}  ${g.permissions.join(',')}`),
+    );
+    return EXIT.ok;
+  }
+  if (sub !== 'add' && sub !== 'remove') {
+    throw new UsageError(
+      sub === undefined
+        ? 'grants needs a subcommand: add, remove or list'
+        : `unknown grants subcommand: ${sub}`,
+    );
+  }
+  const { values, positionals: rest } = parse(args, STORE);
+  const [email, list] = positionals(rest, ['EMAIL', 'P[,P...]']) as [string, string];
+  if (!EMAIL.test(email)) throw new UsageError('EMAIL must be an e-mail address');
+  const permissions = usage(() => parsePermissionList(list)) as Client['permissions'];
+  await withStore(values['access-store'], io, (store) =>
+    sub === 'add' ? store.addGrant(email, permissions) : store.removeGrant(email, permissions),
+  );
+  report(
+    io,
+    values.json,
+    { email: email.toLowerCase(), [sub === 'add' ? 'added' : 'removed']: permissions },
+    `${sub === 'add' ? 'granted' : 'removed'} ${permissions.join(', ')} ${sub === 'add' ? 'to' : 'from'} ${email.toLowerCase()}`,
+  );
+  return EXIT.ok;
+}
+
+export const accessCommands = { clients, keys, certs, grants };

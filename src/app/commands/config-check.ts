@@ -1,0 +1,48 @@
+import { keySetFrom } from '../../adapters/jose/token-verifier.js';
+import { readTlsFiles } from '../composition.js';
+import { loadConfig, SERVE_VARIABLES } from '../config.js';
+import { EXIT, type Io, parse, positionals, report } from './common.js';
+
+/** Hides passwords in URLs and any value whose name says it is a secret. */
+export function maskValue(name: string, value: string): string {
+  if (/SECRET|PASSWORD|TOKEN|API_KEY/i.test(name)) return '********';
+  return value.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*):[^@/]*@/i, '$1:********@');
+}
+
+/** `config check`: validates the configuration as `serve` would, and prints it with secrets masked. */
+export async function configCheck(args: string[], io: Io): Promise<number> {
+  const { values, positionals: rest } = parse(args, { json: { type: 'boolean' } });
+  positionals(rest, []);
+  const config = loadConfig(io.env);
+  readTlsFiles(config);
+  if (config.BEARER_MODE !== 'off' && config.BEARER_JWKS && !/^https:/i.test(config.BEARER_JWKS)) {
+    try {
+      keySetFrom(config.BEARER_JWKS);
+    } catch (error) {
+      throw new Error(`BEARER_JWKS: ${(error as Error).message}`);
+    }
+  }
+  const effective: Record<string, { value: string; source: 'environment' | 'default' }> = {};
+  for (const name of SERVE_VARIABLES) {
+    const fromEnv = io.env[name];
+    const value = config[name as keyof typeof config];
+    if (value === undefined) continue;
+    const shown =
+      name === 'CASE_STORE' || name === 'ACCESS_STORE'
+        ? (value as { kind: string; path?: string }).kind === 'memory'
+          ? 'memory'
+          : `sqlite:${(value as { path: string }).path}`
+        : name === 'CRN_PATTERN'
+          ? (value as { pattern: string }).pattern
+          : String(value);
+    effective[name] = { value: maskValue(name, shown), source: fromEnv ? 'environment' : 'default' };
+  }
+  report(io, values.json, effective, [
+    'configuration is valid',
+    ...Object.entries(effective).map(
+      ([name, { value, source }]) =>
+        `  ${name.padEnd(16)} ${value}${source === 'default' ? '  (default)' : ''}`,
+    ),
+  ]);
+  return EXIT.ok;
+}

@@ -1,0 +1,70 @@
+import { readFileSync } from 'node:fs';
+import type { JWK } from 'jose';
+import { DEV_AUDIENCE, DEV_ISSUER, mintToken } from '../../adapters/jose/dev-issuer.js';
+import { thumbprintOfPem } from '../../adapters/node/peer-certificate.js';
+import { parseDuration } from '../durations.js';
+import { CommandError, clientIdOf, EXIT, type Io, parse, positionals, report, UsageError } from './common.js';
+import { devFiles, readRequired } from './dev-dir.js';
+
+/**
+ * `tokens mint --client CN [--dir DIR] [--expires-in DURATION] [--bind-cert PEM]`: a bearer
+ * token from the development issuer, for `iss` BEARER_ISSUER and `aud` BEARER_AUDIENCE
+ * (defaults: the dev issuer's). Prints the token alone on its line.
+ */
+async function mint(args: string[], io: Io): Promise<number> {
+  const { values, positionals: rest } = parse(args, {
+    client: { type: 'string' },
+    dir: { type: 'string' },
+    'expires-in': { type: 'string' },
+    'bind-cert': { type: 'string' },
+    json: { type: 'boolean' },
+  });
+  positionals(rest, []);
+  if (values.client === undefined) throw new UsageError('tokens mint needs --client CN');
+  const clientId = clientIdOf(values.client);
+  let expiresInMs: number;
+  try {
+    expiresInMs = parseDuration(values['expires-in'] ?? '1h', '--expires-in');
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const dir = values.dir ?? '.dev';
+  const files = devFiles(dir);
+  let privateJwk: JWK;
+  try {
+    privateJwk = JSON.parse(readRequired(files.issuerKey, 'run case-read pki init --dir DIR first')) as JWK;
+  } catch (error) {
+    if (error instanceof CommandError) throw error;
+    throw new CommandError(`${files.issuerKey} is not a JSON key`);
+  }
+  let certificateThumbprint: string | undefined;
+  if (values['bind-cert'] !== undefined) {
+    try {
+      certificateThumbprint = thumbprintOfPem(readFileSync(values['bind-cert'], 'utf8'));
+    } catch {
+      throw new CommandError(`--bind-cert: ${values['bind-cert']} is not a readable PEM certificate`);
+    }
+  }
+  const token = await mintToken({
+    privateJwk,
+    issuer: io.env.BEARER_ISSUER || DEV_ISSUER,
+    audience: io.env.BEARER_AUDIENCE || DEV_AUDIENCE,
+    clientId,
+    expiresInSeconds: Math.ceil(expiresInMs / 1000),
+    ...(certificateThumbprint ? { certificateThumbprint } : {}),
+  });
+  report(
+    io,
+    values.json,
+    { token, client: clientId, expiresInSeconds: Math.ceil(expiresInMs / 1000) },
+    token,
+  );
+  return EXIT.ok;
+}
+
+export async function tokens(sub: string | undefined, args: string[], io: Io): Promise<number> {
+  if (sub === 'mint') return mint(args, io);
+  throw new UsageError(
+    sub === undefined ? 'tokens needs a subcommand: mint' : `unknown tokens subcommand: ${sub}`,
+  );
+}

@@ -1,0 +1,25 @@
+const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** Parses `500ms`, `30s`, `15m`, `12h`, `90d` into milliseconds; throws naming the expected form. */
+export function parseDuration(raw: string, what = 'duration'): number {
+  const match = /^(\d{1,9})(ms|s|m|h|d)$/.exec(raw.trim());
+  if (!match) throw new Error(`${what} must look like 30s, 15m, 12h or 90d`);
+  const ms = Number(match[1]) * (UNITS[match[2] as string] as number);
+  if (ms <= 0) throw new Error(`${what} must be more than zero`);
+  return ms;
+}
+
+/** Parses a rate limit `N/DURATION`, e.g. `100/1s`, `6000/1m`. */
+export function parseRateLimit(raw: string): { limit: number; windowMs: number } {
+  const [count, window, ...rest] = raw.split('/');
+  if (
+    count === undefined ||
+    window === undefined ||
+    rest.length > 0 ||
+    !/^\d{1,9}$/.test(count) ||
+    Number(count) < 1
+  ) {
+    throw new Error('rate limit must look like N/DURATION, e.g. 100/1s or 6000/1m');
+  }
+  return { limit: Number(count), windowMs: parseDuration(window, 'rate limit window') };
+}
