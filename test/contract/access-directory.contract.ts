@@ -140,7 +140,8 @@ export function describeAccessDirectoryContract(name: string, open: () => Opened
     it('does not let a caller change what the next read returns', async () => {
       await admin.saveClient(AccessMother.client('client-a'));
       const found = await reader.findClient('client-a');
-      (found?.permissions as string[]).push('issueQueueToken');
+      expect(found).toBeDefined();
+      (found!.permissions as string[]).push('issueQueueToken');
       expect((await reader.findClient('client-a'))?.permissions).not.toContain('issueQueueToken');
     });
   });

@@ -107,7 +107,8 @@ export function createHttpApp(options: HttpAppOptions): OpenAPIHono<AppEnv> {
     const started = performance.now();
     await next();
     c.header('X-Request-Id', c.get('requestId'));
-    c.header('Cache-Control', 'no-store');
+    // Data returned to an on-behalf-of request is for that user alone.
+    c.header('Cache-Control', c.get('caller')?.onBehalfOf ? 'no-store, private' : 'no-store');
     // The API answers JSON only: nothing may be loaded or framed. A handler that serves a
     // page (the docs UI) sets its own policy, which is kept.
     if (!c.res.headers.has('Content-Security-Policy')) c.header('Content-Security-Policy', API_CSP);

@@ -81,7 +81,5 @@ export function guardOperation(
     c.set('caller', caller);
     requirePermission(caller, permission);
     await next();
-    // Data returned to an on-behalf-of request is for that user alone.
-    if (onBehalfOf !== null) c.header('Cache-Control', 'no-store, private');
   };
 }

@@ -170,5 +170,6 @@ export async function createCrl(
     signingAlgorithm: SIGN,
     extensions: [await x509.AuthorityKeyIdentifierExtension.create(ca.certificate, false)],
   });
-  return crl.toString('pem');
+  // OpenSSL (and so Node's `crl` option) reads only the RFC 7468 label "X509 CRL".
+  return x509.PemConverter.encode(crl.rawData, 'X509 CRL');
 }

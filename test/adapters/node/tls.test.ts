@@ -1,0 +1,110 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEV_ISSUER, mintToken } from '../../../src/adapters/jose/dev-issuer.js';
+import { httpsRequest } from '../../support/https-client.js';
+import { AccessMother } from '../../support/mothers.js';
+import { type ClientCredentials, makeTestPki, type TestPki } from '../../support/pki.js';
+import {
+  type RunningTestService,
+  startTestService,
+  TEST_AUDIENCE,
+  TEST_ISSUER,
+} from '../../support/service.js';
+
+const DAY = 86_400_000;
+let pki: TestPki;
+let service: RunningTestService;
+let good: ClientCredentials;
+let revokedOnCrl: ClientCredentials;
+let key: string;
+let token: string;
+
+beforeAll(async () => {
+  pki = await makeTestPki();
+  good = await makeClient('client-a');
+  revokedOnCrl = await makeClient('client-a');
+  service = await startTestService(pki, { crl: await pki.crl([revokedOnCrl.serialNumber]) });
+  await service.directory.saveClient(AccessMother.client('client-a'));
+  key = (await service.issueKey('client-a')).key;
+  token = await mintToken({
+    privateJwk: pki.issuer.privateJwk,
+    issuer: TEST_ISSUER,
+    audience: TEST_AUDIENCE,
+    clientId: 'client-a',
+    expiresInSeconds: 600,
+  });
+  expect(DEV_ISSUER).not.toBe(TEST_ISSUER);
+});
+afterAll(async () => {
+  await service.close();
+  pki.cleanup();
+});
+
+function makeClient(cn: string, options: Parameters<TestPki['client']>[1] = {}) {
+  return pki.client(cn, options);
+}
+
+const call = (credentials?: { certPem: string; keyPem: string }) =>
+  httpsRequest(`${service.url}/case/X123456/home-office-interest`, {
+    ca: pki.ca.certPem,
+    ...(credentials ? { cert: credentials.certPem, key: credentials.keyPem } : {}),
+    headers: { 'x-api-key': key, authorization: `Bearer ${token}` },
+  });
+
+describe('the mutual-TLS handshake', () => {
+  it('a valid client certificate, key and token → 200', async () => {
+    const response = await call(good);
+    expect(response.status).toBe(200);
+    expect(response.json()).toEqual({ exists: true, notes: expect.any(String) });
+  });
+
+  it('no client certificate → the connection fails, no HTTP response', async () => {
+    await expect(call()).rejects.toThrow();
+  });
+
+  it('a certificate from another CA → the connection fails', async () => {
+    await expect(call(await makeClient('client-a', { ca: pki.otherCa }))).rejects.toThrow();
+  });
+
+  it('an expired certificate → the connection fails', async () => {
+    const expired = await makeClient('client-a', {
+      notBefore: new Date(Date.now() - 30 * DAY),
+      notAfter: new Date(Date.now() - DAY),
+    });
+    await expect(call(expired)).rejects.toThrow();
+  });
+
+  it('a certificate not yet valid → the connection fails', async () => {
+    const future = await makeClient('client-a', {
+      notBefore: new Date(Date.now() + DAY),
+      notAfter: new Date(Date.now() + 30 * DAY),
+    });
+    await expect(call(future)).rejects.toThrow();
+  });
+
+  it('a certificate on the CRL → the connection fails', async () => {
+    await expect(call(revokedOnCrl)).rejects.toThrow();
+  });
+
+  it('refuses TLS 1.1 and older', async () => {
+    const { connect } = await import('node:tls');
+    const { port } = new URL(service.url);
+    const outcome = await new Promise<string>((resolve) => {
+      const socket = connect({
+        host: '127.0.0.1',
+        port: Number(port),
+        ca: pki.ca.certPem,
+        cert: good.certPem,
+        key: good.keyPem,
+        servername: 'localhost',
+        minVersion: 'TLSv1',
+        maxVersion: 'TLSv1.1',
+      });
+      socket.on('secureConnect', () => {
+        socket.destroy();
+        resolve('connected');
+      });
+      socket.on('error', (error) => resolve(`refused: ${error.message}`));
+    });
+    expect(outcome).toMatch(/^refused/);
+  });
+});

@@ -1,0 +1,58 @@
+import { request } from 'node:https';
+
+export interface HttpsResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+  json(): unknown;
+}
+
+export interface HttpsOptions {
+  readonly ca: string;
+  readonly cert?: string;
+  readonly key?: string;
+  readonly method?: string;
+  readonly headers?: Record<string, string>;
+  readonly servername?: string;
+}
+
+/**
+ * One HTTPS request on a fresh connection, presenting the client certificate when given.
+ * Rejects when the TLS handshake (or the connection) fails: then there was no HTTP response.
+ */
+export function httpsRequest(url: string, options: HttpsOptions): Promise<HttpsResponse> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      {
+        method: options.method ?? 'GET',
+        ca: options.ca,
+        ...(options.cert ? { cert: options.cert } : {}),
+        ...(options.key ? { key: options.key } : {}),
+        headers: options.headers ?? {},
+        agent: false,
+        servername: options.servername ?? 'localhost',
+        timeout: 10_000,
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          text += chunk;
+        });
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            text,
+            json: () => JSON.parse(text) as unknown,
+          }),
+        );
+        res.on('error', reject);
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('timed out')));
+    req.on('error', reject);
+    req.end();
+  });
+}

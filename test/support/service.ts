@@ -1,0 +1,89 @@
+import { createHttpApp } from '../../src/adapters/http/app.js';
+import type { HttpLogger } from '../../src/adapters/http/env.js';
+import { type IdentityReader, trustedHeaderIdentity } from '../../src/adapters/http/identity.js';
+import { JoseTokenVerifier } from '../../src/adapters/jose/token-verifier.js';
+import { InMemoryAccessDirectory } from '../../src/adapters/memory/access-directory.js';
+import { InMemoryCaseRepository } from '../../src/adapters/memory/case-repository.js';
+import { generateApiKey, sha256Hasher } from '../../src/adapters/node/api-keys.js';
+import { peerCertificateOf } from '../../src/adapters/node/peer-certificate.js';
+import { startServer } from '../../src/adapters/node/server.js';
+import type { BearerMode } from '../../src/domain/access/admit.js';
+import type { ApiKeyRecord } from '../../src/domain/access/model.js';
+import { CrnFormat } from '../../src/domain/crn.js';
+import type { Clock } from '../../src/domain/needs.js';
+import { fixtureCases } from './fixtures.js';
+import type { TestPki } from './pki.js';
+
+export const TEST_ISSUER = 'https://issuer.test';
+export const TEST_AUDIENCE = 'case-read-service';
+
+export interface RunningTestService {
+  readonly url: string;
+  readonly directory: InMemoryAccessDirectory;
+  /** Issues a key for a client, stores its hash, and returns the full key. */
+  issueKey(clientId: string, overrides?: Partial<ApiKeyRecord>): Promise<{ id: string; key: string }>;
+  close(): Promise<void>;
+}
+
+/** The real HTTPS listener with the whole perimeter, over the fixtures and an in-memory directory. */
+export async function startTestService(
+  pki: TestPki,
+  options: {
+    bearerMode?: BearerMode;
+    identityMode?: 'tls' | 'trusted-header';
+    crl?: string;
+    clock?: Clock;
+    logger?: HttpLogger;
+  } = {},
+): Promise<RunningTestService> {
+  const directory = new InMemoryAccessDirectory();
+  const clock = options.clock ?? { now: () => new Date() };
+  const identify: IdentityReader =
+    options.identityMode === 'trusted-header'
+      ? trustedHeaderIdentity
+      : (_request, env) => peerCertificateOf(env);
+  const app = createHttpApp({
+    repository: new InMemoryCaseRepository(fixtureCases()),
+    crnFormat: CrnFormat.default,
+    ...(options.logger ? { logger: options.logger } : {}),
+    perimeter: {
+      identify,
+      directory,
+      hasher: sha256Hasher,
+      clock,
+      verifier: new JoseTokenVerifier({
+        bearer: { jwks: pki.jwksPath, issuer: TEST_ISSUER, audience: TEST_AUDIENCE },
+        now: () => clock.now(),
+      }),
+      bearerMode: options.bearerMode ?? 'required',
+    },
+  });
+  const server = await startServer(app.fetch, {
+    host: '127.0.0.1',
+    port: 0,
+    tls: {
+      cert: `${pki.server.certPem}\n${pki.ca.certPem}`,
+      key: pki.server.keyPem,
+      clientCa: pki.ca.certPem,
+      ...(options.crl ? { crl: options.crl } : {}),
+    },
+  });
+  return {
+    url: server.url.replace('127.0.0.1', 'localhost'),
+    directory,
+    async issueKey(clientId, overrides = {}) {
+      const generated = generateApiKey();
+      await directory.addApiKey({
+        id: generated.id,
+        clientId,
+        secretHash: generated.secretHash,
+        createdAt: new Date(),
+        expiresAt: null,
+        revokedAt: null,
+        ...overrides,
+      });
+      return { id: generated.id, key: generated.key };
+    },
+    close: () => server.close(),
+  };
+}
