@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT, runCli, startServe } from '../support/cli.js';
+import { httpsRequest } from '../support/https-client.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'case-read-cli-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -33,7 +34,55 @@ describe('case-read usage errors exit 2 with a usage line', () => {
       ['cases', 'generate', '--count', '5', '--store', 'redis://x'],
       '--store: expected memory or sqlite:PATH',
     ],
-    [['serve', 'extra'], 'serve takes no arguments'],
+    [['serve', 'extra'], 'unexpected argument: extra'],
+    [['pki'], 'pki needs a subcommand'],
+    [['pki', 'init'], 'pki init needs --dir DIR'],
+    [['pki', 'client', 'client-a'], 'pki client needs --dir DIR'],
+    [['pki', 'client', 'bad cn!', '--dir', '/tmp/x'], 'CN must be 1-64 characters'],
+    [['pki', 'client', 'c', '--dir', '/tmp/x', '--days', '0'], '--days must be a whole number'],
+    [['clients', 'add', 'client-a'], 'clients add needs --permissions'],
+    [
+      ['clients', 'add', 'client-a', '--permissions', 'getCase,deleteCase'],
+      'unknown permission "deleteCase"',
+    ],
+    [
+      ['clients', 'add', 'client-a', '--permissions', 'getCase', '--queue-arn', 'my-queue'],
+      '--queue-arn must be an SQS queue ARN',
+    ],
+    [
+      ['clients', 'add', 'client-a', '--permissions', 'getCase', '--role-arn', 'arn:aws:iam::1:user/x'],
+      '--role-arn must be an IAM role ARN',
+    ],
+    [
+      ['clients', 'add', 'client-a', '--permissions', 'getCase', '--rate-limit', 'fast'],
+      'rate limit must look like N/DURATION',
+    ],
+    [
+      ['clients', 'add', 'client-a', '--permissions', 'getCase', '--obo', 'sometimes'],
+      '--obo must be forbidden, optional or required',
+    ],
+    [
+      ['clients', 'add', 'client-a', '--permissions', 'getCase', '--obo', 'required'],
+      '--obo required needs --obo-issuer, --obo-jwks, --obo-audience',
+    ],
+    [
+      ['clients', 'add', 'client-a', '--permissions', 'getCase', '--obo-issuer', 'x'],
+      '--obo-issuer, --obo-jwks, --obo-audience and --obo-email-claim need --obo optional or required',
+    ],
+    [['clients', 'show'], 'missing CN'],
+    [['clients', 'frobnicate'], 'unknown clients subcommand: frobnicate'],
+    [['keys', 'issue', 'client-a', '--expires-in', 'forever'], '--expires-in must look like 30s'],
+    [['keys', 'revoke'], 'missing KEY_ID'],
+    [['certs', 'revoke', 'not-hex'], 'a certificate serial is hexadecimal'],
+    [['grants', 'add', 'not-an-email', 'getCase'], 'EMAIL must be an e-mail address'],
+    [['grants', 'add', 'a@b.example'], 'missing P[,P...]'],
+    [['tokens', 'mint'], 'tokens mint needs --client CN'],
+    [['tokens', 'mint', '--client', 'c', '--expires-in', '1y'], '--expires-in must look like 30s'],
+    [['config', 'frob'], 'unknown config subcommand: frob'],
+    [
+      ['clients', 'list', '--access-store', 'postgres://x'],
+      '--access-store: a PostgreSQL access store is not available',
+    ],
   ])('%j', (args, message) => {
     const result = runCli(args);
     expect(result.status).toBe(2);
@@ -135,26 +184,120 @@ describe('case-read cases generate', () => {
   });
 });
 
-describe('case-read serve', () => {
-  it('answers the three endpoints for X123456 exactly as the fixture says, then stops on SIGTERM', async () => {
-    const path = join(dir, 'serve.db');
-    expect(runCli(['cases', 'import', fixtures, '--store', `sqlite:${path}`]).status).toBe(0);
-    const { url, child } = await startServe({ CASE_STORE: `sqlite:${path}`, LOG_LEVEL: 'info' });
+describe('onboarding end to end, through the binary alone', () => {
+  const base = join(dir, 'onboarding');
+  const pkiDir = join(base, 'pki');
+  const access = `sqlite:${join(base, 'access.db')}`;
+  const casesStore = `sqlite:${join(base, 'cases.db')}`;
+  const env = {
+    ACCESS_STORE: access,
+    TLS_CERT: join(pkiDir, 'server.pem'),
+    TLS_KEY: join(pkiDir, 'server-key.pem'),
+    TLS_CLIENT_CA: join(pkiDir, 'ca.pem'),
+    CASE_STORE: casesStore,
+    BEARER_JWKS: join(pkiDir, 'jwks.json'),
+    BEARER_ISSUER: 'urn:case-read:dev-issuer',
+    BEARER_AUDIENCE: 'case-read-service',
+  };
+  const cli = (...args: string[]) => {
+    const result = runCli(args, env);
+    if (result.status !== 0)
+      throw new Error(`case-read ${args.join(' ')} exited ${result.status}: ${result.stderr}`);
+    return result.stdout;
+  };
+  const x = fixtureFile.cases.find((c) => c.crn === 'X123456') as Record<string, unknown>;
+
+  it('pki, clients, keys, tokens and serve: a first client reads, a second is onboarded, used, revoked', async () => {
+    expect(cli('pki', 'init', '--dir', pkiDir)).toContain('development PKI created');
+    expect(runCli(['pki', 'init', '--dir', pkiDir], env).status).toBe(1);
+    const first = JSON.parse(cli('pki', 'client', 'client-a', '--dir', pkiDir, '--json')) as {
+      serialNumber: string;
+      cert: string;
+      key: string;
+    };
+    expect(first.serialNumber).toMatch(/^[0-9A-F]+$/);
+    cli('cases', 'import', fixtures, '--store', casesStore);
+    cli(
+      'clients',
+      'add',
+      'client-a',
+      '--permissions',
+      'getCase,getHomeOfficeInterest,getCommunityManagerByCrn',
+    );
+    expect(runCli(['clients', 'add', 'client-a', '--permissions', 'getCase'], env).stderr).toContain(
+      'client client-a already exists',
+    );
+    const keyA = cli('keys', 'issue', 'client-a').trim();
+    expect(keyA).toMatch(/^crs_[a-z0-9]{16}_[A-Za-z0-9_-]{43}$/);
+    const tokenA = cli('tokens', 'mint', '--client', 'client-a', '--dir', pkiDir).trim();
+    expect(tokenA.split('.')).toHaveLength(3);
+
+    const { url, child, output } = await startServe(env);
+    const ca = readFileSync(join(pkiDir, 'ca.pem'), 'utf8');
+    const as = (cred: { cert: string; key: string }, key: string, token: string) => (path: string) =>
+      httpsRequest(`${url.replace('127.0.0.1', 'localhost')}${path}`, {
+        ca,
+        cert: readFileSync(cred.cert, 'utf8'),
+        key: readFileSync(cred.key, 'utf8'),
+        headers: { 'x-api-key': key, authorization: `Bearer ${token}` },
+      });
     try {
-      const x = fixtureFile.cases.find((c) => c.crn === 'X123456') as Record<string, unknown>;
-      expect(await (await fetch(`${url}/case/X123456`)).json()).toStrictEqual(x.personalDetails);
-      expect(await (await fetch(`${url}/case/X123456/home-office-interest`)).json()).toStrictEqual(
-        x.homeOfficeInterest,
-      );
-      expect(await (await fetch(`${url}/case/X123456/community-manager`)).json()).toStrictEqual({
+      const a = as(first, keyA, tokenA);
+      expect((await a('/case/X123456')).json()).toStrictEqual(x.personalDetails);
+      expect((await a('/case/X123456/home-office-interest')).json()).toStrictEqual(x.homeOfficeInterest);
+      expect((await a('/case/X123456/community-manager')).json()).toStrictEqual({
         crn: 'X123456',
         communityManager: x.communityManager,
       });
-      const doc = (await (await fetch(`${url}/openapi.json`)).json()) as { openapi: string };
-      expect(doc.openapi).toMatch(/^3\.1/);
-      const docs = await fetch(`${url}/docs/swagger-ui-bundle.js`);
-      expect(docs.status).toBe(200);
-      expect((await docs.text()).length).toBeGreaterThan(100_000);
+
+      // A second client, with the CLI alone.
+      const second = JSON.parse(cli('pki', 'client', 'client-b', '--dir', pkiDir, '--json')) as {
+        serialNumber: string;
+        cert: string;
+        key: string;
+      };
+      cli('clients', 'add', 'client-b', '--permissions', 'getCase');
+      const issued = JSON.parse(cli('keys', 'issue', 'client-b', '--expires-in', '90d', '--json')) as {
+        id: string;
+        key: string;
+        expiresAt: string;
+      };
+      expect(new Date(issued.expiresAt).getTime()).toBeGreaterThan(Date.now() + 89 * 86_400_000);
+      const b = as(
+        second,
+        issued.key,
+        cli('tokens', 'mint', '--client', 'client-b', '--dir', pkiDir, '--bind-cert', second.cert).trim(),
+      );
+      expect((await b('/case/X123456')).status).toBe(200);
+      expect((await b('/case/X123456/community-manager')).status).toBe(403);
+      expect((await as(second, keyA, tokenA)('/case/X123456')).status).toBe(403);
+
+      const shown = JSON.parse(cli('clients', 'show', 'client-b', '--json')) as {
+        permissions: string[];
+        keys: { id: string; status: string }[];
+      };
+      expect(shown.permissions).toEqual(['getCase']);
+      expect(shown.keys.map((k) => [k.id, k.status])).toEqual([[issued.id, 'active']]);
+      expect(cli('clients', 'list')).toMatch(
+        /^client-a {2}getCase,getHomeOfficeInterest,getCommunityManagerByCrn\nclient-b {2}getCase\n$/,
+      );
+
+      cli('clients', 'suspend', 'client-b');
+      expect((await b('/case/X123456')).status).toBe(403);
+      cli('clients', 'resume', 'client-b');
+      expect((await b('/case/X123456')).status).toBe(200);
+
+      expect(cli('keys', 'revoke', issued.id)).toContain(`revoked key ${issued.id}`);
+      expect((await b('/case/X123456')).status).toBe(403);
+      expect(JSON.parse(cli('keys', 'list', 'client-b', '--json'))[0].status).toBe('revoked');
+
+      cli('certs', 'revoke', first.serialNumber, '--client', 'client-a');
+      expect((await a('/case/X123456')).status).toBe(403);
+
+      expect(cli('clients', 'remove', 'client-b')).toContain('removed client client-b');
+      expect(runCli(['clients', 'show', 'client-b'], env).status).toBe(1);
+      expect(output()).not.toContain(keyA);
+      expect(output()).not.toContain(tokenA);
     } finally {
       child.kill('SIGTERM');
     }
@@ -162,24 +305,70 @@ describe('case-read serve', () => {
     expect(code).toBe(0);
   });
 
-  it('refuses to start on bad configuration, naming the variable', () => {
-    const result = runCli(['serve'], { PORT: 'eighty', LOG_LEVEL: 'loud' });
+  it('grants add, list and remove', () => {
+    cli('grants', 'add', 'Officer@Probation.Example', 'getCommunityManagerByCrn,getCase');
+    expect(JSON.parse(cli('grants', 'list', '--json'))).toEqual([
+      { email: 'officer@probation.example', permissions: ['getCase', 'getCommunityManagerByCrn'] },
+    ]);
+    cli('grants', 'remove', 'officer@probation.example', 'getCase');
+    expect(cli('grants', 'list')).toBe('officer@probation.example  getCommunityManagerByCrn\n');
+  });
+
+  it('keys issue for an unknown client fails (1) and says how to add it', () => {
+    const result = runCli(['keys', 'issue', 'nobody'], env);
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain('no client nobody; add it first with case-read clients add');
+  });
+
+  it('config check prints the effective configuration, marking defaults', () => {
+    const out = cli('config', 'check');
+    expect(out).toContain('configuration is valid');
+    expect(out).toMatch(/BEARER_MODE +required {2}\(default\)/);
+    expect(out).toContain(`ACCESS_STORE     ${access}`);
+    const json = JSON.parse(cli('config', 'check', '--json')) as Record<
+      string,
+      { value: string; source: string }
+    >;
+    expect(json.TLS_CLIENT_CA).toEqual({ value: env.TLS_CLIENT_CA, source: 'environment' });
+  });
+
+  it('config check and serve refuse unreadable TLS files, naming the variable', () => {
+    const bad = { ...env, TLS_KEY: join(base, 'missing-key.pem') };
+    for (const args of [['config', 'check'], ['serve']]) {
+      const result = runCli(args, bad);
+      expect(result.status).toBe(1);
+      expect(result.stderr).toContain(`TLS_KEY: ${bad.TLS_KEY} cannot be read (ENOENT)`);
+    }
+  });
+
+  it('serve refuses a missing case store, saying how to create it', () => {
+    const result = runCli(['serve'], { ...env, CASE_STORE: `sqlite:${join(base, 'absent.db')}` });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain('case-read cases import fixtures/cases.json');
+  });
+
+  it('serve refuses to start on bad configuration, naming each variable', () => {
+    const result = runCli(['serve'], { ...env, PORT: 'eighty', LOG_LEVEL: 'loud' });
     expect(result.status).toBe(1);
     expect(result.stderr).toContain('PORT: PORT must be a port number');
     expect(result.stderr).toContain('LOG_LEVEL: expected one of');
   });
 
-  it('refuses to start on a missing store, saying how to create it', () => {
-    const result = runCli(['serve'], { CASE_STORE: `sqlite:${join(dir, 'absent.db')}` });
-    expect(result.status).toBe(1);
-    expect(result.stderr).toContain('case-read cases import fixtures/cases.json');
-  });
-
   it('serves the bundled fixtures with CASE_STORE=memory', async () => {
-    const { url, child } = await startServe({ CASE_STORE: 'memory' });
+    const { url, child } = await startServe({
+      ...env,
+      CASE_STORE: 'memory',
+      BEARER_MODE: 'off',
+      ACCESS_STORE: 'memory',
+    });
     try {
-      expect((await fetch(`${url}/case/A000002/community-manager`)).status).toBe(404);
-      expect((await fetch(`${url}/case/A000001`)).status).toBe(200);
+      const response = await httpsRequest(`${url.replace('127.0.0.1', 'localhost')}/case/A000001`, {
+        ca: readFileSync(env.TLS_CLIENT_CA, 'utf8'),
+        cert: readFileSync(join(pkiDir, 'client-a.pem'), 'utf8'),
+        key: readFileSync(join(pkiDir, 'client-a-key.pem'), 'utf8'),
+      });
+      // An empty in-memory access directory admits no one: fail closed.
+      expect(response.status).toBe(403);
     } finally {
       child.kill('SIGTERM');
     }

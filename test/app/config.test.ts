@@ -1,9 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/app/config.js';
 
-function problemsOf(env: Record<string, string>): readonly string[] {
+/** The variables that have no default: TLS files and the bearer token settings. */
+const BASE = {
+  TLS_CERT: '/etc/case-read/server.pem',
+  TLS_KEY: '/etc/case-read/server-key.pem',
+  TLS_CLIENT_CA: '/etc/case-read/clients-ca.pem',
+  BEARER_JWKS: '/etc/case-read/jwks.json',
+  BEARER_ISSUER: 'https://issuer.example',
+  BEARER_AUDIENCE: 'case-read-service',
+};
+
+function problemsOf(env: Record<string, string>, base: Record<string, string> = BASE): readonly string[] {
   try {
-    loadConfig(env);
+    loadConfig({ ...base, ...env });
   } catch (error) {
     if (error instanceof ConfigError) return error.problems;
     throw error;
@@ -13,7 +23,11 @@ function problemsOf(env: Record<string, string>): readonly string[] {
 
 describe('loadConfig', () => {
   it('has the documented defaults', () => {
-    const config = loadConfig({});
+    const config = loadConfig(BASE);
+    expect(config.IDENTITY_MODE).toBe('tls');
+    expect(config.BEARER_MODE).toBe('required');
+    expect(config.ACCESS_STORE).toEqual({ kind: 'sqlite', path: './data/access.db' });
+    expect(config.TLS_CRL).toBeUndefined();
     expect(config.HOST).toBe('127.0.0.1');
     expect(config.PORT).toBe(8443);
     expect(config.CASE_STORE).toEqual({ kind: 'sqlite', path: './data/cases.db' });
@@ -23,6 +37,7 @@ describe('loadConfig', () => {
 
   it('reads each variable', () => {
     const config = loadConfig({
+      ...BASE,
       HOST: '::1',
       PORT: '0',
       CASE_STORE: 'memory',
@@ -31,14 +46,14 @@ describe('loadConfig', () => {
     });
     expect(config).toMatchObject({ HOST: '::1', PORT: 0, CASE_STORE: { kind: 'memory' }, LOG_LEVEL: 'warn' });
     expect(config.CRN_PATTERN.accepts('AB1234')).toBe(true);
-    expect(loadConfig({ CASE_STORE: 'sqlite:/tmp/x.db' }).CASE_STORE).toEqual({
+    expect(loadConfig({ ...BASE, CASE_STORE: 'sqlite:/tmp/x.db' }).CASE_STORE).toEqual({
       kind: 'sqlite',
       path: '/tmp/x.db',
     });
   });
 
   it('treats an empty variable as unset', () => {
-    expect(loadConfig({ PORT: '', CASE_STORE: '' }).PORT).toBe(8443);
+    expect(loadConfig({ ...BASE, PORT: '', CASE_STORE: '' }).PORT).toBe(8443);
   });
 
   it.each([
@@ -54,10 +69,34 @@ describe('loadConfig', () => {
     [{ CRN_PATTERN: '[A-Z]+' }, /^CRN_PATTERN: crn pattern must be anchored/],
     [{ CRN_PATTERN: '^(.*$' }, /^CRN_PATTERN: crn pattern is not a valid regular expression/],
     [{ LOG_LEVEL: 'loud' }, /^LOG_LEVEL: expected one of fatal, error, warn, info, debug, trace, silent$/],
+    [{ IDENTITY_MODE: 'header' }, /^IDENTITY_MODE: expected tls or trusted-header$/],
+    [{ BEARER_MODE: 'maybe' }, /^BEARER_MODE: expected required, optional or off$/],
+    [{ BEARER_JWKS: 'http://idp.example/jwks' }, /^BEARER_JWKS: expected a file path or an https:\/\/ URL$/],
+    [{ ACCESS_STORE: 'postgres://db/access' }, /^ACCESS_STORE: a PostgreSQL access store is not available/],
+    [{ ACCESS_STORE: 'redis://x' }, /^ACCESS_STORE: expected memory or sqlite:PATH$/],
   ])('refuses %j, naming the variable', (env, message) => {
     const problems = problemsOf(env);
     expect(problems).toHaveLength(1);
     expect(problems[0]).toMatch(message);
+  });
+
+  it('requires the TLS files, naming each', () => {
+    const problems = problemsOf({}, { BEARER_MODE: 'off' });
+    expect(problems.map((p) => p.split(':')[0]).sort()).toEqual(['TLS_CERT', 'TLS_CLIENT_CA', 'TLS_KEY']);
+    expect(problems.join()).toMatch(
+      /TLS_CLIENT_CA: required: the path of the CA bundle trusted for client certificates/,
+    );
+  });
+
+  it('requires the bearer settings unless BEARER_MODE=off', () => {
+    const { BEARER_JWKS: _j, BEARER_ISSUER: _i, BEARER_AUDIENCE: _a, ...tlsOnly } = BASE;
+    expect(
+      problemsOf({}, tlsOnly)
+        .map((p) => p.split(':')[0])
+        .sort(),
+    ).toEqual(['BEARER_AUDIENCE', 'BEARER_ISSUER', 'BEARER_JWKS']);
+    expect(problemsOf({ BEARER_MODE: 'optional' }, tlsOnly)).toHaveLength(3);
+    expect(loadConfig({ ...tlsOnly, BEARER_MODE: 'off' }).BEARER_MODE).toBe('off');
   });
 
   it('names every bad variable at once', () => {

@@ -48,10 +48,11 @@ async function client(args: string[], io: Io): Promise<number> {
   const [cnRaw] = positionals(rest, ['CN']);
   const cn = clientIdOf(cnRaw as string);
   if (values.dir === undefined) throw new UsageError('pki client needs --dir DIR');
+  const validDays = days(values.days, 365);
   const files = devFiles(values.dir);
   const hint = 'run case-read pki init --dir DIR first';
   const ca = await loadCa(readRequired(files.caCert, hint), readRequired(files.caKey, hint));
-  const issued = await issueClientCertificate(ca, { commonName: cn, days: days(values.days, 365) });
+  const issued = await issueClientCertificate(ca, { commonName: cn, days: validDays });
   writePublicFile(files.clientCert(cn), issued.certPem);
   writeSecretFile(files.clientKey(cn), issued.keyPem);
   report(
