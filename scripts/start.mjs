@@ -1,29 +1,103 @@
 #!/usr/bin/env node
-// `npm start`: the embedded default on one machine. On first run it creates .dev/ (git-ignored)
-// with a SQLite case store seeded from fixtures/; later runs reuse it. Then it serves and prints
-// a request that works as pasted. Environment variables still override (e.g. PORT=9000 npm start).
-import { existsSync, mkdirSync } from 'node:fs';
+// `npm start`: the embedded default on one machine (decisions §7). On first run it creates
+// .dev/ (git-ignored) holding a development PKI, SQLite stores seeded from fixtures/, the
+// client `dev-client` with every permission, its API key, and a dev token issuer; every run
+// mints a fresh token. Then it serves on https://localhost:8443 and prints a curl command
+// that works as pasted. Later runs reuse .dev/. Environment variables still override.
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 process.chdir(root);
-const cli = new URL('../dist/app/cli.js', import.meta.url);
-if (!existsSync(cli)) {
+const cliUrl = new URL('../dist/app/cli.js', import.meta.url);
+if (!existsSync(cliUrl)) {
   process.stderr.write('npm start: dist/ is missing; run `npm run build` first\n');
   process.exit(1);
 }
-const { main } = await import(cli.href);
+const { main } = await import(cliUrl.href);
 
-const store = 'sqlite:.dev/cases.db';
-if (!existsSync('.dev/cases.db')) {
-  mkdirSync('.dev', { recursive: true });
-  const status = await main(['cases', 'import', 'fixtures/cases.json', '--store', store]);
-  if (status !== 0) process.exit(status);
+const dev = join(root, '.dev');
+const pki = join(dev, 'pki');
+const files = {
+  ca: join(pki, 'ca.pem'),
+  cert: join(pki, 'dev-client.pem'),
+  key: join(pki, 'dev-client-key.pem'),
+  apiKey: join(dev, 'api-key'),
+  token: join(dev, 'token'),
+  cases: join(dev, 'cases.db'),
+  access: join(dev, 'access.db'),
+};
+const access = ['--access-store', `sqlite:${files.access}`];
+const quiet = {
+  out: () => {},
+  err: (line) => process.stderr.write(`${line}\n`),
+  env: process.env,
+  stderrIsTty: false,
+};
+const capture = () => {
+  const lines = [];
+  return { io: { ...quiet, out: (line) => lines.push(line) }, lines };
+};
+async function run(args, io = quiet) {
+  const status = await main(args, io);
+  if (status !== 0) {
+    process.stderr.write(`npm start: case-read ${args.join(' ')} failed (exit ${status})\n`);
+    process.exit(status);
+  }
 }
-process.env.CASE_STORE ??= store;
-process.env.HOST ??= '127.0.0.1';
-process.env.PORT ??= '8443';
+
+if (!existsSync(files.ca)) {
+  process.stdout.write('first run: creating .dev/ (development PKI, stores, client, key)\n');
+  await run(['pki', 'init', '--dir', pki]);
+}
+if (!existsSync(files.cert)) await run(['pki', 'client', 'dev-client', '--dir', pki]);
+if (!existsSync(files.cases))
+  await run(['cases', 'import', 'fixtures/cases.json', '--store', `sqlite:${files.cases}`]);
+if (!existsSync(files.access)) {
+  await run([
+    'clients',
+    'add',
+    'dev-client',
+    ...access,
+    '--permissions',
+    'getCase,getHomeOfficeInterest,getCommunityManagerByCrn,getRiskScores,issueQueueToken',
+    '--queue-arn',
+    'arn:aws:sqs:eu-west-2:000000000000:dev-client-queue',
+  ]);
+}
+if (!existsSync(files.apiKey)) {
+  const { io, lines } = capture();
+  await run(['keys', 'issue', 'dev-client', ...access], io);
+  writeFileSync(files.apiKey, `${lines[0]}\n`, { mode: 0o600 });
+}
+{
+  const { io, lines } = capture();
+  await run(['tokens', 'mint', '--client', 'dev-client', '--dir', pki, '--expires-in', '12h'], io);
+  writeFileSync(files.token, `${lines[0]}\n`, { mode: 0o600 });
+}
+
+const env = process.env;
+env.TLS_CERT ??= join(pki, 'server.pem');
+env.TLS_KEY ??= join(pki, 'server-key.pem');
+env.TLS_CLIENT_CA ??= files.ca;
+env.CASE_STORE ??= `sqlite:${files.cases}`;
+env.ACCESS_STORE ??= `sqlite:${files.access}`;
+env.BEARER_JWKS ??= join(pki, 'jwks.json');
+env.BEARER_ISSUER ??= 'urn:case-read:dev-issuer';
+env.BEARER_AUDIENCE ??= 'case-read-service';
+env.HOST ??= '127.0.0.1';
+env.PORT ??= '8443';
+
 process.stdout.write(
-  `\nTry it (plain HTTP on loopback until mutual TLS lands):\n  curl -s http://${process.env.HOST}:${process.env.PORT}/case/X123456\n  API docs: http://${process.env.HOST}:${process.env.PORT}/docs\n\n`,
+  [
+    '',
+    'Try it (the token in .dev/token lasts 12 hours; npm start mints a new one):',
+    `  curl --cert ${files.cert} --key ${files.key} --cacert ${files.ca} \\`,
+    `    -H "x-api-key: $(cat ${files.apiKey})" -H "Authorization: Bearer $(cat ${files.token})" \\`,
+    `    https://localhost:${env.PORT}/case/X123456`,
+    '',
+    '',
+  ].join('\n'),
 );
 process.exitCode = await main(['serve']);

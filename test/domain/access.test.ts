@@ -58,10 +58,10 @@ describe('API key format', () => {
     '',
     'crs',
     'crs__',
-    'xyz_abcdefgh01234567_' + 'x'.repeat(43),
-    'crs_SHORT_' + 'x'.repeat(43),
+    `xyz_abcdefgh01234567_${'x'.repeat(43)}`,
+    `crs_SHORT_${'x'.repeat(43)}`,
     'crs_abcdefgh01234567_short',
-    'crs_abcdefgh01234567_' + 'x'.repeat(200),
+    `crs_abcdefgh01234567_${'x'.repeat(200)}`,
   ])('rejects %j', (raw) => expect(parseApiKey(raw)).toBeUndefined());
 });
 

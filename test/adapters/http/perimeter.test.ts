@@ -246,7 +246,11 @@ describe('step 6: the bearer token → 401 with WWW-Authenticate', () => {
       'a token signed by an untrusted key',
       async () => {
         const other = await generateKeyPair('ES256', { extractable: true });
-        const jwk = { ...(await exportJWK(other.privateKey)), kid: pki.issuer.privateJwk.kid, alg: 'ES256' };
+        const jwk = {
+          ...(await exportJWK(other.privateKey)),
+          kid: pki.issuer.privateJwk.kid as string,
+          alg: 'ES256',
+        };
         return {
           bearer: await mintToken({
             privateJwk: jwk,
