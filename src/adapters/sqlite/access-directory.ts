@@ -1,4 +1,4 @@
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import type { ApiKeyRecord, Client, OnBehalfOfMode } from '../../domain/access/model.js';
 import { isPermission, type Permission } from '../../domain/access/permissions.js';
 import type {
@@ -7,6 +7,7 @@ import type {
   CertificateRevocation,
   UserGrant,
 } from '../../ports/access-directory.js';
+import { openReadOnlyStore, openWritableStore, type StoreDescription } from './database.js';
 
 const MIGRATIONS: readonly string[] = [
   `
@@ -48,7 +49,6 @@ const MIGRATIONS: readonly string[] = [
   ) WITHOUT ROWID;
   `,
 ];
-const SCHEMA_VERSION = MIGRATIONS.length;
 
 interface ClientRow {
   id: string;
@@ -103,6 +103,13 @@ export class AccessStoreError extends Error {
   }
 }
 
+const ACCESS_STORE: StoreDescription = {
+  what: 'access store',
+  migrations: MIGRATIONS,
+  createHint: 'case-read clients add CN --permissions P --access-store sqlite:PATH',
+  error: (message) => new AccessStoreError(message),
+};
+
 /**
  * The access directory in a SQLite file. `serve` opens it read-only and reads it on every
  * request, with no cache: a key revoked by `case-read keys revoke` stops working on the
@@ -130,50 +137,12 @@ export class SqliteAccessDirectory implements AccessDirectory, AccessAdministrat
 
   /** Opens a store for reading only; it must exist and be at the current schema version. */
   static openReadOnly(path: string): SqliteAccessDirectory {
-    let db: Database.Database;
-    try {
-      db = new Database(path, { readonly: true, fileMustExist: true });
-    } catch (error) {
-      throw new AccessStoreError(
-        `access store ${path} cannot be opened (${(error as Error).message}); create it with: case-read clients add CN --permissions P --access-store sqlite:${path}`,
-      );
-    }
-    const version = db.pragma('user_version', { simple: true }) as number;
-    if (version !== SCHEMA_VERSION) {
-      db.close();
-      throw new AccessStoreError(
-        `access store ${path} is at schema version ${version}, this service needs ${SCHEMA_VERSION}`,
-      );
-    }
-    return new SqliteAccessDirectory(db);
+    return new SqliteAccessDirectory(openReadOnlyStore(path, ACCESS_STORE));
   }
 
   /** Opens (creating and migrating if needed) a store for the operator's changes. */
   static open(path: string): SqliteAccessDirectory {
-    let db: Database.Database;
-    try {
-      db = new Database(path);
-    } catch (error) {
-      throw new AccessStoreError(
-        `access store ${path} cannot be opened for writing (${(error as Error).message})`,
-      );
-    }
-    db.pragma('journal_mode = WAL');
-    db.pragma('foreign_keys = ON');
-    const current = db.pragma('user_version', { simple: true }) as number;
-    if (current > SCHEMA_VERSION) {
-      db.close();
-      throw new AccessStoreError(
-        `access store ${path} is at schema version ${current}, newer than this service knows`,
-      );
-    }
-    db.transaction(() => {
-      for (let v = current; v < SCHEMA_VERSION; v++) {
-        db.exec(MIGRATIONS[v] as string);
-        db.pragma(`user_version = ${v + 1}`);
-      }
-    })();
-    return new SqliteAccessDirectory(db);
+    return new SqliteAccessDirectory(openWritableStore(path, ACCESS_STORE));
   }
 
   close(): void {

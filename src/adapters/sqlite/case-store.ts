@@ -1,4 +1,4 @@
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import type { Crn } from '../../domain/crn.js';
 import type {
   CaseRecord,
@@ -9,7 +9,8 @@ import type {
   PersonCircumstance,
 } from '../../domain/types.js';
 import type { CaseRepository } from '../../ports/case-repository.js';
-import { CASE_STORE_MIGRATIONS, CASE_STORE_SCHEMA_VERSION } from './migrations.js';
+import { openReadOnlyStore, openWritableStore, type StoreDescription } from './database.js';
+import { CASE_STORE_MIGRATIONS } from './migrations.js';
 
 /** The store cannot be opened or used as asked; the message says what to do. */
 export class CaseStoreError extends Error {
@@ -50,9 +51,12 @@ interface ManagerRow {
   team_phone_number: string | null;
 }
 
-function schemaVersion(db: Database.Database): number {
-  return db.pragma('user_version', { simple: true }) as number;
-}
+const CASE_STORE: StoreDescription = {
+  what: 'case store',
+  migrations: CASE_STORE_MIGRATIONS,
+  createHint: 'case-read cases import fixtures/cases.json --store sqlite:PATH',
+  error: (message) => new CaseStoreError(message),
+};
 
 /**
  * Reads cases from a SQLite file. `serve` opens it read-only: the service can never change
@@ -94,22 +98,7 @@ export class SqliteCaseRepository implements CaseRepository {
 
   /** Opens an existing store read-only; it must be at the current schema version. */
   static openReadOnly(path: string): SqliteCaseRepository {
-    let db: Database.Database;
-    try {
-      db = new Database(path, { readonly: true, fileMustExist: true });
-    } catch (error) {
-      throw new CaseStoreError(
-        `case store ${path} cannot be opened (${(error as Error).message}); create it with: case-read cases import fixtures/cases.json --store sqlite:${path}`,
-      );
-    }
-    const version = schemaVersion(db);
-    if (version !== CASE_STORE_SCHEMA_VERSION) {
-      db.close();
-      throw new CaseStoreError(
-        `case store ${path} is at schema version ${version}, this service needs ${CASE_STORE_SCHEMA_VERSION}; run case-read cases import against it to migrate`,
-      );
-    }
-    return new SqliteCaseRepository(db);
+    return new SqliteCaseRepository(openReadOnlyStore(path, CASE_STORE));
   }
 
   close(): void {
@@ -207,19 +196,7 @@ export class SqliteCaseWriter {
 
   /** Opens (creating if needed) and migrates a store for writing. */
   static open(path: string): SqliteCaseWriter {
-    let db: Database.Database;
-    try {
-      db = new Database(path);
-    } catch (error) {
-      throw new CaseStoreError(
-        `case store ${path} cannot be opened for writing (${(error as Error).message})`,
-      );
-    }
-    db.pragma('journal_mode = WAL');
-    db.pragma('foreign_keys = ON');
-    db.pragma('synchronous = NORMAL');
-    migrate(db, path);
-    return new SqliteCaseWriter(db);
+    return new SqliteCaseWriter(openWritableStore(path, CASE_STORE));
   }
 
   /** Stores the records in one transaction, replacing any case already held under the same crn. */
@@ -277,21 +254,4 @@ export class SqliteCaseWriter {
       );
     }
   }
-}
-
-function migrate(db: Database.Database, path: string): void {
-  const current = schemaVersion(db);
-  if (current > CASE_STORE_SCHEMA_VERSION) {
-    db.close();
-    throw new CaseStoreError(
-      `case store ${path} is at schema version ${current}, newer than this service knows (${CASE_STORE_SCHEMA_VERSION})`,
-    );
-  }
-  const apply = db.transaction(() => {
-    for (let version = current; version < CASE_STORE_SCHEMA_VERSION; version++) {
-      db.exec(CASE_STORE_MIGRATIONS[version] as string);
-      db.pragma(`user_version = ${version + 1}`);
-    }
-  });
-  apply();
 }
