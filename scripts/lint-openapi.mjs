@@ -9,7 +9,20 @@ import { join } from 'node:path';
 
 const { createHttpApp } = await import('../dist/adapters/http/app.js');
 const { CrnFormat } = await import('../dist/domain/crn.js');
-const app = createHttpApp({ repository: {}, crnFormat: CrnFormat.default, perimeter: { disabled: true } });
+const app = createHttpApp({
+  repository: {},
+  crnFormat: CrnFormat.default,
+  perimeter: { disabled: true },
+  queueTokens: {
+    issuer: {
+      issue: async () => {
+        throw new Error('not used');
+      },
+    },
+    defaultRoleArn: null,
+    durationSeconds: 3600,
+  },
+});
 const response = await app.request('/openapi.json');
 const dir = mkdtempSync(join(tmpdir(), 'case-read-openapi-'));
 const file = join(dir, 'openapi.json');

@@ -12,14 +12,17 @@ import { InMemoryAccessDirectory } from '../adapters/memory/access-directory.js'
 import { FIXTURES_PATH, loadCaseFile } from '../adapters/memory/case-file.js';
 import { InMemoryCaseRepository } from '../adapters/memory/case-repository.js';
 import { sha256Hasher } from '../adapters/node/api-keys.js';
+import { LocalCredentialsIssuer } from '../adapters/node/local-credentials-issuer.js';
 import { peerCertificateOf } from '../adapters/node/peer-certificate.js';
 import type { TlsFiles } from '../adapters/node/server.js';
 import { SqliteAccessDirectory } from '../adapters/sqlite/access-directory.js';
 import { SqliteCaseRepository } from '../adapters/sqlite/case-store.js';
+import { StsCredentialsIssuer } from '../adapters/sts/credentials-issuer.js';
 import type { CrnFormat } from '../domain/crn.js';
 import type { AccessAdministration, AccessDirectory } from '../ports/access-directory.js';
 import type { CaseRepository } from '../ports/case-repository.js';
 import { systemClock } from '../ports/clock.js';
+import type { CredentialsIssuer } from '../ports/credentials-issuer.js';
 import { type AccessStoreConfig, type CaseStoreConfig, type Config, ConfigError } from './config.js';
 
 /**
@@ -122,14 +125,25 @@ export function createLogger(level: Config['LOG_LEVEL']): Logger {
 export interface Service {
   readonly app: OpenAPIHono<AppEnv>;
   readonly tls: TlsFiles;
-  readonly stores: { readonly cases: string; readonly access: string };
+  readonly stores: { readonly cases: string; readonly access: string; readonly credentials: string };
   close(): void;
 }
 
 const tlsPeerIdentity: IdentityReader = (_request, env) => peerCertificateOf(env);
 
+/** The credentials issuer of `POST /token`: AWS STS, or the local development stand-in. */
+export function createCredentialsIssuer(config: Config): CredentialsIssuer & { close?(): void } {
+  if (config.CREDENTIALS_ISSUER === 'local') return new LocalCredentialsIssuer();
+  return new StsCredentialsIssuer({
+    region: config.STS_REGION,
+    timeoutMs: config.STS_TIMEOUT_MS,
+    ...(config.STS_ENDPOINT ? { endpoint: config.STS_ENDPOINT } : {}),
+  });
+}
+
 export function buildService(config: Config, logger: Logger): Service {
   const tls = readTlsFiles(config);
+  const credentialsIssuer = createCredentialsIssuer(config);
   const verifier = (() => {
     try {
       return new JoseTokenVerifier({
@@ -154,6 +168,11 @@ export function buildService(config: Config, logger: Logger): Service {
     logger,
     docs: loadDocsAssets(),
     publicUrl: config.PUBLIC_URL,
+    queueTokens: {
+      issuer: credentialsIssuer,
+      defaultRoleArn: config.STS_ROLE_ARN ?? null,
+      durationSeconds: config.STS_DURATION_SECONDS,
+    },
     perimeter: {
       identify: config.IDENTITY_MODE === 'trusted-header' ? trustedHeaderIdentity : tlsPeerIdentity,
       directory: access.value,
@@ -166,10 +185,11 @@ export function buildService(config: Config, logger: Logger): Service {
   return {
     app,
     tls,
-    stores: { cases: cases.description, access: access.description },
+    stores: { cases: cases.description, access: access.description, credentials: config.CREDENTIALS_ISSUER },
     close: () => {
       cases.close();
       access.close();
+      credentialsIssuer.close?.();
     },
   };
 }

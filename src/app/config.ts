@@ -39,6 +39,19 @@ export function parseCaseStore(value: string): CaseStoreConfig | { error: string
   return { error: 'expected memory or sqlite:PATH' };
 }
 
+const wholeNumber = (name: string, fallback: number, min: number, max: number) =>
+  z
+    .string()
+    .default(String(fallback))
+    .transform((raw, ctx) => {
+      const n = Number(raw);
+      if (!/^\d+$/.test(raw) || n < min || n > max) {
+        ctx.addIssue({ code: 'custom', message: `${name} must be a whole number ${min}..${max}` });
+        return z.NEVER;
+      }
+      return n;
+    });
+
 const port = (name: string, fallback: number) =>
   z
     .string()
@@ -85,6 +98,21 @@ const variablesSchema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
   PORT: port('PORT', 8443),
   CASE_STORE: storeVariable('sqlite:./data/cases.db', parseCaseStore),
+  CREDENTIALS_ISSUER: z.enum(['sts', 'local'], { error: 'expected sts or local' }).default('sts'),
+  STS_REGION: z
+    .string()
+    .regex(/^[a-z]{2}(-[a-z]+)+-\d$/, { error: 'expected an AWS region such as eu-west-2' })
+    .default('eu-west-2'),
+  STS_ENDPOINT: z.url({ protocol: /^https?$/, error: 'expected an http(s):// URL' }).optional(),
+  STS_ROLE_ARN: z
+    .string()
+    .regex(/^arn:aws[a-z-]*:iam::\d{12}:role\/[A-Za-z0-9+=,.@_/-]{1,128}$/, {
+      error: 'expected an IAM role ARN',
+    })
+    .optional(),
+  STS_DURATION_SECONDS: wholeNumber('STS_DURATION_SECONDS', 3600, 900, 43_200),
+  STS_TIMEOUT_MS: wholeNumber('STS_TIMEOUT_MS', 5000, 100, 60_000),
+  NODE_ENV: z.string().optional(),
   CRN_PATTERN: z
     .string()
     .default(DEFAULT_CRN_PATTERN)
@@ -101,6 +129,13 @@ const variablesSchema = z.object({
 });
 
 const envSchema = variablesSchema.superRefine((env, ctx) => {
+  if (env.CREDENTIALS_ISSUER === 'local' && env.NODE_ENV === 'production') {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['CREDENTIALS_ISSUER'],
+      message: 'local is for development only and is refused when NODE_ENV=production; use sts',
+    });
+  }
   if (env.BEARER_MODE === 'off') return;
   for (const name of ['BEARER_JWKS', 'BEARER_ISSUER', 'BEARER_AUDIENCE'] as const) {
     if (env[name] === undefined) {

@@ -11,7 +11,10 @@ export type DomainErrorCode =
   | 'ACCESS_DENIED'
   | 'UNAUTHENTICATED'
   | 'ON_BEHALF_OF_NOT_ALLOWED'
-  | 'PERMISSION_DENIED';
+  | 'PERMISSION_DENIED'
+  | 'NO_QUEUE_CONFIGURED'
+  | 'UPSTREAM_FAILED'
+  | 'UPSTREAM_TIMEOUT';
 
 export abstract class DomainError extends Error {
   abstract readonly code: DomainErrorCode;
@@ -107,6 +110,39 @@ export class PermissionDeniedError extends DomainError {
   constructor(readonly permission: string) {
     super(`permission ${permission} is not granted to this caller`);
     this.name = 'PermissionDeniedError';
+  }
+}
+
+/** `POST /token` for a client with no queue (or no role to reach it) configured (403). */
+export class NoQueueConfiguredError extends DomainError {
+  readonly code = 'NO_QUEUE_CONFIGURED';
+  constructor() {
+    super('no queue is configured for this client');
+    this.name = 'NoQueueConfiguredError';
+  }
+}
+
+/**
+ * A service this one depends on failed (502) or did not answer in time (504). `logLabel` is a
+ * short, safe label for the operator's log (e.g. an STS error code); the client is told
+ * neither it nor anything the upstream said.
+ */
+export class UpstreamFailedError extends DomainError {
+  readonly code = 'UPSTREAM_FAILED';
+  constructor(
+    readonly upstream: string,
+    readonly logLabel: string,
+  ) {
+    super(`the ${upstream} failed; try again later`);
+    this.name = 'UpstreamFailedError';
+  }
+}
+
+export class UpstreamTimeoutError extends DomainError {
+  readonly code = 'UPSTREAM_TIMEOUT';
+  constructor(readonly upstream: string) {
+    super(`the ${upstream} did not answer in time; try again later`);
+    this.name = 'UpstreamTimeoutError';
   }
 }
 

@@ -5,6 +5,7 @@ export * from './access/permissions.js';
 export * from './crn.js';
 export * from './errors.js';
 export type * from './needs.js';
+export * from './queue/credentials.js';
 export type * from './types.js';
 export * from './use-cases/get-case.js';
 export * from './use-cases/get-community-manager.js';

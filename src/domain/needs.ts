@@ -1,6 +1,7 @@
 import type { ApiKeyRecord, BearerClaims, Client, OnBehalfOfSettings } from './access/model.js';
 import type { Permission } from './access/permissions.js';
 import type { Crn } from './crn.js';
+import type { QueueCredentials, QueueCredentialsRequest } from './queue/credentials.js';
 import type { CommunityManager, HomeOfficeInterest, PersonalDetailsAndCircumstances } from './types.js';
 
 /**
@@ -44,4 +45,9 @@ export interface TokenVerifier {
 
 export interface Clock {
   now(): Date;
+}
+
+/** Issues temporary queue credentials. Throws `UpstreamFailedError` or `UpstreamTimeoutError`. */
+export interface CredentialsIssuer {
+  issue(request: QueueCredentialsRequest): Promise<QueueCredentials>;
 }

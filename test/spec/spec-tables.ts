@@ -78,3 +78,16 @@ export const SPEC_ENDPOINTS: readonly SpecEndpoint[] = [
     response: 'CommunityOffenderManager',
   },
 ];
+
+/**
+ * `POST /token` (specification: "Endpoints"): not versioned, no request body, client
+ * certificate and API key only. Its response fields are not shown in the specification;
+ * decisions §3 takes the STS Credentials object, field names as STS gives them.
+ */
+export const SPEC_TOKEN_ENDPOINT = {
+  method: 'post',
+  path: '/token',
+  operationId: 'issueQueueToken',
+  response: 'QueueCredentials',
+  fields: ['AccessKeyId', 'SecretAccessKey', 'SessionToken', 'Expiration'],
+} as const;

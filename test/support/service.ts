@@ -5,12 +5,13 @@ import { JoseTokenVerifier } from '../../src/adapters/jose/token-verifier.js';
 import { InMemoryAccessDirectory } from '../../src/adapters/memory/access-directory.js';
 import { InMemoryCaseRepository } from '../../src/adapters/memory/case-repository.js';
 import { generateApiKey, sha256Hasher } from '../../src/adapters/node/api-keys.js';
+import { LocalCredentialsIssuer } from '../../src/adapters/node/local-credentials-issuer.js';
 import { peerCertificateOf } from '../../src/adapters/node/peer-certificate.js';
 import { startServer } from '../../src/adapters/node/server.js';
 import type { BearerMode } from '../../src/domain/access/admit.js';
 import type { ApiKeyRecord } from '../../src/domain/access/model.js';
 import { CrnFormat } from '../../src/domain/crn.js';
-import type { Clock } from '../../src/domain/needs.js';
+import type { Clock, CredentialsIssuer } from '../../src/domain/needs.js';
 import { fixtureCases } from './fixtures.js';
 import type { TestPki } from './pki.js';
 
@@ -33,6 +34,8 @@ export async function startTestService(
     identityMode?: 'tls' | 'trusted-header';
     crl?: string;
     clock?: Clock;
+    issuer?: CredentialsIssuer;
+    defaultRoleArn?: string;
     logger?: HttpLogger;
   } = {},
 ): Promise<RunningTestService> {
@@ -46,6 +49,11 @@ export async function startTestService(
     repository: new InMemoryCaseRepository(fixtureCases()),
     crnFormat: CrnFormat.default,
     ...(options.logger ? { logger: options.logger } : {}),
+    queueTokens: {
+      issuer: options.issuer ?? new LocalCredentialsIssuer(),
+      defaultRoleArn: options.defaultRoleArn ?? null,
+      durationSeconds: 900,
+    },
     perimeter: {
       identify,
       directory,

@@ -9,8 +9,10 @@ import {
   type DomainError,
   isDomainError,
   type UnauthenticatedError,
+  type UpstreamFailedError,
 } from '../../domain/errors.js';
 import type { CaseReader } from '../../domain/needs.js';
+import type { IssueQueueTokenDeps } from '../../domain/queue/credentials.js';
 import { caseHandlers } from './cases.handlers.js';
 import { caseRoutes } from './cases.routes.js';
 import { type DocsAssets, mountDocs } from './docs.js';
@@ -19,9 +21,13 @@ import { buildOpenApiDocument } from './openapi.js';
 import { admitRequests, guardOperation, type NoPerimeter, type PerimeterOptions } from './perimeter.js';
 import { type ProblemInput, ProblemType, problemResponse } from './problem.js';
 import { createRouter } from './router.js';
+import { tokenHandlers } from './token.handlers.js';
+import { tokenRoutes } from './token.routes.js';
 
 export interface HttpAppOptions {
   readonly repository: CaseReader;
+  /** `POST /token`: the credentials issuer, the default role and the credential lifetime. */
+  readonly queueTokens: IssueQueueTokenDeps;
   /** The security perimeter (decisions §1 steps 2–8); `{ disabled: true }` only in tests of the core. */
   readonly perimeter: PerimeterOptions | NoPerimeter;
   readonly crnFormat: CrnFormat;
@@ -88,6 +94,22 @@ function problemForDomainError(error: DomainError): ProblemInput {
         title: 'Permission denied',
         detail: error.message,
       };
+    case 'NO_QUEUE_CONFIGURED':
+      return {
+        status: 403,
+        type: ProblemType.noQueueConfigured,
+        title: 'No queue configured',
+        detail: error.message,
+      };
+    case 'UPSTREAM_FAILED':
+      return { status: 502, type: ProblemType.upstreamFailed, title: 'Bad gateway', detail: error.message };
+    case 'UPSTREAM_TIMEOUT':
+      return {
+        status: 504,
+        type: ProblemType.upstreamTimeout,
+        title: 'Gateway timeout',
+        detail: error.message,
+      };
   }
 }
 
@@ -141,6 +163,10 @@ export function createHttpApp(options: HttpAppOptions): OpenAPIHono<AppEnv> {
   app.openapi(routes.getCase, handlers.getCase);
   app.openapi(routes.getHomeOfficeInterest, handlers.getHomeOfficeInterest);
   app.openapi(routes.getCommunityManagerByCrn, handlers.getCommunityManagerByCrn);
+  const token = tokenRoutes((permission) =>
+    'disabled' in perimeter ? [] : [guardOperation(perimeter, permission, { bearer: false })],
+  );
+  app.openapi(token.issueQueueToken, tokenHandlers(options.queueTokens).issueQueueToken);
 
   const documentJson = buildOpenApiDocument(app, options.publicUrl ?? '/');
   app.get('/openapi.json', (c) => c.body(documentJson, 200, { 'Content-Type': 'application/json' }));
@@ -197,6 +223,18 @@ export function createHttpApp(options: HttpAppOptions): OpenAPIHono<AppEnv> {
             reason: error.code === 'ACCESS_DENIED' ? (error as AccessDeniedError).reason : error.message,
           },
           'request refused',
+        );
+      }
+      if (error.code === 'UPSTREAM_FAILED' || error.code === 'UPSTREAM_TIMEOUT') {
+        logger.error(
+          {
+            requestId: c.get('requestId'),
+            client: c.get('certificate')?.commonName ?? null,
+            code: error.code,
+            upstream: (error as UpstreamFailedError).upstream,
+            label: (error as Partial<UpstreamFailedError>).logLabel ?? 'timeout',
+          },
+          'upstream failure',
         );
       }
       return problemResponse(c, problemForDomainError(error), headersForDomainError(error));

@@ -32,7 +32,10 @@ export function buildOpenApiDocument(app: OpenAPIHono<AppEnv>, serverUrl: string
       contact: { name: 'case-read-service operators' },
     },
     servers: [{ url: serverUrl, description: 'This service' }],
-    tags: [{ name: 'Case', description: 'What is held about one case' }],
+    tags: [
+      { name: 'Case', description: 'What is held about one case' },
+      { name: 'Queue', description: "Temporary credentials for the consumer's own message queue" },
+    ],
   });
   return JSON.stringify(document);
 }

@@ -21,6 +21,9 @@ export const ProblemType = {
   unauthenticated: 'urn:case-read:problem:unauthenticated',
   onBehalfOfNotAllowed: 'urn:case-read:problem:on-behalf-of-not-allowed',
   permissionDenied: 'urn:case-read:problem:permission-denied',
+  noQueueConfigured: 'urn:case-read:problem:no-queue-configured',
+  upstreamFailed: 'urn:case-read:problem:upstream-failed',
+  upstreamTimeout: 'urn:case-read:problem:upstream-timeout',
 } as const;
 export type ProblemTypeUri = (typeof ProblemType)[keyof typeof ProblemType];
 

@@ -1,6 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { createHttpApp } from '../../../src/adapters/http/app.js';
-import { CrnFormat } from '../../../src/domain/crn.js';
 import type { CaseReader } from '../../../src/domain/needs.js';
 import { fixtureApp, recordingLogger, servedDocument } from '../../support/http.js';
 import { OpenApiValidator } from '../../support/openapi-validator.js';
@@ -152,12 +150,7 @@ describe('a store that fails', () => {
     '/case/X123456%s → 500 with a generic problem; the cause goes to the log only',
     async (suffix) => {
       const logger = recordingLogger();
-      const broken = createHttpApp({
-        repository: failing,
-        crnFormat: CrnFormat.default,
-        logger,
-        perimeter: { disabled: true },
-      });
+      const broken = fixtureApp({ repository: failing, logger });
       const response = await broken.request(`/case/X123456${suffix}`);
       const text = await response.clone().text();
       const body = await expectProblem(response, 500, 'urn:case-read:problem:internal-error');

@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { CrnFormat } from '../../../src/domain/crn.js';
-import { type FieldType, SPEC_ENDPOINTS, SPEC_RESOURCES } from '../../spec/spec-tables.js';
+import {
+  type FieldType,
+  SPEC_ENDPOINTS,
+  SPEC_RESOURCES,
+  SPEC_TOKEN_ENDPOINT,
+} from '../../spec/spec-tables.js';
 import { fixtureApp, servedDocument } from '../../support/http.js';
 import type { OpenApiDocument, SchemaObject } from '../../support/openapi-validator.js';
 
@@ -74,9 +79,30 @@ describe('the served OpenAPI document against the specification tables', () => {
     const operations = Object.entries(document.paths).flatMap(([path, methods]) =>
       Object.entries(methods).map(([method, op]) => `${method} ${path} ${op.operationId}`),
     );
-    expect(operations.sort()).toEqual(
-      SPEC_ENDPOINTS.map((e) => `${e.method} ${e.path} ${e.operationId}`).sort(),
+    const specified = [...SPEC_ENDPOINTS, SPEC_TOKEN_ENDPOINT].map(
+      (e) => `${e.method} ${e.path} ${e.operationId}`,
     );
+    expect(operations.sort()).toEqual(specified.sort());
+  });
+
+  it('POST /token answers the STS Credentials fields and needs only the certificate and API key', async () => {
+    const document = await documentPromise;
+    const operation = document.paths[SPEC_TOKEN_ENDPOINT.path]?.[SPEC_TOKEN_ENDPOINT.method];
+    expect(operation?.operationId).toBe(SPEC_TOKEN_ENDPOINT.operationId);
+    expect(operation?.security).toEqual([{ mutualTLS: [], apiKey: [] }]);
+    expect(operation?.parameters ?? []).toEqual([]);
+    expect(operation?.responses['200']?.content?.['application/json']?.schema.$ref).toBe(
+      '#/components/schemas/QueueCredentials',
+    );
+    const schema = document.components.schemas.QueueCredentials;
+    expect(Object.keys(schema?.properties ?? {}).sort()).toEqual([...SPEC_TOKEN_ENDPOINT.fields].sort());
+    expect([...(schema?.required ?? [])].sort()).toEqual([...SPEC_TOKEN_ENDPOINT.fields].sort());
+    expect(schema?.properties?.Expiration?.format).toBe('date-time');
+    for (const status of ['403', '502', '504']) {
+      expect(operation?.responses[status]?.content?.['application/problem+json']?.schema.$ref).toBe(
+        '#/components/schemas/Problem',
+      );
+    }
   });
 });
 

@@ -1,0 +1,93 @@
+import {
+  AssumeRoleCommand,
+  type AssumeRoleCommandOutput,
+  STSClient,
+  type STSClientConfig,
+} from '@aws-sdk/client-sts';
+import { UpstreamFailedError, UpstreamTimeoutError } from '../../domain/errors.js';
+import type { QueueCredentials, QueueCredentialsRequest } from '../../domain/queue/credentials.js';
+import type { CredentialsIssuer } from '../../ports/credentials-issuer.js';
+
+export interface StsIssuerOptions {
+  readonly region: string;
+  /** e.g. a VPC endpoint, or a fake STS in tests; else the SDK's regional endpoint. */
+  readonly endpoint?: string;
+  /** Bounds the whole call, retries included. */
+  readonly timeoutMs: number;
+  /** Attempts per call (the SDK retries throttling and transient errors). */
+  readonly maxAttempts?: number;
+  /** The service's own AWS credentials; by default the SDK's provider chain finds them. */
+  readonly credentials?: STSClientConfig['credentials'];
+}
+
+const UPSTREAM = 'credentials service';
+
+/** A short label for the operator's log: the STS error code and HTTP status, never the message (it names accounts and ARNs). */
+function safeLabel(error: unknown): string {
+  const name = (error as { name?: unknown })?.name;
+  const status = (error as { $metadata?: { httpStatusCode?: number } })?.$metadata?.httpStatusCode;
+  const code = typeof name === 'string' && /^[A-Za-z.]{1,64}$/.test(name) ? name : 'Error';
+  return status === undefined ? code : `${code} (${status})`;
+}
+
+function isTimeout(error: unknown): boolean {
+  const name = (error as { name?: unknown })?.name;
+  return name === 'AbortError' || name === 'TimeoutError';
+}
+
+/**
+ * Queue credentials from AWS STS `AssumeRole`: the client's role (or the default), a role
+ * session name traceable to the request, the session tag `ClientId=<CN>`, a session policy
+ * limited to reading that one queue, and the configured duration.
+ */
+export class StsCredentialsIssuer implements CredentialsIssuer {
+  private readonly client: STSClient;
+
+  constructor(private readonly options: StsIssuerOptions) {
+    this.client = new STSClient({
+      region: options.region,
+      maxAttempts: options.maxAttempts ?? 2,
+      ...(options.endpoint ? { endpoint: options.endpoint } : {}),
+      ...(options.credentials ? { credentials: options.credentials } : {}),
+    });
+  }
+
+  async issue(request: QueueCredentialsRequest): Promise<QueueCredentials> {
+    let output: AssumeRoleCommandOutput;
+    try {
+      output = await this.client.send(
+        new AssumeRoleCommand({
+          RoleArn: request.roleArn,
+          RoleSessionName: request.sessionName,
+          DurationSeconds: request.durationSeconds,
+          Policy: request.sessionPolicy,
+          Tags: [{ Key: 'ClientId', Value: request.clientId }],
+        }),
+        { abortSignal: AbortSignal.timeout(this.options.timeoutMs) },
+      );
+    } catch (error) {
+      if (isTimeout(error)) throw new UpstreamTimeoutError(UPSTREAM);
+      throw new UpstreamFailedError(UPSTREAM, safeLabel(error));
+    }
+    const c = output.Credentials;
+    if (
+      !c?.AccessKeyId ||
+      !c.SecretAccessKey ||
+      !c.SessionToken ||
+      !(c.Expiration instanceof Date) ||
+      Number.isNaN(c.Expiration.getTime())
+    ) {
+      throw new UpstreamFailedError(UPSTREAM, 'IncompleteResponse');
+    }
+    return {
+      accessKeyId: c.AccessKeyId,
+      secretAccessKey: c.SecretAccessKey,
+      sessionToken: c.SessionToken,
+      expiration: c.Expiration,
+    };
+  }
+
+  close(): void {
+    this.client.destroy();
+  }
+}
