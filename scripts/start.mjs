@@ -86,6 +86,8 @@ env.ACCESS_STORE ??= `sqlite:${files.access}`;
 env.BEARER_JWKS ??= join(pki, 'jwks.json');
 env.BEARER_ISSUER ??= 'urn:case-read:dev-issuer';
 env.BEARER_AUDIENCE ??= 'case-read-service';
+env.CREDENTIALS_ISSUER ??= 'local';
+env.STS_ROLE_ARN ??= 'arn:aws:iam::000000000000:role/case-read-dev-queue-reader';
 env.HOST ??= '127.0.0.1';
 env.PORT ??= '8443';
 
@@ -96,6 +98,10 @@ process.stdout.write(
     `  curl --cert ${files.cert} --key ${files.key} --cacert ${files.ca} \\`,
     `    -H "x-api-key: $(cat ${files.apiKey})" -H "Authorization: Bearer $(cat ${files.token})" \\`,
     `    https://localhost:${env.PORT}/case/X123456`,
+    '',
+    'Queue credentials (the local development issuer; set CREDENTIALS_ISSUER=sts for AWS):',
+    `  curl -X POST --cert ${files.cert} --key ${files.key} --cacert ${files.ca} \\`,
+    `    -H "x-api-key: $(cat ${files.apiKey})" https://localhost:${env.PORT}/token`,
     '',
     '',
   ].join('\n'),

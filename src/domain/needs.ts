@@ -1,7 +1,7 @@
 import type { ApiKeyRecord, BearerClaims, Client, OnBehalfOfSettings } from './access/model.js';
 import type { Permission } from './access/permissions.js';
 import type { Crn } from './crn.js';
-import type { QueueCredentials, QueueCredentialsRequest } from './queue/credentials.js';
+import type { QueueCredentials, QueueCredentialsRequest } from './queue/model.js';
 import type { CommunityManager, HomeOfficeInterest, PersonalDetailsAndCircumstances } from './types.js';
 
 /**

@@ -28,6 +28,13 @@ describe('loadConfig', () => {
     expect(config.BEARER_MODE).toBe('required');
     expect(config.ACCESS_STORE).toEqual({ kind: 'sqlite', path: './data/access.db' });
     expect(config.TLS_CRL).toBeUndefined();
+    expect(config.CREDENTIALS_ISSUER).toBe('sts');
+    expect(config.STS_REGION).toBe('eu-west-2');
+    expect(config.STS_DURATION_SECONDS).toBe(3600);
+    expect(config.STS_ROLE_ARN).toBeUndefined();
+    expect(
+      loadConfig({ ...BASE, CREDENTIALS_ISSUER: 'local', NODE_ENV: 'development' }).CREDENTIALS_ISSUER,
+    ).toBe('local');
     expect(config.HOST).toBe('127.0.0.1');
     expect(config.PORT).toBe(8443);
     expect(config.CASE_STORE).toEqual({ kind: 'sqlite', path: './data/cases.db' });
@@ -74,6 +81,20 @@ describe('loadConfig', () => {
     [{ BEARER_JWKS: 'http://idp.example/jwks' }, /^BEARER_JWKS: expected a file path or an https:\/\/ URL$/],
     [{ ACCESS_STORE: 'postgres://db/access' }, /^ACCESS_STORE: a PostgreSQL access store is not available/],
     [{ ACCESS_STORE: 'redis://x' }, /^ACCESS_STORE: expected memory or sqlite:PATH$/],
+    [{ CREDENTIALS_ISSUER: 'vault' }, /^CREDENTIALS_ISSUER: expected sts or local$/],
+    [
+      { CREDENTIALS_ISSUER: 'local', NODE_ENV: 'production' },
+      /^CREDENTIALS_ISSUER: local is for development only and is refused when NODE_ENV=production/,
+    ],
+    [
+      { STS_DURATION_SECONDS: '899' },
+      /^STS_DURATION_SECONDS: STS_DURATION_SECONDS must be a whole number 900\.\.43200$/,
+    ],
+    [{ STS_DURATION_SECONDS: '43201' }, /^STS_DURATION_SECONDS: /],
+    [{ STS_TIMEOUT_MS: '0' }, /^STS_TIMEOUT_MS: /],
+    [{ STS_REGION: 'europe' }, /^STS_REGION: expected an AWS region such as eu-west-2$/],
+    [{ STS_ENDPOINT: 'sts.local' }, /^STS_ENDPOINT: expected an http\(s\):\/\/ URL$/],
+    [{ STS_ROLE_ARN: 'my-role' }, /^STS_ROLE_ARN: expected an IAM role ARN$/],
   ])('refuses %j, naming the variable', (env, message) => {
     const problems = problemsOf(env);
     expect(problems).toHaveLength(1);

@@ -1,25 +1,9 @@
 import { requirePermission } from '../access/admit.js';
 import type { Caller } from '../access/model.js';
 import { NoQueueConfiguredError } from '../errors.js';
+import type { QueueCredentials, QueueCredentialsRequest } from './model.js';
 
-/** Temporary credentials for a consumer's own queue, as the cloud's token service gives them. */
-export interface QueueCredentials {
-  readonly accessKeyId: string;
-  readonly secretAccessKey: string;
-  readonly sessionToken: string;
-  readonly expiration: Date;
-}
-
-/** What the credentials issuer is asked for: one role, one queue, one client. */
-export interface QueueCredentialsRequest {
-  readonly clientId: string;
-  readonly roleArn: string;
-  readonly queueArn: string;
-  readonly sessionName: string;
-  /** A session policy: the credentials can never do more than this, whatever the role allows. */
-  readonly sessionPolicy: string;
-  readonly durationSeconds: number;
-}
+export type { QueueCredentials, QueueCredentialsRequest } from './model.js';
 
 /** The only queue actions a consumer needs to read its queue. */
 export const QUEUE_ACTIONS = [
