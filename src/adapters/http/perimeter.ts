@@ -73,6 +73,9 @@ export function guardOperation(
       );
     }
     const onBehalfOf = await checkOnBehalfOf(options, admitted.client, c.req.header('x-on-behalf-of'));
+    // Data returned to an on-behalf-of request is for that user alone. Set before the
+    // handler runs (see app.ts: no header is set on a finished response).
+    if (onBehalfOf !== null) c.header('Cache-Control', 'no-store, private');
     const caller: Caller = {
       ...admitted,
       onBehalfOf,

@@ -110,13 +110,35 @@ const ACCESS_STORE: StoreDescription = {
   error: (message) => new AccessStoreError(message),
 };
 
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    for (const inner of Object.values(value)) deepFreeze(inner);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+/** At most this many entries per cache; past it the cache starts again empty. */
+const CACHE_LIMIT = 10_000;
+
 /**
- * The access directory in a SQLite file. `serve` opens it read-only and reads it on every
- * request, with no cache: a key revoked by `case-read keys revoke` stops working on the
- * next request. The CLI opens it for writing; WAL lets both run at once.
+ * The access directory in a SQLite file. `serve` opens it read-only; the CLI opens it for
+ * writing; WAL lets both run at once.
+ *
+ * Reads are cached until the data changes: every read first asks SQLite for
+ * `PRAGMA data_version`, which moves whenever another connection commits, and drops the
+ * cache when it has. So a key revoked by `case-read keys revoke` stops working on the very
+ * next request, while a steady stream of requests costs one cheap pragma instead of three
+ * lookups. Answers are frozen, so no caller can change what the next one reads. Lookups
+ * that find nothing are not cached (an unknown key id cannot grow the cache).
  */
 export class SqliteAccessDirectory implements AccessDirectory, AccessAdministration {
   private readonly stmts;
+  private version = Number.NaN;
+  private readonly clientCache = new Map<string, Client>();
+  private readonly keyCache = new Map<string, ApiKeyRecord>();
+  private readonly revokedCache = new Map<string, boolean>();
+  private readonly grantCache = new Map<string, readonly Permission[]>();
 
   private constructor(private readonly db: Database.Database) {
     this.stmts = {
@@ -132,7 +154,25 @@ export class SqliteAccessDirectory implements AccessDirectory, AccessAdministrat
       grants: db.prepare<[string], { permission: string }>(
         'SELECT permission FROM user_grants WHERE email = ? ORDER BY permission',
       ),
+      dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
     };
+  }
+
+  /** Drops every cached answer when anything has been committed since the last read. */
+  private fresh(): void {
+    const version = this.stmts.dataVersion.get() as number;
+    if (version === this.version) return;
+    this.version = version;
+    this.clientCache.clear();
+    this.keyCache.clear();
+    this.revokedCache.clear();
+    this.grantCache.clear();
+  }
+
+  private static remember<K, V>(cache: Map<K, V>, key: K, value: V): V {
+    if (cache.size >= CACHE_LIMIT) cache.clear();
+    cache.set(key, value);
+    return value;
   }
 
   /** Opens a store for reading only; it must exist and be at the current schema version. */
@@ -150,24 +190,43 @@ export class SqliteAccessDirectory implements AccessDirectory, AccessAdministrat
   }
 
   async findClient(id: string): Promise<Client | undefined> {
+    this.fresh();
+    const cached = this.clientCache.get(id);
+    if (cached) return cached;
     const row = this.stmts.client.get(id);
-    return row && toClient(row);
+    return row && SqliteAccessDirectory.remember(this.clientCache, id, deepFreeze(toClient(row)));
   }
 
   async findApiKey(id: string): Promise<ApiKeyRecord | undefined> {
+    this.fresh();
+    const cached = this.keyCache.get(id);
+    if (cached) return cached;
     const row = this.stmts.key.get(id);
-    return row && toKey(row);
+    return row && SqliteAccessDirectory.remember(this.keyCache, id, deepFreeze(toKey(row)));
   }
 
   async isCertificateRevoked(serialNumber: string, clientId: string): Promise<boolean> {
-    return this.stmts.revoked.get(serialNumber, clientId) !== undefined;
+    this.fresh();
+    const key = `${serialNumber} ${clientId}`;
+    const cached = this.revokedCache.get(key);
+    if (cached !== undefined) return cached;
+    return SqliteAccessDirectory.remember(
+      this.revokedCache,
+      key,
+      this.stmts.revoked.get(serialNumber, clientId) !== undefined,
+    );
   }
 
   async grantsFor(email: string): Promise<readonly Permission[]> {
-    return this.stmts.grants
-      .all(email.toLowerCase())
+    this.fresh();
+    const key = email.toLowerCase();
+    const cached = this.grantCache.get(key);
+    if (cached) return cached;
+    const grants = this.stmts.grants
+      .all(key)
       .map((r) => r.permission)
       .filter(isPermission);
+    return SqliteAccessDirectory.remember(this.grantCache, key, Object.freeze(grants));
   }
 
   async saveClient(client: Client): Promise<void> {

@@ -24,6 +24,7 @@ export async function serve(args: string[], io: Io): Promise<number> {
     },
     'listening',
   );
+  logger.flush();
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {
       logger.info({ signal }, 'shutting down');
@@ -32,6 +33,7 @@ export async function serve(args: string[], io: Io): Promise<number> {
         .catch((error: Error) => logger.error({ err: { message: error.message } }, 'close failed'))
         .finally(() => {
           service.close();
+          logger.flush();
           resolve();
         });
     };

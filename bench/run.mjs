@@ -1,0 +1,469 @@
+#!/usr/bin/env node
+// npm run bench [-- SCENARIO...] [--smoke]
+//
+// Drives the full service (mutual TLS, API key, bearer verification, permission, SQLite
+// lookup) and a bare node:https baseline with autocannon, in alternating rounds
+// (A B A B ...), each server in its own process, on loopback. Prints req/s, p50, p99 and RSS
+// for each, then `ratio X` (service / bare). Numbers are also written as JSON under
+// bench/results/. Speed goals are judged by reading the output, never asserted here.
+//
+// Scenarios: keepalive (default), handshake, scale, token.
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const args = process.argv.slice(2);
+const smoke = args.includes('--smoke');
+const cpuProf = args.includes('--cpu-prof');
+const profileDir = join(root, 'bench/results/profiles');
+const scenarios = args.filter((a) => !a.startsWith('--'));
+const KNOWN = ['keepalive', 'handshake', 'scale', 'token'];
+for (const s of scenarios) {
+  if (!KNOWN.includes(s)) {
+    process.stderr.write(`bench: unknown scenario ${s}; expected some of ${KNOWN.join(', ')}\n`);
+    process.exit(2);
+  }
+}
+const selected = scenarios.length > 0 ? scenarios : ['keepalive'];
+const settings = smoke
+  ? { rounds: 1, durationS: 1, warmupS: 0.5, connections: 8, handshakeConnections: 4, scaleCount: 2_000 }
+  : {
+      rounds: 3,
+      durationS: 10,
+      warmupS: 3,
+      connections: 64,
+      handshakeConnections: 16,
+      scaleCount: 1_000_000,
+    };
+
+const { main: cli } = await import(new URL('../dist/app/cli.js', import.meta.url).href);
+const quiet = { out: () => {}, err: (l) => process.stderr.write(`${l}\n`), env: {}, stderrIsTty: false };
+async function run(argv) {
+  const lines = [];
+  const status = await cli(argv, { ...quiet, out: (l) => lines.push(l) });
+  if (status !== 0) throw new Error(`case-read ${argv.join(' ')} exited ${status}`);
+  return lines;
+}
+
+// ---- fixtures: PKI, stores, client, key, token -------------------------------------------
+const dir = mkdtempSync(join(tmpdir(), 'case-read-bench-'));
+const pki = join(dir, 'pki');
+const access = `sqlite:${join(dir, 'access.db')}`;
+await run(['pki', 'init', '--dir', pki]);
+await run(['pki', 'client', 'bench-client', '--dir', pki]);
+await run([
+  'cases',
+  'import',
+  join(root, 'fixtures/cases.json'),
+  '--store',
+  `sqlite:${join(dir, 'cases.db')}`,
+]);
+await run([
+  'clients',
+  'add',
+  'bench-client',
+  '--access-store',
+  access,
+  '--permissions',
+  'getCase,getHomeOfficeInterest,getCommunityManagerByCrn,getRiskScores,issueQueueToken',
+  '--queue-arn',
+  'arn:aws:sqs:eu-west-2:000000000000:bench-queue',
+]);
+const [apiKey] = await run(['keys', 'issue', 'bench-client', '--access-store', access]);
+const [token] = await run(['tokens', 'mint', '--client', 'bench-client', '--dir', pki, '--expires-in', '2h']);
+const tls = {
+  ca: readFileSync(join(pki, 'ca.pem')),
+  cert: readFileSync(join(pki, 'bench-client.pem')),
+  key: readFileSync(join(pki, 'bench-client-key.pem')),
+};
+const serviceEnv = (caseStore) => ({
+  PATH: process.env.PATH,
+  HOST: '127.0.0.1',
+  PORT: '0',
+  TLS_CERT: join(pki, 'server.pem'),
+  TLS_KEY: join(pki, 'server-key.pem'),
+  TLS_CLIENT_CA: join(pki, 'ca.pem'),
+  CASE_STORE: caseStore,
+  ACCESS_STORE: access,
+  BEARER_MODE: 'required',
+  BEARER_JWKS: join(pki, 'jwks.json'),
+  BEARER_ISSUER: 'urn:case-read:dev-issuer',
+  BEARER_AUDIENCE: 'case-read-service',
+  CREDENTIALS_ISSUER: 'local',
+  STS_ROLE_ARN: 'arn:aws:iam::000000000000:role/bench',
+  LOG_LEVEL: 'warn',
+});
+
+// ---- processes ---------------------------------------------------------------------------
+function startProcess(command, argv, env, readyMatch) {
+  const child = spawn(command, argv, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`did not start:\n${output}`)), 20_000);
+    const onData = (chunk) => {
+      output += chunk.toString();
+      const port = readyMatch(output);
+      if (port) {
+        clearTimeout(timer);
+        // Stop collecting: from here on the output is only drained, never kept, so the
+        // load generator in this process does no work for the server's logs.
+        child.stdout.removeListener('data', onData);
+        child.stderr.removeListener('data', onData);
+        child.stdout.resume();
+        child.stderr.resume();
+        resolve({ child, port });
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`exited ${code}:\n${output}`)));
+  });
+}
+const startService = (caseStore) =>
+  startProcess(
+    process.execPath,
+    [...(cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), 'bin/case-read.js', 'serve'],
+    { ...serviceEnv(caseStore), LOG_LEVEL: 'info' },
+    (out) => {
+      const line = out.split('\n').find((l) => l.includes('"listening"'));
+      return line ? new URL(JSON.parse(line).url).port : undefined;
+    },
+  );
+const startBare = (bodyFile) =>
+  startProcess(
+    process.execPath,
+    [
+      join(root, 'bench/bare-server.mjs'),
+      JSON.stringify({
+        bodyFile,
+        apiKey,
+        cert: join(pki, 'server.pem'),
+        key: join(pki, 'server-key.pem'),
+        ca: join(pki, 'ca.pem'),
+      }),
+    ],
+    { PATH: process.env.PATH },
+    (out) => out.match(/"port":(\d+)/)?.[1],
+  );
+const rssMiB = (pid) => {
+  try {
+    const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
+    return Math.round((kb / 1024) * 10) / 10;
+  } catch {
+    return null;
+  }
+};
+const stop = async (child) => {
+  if (child.exitCode !== null) return;
+  child.kill('SIGTERM');
+  await new Promise((resolve) => child.once('exit', resolve));
+};
+
+// ---- load --------------------------------------------------------------------------------
+/**
+ * A new TLS connection for every request. autocannon's reconnectRate drops the response of
+ * the request it reconnects after (so reconnectRate: 1 counts nothing); this loop measures
+ * the same thing directly, in autocannon's result shape.
+ */
+async function handshakeLoad({ port, path, method = 'GET', headers, durationS, connections }) {
+  const { request } = await import('node:https');
+  const latencies = [];
+  let non2xx = 0;
+  let errors = 0;
+  const deadline = performance.now() + durationS * 1000;
+  const once = () =>
+    new Promise((resolve) => {
+      const started = performance.now();
+      const req = request(
+        { host: '127.0.0.1', port, path, method, headers, servername: 'localhost', agent: false, ...tls },
+        (res) => {
+          res.resume();
+          res.on('end', () => {
+            latencies.push(performance.now() - started);
+            if (res.statusCode < 200 || res.statusCode > 299) non2xx++;
+            resolve();
+          });
+        },
+      );
+      req.on('error', () => {
+        errors++;
+        resolve();
+      });
+      req.end();
+    });
+  await Promise.all(
+    Array.from({ length: connections }, async () => {
+      while (performance.now() < deadline) await once();
+    }),
+  );
+  latencies.sort((a, b) => a - b);
+  const at = (q) =>
+    Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0);
+  return {
+    requests: { average: latencies.length / durationS },
+    latency: { p50: at(0.5), p99: at(0.99) },
+    non2xx,
+    errors,
+  };
+}
+
+function load({ port, path, method = 'GET', headers, durationS, connections, reconnect = false }) {
+  if (reconnect) return handshakeLoad({ port, path, method, headers, durationS, connections });
+  return new Promise((resolve, reject) => {
+    autocannon(
+      {
+        url: `https://localhost:${port}${path}`,
+        method,
+        headers,
+        connections,
+        duration: durationS,
+        servername: 'localhost',
+        tlsOptions: tls,
+      },
+      (error, result) => (error ? reject(error) : resolve(result)),
+    );
+  });
+}
+const summarise = (result, pid) => ({
+  reqPerSec: Math.round(result.requests.average),
+  p50: result.latency.p50,
+  p99: result.latency.p99,
+  non2xx: result.non2xx,
+  errors: result.errors,
+  rssMiB: rssMiB(pid),
+});
+const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
+const fmt = (label, s) =>
+  `${label.padEnd(9)} ${String(s.reqPerSec).padStart(7)} req/s  p50 ${String(s.p50).padStart(4)} ms  p99 ${String(s.p99).padStart(4)} ms  rss ${s.rssMiB} MiB${s.non2xx || s.errors ? `  (non-2xx ${s.non2xx}, errors ${s.errors})` : ''}`;
+const auth = { 'x-api-key': apiKey, authorization: `Bearer ${token}` };
+
+async function alternate(targets, request) {
+  const rounds = Object.fromEntries(targets.map((t) => [t.name, []]));
+  const connections = request(targets[0]).reconnect ? settings.handshakeConnections : settings.connections;
+  for (const t of targets) await load({ ...request(t), durationS: settings.warmupS, connections });
+  for (let r = 1; r <= settings.rounds; r++) {
+    for (const t of targets) {
+      const s = summarise(
+        await load({ ...request(t), durationS: settings.durationS, connections }),
+        t.child.pid,
+      );
+      rounds[t.name].push(s);
+      process.stdout.write(`round ${r} ${fmt(t.name, s)}\n`);
+    }
+  }
+  const totals = Object.fromEntries(
+    Object.entries(rounds).map(([name, rs]) => [
+      name,
+      {
+        reqPerSec: Math.round(mean(rs.map((s) => s.reqPerSec))),
+        p50: Math.round(mean(rs.map((s) => s.p50)) * 10) / 10,
+        p99: Math.round(mean(rs.map((s) => s.p99)) * 10) / 10,
+        rssMiB: Math.max(...rs.map((s) => s.rssMiB ?? 0)),
+        non2xx: rs.reduce((a, s) => a + s.non2xx, 0),
+        errors: rs.reduce((a, s) => a + s.errors, 0),
+      },
+    ]),
+  );
+  return { rounds, totals };
+}
+
+async function againstBare(name, { reconnect }) {
+  const service = await startService(`sqlite:${join(dir, 'cases.db')}`);
+  const sample = await load({
+    port: service.port,
+    path: '/case/X123456',
+    headers: auth,
+    durationS: 0.2,
+    connections: 1,
+  });
+  if (sample.non2xx > 0) throw new Error('the service did not answer 200 to the benchmark request');
+  const body = await fetchBody(service.port);
+  const bodyFile = join(dir, 'body.json');
+  writeFileSync(bodyFile, body);
+  const bare = await startBare(bodyFile);
+  try {
+    const targets = [
+      { name: 'bare', port: bare.port, child: bare.child },
+      { name: 'service', port: service.port, child: service.child },
+    ];
+    const { rounds, totals } = await alternate(targets, (t) => ({
+      port: t.port,
+      path: '/case/X123456',
+      headers: auth,
+      reconnect,
+    }));
+    const ratio = Math.round((totals.service.reqPerSec / totals.bare.reqPerSec) * 100) / 100;
+    const p99Ratio = Math.round((totals.service.p99 / Math.max(totals.bare.p99, 1)) * 100) / 100;
+    process.stdout.write(
+      `${fmt('bare', totals.bare)}\n${fmt('service', totals.service)}\np99 ratio ${p99Ratio}\n${name} ratio ${ratio}\n`,
+    );
+    return { scenario: name, bodyBytes: body.length, rounds, totals, p99Ratio, ratio };
+  } finally {
+    await stop(bare.child);
+    await stop(service.child);
+  }
+}
+
+function fetchBody(port) {
+  return new Promise((resolve, reject) => {
+    import('node:https').then(({ request }) => {
+      const req = request(
+        { host: '127.0.0.1', port, path: '/case/X123456', servername: 'localhost', headers: auth, ...tls },
+        (res) => {
+          let data = '';
+          res.on('data', (c) => {
+            data += c;
+          });
+          res.on('end', () => resolve(data));
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    });
+  });
+}
+
+async function scale() {
+  const small = join(dir, 'small.db');
+  const large = join(dir, 'large.db');
+  await run(['cases', 'generate', '--count', '1000', '--store', `sqlite:${small}`, '--seed', '7']);
+  const started = performance.now();
+  await run([
+    'cases',
+    'generate',
+    '--count',
+    String(settings.scaleCount),
+    '--store',
+    `sqlite:${large}`,
+    '--seed',
+    '7',
+  ]);
+  process.stdout.write(
+    `generated ${settings.scaleCount} cases in ${((performance.now() - started) / 1000).toFixed(1)} s\n`,
+  );
+  const a = await startService(`sqlite:${small}`);
+  const b = await startService(`sqlite:${large}`);
+  try {
+    const targets = [
+      { name: 'small', port: a.port, child: a.child },
+      { name: 'large', port: b.port, child: b.child },
+    ];
+    const { rounds, totals } = await alternate(targets, (t) => ({
+      port: t.port,
+      path: '/case/A000500',
+      headers: auth,
+    }));
+    const ratio = Math.round((totals.large.p99 / Math.max(totals.small.p99, 1)) * 100) / 100;
+    const p50Ratio = Math.round((totals.large.p50 / Math.max(totals.small.p50, 1)) * 100) / 100;
+    process.stdout.write(
+      `${fmt('small', totals.small)}\n${fmt('large', totals.large)}\np50 ratio large/small ${p50Ratio}\np99 ratio large/small ${ratio}\n`,
+    );
+    return {
+      scenario: 'scale',
+      cases: { small: 1000, large: settings.scaleCount },
+      rounds,
+      totals,
+      p50Ratio,
+      ratio,
+      ratioOf: 'p99 large/small',
+    };
+  } finally {
+    await stop(a.child);
+    await stop(b.child);
+  }
+}
+
+async function tokenScenario() {
+  const service = await startService(`sqlite:${join(dir, 'cases.db')}`);
+  try {
+    const targets = [{ name: 'token', port: service.port, child: service.child }];
+    const { rounds, totals } = await alternate(targets, (t) => ({
+      port: t.port,
+      path: '/token',
+      method: 'POST',
+      headers: { 'x-api-key': apiKey },
+    }));
+    process.stdout.write(`${fmt('token', totals.token)}\n`);
+    return { scenario: 'token', rounds, totals, ratio: null };
+  } finally {
+    await stop(service.child);
+  }
+}
+
+/** The top self-time costs of the newest CPU profile, by function and by package. */
+function printProfile() {
+  const { readdirSync, statSync } = awaitFs;
+  const files = readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile'));
+  const newest = files
+    .map((f) => join(profileDir, f))
+    .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0];
+  if (!newest) return;
+  const profile = JSON.parse(readFileSync(newest, 'utf8'));
+  const self = new Map();
+  const byPackage = new Map();
+  const dt = new Map();
+  profile.samples.forEach((id, i) => dt.set(id, (dt.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+  let total = 0;
+  for (const node of profile.nodes) {
+    const t = dt.get(node.id) ?? 0;
+    total += t;
+    const { functionName, url, lineNumber } = node.callFrame;
+    const where = url.replace(/^file:\/\//, '').replace(root, '');
+    const key = `${functionName || '(anonymous)'} ${where}:${lineNumber + 1}`;
+    self.set(key, (self.get(key) ?? 0) + t);
+    const pkg =
+      /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(where)?.[1] ??
+      (where.startsWith('/dist/')
+        ? 'case-read (dist)'
+        : where.startsWith('node:')
+          ? 'node core'
+          : functionName.startsWith('(')
+            ? functionName
+            : 'node internals / native');
+    byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + t);
+  }
+  const top = (m, n) =>
+    [...m]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, n)
+      .map(([k, v]) => `  ${((v / total) * 100).toFixed(1).padStart(5)}%  ${k}`);
+  process.stdout.write(
+    `profile ${newest}\nself time by package:\n${top(byPackage, 12).join('\n')}\nself time by function:\n${top(self, 20).join('\n')}\n`,
+  );
+}
+const awaitFs = await import('node:fs');
+
+const results = [];
+try {
+  process.stdout.write(
+    `bench: ${selected.join(', ')}${smoke ? ' (smoke: short, nothing is judged)' : ''}; ${settings.rounds} round(s) of ${settings.durationS}s, ${settings.connections} connections, node ${process.version}\n`,
+  );
+  process.stdout.write(
+    'service pipeline: mTLS, API key, bearer (required), permission, SQLite lookup; rate limit and audit are not built yet\n',
+  );
+  for (const scenario of selected) {
+    process.stdout.write(`\n== ${scenario}\n`);
+    if (scenario === 'keepalive') results.push(await againstBare('keepalive', { reconnect: false }));
+    if (cpuProf) printProfile();
+    if (scenario === 'handshake') results.push(await againstBare('handshake', { reconnect: true }));
+    if (scenario === 'scale') results.push(await scale());
+    if (scenario === 'token') results.push(await tokenScenario());
+  }
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
+const outDir = join(root, 'bench/results');
+mkdirSync(outDir, { recursive: true });
+const file = join(outDir, `${new Date().toISOString().replaceAll(':', '-')}${smoke ? '-smoke' : ''}.json`);
+writeFileSync(
+  file,
+  `${JSON.stringify({ at: new Date().toISOString(), smoke, settings, node: process.version, results }, null, 2)}\n`,
+);
+process.stdout.write(`\nwrote ${file}\n`);
+// The last line: the service/bare throughput ratio of the first scenario that compares them.
+const headline = results.find((r) => r.scenario === 'keepalive' || r.scenario === 'handshake');
+process.stdout.write(`ratio ${headline?.ratio ?? 'n/a'}\n`);

@@ -1,0 +1,43 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { ROOT } from '../support/cli.js';
+
+/**
+ * Keeps the benchmark harness working. It asserts that the harness runs every scenario and
+ * reports, never how fast anything was: speed is judged from `npm run bench` output.
+ */
+describe('npm run bench -- --smoke', () => {
+  it('runs every scenario against real servers and reports ratios and a results file', () => {
+    const result = spawnSync(
+      process.execPath,
+      ['bench/run.mjs', '--smoke', 'keepalive', 'handshake', 'scale', 'token'],
+      {
+        cwd: ROOT,
+        encoding: 'utf8',
+        timeout: 120_000,
+        env: { PATH: process.env.PATH ?? '' },
+      },
+    );
+    expect(result.status, result.stderr).toBe(0);
+    const lines = result.stdout.trim().split('\n');
+    for (const scenario of ['keepalive', 'handshake', 'scale', 'token'])
+      expect(result.stdout).toContain(`== ${scenario}`);
+    expect(result.stdout).toMatch(/^bare +\d+ req\/s/m);
+    expect(result.stdout).toMatch(/^service +\d+ req\/s/m);
+    expect(result.stdout).toMatch(/^keepalive ratio \d+(\.\d+)?$/m);
+    expect(result.stdout).toMatch(/^handshake ratio \d+(\.\d+)?$/m);
+    expect(result.stdout).toMatch(/^p99 ratio large\/small \d+(\.\d+)?$/m);
+    expect(lines.at(-1)).toMatch(/^ratio \d+(\.\d+)?$/);
+    const file = /^wrote (.+)$/m.exec(result.stdout)?.[1] ?? '';
+    expect(existsSync(file)).toBe(true);
+    const saved = JSON.parse(readFileSync(file, 'utf8')) as {
+      smoke: boolean;
+      results: { scenario: string; totals: Record<string, { non2xx: number }> }[];
+    };
+    expect(saved.smoke).toBe(true);
+    expect(saved.results.map((r) => r.scenario)).toEqual(['keepalive', 'handshake', 'scale', 'token']);
+    // Every request in every scenario was answered 2xx: the harness measured real successes.
+    for (const r of saved.results) for (const t of Object.values(r.totals)) expect(t.non2xx).toBe(0);
+  }, 150_000);
+});
