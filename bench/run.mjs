@@ -9,7 +9,7 @@
 //
 // Scenarios: keepalive (default), handshake, scale, token.
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -396,7 +396,6 @@ async function tokenScenario() {
 
 /** The top self-time costs of the newest CPU profile, by function and by package. */
 function printProfile() {
-  const { readdirSync, statSync } = awaitFs;
   const files = readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile'));
   const newest = files
     .map((f) => join(profileDir, f))
@@ -406,7 +405,9 @@ function printProfile() {
   const self = new Map();
   const byPackage = new Map();
   const dt = new Map();
-  profile.samples.forEach((id, i) => dt.set(id, (dt.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+  profile.samples.forEach((id, i) => {
+    dt.set(id, (dt.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
+  });
   let total = 0;
   for (const node of profile.nodes) {
     const t = dt.get(node.id) ?? 0;
@@ -435,7 +436,6 @@ function printProfile() {
     `profile ${newest}\nself time by package:\n${top(byPackage, 12).join('\n')}\nself time by function:\n${top(self, 20).join('\n')}\n`,
   );
 }
-const awaitFs = await import('node:fs');
 
 const results = [];
 try {
