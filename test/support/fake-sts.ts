@@ -1,5 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { StsCredentialsIssuer, type StsIssuerOptions } from '../../src/adapters/sts/credentials-issuer.js';
 
 export type FakeStsBehaviour = 'success' | 'access-denied' | 'throttling' | 'malformed' | 'hang';
 
@@ -106,4 +107,16 @@ export class FakeSts {
     this.server?.closeAllConnections();
     await new Promise<void>((resolve) => this.server?.close(() => resolve()));
   }
+}
+
+/** The real STS adapter pointed at a fake STS: static test credentials, one attempt, a short timeout. */
+export function issuerFor(endpoint: string, overrides: Partial<StsIssuerOptions> = {}): StsCredentialsIssuer {
+  return new StsCredentialsIssuer({
+    region: 'eu-west-2',
+    endpoint,
+    timeoutMs: 400,
+    maxAttempts: 1,
+    credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY' },
+    ...overrides,
+  });
 }

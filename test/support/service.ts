@@ -1,6 +1,7 @@
 import { createHttpApp } from '../../src/adapters/http/app.js';
 import type { HttpLogger } from '../../src/adapters/http/env.js';
 import { type IdentityReader, trustedHeaderIdentity } from '../../src/adapters/http/identity.js';
+import { type MintOptions, mintToken } from '../../src/adapters/jose/dev-issuer.js';
 import { JoseTokenVerifier } from '../../src/adapters/jose/token-verifier.js';
 import { InMemoryAccessDirectory } from '../../src/adapters/memory/access-directory.js';
 import { InMemoryCaseRepository } from '../../src/adapters/memory/case-repository.js';
@@ -17,6 +18,22 @@ import type { TestPki } from './pki.js';
 
 export const TEST_ISSUER = 'https://issuer.test';
 export const TEST_AUDIENCE = 'case-read-service';
+
+/** A bearer token from the test PKI's issuer, for TEST_ISSUER and TEST_AUDIENCE, valid 10 minutes unless overridden. */
+export function mintTestToken(
+  pki: TestPki,
+  clientId: string,
+  extra: Partial<MintOptions> = {},
+): Promise<string> {
+  return mintToken({
+    privateJwk: pki.issuer.privateJwk,
+    issuer: TEST_ISSUER,
+    audience: TEST_AUDIENCE,
+    clientId,
+    expiresInSeconds: 600,
+    ...extra,
+  });
+}
 
 export interface RunningTestService {
   readonly url: string;

@@ -7,6 +7,7 @@ import { type HttpsResponse, httpsRequest } from '../../support/https-client.js'
 import { AccessMother } from '../../support/mothers.js';
 import { type ClientCredentials, makeTestPki, type TestPki } from '../../support/pki.js';
 import {
+  mintTestToken,
   type RunningTestService,
   startTestService,
   TEST_AUDIENCE,
@@ -34,15 +35,8 @@ const certs: Record<string, ClientCredentials> = {};
 const keys: Record<string, { id: string; key: string }> = {};
 let oboKey: { privateJwk: Awaited<ReturnType<typeof exportJWK>>; jwksPath: string };
 
-const mint = (clientId: string, extra: Partial<Parameters<typeof mintToken>[0]> = {}) =>
-  mintToken({
-    privateJwk: pki.issuer.privateJwk,
-    issuer: TEST_ISSUER,
-    audience: TEST_AUDIENCE,
-    clientId,
-    expiresInSeconds: 600,
-    ...extra,
-  });
+const mint = (clientId: string, extra: Parameters<typeof mintTestToken>[2] = {}) =>
+  mintTestToken(pki, clientId, extra);
 
 const mintObo = (
   claims: Record<string, unknown>,

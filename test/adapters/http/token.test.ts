@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { StsCredentialsIssuer } from '../../../src/adapters/sts/credentials-issuer.js';
-import { FAKE_CREDENTIALS, FakeSts, SECRET_ACCOUNT } from '../../support/fake-sts.js';
+import type { StsCredentialsIssuer } from '../../../src/adapters/sts/credentials-issuer.js';
+import { FAKE_CREDENTIALS, FakeSts, issuerFor, SECRET_ACCOUNT } from '../../support/fake-sts.js';
 import { recordingLogger } from '../../support/http.js';
 import { httpsRequest } from '../../support/https-client.js';
 import { AccessMother, CaseMother } from '../../support/mothers.js';
@@ -19,13 +19,7 @@ const keys: Record<string, string> = {};
 
 beforeAll(async () => {
   const endpoint = await sts.start();
-  issuer = new StsCredentialsIssuer({
-    region: 'eu-west-2',
-    endpoint,
-    timeoutMs: 400,
-    maxAttempts: 1,
-    credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' },
-  });
+  issuer = issuerFor(endpoint);
   pki = await makeTestPki();
   service = await startTestService(pki, { issuer, defaultRoleArn: DEFAULT_ROLE, logger });
   const d = service.directory;

@@ -1,15 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commonNameOf } from '../../../src/adapters/http/identity.js';
-import { mintToken } from '../../../src/adapters/jose/dev-issuer.js';
 import { httpsRequest } from '../../support/https-client.js';
 import { AccessMother } from '../../support/mothers.js';
 import { type ClientCredentials, makeTestPki, type TestPki } from '../../support/pki.js';
-import {
-  type RunningTestService,
-  startTestService,
-  TEST_AUDIENCE,
-  TEST_ISSUER,
-} from '../../support/service.js';
+import { mintTestToken, type RunningTestService, startTestService } from '../../support/service.js';
 
 let pki: TestPki;
 let gateway: ClientCredentials;
@@ -19,14 +13,7 @@ let tlsMode: RunningTestService;
 const keys: Record<string, string> = {};
 
 const token = (clientId: string, thumbprint?: string) =>
-  mintToken({
-    privateJwk: pki.issuer.privateJwk,
-    issuer: TEST_ISSUER,
-    audience: TEST_AUDIENCE,
-    clientId,
-    expiresInSeconds: 600,
-    ...(thumbprint ? { certificateThumbprint: thumbprint } : {}),
-  });
+  mintTestToken(pki, clientId, thumbprint ? { certificateThumbprint: thumbprint } : {});
 
 beforeAll(async () => {
   pki = await makeTestPki();

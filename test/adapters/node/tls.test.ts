@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEV_ISSUER, mintToken } from '../../../src/adapters/jose/dev-issuer.js';
+import { DEV_ISSUER } from '../../../src/adapters/jose/dev-issuer.js';
 import { httpsRequest } from '../../support/https-client.js';
 import { AccessMother } from '../../support/mothers.js';
 import { type ClientCredentials, makeTestPki, type TestPki } from '../../support/pki.js';
 import {
+  mintTestToken,
   type RunningTestService,
   startTestService,
-  TEST_AUDIENCE,
   TEST_ISSUER,
 } from '../../support/service.js';
 
@@ -25,13 +25,7 @@ beforeAll(async () => {
   service = await startTestService(pki, { crl: await pki.crl([revokedOnCrl.serialNumber]) });
   await service.directory.saveClient(AccessMother.client('client-a'));
   key = (await service.issueKey('client-a')).key;
-  token = await mintToken({
-    privateJwk: pki.issuer.privateJwk,
-    issuer: TEST_ISSUER,
-    audience: TEST_AUDIENCE,
-    clientId: 'client-a',
-    expiresInSeconds: 600,
-  });
+  token = await mintTestToken(pki, 'client-a');
   expect(DEV_ISSUER).not.toBe(TEST_ISSUER);
 });
 afterAll(async () => {

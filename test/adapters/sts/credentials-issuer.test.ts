@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { StsCredentialsIssuer } from '../../../src/adapters/sts/credentials-issuer.js';
+import type { StsCredentialsIssuer } from '../../../src/adapters/sts/credentials-issuer.js';
 import { UpstreamFailedError, UpstreamTimeoutError } from '../../../src/domain/errors.js';
 import { QUEUE_ACTIONS, queueSessionPolicy, roleSessionName } from '../../../src/domain/queue/credentials.js';
-import { FAKE_CREDENTIALS, FakeSts, SECRET_ACCOUNT } from '../../support/fake-sts.js';
+import { FAKE_CREDENTIALS, FakeSts, issuerFor, SECRET_ACCOUNT } from '../../support/fake-sts.js';
 
 const sts = new FakeSts();
 let issuer: StsCredentialsIssuer;
@@ -20,13 +20,7 @@ const request = {
 
 beforeAll(async () => {
   endpoint = await sts.start();
-  issuer = new StsCredentialsIssuer({
-    region: 'eu-west-2',
-    endpoint,
-    timeoutMs: 400,
-    maxAttempts: 1,
-    credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY' },
-  });
+  issuer = issuerFor(endpoint);
 });
 afterAll(async () => {
   issuer.close();
@@ -114,13 +108,7 @@ describe('StsCredentialsIssuer against a fake STS (the real @aws-sdk/client-sts 
 
   it('retries throttling when allowed more attempts, then gives up', async () => {
     sts.behaviour = 'throttling';
-    const retrying = new StsCredentialsIssuer({
-      region: 'eu-west-2',
-      endpoint,
-      timeoutMs: 10_000,
-      maxAttempts: 2,
-      credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' },
-    });
+    const retrying = issuerFor(endpoint, { timeoutMs: 10_000, maxAttempts: 2 });
     try {
       await expect(retrying.issue(request)).rejects.toBeInstanceOf(UpstreamFailedError);
       expect(sts.calls).toHaveLength(2);
