@@ -11,6 +11,7 @@ import { JoseTokenVerifier } from '../adapters/jose/token-verifier.js';
 import { InMemoryAccessDirectory } from '../adapters/memory/access-directory.js';
 import { FIXTURES_PATH, loadCaseFile } from '../adapters/memory/case-file.js';
 import { InMemoryCaseRepository } from '../adapters/memory/case-repository.js';
+import { InMemoryRateLimiter } from '../adapters/memory/rate-limiter.js';
 import { sha256Hasher } from '../adapters/node/api-keys.js';
 import { LocalCredentialsIssuer } from '../adapters/node/local-credentials-issuer.js';
 import { peerCertificateOf } from '../adapters/node/peer-certificate.js';
@@ -181,6 +182,7 @@ export function buildService(config: Config, logger: Logger): Service {
       durationSeconds: config.STS_DURATION_SECONDS,
     },
     perimeter: {
+      rateLimit: { limiter: new InMemoryRateLimiter(), defaultQuota: config.RATE_LIMIT_DEFAULT },
       identify: config.IDENTITY_MODE === 'trusted-header' ? trustedHeaderIdentity : tlsPeerIdentity,
       directory: access.value,
       hasher: sha256Hasher,

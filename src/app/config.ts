@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseQuota } from '../domain/access/rate-limit.js';
 import { CrnFormat, DEFAULT_CRN_PATTERN } from '../domain/crn.js';
 
 /**
@@ -98,6 +99,26 @@ const variablesSchema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
   PORT: port('PORT', 8443),
   CASE_STORE: storeVariable('sqlite:./data/cases.db', parseCaseStore),
+  RATE_LIMIT_STORE: z
+    .string()
+    .default('memory')
+    .refine((v) => v === 'memory', {
+      error: (issue) =>
+        /^rediss?:\/\//.test(String(issue.input))
+          ? 'a Redis rate-limit store is not available in this version; use memory'
+          : 'expected memory',
+    }),
+  RATE_LIMIT_DEFAULT: z
+    .string()
+    .default('100/1s')
+    .transform((raw, ctx) => {
+      try {
+        return parseQuota(raw);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', message: (error as Error).message });
+        return z.NEVER;
+      }
+    }),
   CREDENTIALS_ISSUER: z.enum(['sts', 'local'], { error: 'expected sts or local' }).default('sts'),
   STS_REGION: z
     .string()

@@ -9,17 +9,5 @@ export function parseDuration(raw: string, what = 'duration'): number {
   return ms;
 }
 
-/** Parses a rate limit `N/DURATION`, e.g. `100/1s`, `6000/1m`. */
-export function parseRateLimit(raw: string): { limit: number; windowMs: number } {
-  const [count, window, ...rest] = raw.split('/');
-  if (
-    count === undefined ||
-    window === undefined ||
-    rest.length > 0 ||
-    !/^\d{1,9}$/.test(count) ||
-    Number(count) < 1
-  ) {
-    throw new Error('rate limit must look like N/DURATION, e.g. 100/1s or 6000/1m');
-  }
-  return { limit: Number(count), windowMs: parseDuration(window, 'rate limit window') };
-}
+/** Parses a rate limit `N/DURATION`, e.g. `100/1s`, `6000/1m`: the same rule the service applies. */
+export { parseQuota as parseRateLimit } from '../domain/access/rate-limit.js';

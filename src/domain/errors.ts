@@ -14,7 +14,8 @@ export type DomainErrorCode =
   | 'PERMISSION_DENIED'
   | 'NO_QUEUE_CONFIGURED'
   | 'UPSTREAM_FAILED'
-  | 'UPSTREAM_TIMEOUT';
+  | 'UPSTREAM_TIMEOUT'
+  | 'RATE_LIMITED';
 
 export abstract class DomainError extends Error {
   abstract readonly code: DomainErrorCode;
@@ -143,6 +144,29 @@ export class UpstreamTimeoutError extends DomainError {
   constructor(readonly upstream: string) {
     super(`the ${upstream} did not answer in time; try again later`);
     this.name = 'UpstreamTimeoutError';
+  }
+}
+
+/** Too many requests for this API key in the current window (429). */
+export class RateLimitedError extends DomainError {
+  readonly code = 'RATE_LIMITED';
+  constructor(
+    readonly decision: {
+      readonly limit: number;
+      readonly remaining: number;
+      readonly resetMs: number;
+      readonly windowMs: number;
+    },
+  ) {
+    super(
+      `rate limit of ${decision.limit} requests per ${decision.windowMs / 1000} s exceeded; retry after the window resets`,
+    );
+    this.name = 'RateLimitedError';
+  }
+
+  /** Whole seconds to wait, at least 1. */
+  get retryAfterSeconds(): number {
+    return Math.max(1, Math.ceil(this.decision.resetMs / 1000));
   }
 }
 

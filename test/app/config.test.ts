@@ -29,6 +29,8 @@ describe('loadConfig', () => {
     expect(config.ACCESS_STORE).toEqual({ kind: 'sqlite', path: './data/access.db' });
     expect(config.TLS_CRL).toBeUndefined();
     expect(config.CREDENTIALS_ISSUER).toBe('sts');
+    expect(config.RATE_LIMIT_STORE).toBe('memory');
+    expect(config.RATE_LIMIT_DEFAULT).toEqual({ limit: 100, windowMs: 1000 });
     expect(config.STS_REGION).toBe('eu-west-2');
     expect(config.STS_DURATION_SECONDS).toBe(3600);
     expect(config.STS_ROLE_ARN).toBeUndefined();
@@ -82,6 +84,12 @@ describe('loadConfig', () => {
     [{ ACCESS_STORE: 'postgres://db/access' }, /^ACCESS_STORE: a PostgreSQL access store is not available/],
     [{ ACCESS_STORE: 'redis://x' }, /^ACCESS_STORE: expected memory or sqlite:PATH$/],
     [{ CREDENTIALS_ISSUER: 'vault' }, /^CREDENTIALS_ISSUER: expected sts or local$/],
+    [{ RATE_LIMIT_DEFAULT: 'lots' }, /^RATE_LIMIT_DEFAULT: rate limit must look like N\/DURATION/],
+    [
+      { RATE_LIMIT_STORE: 'redis://127.0.0.1:6379' },
+      /^RATE_LIMIT_STORE: a Redis rate-limit store is not available in this version; use memory$/,
+    ],
+    [{ RATE_LIMIT_STORE: 'disk' }, /^RATE_LIMIT_STORE: expected memory$/],
     [
       { CREDENTIALS_ISSUER: 'local', NODE_ENV: 'production' },
       /^CREDENTIALS_ISSUER: local is for development only and is refused when NODE_ENV=production/,

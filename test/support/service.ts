@@ -5,12 +5,14 @@ import { type MintOptions, mintToken } from '../../src/adapters/jose/dev-issuer.
 import { JoseTokenVerifier } from '../../src/adapters/jose/token-verifier.js';
 import { InMemoryAccessDirectory } from '../../src/adapters/memory/access-directory.js';
 import { InMemoryCaseRepository } from '../../src/adapters/memory/case-repository.js';
+import { InMemoryRateLimiter } from '../../src/adapters/memory/rate-limiter.js';
 import { generateApiKey, sha256Hasher } from '../../src/adapters/node/api-keys.js';
 import { LocalCredentialsIssuer } from '../../src/adapters/node/local-credentials-issuer.js';
 import { peerCertificateOf } from '../../src/adapters/node/peer-certificate.js';
 import { startServer } from '../../src/adapters/node/server.js';
 import type { BearerMode } from '../../src/domain/access/admit.js';
 import type { ApiKeyRecord } from '../../src/domain/access/model.js';
+import type { Quota } from '../../src/domain/access/rate-limit.js';
 import { CrnFormat } from '../../src/domain/crn.js';
 import type { Clock, CredentialsIssuer } from '../../src/domain/needs.js';
 import { fixtureCases } from './fixtures.js';
@@ -52,6 +54,7 @@ export async function startTestService(
     crl?: string;
     clock?: Clock;
     issuer?: CredentialsIssuer;
+    rateLimit?: Quota;
     defaultRoleArn?: string;
     logger?: HttpLogger;
   } = {},
@@ -72,6 +75,10 @@ export async function startTestService(
       durationSeconds: 900,
     },
     perimeter: {
+      rateLimit: {
+        limiter: new InMemoryRateLimiter(),
+        defaultQuota: options.rateLimit ?? { limit: 1_000_000, windowMs: 1000 },
+      },
       identify,
       directory,
       hasher: sha256Hasher,

@@ -6,6 +6,7 @@ import {
   type AccessDeniedError,
   type DomainError,
   isDomainError,
+  type RateLimitedError,
   type UnauthenticatedError,
   type UpstreamFailedError,
 } from '../../domain/errors.js';
@@ -64,9 +65,11 @@ function challengeFor(error: UnauthenticatedError): string {
 }
 
 function headersForDomainError(error: DomainError): Record<string, string> {
-  return error.code === 'UNAUTHENTICATED'
-    ? { 'WWW-Authenticate': challengeFor(error as UnauthenticatedError) }
-    : {};
+  if (error.code === 'UNAUTHENTICATED')
+    return { 'WWW-Authenticate': challengeFor(error as UnauthenticatedError) };
+  if (error.code === 'RATE_LIMITED')
+    return { 'Retry-After': String((error as RateLimitedError).retryAfterSeconds) };
+  return {};
 }
 
 function problemForDomainError(error: DomainError): ProblemInput {
@@ -105,6 +108,13 @@ function problemForDomainError(error: DomainError): ProblemInput {
         status: 403,
         type: ProblemType.permissionDenied,
         title: 'Permission denied',
+        detail: error.message,
+      };
+    case 'RATE_LIMITED':
+      return {
+        status: 429,
+        type: ProblemType.rateLimited,
+        title: 'Too many requests',
         detail: error.message,
       };
     case 'NO_QUEUE_CONFIGURED':

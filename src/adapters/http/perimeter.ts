@@ -9,13 +9,22 @@ import {
 } from '../../domain/access/admit.js';
 import type { Caller } from '../../domain/access/model.js';
 import type { Permission } from '../../domain/access/permissions.js';
-import { AccessDeniedError, UnauthenticatedError } from '../../domain/errors.js';
+import {
+  applyRateLimit,
+  parseQuota,
+  type Quota,
+  type RateDecision,
+  type RateLimiterNeed,
+} from '../../domain/access/rate-limit.js';
+import { AccessDeniedError, RateLimitedError, UnauthenticatedError } from '../../domain/errors.js';
 import type { AccessReader, Clock, SecretHasher, TokenVerifier } from '../../domain/needs.js';
 import type { AppEnv } from './env.js';
 import type { IdentityReader } from './identity.js';
 
 export interface PerimeterOptions {
   readonly identify: IdentityReader;
+  /** Step 5: requests per API key; a client's own `rateLimit` overrides the default quota. */
+  readonly rateLimit: { readonly limiter: RateLimiterNeed; readonly defaultQuota: Quota };
   readonly directory: AccessReader;
   readonly hasher: SecretHasher;
   readonly clock: Clock;
@@ -28,17 +37,59 @@ export interface NoPerimeter {
   readonly disabled: true;
 }
 
+/** The RateLimit fields of draft-ietf-httpapi-ratelimit-headers: one policy, named for what it counts. */
+function rateLimitHeaders(decision: RateDecision): [string, string][] {
+  const seconds = Math.max(1, Math.round(decision.windowMs / 1000));
+  return [
+    ['RateLimit-Policy', `"per-api-key";q=${decision.limit};w=${seconds}`],
+    [
+      'RateLimit',
+      `"per-api-key";r=${decision.remaining};t=${Math.max(0, Math.ceil(decision.resetMs / 1000))}`,
+    ],
+  ];
+}
+
 /**
- * Steps 2–4 of the pipeline, for every request: who is calling (certificate CN), with a live
- * API key of theirs, as a known, active client with an unrevoked certificate.
+ * Steps 2–5 of the pipeline, for every request: who is calling (certificate CN), with a live
+ * API key of theirs, as a known, active client with an unrevoked certificate, within the
+ * key's rate limit. From here on every response carries the RateLimit headers.
  */
 export function admitRequests(options: PerimeterOptions): MiddlewareHandler<AppEnv> {
+  const quotas = new Map<string, Quota>();
+  const quotaOf = (raw: string | null): Quota => {
+    if (raw === null) return options.rateLimit.defaultQuota;
+    let quota = quotas.get(raw);
+    if (quota === undefined) {
+      // A malformed stored limit falls back to the default rather than letting the client through unlimited.
+      try {
+        quota = parseQuota(raw);
+      } catch {
+        quota = options.rateLimit.defaultQuota;
+      }
+      quotas.set(raw, quota);
+    }
+    return quota;
+  };
   return async (c, next) => {
     const certificate = options.identify(c.req.raw, c.env);
     if (certificate === undefined) throw new AccessDeniedError('unknown-client');
     c.set('certificate', certificate);
     const { client, key } = await admitClient(options, certificate, c.req.header('x-api-key'));
     c.set('admitted', { client, certificate, apiKeyId: key.id });
+    let decision: RateDecision;
+    try {
+      decision = await applyRateLimit(
+        { limiter: options.rateLimit.limiter, clock: options.clock },
+        key.id,
+        quotaOf(client.rateLimit),
+      );
+    } catch (error) {
+      if (error instanceof RateLimitedError)
+        for (const [name, value] of rateLimitHeaders({ ...error.decision, allowed: false }))
+          c.header(name, value);
+      throw error;
+    }
+    for (const [name, value] of rateLimitHeaders(decision)) c.header(name, value);
     await next();
   };
 }

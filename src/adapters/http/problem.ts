@@ -24,6 +24,7 @@ export const ProblemType = {
   noQueueConfigured: 'urn:case-read:problem:no-queue-configured',
   upstreamFailed: 'urn:case-read:problem:upstream-failed',
   upstreamTimeout: 'urn:case-read:problem:upstream-timeout',
+  rateLimited: 'urn:case-read:problem:rate-limited',
 } as const;
 export type ProblemTypeUri = (typeof ProblemType)[keyof typeof ProblemType];
 

@@ -1,0 +1,52 @@
+import { RateLimitedError } from '../errors.js';
+import type { Clock } from '../needs.js';
+
+/** A quota: at most `limit` requests per window of `windowMs`, e.g. `100/1s`. */
+export interface Quota {
+  readonly limit: number;
+  readonly windowMs: number;
+}
+
+const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** Parses `N/DURATION` (`100/1s`, `6000/1m`, `10/500ms`); throws naming the expected form. */
+export function parseQuota(raw: string): Quota {
+  const match = /^(\d{1,9})\/(\d{1,9})(ms|s|m|h|d)$/.exec(raw.trim());
+  const limit = Number(match?.[1]);
+  const windowMs = Number(match?.[2]) * (UNITS[match?.[3] ?? ''] ?? 0);
+  if (!match || limit < 1 || windowMs < 1) {
+    throw new Error('rate limit must look like N/DURATION, e.g. 100/1s or 6000/1m');
+  }
+  return { limit, windowMs };
+}
+
+/** What a rate limiter says of one request. */
+export interface RateDecision {
+  readonly allowed: boolean;
+  readonly limit: number;
+  /** Requests left in this window after this one. */
+  readonly remaining: number;
+  /** Milliseconds until the window resets. */
+  readonly resetMs: number;
+  readonly windowMs: number;
+}
+
+export interface RateLimiterNeed {
+  /** Counts one request against `key` under `quota` and says whether it may proceed. */
+  consume(key: string, quota: Quota, now: Date): Promise<RateDecision>;
+}
+
+/**
+ * Step 5: the rate limit, keyed on the API key, with the client's own quota or the
+ * service default. Returns the decision (for the RateLimit headers) or throws
+ * {@link RateLimitedError} carrying it.
+ */
+export async function applyRateLimit(
+  { limiter, clock }: { limiter: RateLimiterNeed; clock: Clock },
+  apiKeyId: string,
+  quota: Quota,
+): Promise<RateDecision> {
+  const decision = await limiter.consume(apiKeyId, quota, clock.now());
+  if (!decision.allowed) throw new RateLimitedError(decision);
+  return decision;
+}
