@@ -80,6 +80,7 @@ const tls = {
   cert: readFileSync(join(pki, 'bench-client.pem')),
   key: readFileSync(join(pki, 'bench-client-key.pem')),
 };
+let auditStores = 0;
 const serviceEnv = (caseStore) => ({
   PATH: process.env.PATH,
   HOST: '127.0.0.1',
@@ -89,6 +90,7 @@ const serviceEnv = (caseStore) => ({
   TLS_CLIENT_CA: join(pki, 'ca.pem'),
   CASE_STORE: caseStore,
   ACCESS_STORE: access,
+  AUDIT_STORE: `sqlite:${join(dir, `audit-${++auditStores}.db`)}`,
   BEARER_MODE: 'required',
   BEARER_JWKS: join(pki, 'jwks.json'),
   BEARER_ISSUER: 'urn:case-read:dev-issuer',
@@ -445,7 +447,7 @@ try {
     `bench: ${selected.join(', ')}${smoke ? ' (smoke: short, nothing is judged)' : ''}; ${settings.rounds} round(s) of ${settings.durationS}s, ${settings.connections} connections, node ${process.version}\n`,
   );
   process.stdout.write(
-    'service pipeline: mTLS, API key, rate limit (memory), bearer (required), permission, SQLite lookup; audit is not built yet\n',
+    'service pipeline: mTLS, API key, rate limit (memory), bearer (required), permission, SQLite lookup, audit (SQLite)\n',
   );
   for (const scenario of selected) {
     process.stdout.write(`\n== ${scenario}\n`);

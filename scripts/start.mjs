@@ -83,6 +83,7 @@ env.TLS_KEY ??= join(pki, 'server-key.pem');
 env.TLS_CLIENT_CA ??= files.ca;
 env.CASE_STORE ??= `sqlite:${files.cases}`;
 env.ACCESS_STORE ??= `sqlite:${files.access}`;
+env.AUDIT_STORE ??= `sqlite:${join(dev, 'audit.db')}`;
 env.BEARER_JWKS ??= join(pki, 'jwks.json');
 env.BEARER_ISSUER ??= 'urn:case-read:dev-issuer';
 env.BEARER_AUDIENCE ??= 'case-read-service';

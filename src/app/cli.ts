@@ -1,7 +1,9 @@
 import { CaseFileError } from '../adapters/memory/case-file.js';
 import { AccessStoreError } from '../adapters/sqlite/access-directory.js';
+import { AuditStoreError } from '../adapters/sqlite/audit-log.js';
 import { CaseStoreError } from '../adapters/sqlite/case-store.js';
 import { accessCommands } from './commands/access.js';
+import { audit } from './commands/audit.js';
 import { cases } from './commands/cases.js';
 import { CommandError, EXIT, type Io, UsageError } from './commands/common.js';
 import { configCheck } from './commands/config-check.js';
@@ -25,11 +27,13 @@ export const USAGE = `usage:
   case-read certs revoke SERIAL [--client CN]
   case-read grants add EMAIL P[,P...] | remove EMAIL P[,P...] | list
   case-read tokens mint --client CN [--dir DIR] [--expires-in DURATION] [--bind-cert PEM]
+  case-read audit verify | query [--client CN] [--crn CRN] [--since ISO] [--limit N]
   case-read config check
   case-read help
 
 Permissions: getCase, getHomeOfficeInterest, getCommunityManagerByCrn, getRiskScores, issueQueueToken.
-Admin commands take --access-store sqlite:PATH (else ACCESS_STORE, else sqlite:./data/access.db).
+Admin commands take --access-store sqlite:PATH (else ACCESS_STORE, else sqlite:./data/access.db);
+audit commands take --audit-store sqlite:PATH (else AUDIT_STORE, else sqlite:./data/audit.db).
 Every command takes --json for machine-readable output. Configuration: see README, "Configuration".`;
 
 const defaultIo: Io = {
@@ -55,6 +59,8 @@ async function dispatch(argv: string[], io: Io): Promise<number> {
       return accessCommands[command](sub, rest, io);
     case 'tokens':
       return tokens(sub, rest, io);
+    case 'audit':
+      return audit(sub, rest, io);
     case 'config':
       if (sub === 'check') return configCheck(rest, io);
       throw new UsageError(
@@ -87,6 +93,7 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
       error instanceof CaseFileError ||
       error instanceof CaseStoreError ||
       error instanceof AccessStoreError ||
+      error instanceof AuditStoreError ||
       error instanceof CommandError
     ) {
       io.err(`case-read: ${error.message}`);

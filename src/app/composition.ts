@@ -17,6 +17,7 @@ import { LocalCredentialsIssuer } from '../adapters/node/local-credentials-issue
 import { peerCertificateOf } from '../adapters/node/peer-certificate.js';
 import type { TlsFiles } from '../adapters/node/server.js';
 import { SqliteAccessDirectory } from '../adapters/sqlite/access-directory.js';
+import { SqliteAuditLog } from '../adapters/sqlite/audit-log.js';
 import { SqliteCaseRepository } from '../adapters/sqlite/case-store.js';
 import { StsCredentialsIssuer } from '../adapters/sts/credentials-issuer.js';
 import type { CrnFormat } from '../domain/crn.js';
@@ -133,7 +134,12 @@ export function createLogger(level: Config['LOG_LEVEL']): Logger {
 export interface Service {
   readonly app: OpenAPIHono<AppEnv>;
   readonly tls: TlsFiles;
-  readonly stores: { readonly cases: string; readonly access: string; readonly credentials: string };
+  readonly stores: {
+    readonly cases: string;
+    readonly access: string;
+    readonly audit: string;
+    readonly credentials: string;
+  };
   close(): void;
 }
 
@@ -170,12 +176,14 @@ export function buildService(config: Config, logger: Logger): Service {
   })();
   const cases = openCaseRepository(config.CASE_STORE, config.CRN_PATTERN);
   const access = openAccessDirectory(config.ACCESS_STORE);
+  const audit = SqliteAuditLog.open(config.AUDIT_STORE.path);
   const app = createHttpApp({
     repository: cases.value,
     crnFormat: config.CRN_PATTERN,
     logger,
     docs: loadDocsAssets(),
     publicUrl: config.PUBLIC_URL,
+    audit,
     queueTokens: {
       issuer: credentialsIssuer,
       defaultRoleArn: config.STS_ROLE_ARN ?? null,
@@ -194,10 +202,16 @@ export function buildService(config: Config, logger: Logger): Service {
   return {
     app,
     tls,
-    stores: { cases: cases.description, access: access.description, credentials: config.CREDENTIALS_ISSUER },
+    stores: {
+      cases: cases.description,
+      access: access.description,
+      audit: `sqlite:${config.AUDIT_STORE.path}`,
+      credentials: config.CREDENTIALS_ISSUER,
+    },
     close: () => {
       cases.close();
       access.close();
+      audit.close();
       credentialsIssuer.close?.();
     },
   };

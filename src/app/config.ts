@@ -12,6 +12,20 @@ export type AccessStoreConfig = CaseStoreConfig;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
+/** Parses an `AUDIT_STORE` value; also used by the CLI's `--audit-store` option. */
+export function parseAuditStore(value: string): { kind: 'sqlite'; path: string } | { error: string } {
+  if (value.startsWith('sqlite:')) {
+    const path = value.slice('sqlite:'.length);
+    return path.length === 0
+      ? { error: 'sqlite: needs a file path, e.g. sqlite:./data/audit.db' }
+      : { kind: 'sqlite', path };
+  }
+  if (value.startsWith('jsonl:') || /^postgres(ql)?:\/\//.test(value)) {
+    return { error: 'only a sqlite:PATH audit store is available in this version' };
+  }
+  return { error: 'expected sqlite:PATH' };
+}
+
 /** Parses an `ACCESS_STORE` value; also used by the CLI's `--access-store` option. */
 export function parseAccessStore(value: string): AccessStoreConfig | { error: string } {
   if (/^postgres(ql)?:\/\//.test(value)) {
@@ -99,6 +113,17 @@ const variablesSchema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
   PORT: port('PORT', 8443),
   CASE_STORE: storeVariable('sqlite:./data/cases.db', parseCaseStore),
+  AUDIT_STORE: z
+    .string()
+    .default('sqlite:./data/audit.db')
+    .transform((raw, ctx) => {
+      const parsed = parseAuditStore(raw);
+      if ('error' in parsed) {
+        ctx.addIssue({ code: 'custom', message: parsed.error });
+        return z.NEVER;
+      }
+      return parsed;
+    }),
   RATE_LIMIT_STORE: z
     .string()
     .default('memory')

@@ -3,6 +3,7 @@ export * from './access/api-key.js';
 export type * from './access/model.js';
 export * from './access/permissions.js';
 export * from './access/rate-limit.js';
+export * from './audit/record.js';
 export * from './crn.js';
 export * from './errors.js';
 export type * from './needs.js';

@@ -1,5 +1,6 @@
 import type { ApiKeyRecord, BearerClaims, Client, OnBehalfOfSettings } from './access/model.js';
 import type { Permission } from './access/permissions.js';
+import type { AuditRecord } from './audit/record.js';
 import type { Crn } from './crn.js';
 import type { QueueCredentials, QueueCredentialsRequest } from './queue/model.js';
 import type { CommunityManager, HomeOfficeInterest, PersonalDetailsAndCircumstances } from './types.js';
@@ -50,4 +51,9 @@ export interface Clock {
 /** Issues temporary queue credentials. Throws `UpstreamFailedError` or `UpstreamTimeoutError`. */
 export interface CredentialsIssuer {
   issue(request: QueueCredentialsRequest): Promise<QueueCredentials>;
+}
+
+/** Appends audit records. Throws when a record cannot be kept; the caller then fails closed. */
+export interface AuditWriter {
+  append(record: AuditRecord): void;
 }

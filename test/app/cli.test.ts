@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -79,6 +79,12 @@ describe('case-read usage errors exit 2 with a usage line', () => {
     [['tokens', 'mint'], 'tokens mint needs --client CN'],
     [['tokens', 'mint', '--client', 'c', '--expires-in', '1y'], '--expires-in must look like 30s'],
     [['config', 'frob'], 'unknown config subcommand: frob'],
+    [['audit'], 'audit needs a subcommand: verify or query'],
+    [['audit', 'query', '--since', 'yesterday'], '--since must be an ISO 8601 date-time'],
+    [
+      ['audit', 'verify', '--audit-store', 'jsonl:/tmp/a'],
+      '--audit-store: only a sqlite:PATH audit store is available',
+    ],
     [
       ['clients', 'list', '--access-store', 'postgres://x'],
       '--access-store: a PostgreSQL access store is not available',
@@ -195,6 +201,7 @@ describe('onboarding end to end, through the binary alone', () => {
     TLS_KEY: join(pkiDir, 'server-key.pem'),
     TLS_CLIENT_CA: join(pkiDir, 'ca.pem'),
     CASE_STORE: casesStore,
+    AUDIT_STORE: `sqlite:${join(base, 'audit.db')}`,
     BEARER_JWKS: join(pkiDir, 'jwks.json'),
     BEARER_ISSUER: 'urn:case-read:dev-issuer',
     BEARER_AUDIENCE: 'case-read-service',
@@ -298,11 +305,43 @@ describe('onboarding end to end, through the binary alone', () => {
       expect(runCli(['clients', 'show', 'client-b'], env).status).toBe(1);
       expect(output()).not.toContain(keyA);
       expect(output()).not.toContain(tokenA);
+
+      // Every request above left one audit record; the chain is intact.
+      const records = JSON.parse(cli('audit', 'query', '--client', 'client-a', '--json')) as {
+        operation: string;
+        crn: string | null;
+        status: number;
+      }[];
+      expect(records.slice(0, 3).map((r) => [r.operation, r.crn, r.status])).toEqual([
+        ['getCase', 'X123456', 200],
+        ['getHomeOfficeInterest', 'X123456', 200],
+        ['getCommunityManagerByCrn', 'X123456', 200],
+      ]);
+      expect(records.at(-1)?.status).toBe(403);
+      expect(
+        JSON.parse(cli('audit', 'query', '--client', 'client-b', '--json')).map(
+          (r: { status: number }) => r.status,
+        ),
+      ).toEqual([200, 403, 403, 403, 200, 403]);
+      expect(cli('audit', 'verify')).toMatch(/^audit chain intact: \d+ record\(s\)\n$/);
     } finally {
       child.kill('SIGTERM');
     }
     const [code] = await once(child, 'exit');
     expect(code).toBe(0);
+  });
+
+  it('audit verify exits 1 and names the record when the trail was tampered with', () => {
+    const copy = join(base, 'audit-tampered.db');
+    copyFileSync(join(base, 'audit.db'), copy);
+    const db = new Database(copy);
+    db.exec('UPDATE audit SET status = 500 WHERE seq = 2');
+    db.close();
+    const result = runCli(['audit', 'verify', '--audit-store', `sqlite:${copy}`], env);
+    expect(result.status).toBe(1);
+    expect(result.stdout).toBe(
+      'audit chain BROKEN at record 2: its contents do not match its hash: it was changed\n',
+    );
   });
 
   it('grants add, list and remove', () => {

@@ -30,6 +30,7 @@ describe('loadConfig', () => {
     expect(config.TLS_CRL).toBeUndefined();
     expect(config.CREDENTIALS_ISSUER).toBe('sts');
     expect(config.RATE_LIMIT_STORE).toBe('memory');
+    expect(config.AUDIT_STORE).toEqual({ kind: 'sqlite', path: './data/audit.db' });
     expect(config.RATE_LIMIT_DEFAULT).toEqual({ limit: 100, windowMs: 1000 });
     expect(config.STS_REGION).toBe('eu-west-2');
     expect(config.STS_DURATION_SECONDS).toBe(3600);
@@ -84,6 +85,11 @@ describe('loadConfig', () => {
     [{ ACCESS_STORE: 'postgres://db/access' }, /^ACCESS_STORE: a PostgreSQL access store is not available/],
     [{ ACCESS_STORE: 'redis://x' }, /^ACCESS_STORE: expected memory or sqlite:PATH$/],
     [{ CREDENTIALS_ISSUER: 'vault' }, /^CREDENTIALS_ISSUER: expected sts or local$/],
+    [
+      { AUDIT_STORE: 'jsonl:/var/log/audit.jsonl' },
+      /^AUDIT_STORE: only a sqlite:PATH audit store is available in this version$/,
+    ],
+    [{ AUDIT_STORE: 'sqlite:' }, /^AUDIT_STORE: sqlite: needs a file path/],
     [{ RATE_LIMIT_DEFAULT: 'lots' }, /^RATE_LIMIT_DEFAULT: rate limit must look like N\/DURATION/],
     [
       { RATE_LIMIT_STORE: 'redis://127.0.0.1:6379' },

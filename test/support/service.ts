@@ -14,7 +14,7 @@ import type { BearerMode } from '../../src/domain/access/admit.js';
 import type { ApiKeyRecord } from '../../src/domain/access/model.js';
 import type { Quota } from '../../src/domain/access/rate-limit.js';
 import { CrnFormat } from '../../src/domain/crn.js';
-import type { Clock, CredentialsIssuer } from '../../src/domain/needs.js';
+import type { AuditWriter, Clock, CredentialsIssuer } from '../../src/domain/needs.js';
 import { fixtureCases } from './fixtures.js';
 import type { TestPki } from './pki.js';
 
@@ -55,6 +55,7 @@ export async function startTestService(
     clock?: Clock;
     issuer?: CredentialsIssuer;
     rateLimit?: Quota;
+    audit?: AuditWriter;
     defaultRoleArn?: string;
     logger?: HttpLogger;
   } = {},
@@ -69,6 +70,7 @@ export async function startTestService(
     repository: new InMemoryCaseRepository(fixtureCases()),
     crnFormat: CrnFormat.default,
     ...(options.logger ? { logger: options.logger } : {}),
+    ...(options.audit ? { audit: options.audit } : {}),
     queueTokens: {
       issuer: options.issuer ?? new LocalCredentialsIssuer(),
       defaultRoleArn: options.defaultRoleArn ?? null,

@@ -10,7 +10,7 @@ import {
   type UnauthenticatedError,
   type UpstreamFailedError,
 } from '../../domain/errors.js';
-import type { CaseReader } from '../../domain/needs.js';
+import type { AuditWriter, CaseReader } from '../../domain/needs.js';
 import type { IssueQueueTokenDeps } from '../../domain/queue/credentials.js';
 import { caseHandlers } from './cases.handlers.js';
 import { caseRoutes } from './cases.routes.js';
@@ -35,6 +35,12 @@ export interface HttpAppOptions {
   readonly docs?: DocsAssets;
   /** The `servers[0].url` of the OpenAPI document. */
   readonly publicUrl?: string;
+  /**
+   * The audit trail: one record for every request that reached step 3 (a client
+   * certificate was identified), appended before the response leaves. If it cannot be
+   * written the response is replaced by a 503: nothing is answered that is not recorded.
+   */
+  readonly audit?: AuditWriter;
 }
 
 const API_CSP = "default-src 'none'; frame-ancestors 'none'";
@@ -163,6 +169,32 @@ export function createHttpApp(options: HttpAppOptions): OpenAPIHono<AppEnv> {
     c.header('Content-Security-Policy', API_CSP);
     for (const [name, value] of SECURITY_HEADERS) c.header(name, value);
     await next();
+    const certificate = c.get('certificate');
+    if (options.audit && certificate) {
+      try {
+        options.audit.append({
+          at: new Date(),
+          requestId: id,
+          clientId: certificate.commonName,
+          certificateSerial: certificate.serialNumber,
+          onBehalfOf: c.get('caller')?.onBehalfOf?.email ?? null,
+          operation: c.get('operation') ?? `${c.req.method} ${c.req.routePath}`,
+          crn: c.get('crn') ?? null,
+          status: c.res.status,
+        });
+      } catch (error) {
+        logger.error(
+          { requestId: id, err: { name: (error as Error).name, message: (error as Error).message } },
+          'audit record could not be written; the response was withheld',
+        );
+        c.res = problemResponse(c, {
+          status: 503,
+          type: ProblemType.auditUnavailable,
+          title: 'Service unavailable',
+          detail: 'the request could not be recorded, so it was not answered; try again later',
+        });
+      }
+    }
     logger.info(
       {
         requestId: id,

@@ -19,17 +19,21 @@ type Handler<K extends keyof CaseRoutes> = RouteHandler<CaseRoutes[K], AppEnv>;
  * Domain errors propagate to the app's error handler, which maps them to problem+json.
  */
 export function caseHandlers({ repository, crnFormat }: CaseHandlerDeps) {
-  const crnOf = (raw: string) => Crn.parse(raw, crnFormat);
+  const crnOf = (c: { set(key: 'crn', value: string): void }, raw: string) => {
+    const crn = Crn.parse(raw, crnFormat);
+    c.set('crn', crn.value);
+    return crn;
+  };
   const getCaseHandler: Handler<'getCase'> = async (c) => {
-    const details = await getCase({ repository }, crnOf(c.req.valid('param').crn));
+    const details = await getCase({ repository }, crnOf(c, c.req.valid('param').crn));
     return c.json(details, 200);
   };
   const getHomeOfficeInterestHandler: Handler<'getHomeOfficeInterest'> = async (c) => {
-    const interest = await getHomeOfficeInterest({ repository }, crnOf(c.req.valid('param').crn));
+    const interest = await getHomeOfficeInterest({ repository }, crnOf(c, c.req.valid('param').crn));
     return c.json(interest, 200);
   };
   const getCommunityManagerHandler: Handler<'getCommunityManagerByCrn'> = async (c) => {
-    const manager = await getCommunityManagerByCrn({ repository }, crnOf(c.req.valid('param').crn));
+    const manager = await getCommunityManagerByCrn({ repository }, crnOf(c, c.req.valid('param').crn));
     return c.json(manager, 200);
   };
   return {

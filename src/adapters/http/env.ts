@@ -10,6 +10,10 @@ export interface AppEnv {
     admitted?: { client: Client; certificate: ClientCertificate; apiKeyId: string };
     /** The caller with its effective permissions (steps 6–8). */
     caller?: Caller;
+    /** The operation id of the route, once the guard has run: for the audit record. */
+    operation?: string;
+    /** The crn asked for, once it is known to be valid: for the audit record. */
+    crn?: string;
   };
 }
 

@@ -113,6 +113,7 @@ export function guardOperation(
   { bearer }: { bearer: boolean },
 ): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
+    c.set('operation', permission);
     const admitted = c.get('admitted');
     if (admitted === undefined) throw new AccessDeniedError('unknown-client');
     if (bearer) {

@@ -25,6 +25,7 @@ export const ProblemType = {
   upstreamFailed: 'urn:case-read:problem:upstream-failed',
   upstreamTimeout: 'urn:case-read:problem:upstream-timeout',
   rateLimited: 'urn:case-read:problem:rate-limited',
+  auditUnavailable: 'urn:case-read:problem:audit-unavailable',
 } as const;
 export type ProblemTypeUri = (typeof ProblemType)[keyof typeof ProblemType];
 

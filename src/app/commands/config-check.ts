@@ -28,13 +28,17 @@ export async function configCheck(args: string[], io: Io): Promise<number> {
     const value = config[name as keyof typeof config];
     if (value === undefined) continue;
     const shown =
-      name === 'CASE_STORE' || name === 'ACCESS_STORE'
-        ? (value as { kind: string; path?: string }).kind === 'memory'
-          ? 'memory'
-          : `sqlite:${(value as { path: string }).path}`
-        : name === 'CRN_PATTERN'
-          ? (value as { pattern: string }).pattern
-          : String(value);
+      name === 'AUDIT_STORE'
+        ? `sqlite:${(value as { path: string }).path}`
+        : name === 'RATE_LIMIT_DEFAULT'
+          ? `${(value as { limit: number }).limit}/${(value as { windowMs: number }).windowMs}ms`
+          : name === 'CASE_STORE' || name === 'ACCESS_STORE'
+            ? (value as { kind: string; path?: string }).kind === 'memory'
+              ? 'memory'
+              : `sqlite:${(value as { path: string }).path}`
+            : name === 'CRN_PATTERN'
+              ? (value as { pattern: string }).pattern
+              : String(value);
     effective[name] = { value: maskValue(name, shown), source: fromEnv ? 'environment' : 'default' };
   }
   report(io, values.json, effective, [

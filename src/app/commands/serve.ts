@@ -18,6 +18,7 @@ export async function serve(args: string[], io: Io): Promise<number> {
       url: server.url,
       caseStore: service.stores.cases,
       accessStore: service.stores.access,
+      auditStore: service.stores.audit,
       credentialsIssuer: service.stores.credentials,
       identityMode: config.IDENTITY_MODE,
       bearerMode: config.BEARER_MODE,

@@ -1,0 +1,115 @@
+/**
+ * One audit record (decisions §5): every request that reaches step 3 leaves one. It says who
+ * asked for what and what they were told, never what was returned and never a secret.
+ * Data returned to an on-behalf-of request may be shared only with that person: this trail
+ * is how that is checked later.
+ */
+export interface AuditRecord {
+  readonly at: Date;
+  readonly requestId: string;
+  /** The certificate CN. */
+  readonly clientId: string;
+  readonly certificateSerial: string;
+  /** The verified on-behalf-of e-mail, when there was one. */
+  readonly onBehalfOf: string | null;
+  /** The operation id (`getCase`, …), or `METHOD /route` for other paths. */
+  readonly operation: string;
+  /** The crn asked for, when it was a valid one. */
+  readonly crn: string | null;
+  readonly status: number;
+}
+
+/** A stored record: its place in the chain and the hashes that link it to the one before. */
+export interface StoredAuditRecord extends AuditRecord {
+  readonly seq: number;
+  readonly previousHash: string;
+  readonly hash: string;
+}
+
+export interface AuditQuery {
+  readonly clientId?: string;
+  readonly crn?: string;
+  readonly since?: Date;
+  readonly limit?: number;
+}
+
+/** The result of walking the chain: where it first breaks, if it does. */
+export type AuditVerification =
+  | { readonly ok: true; readonly records: number }
+  | { readonly ok: false; readonly records: number; readonly brokenAt: number; readonly reason: string };
+
+/** The hash of the chain's start. */
+export const GENESIS_HASH = '0'.repeat(64);
+
+/**
+ * The canonical text that a record's hash covers: every field in a fixed order, with the
+ * previous record's hash, so changing, removing or reordering a record breaks the chain.
+ */
+export function canonicalAuditText(record: AuditRecord, seq: number, previousHash: string): string {
+  return JSON.stringify([
+    seq,
+    previousHash,
+    record.at.toISOString(),
+    record.requestId,
+    record.clientId,
+    record.certificateSerial,
+    record.onBehalfOf,
+    record.operation,
+    record.crn,
+    record.status,
+  ]);
+}
+
+/** Links a record into the chain: its sequence number, the previous hash, and its own hash. */
+export function chainRecord(
+  record: AuditRecord,
+  seq: number,
+  previousHash: string,
+  hash: (text: string) => string,
+): StoredAuditRecord {
+  return { ...record, seq, previousHash, hash: hash(canonicalAuditText(record, seq, previousHash)) };
+}
+
+/**
+ * Walks stored records in order and reports the first that does not fit the chain: a gap
+ * in the numbering (a removed record), a previous-hash that does not match (reordered or
+ * removed), or a hash that does not match its contents (changed).
+ */
+export function verifyAuditChain(
+  records: Iterable<StoredAuditRecord>,
+  hash: (text: string) => string,
+): AuditVerification {
+  let expectedSeq = 1;
+  let previousHash = GENESIS_HASH;
+  let count = 0;
+  for (const record of records) {
+    count++;
+    if (record.seq !== expectedSeq) {
+      return {
+        ok: false,
+        records: count,
+        brokenAt: record.seq,
+        reason: `expected record ${expectedSeq}, found ${record.seq}: a record is missing`,
+      };
+    }
+    if (record.previousHash !== previousHash) {
+      return {
+        ok: false,
+        records: count,
+        brokenAt: record.seq,
+        reason: 'its previous-hash does not match the record before it',
+      };
+    }
+    if (record.hash !== hash(canonicalAuditText(record, record.seq, record.previousHash))) {
+      return {
+        ok: false,
+        records: count,
+        brokenAt: record.seq,
+        reason: 'its contents do not match its hash: it was changed',
+      };
+    }
+    previousHash = record.hash;
+    expectedSeq++;
+  }
+  return { ok: true, records: count };
+}

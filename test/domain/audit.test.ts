@@ -1,0 +1,96 @@
+import { describe, expect, it } from 'vitest';
+import {
+  type AuditRecord,
+  canonicalAuditText,
+  chainRecord,
+  GENESIS_HASH,
+  type StoredAuditRecord,
+  verifyAuditChain,
+} from '../../src/domain/audit/record.js';
+
+/** A stand-in hash: any injective function of the text proves the chain rules. */
+const hash = (text: string) => `h(${text})`;
+
+const record = (n: number, overrides: Partial<AuditRecord> = {}): AuditRecord => ({
+  at: new Date(Date.UTC(2026, 0, 1, 0, 0, n)),
+  requestId: `req-${n}`,
+  clientId: 'client-a',
+  certificateSerial: 'AB12',
+  onBehalfOf: null,
+  operation: 'getCase',
+  crn: 'X123456',
+  status: 200,
+  ...overrides,
+});
+
+function chain(n: number): StoredAuditRecord[] {
+  const out: StoredAuditRecord[] = [];
+  let previous = GENESIS_HASH;
+  for (let i = 1; i <= n; i++) {
+    const stored = chainRecord(record(i), i, previous, hash);
+    out.push(stored);
+    previous = stored.hash;
+  }
+  return out;
+}
+
+describe('the audit hash chain', () => {
+  it('links each record to the one before, from the genesis hash', () => {
+    const records = chain(3);
+    expect(records[0]?.previousHash).toBe(GENESIS_HASH);
+    expect(records[1]?.previousHash).toBe(records[0]?.hash);
+    expect(records[2]?.hash).toBe(hash(canonicalAuditText(record(3), 3, records[1]?.hash as string)));
+    expect(verifyAuditChain(records, hash)).toEqual({ ok: true, records: 3 });
+  });
+
+  it('the canonical text covers every field', () => {
+    const base = canonicalAuditText(record(1), 1, GENESIS_HASH);
+    const changes: Partial<AuditRecord>[] = [
+      { at: new Date(0) },
+      { requestId: 'x' },
+      { clientId: 'x' },
+      { certificateSerial: 'x' },
+      { onBehalfOf: 'a@b.example' },
+      { operation: 'x' },
+      { crn: null },
+      { status: 500 },
+    ];
+    for (const change of changes)
+      expect(canonicalAuditText(record(1, change), 1, GENESIS_HASH)).not.toBe(base);
+    expect(canonicalAuditText(record(1), 2, GENESIS_HASH)).not.toBe(base);
+  });
+
+  it('finds a changed record', () => {
+    const records = chain(4);
+    records[2] = { ...(records[2] as StoredAuditRecord), status: 404 };
+    expect(verifyAuditChain(records, hash)).toMatchObject({
+      ok: false,
+      brokenAt: 3,
+      reason: expect.stringMatching(/changed/),
+    });
+  });
+
+  it('finds a removed record', () => {
+    const records = chain(4);
+    records.splice(1, 1);
+    expect(verifyAuditChain(records, hash)).toMatchObject({
+      ok: false,
+      brokenAt: 3,
+      reason: expect.stringMatching(/missing/),
+    });
+  });
+
+  it('finds a record removed from the end only by count, so verify reports how many it saw', () => {
+    expect(verifyAuditChain(chain(4).slice(0, 3), hash)).toEqual({ ok: true, records: 3 });
+  });
+
+  it('finds reordered records', () => {
+    const records = chain(3);
+    const swapped = [
+      records[0],
+      { ...(records[2] as StoredAuditRecord), seq: 2 },
+      { ...(records[1] as StoredAuditRecord), seq: 3 },
+    ] as StoredAuditRecord[];
+    expect(verifyAuditChain(swapped, hash)).toMatchObject({ ok: false, brokenAt: 2 });
+  });
+});
