@@ -53,7 +53,10 @@ export interface CredentialsIssuer {
   issue(request: QueueCredentialsRequest): Promise<QueueCredentials>;
 }
 
-/** Appends audit records. Throws when a record cannot be kept; the caller then fails closed. */
+/**
+ * Appends audit records. Resolves once the record is durably stored; rejects (or throws)
+ * when it cannot be kept, and the caller then fails closed.
+ */
 export interface AuditWriter {
-  append(record: AuditRecord): void;
+  append(record: AuditRecord): void | Promise<void>;
 }

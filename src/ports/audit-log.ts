@@ -1,11 +1,16 @@
-import type { AuditQuery, AuditVerification, StoredAuditRecord } from '../domain/audit/record.js';
+import type {
+  AuditQuery,
+  AuditRecord,
+  AuditVerification,
+  StoredAuditRecord,
+} from '../domain/audit/record.js';
 import type { AuditWriter } from '../domain/needs.js';
 
 /**
  * The audit log port (adapters: SQLite, JSON lines). Contract, checked by
  * `test/contract/audit-log.contract.ts`:
  *
- * - `append` stores the record before it returns, or throws: a record is never silently lost;
+ * - `append` resolves only once the record is stored, or rejects: a record is never silently lost;
  * - records are numbered from 1 in the order appended, each carrying the SHA-256 of the
  *   previous record (`canonicalAuditText`), starting from `GENESIS_HASH`;
  * - `verify` walks the whole chain and names the first record that was changed, removed or
@@ -13,6 +18,7 @@ import type { AuditWriter } from '../domain/needs.js';
  * - `query` filters by client, crn and time, oldest first.
  */
 export interface AuditLog extends AuditWriter {
+  append(record: AuditRecord): Promise<void>;
   query(filter: AuditQuery): StoredAuditRecord[];
   verify(): AuditVerification;
   close(): void;

@@ -172,7 +172,7 @@ export function createHttpApp(options: HttpAppOptions): OpenAPIHono<AppEnv> {
     const certificate = c.get('certificate');
     if (options.audit && certificate) {
       try {
-        options.audit.append({
+        await options.audit.append({
           at: new Date(),
           requestId: id,
           clientId: certificate.commonName,

@@ -77,15 +77,21 @@ const toRecord = (r: Row): StoredAuditRecord => ({
 });
 
 /**
- * The audit trail in a SQLite file (`AUDIT_STORE=sqlite:PATH`). Each append is its own
- * committed transaction before the response is sent (WAL, synchronous=NORMAL: it survives
- * the process dying; an operating-system crash can lose the last moments). The service is
- * the only writer; the chain head is kept in memory and re-read at open.
+ * The audit trail in a SQLite file (`AUDIT_STORE=sqlite:PATH`).
+ *
+ * Group commit: records appended in the same event-loop turn are written in one
+ * transaction at the end of the turn, and each `append` resolves only once its record is
+ * committed, so the service still answers nothing before it is recorded. Under load one
+ * commit carries many records instead of each request paying for its own. WAL with
+ * synchronous=NORMAL: a commit survives the process dying; an operating-system crash can
+ * lose the last moments. The service is the only writer; the chain head is kept in memory
+ * and re-read at open.
  */
 export class SqliteAuditLog implements AuditLog {
   private readonly insert: Database.Statement<unknown[]>;
   private seq: number;
   private head: string;
+  private pending: { record: AuditRecord; resolve: () => void; reject: (error: unknown) => void }[] = [];
 
   private constructor(private readonly db: Database.Database) {
     this.insert = db.prepare(
@@ -103,8 +109,39 @@ export class SqliteAuditLog implements AuditLog {
     return new SqliteAuditLog(openWritableStore(path, AUDIT_STORE));
   }
 
-  append(record: AuditRecord): void {
-    const stored = chainRecord(record, this.seq + 1, this.head, sha256);
+  append(record: AuditRecord): Promise<void> {
+    return new Promise((resolve, reject) => {
+      if (this.pending.length === 0) setImmediate(() => this.flush());
+      this.pending.push({ record, resolve, reject });
+    });
+  }
+
+  /** Writes every pending record in one transaction, then settles each append. */
+  private flush(): void {
+    const batch = this.pending;
+    this.pending = [];
+    let seq = this.seq;
+    let head = this.head;
+    try {
+      this.db.transaction(() => {
+        for (const { record } of batch) {
+          const stored = chainRecord(record, seq + 1, head, sha256);
+          this.insertOne(stored);
+          seq = stored.seq;
+          head = stored.hash;
+        }
+      })();
+    } catch (error) {
+      // Nothing of the batch was committed: the chain head stays where it was.
+      for (const { reject } of batch) reject(error);
+      return;
+    }
+    this.seq = seq;
+    this.head = head;
+    for (const { resolve } of batch) resolve();
+  }
+
+  private insertOne(stored: StoredAuditRecord): void {
     this.insert.run(
       stored.seq,
       stored.at.toISOString(),
@@ -118,8 +155,6 @@ export class SqliteAuditLog implements AuditLog {
       stored.previousHash,
       stored.hash,
     );
-    this.seq = stored.seq;
-    this.head = stored.hash;
   }
 
   query(filter: AuditQuery): StoredAuditRecord[] {
@@ -154,7 +189,9 @@ export class SqliteAuditLog implements AuditLog {
     return verifyAuditChain(records(), sha256);
   }
 
+  /** Writes anything still pending, then closes. */
   close(): void {
+    if (this.pending.length > 0) this.flush();
     this.db.close();
   }
 }
