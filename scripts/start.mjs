@@ -52,8 +52,9 @@ if (!existsSync(files.ca)) {
   await run(['pki', 'init', '--dir', pki]);
 }
 if (!existsSync(files.cert)) await run(['pki', 'client', 'dev-client', '--dir', pki]);
-if (!existsSync(files.cases))
-  await run(['cases', 'import', 'fixtures/cases.json', '--store', `sqlite:${files.cases}`]);
+// Every run: idempotent (the fixtures replace themselves), and it migrates a store made by an
+// older version of the service.
+await run(['cases', 'import', 'fixtures/cases.json', '--store', `sqlite:${files.cases}`]);
 if (!existsSync(files.access)) {
   await run([
     'clients',

@@ -1,5 +1,5 @@
 import { unsafeUniformIntDistribution, xoroshiro128plus } from 'pure-rand';
-import type { CaseRecord, CodeAndDescription } from '../domain/types.js';
+import { type CaseRecord, type CodeAndDescription, SCORE_LEVELS } from '../domain/types.js';
 
 /**
  * A deterministic generator of synthetic cases, for load and scale testing. The same seed
@@ -115,6 +115,33 @@ export function* generateCases(count: number, seed: number): Generator<CaseRecor
       updatedAt: dateTime(),
     }));
     const interest = chance(10);
+    const riskScores = Array.from({ length: int(0, 3) }, () => {
+      const levelled = () => ({
+        scoreLevel: pick(SCORE_LEVELS),
+        score: chance(80) ? int(0, 1000) / 10 : null,
+      });
+      return {
+        completedDate: dateTime(),
+        assessmentStatus: chance(90) ? 'COMPLETE' : 'LOCKED_INCOMPLETE',
+        generalPredictor: levelled(),
+        violencePredictor: levelled(),
+        groupReconviction: levelled(),
+        riskOfSeriousRecidivism: levelled(),
+        sexualPredictor: chance(70)
+          ? {
+              indecentScoreLevel: 'NOT_APPLICABLE' as const,
+              contactScoreLevel: 'NOT_APPLICABLE' as const,
+              indecentScore: null,
+              contactScore: null,
+            }
+          : {
+              indecentScoreLevel: pick(SCORE_LEVELS),
+              contactScoreLevel: pick(SCORE_LEVELS),
+              indecentScore: int(0, 1000) / 10,
+              contactScore: int(0, 1000) / 10,
+            },
+      };
+    });
     const forename = pick(FORENAMES);
     const surname = pick(SURNAMES);
     const full = chance(50);
@@ -137,6 +164,7 @@ export function* generateCases(count: number, seed: number): Generator<CaseRecor
             teamPhoneNumber: full ? `01632 960${String(int(0, 999)).padStart(3, '0')}` : null,
           }
         : null,
+      riskScores,
     };
   }
 }

@@ -15,7 +15,8 @@ export type DomainErrorCode =
   | 'NO_QUEUE_CONFIGURED'
   | 'UPSTREAM_FAILED'
   | 'UPSTREAM_TIMEOUT'
-  | 'RATE_LIMITED';
+  | 'RATE_LIMITED'
+  | 'INVALID_PAGINATION';
 
 export abstract class DomainError extends Error {
   abstract readonly code: DomainErrorCode;
@@ -167,6 +168,14 @@ export class RateLimitedError extends DomainError {
   /** Whole seconds to wait, at least 1. */
   get retryAfterSeconds(): number {
     return Math.max(1, Math.ceil(this.decision.resetMs / 1000));
+  }
+}
+
+export class InvalidPaginationError extends DomainError {
+  readonly code = 'INVALID_PAGINATION';
+  constructor(readonly reason: string) {
+    super(`pagination is not valid: ${reason}`);
+    this.name = 'InvalidPaginationError';
   }
 }
 

@@ -12,3 +12,4 @@ export type * from './types.js';
 export * from './use-cases/get-case.js';
 export * from './use-cases/get-community-manager.js';
 export * from './use-cases/get-home-office-interest.js';
+export * from './use-cases/get-risk-scores.js';

@@ -3,7 +3,12 @@ import type { Permission } from './access/permissions.js';
 import type { AuditRecord } from './audit/record.js';
 import type { Crn } from './crn.js';
 import type { QueueCredentials, QueueCredentialsRequest } from './queue/model.js';
-import type { CommunityManager, HomeOfficeInterest, PersonalDetailsAndCircumstances } from './types.js';
+import type {
+  CommunityManager,
+  HomeOfficeInterest,
+  PersonalDetailsAndCircumstances,
+  RiskPredictorScore,
+} from './types.js';
 
 /**
  * What the use cases need from the outside, said in the domain's own terms. The domain
@@ -20,6 +25,8 @@ export interface CaseReader {
    * `undefined` when no case is held.
    */
   findCommunityManager(crn: Crn): Promise<{ communityManager: CommunityManager | null } | undefined>;
+  /** Every risk assessment held for the case, in any order; `[]` when none. */
+  findRiskScores(crn: Crn): Promise<RiskPredictorScore[] | undefined>;
 }
 
 /** Clients, keys, grants and revocations, as the perimeter reads them on every request. */

@@ -65,6 +65,33 @@ export interface CommunityOffenderManager {
   readonly communityManager: CommunityManager;
 }
 
+/** Risk predictor levels (the public gateway's vocabulary). */
+export const SCORE_LEVELS = ['LOW', 'MEDIUM', 'HIGH', 'VERY_HIGH', 'NOT_APPLICABLE'] as const;
+export type ScoreLevel = (typeof SCORE_LEVELS)[number];
+
+export interface LevelledScore {
+  readonly scoreLevel: ScoreLevel | null;
+  readonly score: number | null;
+}
+
+export interface SexualPredictor {
+  readonly indecentScoreLevel: ScoreLevel | null;
+  readonly contactScoreLevel: ScoreLevel | null;
+  readonly indecentScore: number | null;
+  readonly contactScore: number | null;
+}
+
+/** One completed risk assessment's predictor scores. */
+export interface RiskPredictorScore {
+  readonly completedDate: IsoDateTime;
+  readonly assessmentStatus: string;
+  readonly generalPredictor: LevelledScore;
+  readonly violencePredictor: LevelledScore;
+  readonly groupReconviction: LevelledScore;
+  readonly riskOfSeriousRecidivism: LevelledScore;
+  readonly sexualPredictor: SexualPredictor;
+}
+
 /**
  * Everything held about one case: what stores import and what fixtures describe.
  * `communityManager` is `null` when the person has no active community manager.
@@ -74,4 +101,6 @@ export interface CaseRecord {
   readonly personalDetails: PersonalDetailsAndCircumstances;
   readonly homeOfficeInterest: HomeOfficeInterest;
   readonly communityManager: CommunityManager | null;
+  /** Risk assessments, in any order; `[]` when none. */
+  readonly riskScores: RiskPredictorScore[];
 }

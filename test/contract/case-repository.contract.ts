@@ -95,6 +95,7 @@ export function describeCaseRepositoryContract(name: string, factory: Repository
       expect(await repository.findPersonalDetails(unknown)).toBeUndefined();
       expect(await repository.findHomeOfficeInterest(unknown)).toBeUndefined();
       expect(await repository.findCommunityManager(unknown)).toBeUndefined();
+      expect(await repository.findRiskScores(unknown)).toBeUndefined();
     });
 
     it('tells "no manager" ({ communityManager: null }) apart from "no case" (undefined)', async () => {
@@ -117,6 +118,12 @@ export function describeCaseRepositoryContract(name: string, factory: Repository
       expect(details?.personalCircumstances).toEqual([]);
       const interest = await repository.findHomeOfficeInterest(Crn.parse('A000001'));
       expect(interest).toHaveProperty('notes', null);
+    });
+
+    it('answers [] for a held case with no risk assessments, and keeps their stored order', async () => {
+      expect(await repository.findRiskScores(Crn.parse('K000002'))).toStrictEqual([]);
+      const dates = (await repository.findRiskScores(Crn.parse('K000001')))?.map((r) => r.completedDate);
+      expect(dates).toEqual(['2024-05-01T10:00:00+01:00', '2023-01-15T09:30:00+00:00']);
     });
 
     it('keeps an empty string apart from null', async () => {

@@ -27,6 +27,10 @@ function readerOf(...records: CaseRecord[]): CaseReader & { calls: string[] } {
       const record = byCrn.get(crn.value);
       return record && { communityManager: record.communityManager };
     },
+    async findRiskScores(crn) {
+      calls.push(`risk:${crn.value}`);
+      return byCrn.get(crn.value)?.riskScores;
+    },
   };
 }
 
@@ -121,6 +125,7 @@ describe('a failing store', () => {
       findPersonalDetails: async () => Promise.reject(failure),
       findHomeOfficeInterest: async () => Promise.reject(failure),
       findCommunityManager: async () => Promise.reject(failure),
+      findRiskScores: async () => Promise.reject(failure),
     };
     await expect(getCase({ repository: broken }, Crn.parse('X123456'))).rejects.toBe(failure);
     await expect(getHomeOfficeInterest({ repository: broken }, Crn.parse('X123456'))).rejects.toBe(failure);

@@ -91,3 +91,26 @@ export const SPEC_TOKEN_ENDPOINT = {
   response: 'QueueCredentials',
   fields: ['AccessKeyId', 'SecretAccessKey', 'SessionToken', 'Expiration'],
 } as const;
+
+/**
+ * The versioned gateway path (specification: "Versioned gateway paths"; payload from
+ * decisions §4). Client certificate and API key; the bearer requirement covers only the
+ * three /case operations.
+ */
+export const SPEC_RISK_ENDPOINT = {
+  method: 'get',
+  path: '/v1/persons/{crn}/risks/scores',
+  operationId: 'getRiskScores',
+  response: 'RiskPredictorScores',
+  predictorFields: [
+    'completedDate',
+    'assessmentStatus',
+    'generalPredictor',
+    'violencePredictor',
+    'groupReconviction',
+    'riskOfSeriousRecidivism',
+    'sexualPredictor',
+  ],
+  paginationFields: ['isLastPage', 'count', 'page', 'perPage', 'totalCount', 'totalPages'],
+  levels: ['LOW', 'MEDIUM', 'HIGH', 'VERY_HIGH', 'NOT_APPLICABLE'],
+} as const;

@@ -3,6 +3,8 @@ import type {
   CaseRecord,
   CommunityManager,
   PersonalDetailsAndCircumstances,
+  RiskPredictorScore,
+  ScoreLevel,
 } from '../../src/domain/types.js';
 
 /**
@@ -51,6 +53,31 @@ export const CaseMother = {
       personalDetails: CaseMother.fullDetails(),
       homeOfficeInterest: { exists: true, notes: 'Liaise with the Home Office.' },
       communityManager: CaseMother.fullManager(),
+      riskScores: [
+        CaseMother.riskScore('2024-05-01T10:00:00+01:00'),
+        CaseMother.riskScore('2023-01-15T09:30:00+00:00', 'LOW'),
+      ],
+    };
+  },
+
+  riskScore(
+    completedDate: string,
+    level: ScoreLevel = 'MEDIUM',
+    score: number | null = 42.5,
+  ): RiskPredictorScore {
+    return {
+      completedDate,
+      assessmentStatus: 'COMPLETE',
+      generalPredictor: { scoreLevel: level, score },
+      violencePredictor: { scoreLevel: level, score },
+      groupReconviction: { scoreLevel: level, score: null },
+      riskOfSeriousRecidivism: { scoreLevel: level, score: 3.2 },
+      sexualPredictor: {
+        indecentScoreLevel: 'NOT_APPLICABLE',
+        contactScoreLevel: 'NOT_APPLICABLE',
+        indecentScore: null,
+        contactScore: null,
+      },
     };
   },
 
@@ -73,6 +100,7 @@ export const CaseMother = {
         officeName: null,
         teamPhoneNumber: null,
       },
+      riskScores: [],
     };
   },
 

@@ -19,6 +19,8 @@ import type { AppEnv, HttpLogger } from './env.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { admitRequests, guardOperation, type NoPerimeter, type PerimeterOptions } from './perimeter.js';
 import { type ProblemInput, ProblemType, problemResponse } from './problem.js';
+import { riskHandlers } from './risk.handlers.js';
+import { riskRoutes } from './risk.routes.js';
 import { createRouter } from './router.js';
 import { tokenHandlers } from './token.handlers.js';
 import { tokenRoutes } from './token.routes.js';
@@ -123,6 +125,13 @@ function problemForDomainError(error: DomainError): ProblemInput {
         title: 'Too many requests',
         detail: error.message,
       };
+    case 'INVALID_PAGINATION':
+      return {
+        status: 400,
+        type: ProblemType.invalidRequest,
+        title: 'Invalid request',
+        detail: error.message,
+      };
     case 'NO_QUEUE_CONFIGURED':
       return {
         status: 403,
@@ -220,6 +229,13 @@ export function createHttpApp(options: HttpAppOptions): OpenAPIHono<AppEnv> {
     'disabled' in perimeter ? [] : [guardOperation(perimeter, permission, { bearer: false })],
   );
   app.openapi(token.issueQueueToken, tokenHandlers(options.queueTokens).issueQueueToken);
+  const risk = riskRoutes(options.crnFormat, (permission) =>
+    'disabled' in perimeter ? [] : [guardOperation(perimeter, permission, { bearer: false })],
+  );
+  app.openapi(
+    risk.getRiskScores,
+    riskHandlers({ repository: options.repository, crnFormat: options.crnFormat }).getRiskScores,
+  );
 
   const documentJson = buildOpenApiDocument(app, options.publicUrl ?? '/');
   app.get('/openapi.json', (c) => c.body(documentJson, 200, { 'Content-Type': 'application/json' }));

@@ -35,6 +35,7 @@ export function buildOpenApiDocument(app: OpenAPIHono<AppEnv>, serverUrl: string
     tags: [
       { name: 'Case', description: 'What is held about one case' },
       { name: 'Queue', description: "Temporary credentials for the consumer's own message queue" },
+      { name: 'Risk', description: 'Risk predictor scores (versioned gateway path)' },
     ],
   });
   return JSON.stringify(document);

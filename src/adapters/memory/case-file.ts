@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { CrnFormat } from '../../domain/crn.js';
-import type { CaseRecord } from '../../domain/types.js';
+import { type CaseRecord, SCORE_LEVELS } from '../../domain/types.js';
 
 /**
  * The case file format: what `fixtures/cases.json` holds and what `case-read cases import`
@@ -13,6 +13,24 @@ import type { CaseRecord } from '../../domain/types.js';
 const text = (max: number) => z.string().max(max);
 const codeAndDescription = z.strictObject({ code: text(100).min(1), description: text(500).min(1) });
 const dateTime = z.iso.datetime({ offset: true });
+
+const level = z.enum(SCORE_LEVELS).nullable();
+const score = z.number().finite().nullable();
+const levelled = z.strictObject({ scoreLevel: level, score });
+const riskScoreSchema = z.strictObject({
+  completedDate: dateTime,
+  assessmentStatus: text(100).min(1),
+  generalPredictor: levelled,
+  violencePredictor: levelled,
+  groupReconviction: levelled,
+  riskOfSeriousRecidivism: levelled,
+  sexualPredictor: z.strictObject({
+    indecentScoreLevel: level,
+    contactScoreLevel: level,
+    indecentScore: score,
+    contactScore: score,
+  }),
+});
 
 const caseRecordSchema = z.strictObject({
   crn: text(64),
@@ -41,6 +59,7 @@ const caseRecordSchema = z.strictObject({
       teamPhoneNumber: text(50).nullable(),
     })
     .nullable(),
+  riskScores: z.array(riskScoreSchema),
 });
 
 const caseFileSchema = z.strictObject({

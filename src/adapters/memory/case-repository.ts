@@ -4,6 +4,7 @@ import type {
   CommunityManager,
   HomeOfficeInterest,
   PersonalDetailsAndCircumstances,
+  RiskPredictorScore,
 } from '../../domain/types.js';
 import type { CaseRepository } from '../../ports/case-repository.js';
 
@@ -39,6 +40,10 @@ export class InMemoryCaseRepository implements CaseRepository {
 
   async findHomeOfficeInterest(crn: Crn): Promise<HomeOfficeInterest | undefined> {
     return this.byCrn.get(crn.value)?.homeOfficeInterest;
+  }
+
+  async findRiskScores(crn: Crn): Promise<RiskPredictorScore[] | undefined> {
+    return this.byCrn.get(crn.value)?.riskScores;
   }
 
   async findCommunityManager(crn: Crn): Promise<{ communityManager: CommunityManager | null } | undefined> {

@@ -5,6 +5,8 @@ import type {
   CommunityManager,
   HomeOfficeInterest,
   PersonalDetailsAndCircumstances,
+  RiskPredictorScore,
+  ScoreLevel,
 } from '../../domain/types.js';
 import type { CaseRepository } from '../../ports/case-repository.js';
 import { openReadOnlyStore, openWritableStore, type StoreDescription } from './database.js';
@@ -22,6 +24,23 @@ interface InterestRow {
   home_office_interest_exists: 0 | 1;
   home_office_interest_notes: string | null;
 }
+interface RiskRow {
+  completed_date: string;
+  assessment_status: string;
+  general_level: ScoreLevel | null;
+  general_score: number | null;
+  violence_level: ScoreLevel | null;
+  violence_score: number | null;
+  group_reconviction_level: ScoreLevel | null;
+  group_reconviction_score: number | null;
+  rsr_level: ScoreLevel | null;
+  rsr_score: number | null;
+  sexual_indecent_level: ScoreLevel | null;
+  sexual_contact_level: ScoreLevel | null;
+  sexual_indecent_score: number | null;
+  sexual_contact_score: number | null;
+}
+
 interface ManagerRow {
   forename: string;
   middle_name: string | null;
@@ -49,6 +68,7 @@ export class SqliteCaseRepository implements CaseRepository {
   private readonly hoiStmt: Database.Statement<[string], InterestRow>;
   private readonly existsStmt: Database.Statement<[string], { found: 1 }>;
   private readonly managerStmt: Database.Statement<[string], ManagerRow>;
+  private readonly riskStmt: Database.Statement<[string], RiskRow>;
 
   private constructor(private readonly db: Database.Database) {
     // SQLite assembles the whole document in one statement: one call into the driver
@@ -77,6 +97,7 @@ export class SqliteCaseRepository implements CaseRepository {
     this.hoiStmt = db.prepare(
       'SELECT home_office_interest_exists, home_office_interest_notes FROM cases WHERE crn = ?',
     );
+    this.riskStmt = db.prepare('SELECT * FROM risk_scores WHERE crn = ? ORDER BY position');
     this.existsStmt = db.prepare('SELECT 1 AS found FROM cases WHERE crn = ?');
     this.managerStmt = db.prepare(
       `SELECT forename, middle_name, surname, pdu, job_role, email_address, office_name, team_phone_number
@@ -102,6 +123,25 @@ export class SqliteCaseRepository implements CaseRepository {
     const row = this.hoiStmt.get(crn.value);
     if (row === undefined) return undefined;
     return { exists: row.home_office_interest_exists === 1, notes: row.home_office_interest_notes };
+  }
+
+  async findRiskScores(crn: Crn): Promise<RiskPredictorScore[] | undefined> {
+    const rows = this.riskStmt.all(crn.value);
+    if (rows.length === 0 && this.existsStmt.get(crn.value) === undefined) return undefined;
+    return rows.map((r) => ({
+      completedDate: r.completed_date,
+      assessmentStatus: r.assessment_status,
+      generalPredictor: { scoreLevel: r.general_level, score: r.general_score },
+      violencePredictor: { scoreLevel: r.violence_level, score: r.violence_score },
+      groupReconviction: { scoreLevel: r.group_reconviction_level, score: r.group_reconviction_score },
+      riskOfSeriousRecidivism: { scoreLevel: r.rsr_level, score: r.rsr_score },
+      sexualPredictor: {
+        indecentScoreLevel: r.sexual_indecent_level,
+        contactScoreLevel: r.sexual_contact_level,
+        indecentScore: r.sexual_indecent_score,
+        contactScore: r.sexual_contact_score,
+      },
+    }));
   }
 
   async findCommunityManager(crn: Crn): Promise<{ communityManager: CommunityManager | null } | undefined> {
@@ -133,6 +173,7 @@ export class SqliteCaseWriter {
   private readonly insertCircumstance: Database.Statement<unknown[]>;
   private readonly insertDisability: Database.Statement<unknown[]>;
   private readonly insertManager: Database.Statement<unknown[]>;
+  private readonly insertRisk: Database.Statement<unknown[]>;
   private readonly countStmt: Database.Statement<[], { n: number }>;
   private readonly writeBatch: (records: readonly CaseRecord[]) => void;
 
@@ -154,6 +195,12 @@ export class SqliteCaseWriter {
       `INSERT INTO community_managers (crn, forename, middle_name, surname, pdu, job_role, email_address,
                                        office_name, team_phone_number)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    this.insertRisk = db.prepare(
+      `INSERT INTO risk_scores (crn, position, completed_date, assessment_status, general_level, general_score,
+         violence_level, violence_score, group_reconviction_level, group_reconviction_score, rsr_level, rsr_score,
+         sexual_indecent_level, sexual_contact_level, sexual_indecent_score, sexual_contact_score)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.countStmt = db.prepare('SELECT count(*) AS n FROM cases');
     this.writeBatch = db.transaction((records: readonly CaseRecord[]) => {
@@ -206,6 +253,26 @@ export class SqliteCaseWriter {
     });
     pd.disabilities.forEach((d, position) => {
       this.insertDisability.run(crn, position, d.type.code, d.type.description, d.updatedAt);
+    });
+    record.riskScores.forEach((r, position) => {
+      this.insertRisk.run(
+        crn,
+        position,
+        r.completedDate,
+        r.assessmentStatus,
+        r.generalPredictor.scoreLevel,
+        r.generalPredictor.score,
+        r.violencePredictor.scoreLevel,
+        r.violencePredictor.score,
+        r.groupReconviction.scoreLevel,
+        r.groupReconviction.score,
+        r.riskOfSeriousRecidivism.scoreLevel,
+        r.riskOfSeriousRecidivism.score,
+        r.sexualPredictor.indecentScoreLevel,
+        r.sexualPredictor.contactScoreLevel,
+        r.sexualPredictor.indecentScore,
+        r.sexualPredictor.contactScore,
+      );
     });
     if (cm !== null) {
       this.insertManager.run(

@@ -49,6 +49,27 @@ export const CASE_STORE_MIGRATIONS: readonly string[] = [
     team_phone_number  TEXT
   ) WITHOUT ROWID;
   `,
+  `
+  CREATE TABLE risk_scores (
+    crn                     TEXT NOT NULL REFERENCES cases (crn) ON DELETE CASCADE,
+    position                INTEGER NOT NULL,
+    completed_date          TEXT NOT NULL,
+    assessment_status       TEXT NOT NULL,
+    general_level           TEXT,
+    general_score           REAL,
+    violence_level          TEXT,
+    violence_score          REAL,
+    group_reconviction_level TEXT,
+    group_reconviction_score REAL,
+    rsr_level               TEXT,
+    rsr_score               REAL,
+    sexual_indecent_level   TEXT,
+    sexual_contact_level    TEXT,
+    sexual_indecent_score   REAL,
+    sexual_contact_score    REAL,
+    PRIMARY KEY (crn, position)
+  ) WITHOUT ROWID;
+  `,
 ];
 
 export const CASE_STORE_SCHEMA_VERSION = CASE_STORE_MIGRATIONS.length;

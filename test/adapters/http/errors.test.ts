@@ -144,6 +144,9 @@ describe('a store that fails', () => {
     findCommunityManager: async () => {
       throw new Error(secret);
     },
+    findRiskScores: async () => {
+      throw new Error(secret);
+    },
   };
 
   it.each(SUFFIXES)(

@@ -4,6 +4,7 @@ import {
   type FieldType,
   SPEC_ENDPOINTS,
   SPEC_RESOURCES,
+  SPEC_RISK_ENDPOINT,
   SPEC_TOKEN_ENDPOINT,
 } from '../../spec/spec-tables.js';
 import { fixtureApp, servedDocument } from '../../support/http.js';
@@ -79,10 +80,32 @@ describe('the served OpenAPI document against the specification tables', () => {
     const operations = Object.entries(document.paths).flatMap(([path, methods]) =>
       Object.entries(methods).map(([method, op]) => `${method} ${path} ${op.operationId}`),
     );
-    const specified = [...SPEC_ENDPOINTS, SPEC_TOKEN_ENDPOINT].map(
+    const specified = [...SPEC_ENDPOINTS, SPEC_TOKEN_ENDPOINT, SPEC_RISK_ENDPOINT].map(
       (e) => `${e.method} ${e.path} ${e.operationId}`,
     );
     expect(operations.sort()).toEqual(specified.sort());
+  });
+
+  it('GET /v1/persons/{crn}/risks/scores documents the gateway payload, paged', async () => {
+    const document = await documentPromise;
+    const operation = document.paths[SPEC_RISK_ENDPOINT.path]?.get;
+    expect(operation?.operationId).toBe(SPEC_RISK_ENDPOINT.operationId);
+    expect(operation?.security).toEqual([{ mutualTLS: [], apiKey: [] }]);
+    expect(operation?.parameters?.map((p) => `${p.in}:${p.name}`).sort()).toEqual([
+      'path:crn',
+      'query:page',
+      'query:perPage',
+    ]);
+    const schemas = document.components.schemas;
+    expect(Object.keys(schemas.RiskPredictorScore?.properties ?? {}).sort()).toEqual(
+      [...SPEC_RISK_ENDPOINT.predictorFields].sort(),
+    );
+    expect(Object.keys(schemas.Pagination?.properties ?? {}).sort()).toEqual(
+      [...SPEC_RISK_ENDPOINT.paginationFields].sort(),
+    );
+    expect(JSON.stringify(schemas.ScoreLevel)).toContain(
+      JSON.stringify([...SPEC_RISK_ENDPOINT.levels]).slice(1, -1),
+    );
   });
 
   it('POST /token answers the STS Credentials fields and needs only the certificate and API key', async () => {

@@ -66,6 +66,7 @@ beforeAll(async () => {
     'obo-required',
     'obo-forbidden',
     'narrow',
+    'risk-reader',
   ]) {
     certs[cn] = await pki.client(cn);
   }
@@ -92,6 +93,7 @@ beforeAll(async () => {
   );
   await d.saveClient(AccessMother.client('obo-forbidden', { permissions: ALL_CASE_READS }));
   await d.saveClient(AccessMother.client('narrow', { permissions: [] }));
+  await d.saveClient(AccessMother.client('risk-reader', { permissions: ['getRiskScores'] }));
   for (const cn of [
     'client-a',
     'client-b',
@@ -102,6 +104,7 @@ beforeAll(async () => {
     'obo-required',
     'obo-forbidden',
     'narrow',
+    'risk-reader',
   ]) {
     keys[cn] = await service.issueKey(cn);
   }
@@ -418,6 +421,22 @@ describe('step 8: permissions → 403', () => {
       403,
       PERMISSION_DENIED,
     );
+  });
+});
+
+describe('GET /v1/persons/{crn}/risks/scores: certificate, key and permission; no bearer', () => {
+  const path = '/v1/persons/X123456/risks/scores';
+  it('without the getRiskScores permission → 403', async () => {
+    const { body } = await expectRefused({ path, bearer: null }, 403, PERMISSION_DENIED);
+    expect(body.detail).toBe('permission getRiskScores is not granted to this caller');
+  });
+  it('with the permission and no bearer token → 200', async () => {
+    const { response } = await attempt({ cn: 'risk-reader', path, bearer: null });
+    expect(response.status).toBe(200);
+    expect((response.json() as { pagination: { totalCount: number } }).pagination.totalCount).toBe(3);
+  });
+  it('without a key → 403, like every path', async () => {
+    await expectRefused({ cn: 'risk-reader', path, key: null, bearer: null }, 403, ACCESS_DENIED);
   });
 });
 

@@ -8,7 +8,7 @@ import {
   SqliteCaseRepository,
   SqliteCaseWriter,
 } from '../../../src/adapters/sqlite/case-store.js';
-import { CASE_STORE_SCHEMA_VERSION } from '../../../src/adapters/sqlite/migrations.js';
+import { CASE_STORE_MIGRATIONS, CASE_STORE_SCHEMA_VERSION } from '../../../src/adapters/sqlite/migrations.js';
 import { Crn } from '../../../src/domain/crn.js';
 import type { CaseRecord } from '../../../src/domain/types.js';
 import { CaseMother } from '../../support/mothers.js';
@@ -78,7 +78,32 @@ describe('SqliteCaseRepository.openReadOnly', () => {
   it('refuses a store at another schema version', () => {
     const path = freshPath();
     new Database(path).close();
-    expect(() => SqliteCaseRepository.openReadOnly(path)).toThrow(/schema version 0, this service needs 1/);
+    expect(() => SqliteCaseRepository.openReadOnly(path)).toThrow(
+      new RegExp(`schema version 0, this service needs ${CASE_STORE_SCHEMA_VERSION}`),
+    );
+  });
+
+  it('refuses a store of the previous version, and a writer migrates it keeping every case', async () => {
+    const path = freshPath();
+    const v1 = new Database(path);
+    v1.pragma('journal_mode = WAL');
+    v1.exec(CASE_STORE_MIGRATIONS[0] as string);
+    v1.pragma('user_version = 1');
+    v1.prepare(
+      "INSERT INTO cases (crn, home_office_interest_exists, home_office_interest_notes) VALUES ('X123456', 1, 'kept')",
+    ).run();
+    v1.close();
+    expect(() => SqliteCaseRepository.openReadOnly(path)).toThrow(
+      /schema version 1, this service needs 2; run case-read cases import/,
+    );
+    SqliteCaseWriter.open(path).close();
+    const repo = SqliteCaseRepository.openReadOnly(path);
+    expect(await repo.findHomeOfficeInterest(Crn.parse('X123456'))).toStrictEqual({
+      exists: true,
+      notes: 'kept',
+    });
+    expect(await repo.findRiskScores(Crn.parse('X123456'))).toStrictEqual([]);
+    repo.close();
   });
 
   it('opens read-only: the connection cannot write', () => {
