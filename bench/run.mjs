@@ -85,6 +85,7 @@ const serviceEnv = (caseStore) => ({
   PATH: process.env.PATH,
   HOST: '127.0.0.1',
   PORT: '0',
+  MANAGEMENT_PORT: '0',
   TLS_CERT: join(pki, 'server.pem'),
   TLS_KEY: join(pki, 'server-key.pem'),
   TLS_CLIENT_CA: join(pki, 'ca.pem'),

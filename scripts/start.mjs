@@ -101,6 +101,8 @@ process.stdout.write(
     `    -H "x-api-key: $(cat ${files.apiKey})" -H "Authorization: Bearer $(cat ${files.token})" \\`,
     `    https://localhost:${env.PORT}/case/X123456`,
     '',
+    `Health and metrics (plain HTTP): http://${env.HOST}:${env.MANAGEMENT_PORT ?? '9464'}/health/ready  /metrics`,
+    '',
     'Queue credentials (the local development issuer; set CREDENTIALS_ISSUER=sts for AWS):',
     `  curl -X POST --cert ${files.cert} --key ${files.key} --cacert ${files.ca} \\`,
     `    -H "x-api-key: $(cat ${files.apiKey})" https://localhost:${env.PORT}/token`,

@@ -2,11 +2,13 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { OpenAPIHono } from '@hono/zod-openapi';
+import type { Hono } from 'hono';
 import { pino } from 'pino';
 import { createHttpApp } from '../adapters/http/app.js';
 import type { DocsAssets } from '../adapters/http/docs.js';
 import type { AppEnv } from '../adapters/http/env.js';
 import { type IdentityReader, trustedHeaderIdentity } from '../adapters/http/identity.js';
+import { createManagementApp } from '../adapters/http/management.js';
 import { JoseTokenVerifier } from '../adapters/jose/token-verifier.js';
 import { InMemoryAccessDirectory } from '../adapters/memory/access-directory.js';
 import { FIXTURES_PATH, loadCaseFile } from '../adapters/memory/case-file.js';
@@ -16,6 +18,7 @@ import { sha256Hasher } from '../adapters/node/api-keys.js';
 import { LocalCredentialsIssuer } from '../adapters/node/local-credentials-issuer.js';
 import { peerCertificateOf } from '../adapters/node/peer-certificate.js';
 import type { TlsFiles } from '../adapters/node/server.js';
+import { PrometheusMetrics } from '../adapters/prometheus/metrics.js';
 import { SqliteAccessDirectory } from '../adapters/sqlite/access-directory.js';
 import { SqliteAuditLog } from '../adapters/sqlite/audit-log.js';
 import { SqliteCaseRepository } from '../adapters/sqlite/case-store.js';
@@ -36,13 +39,20 @@ export interface Opened<T> {
   readonly value: T;
   readonly description: string;
   close(): void;
+  /** Throws when the store cannot be used (for readiness). */
+  ping(): void;
 }
 
 export function openCaseRepository(store: CaseStoreConfig, crnFormat: CrnFormat): Opened<CaseRepository> {
   switch (store.kind) {
     case 'memory': {
       const repository = new InMemoryCaseRepository(loadCaseFile(FIXTURES_PATH.pathname, { crnFormat }));
-      return { value: repository, description: `memory (${repository.size} fixture cases)`, close: () => {} };
+      return {
+        value: repository,
+        description: `memory (${repository.size} fixture cases)`,
+        close: () => {},
+        ping: () => {},
+      };
     }
     case 'sqlite': {
       const repository = SqliteCaseRepository.openReadOnly(store.path);
@@ -50,6 +60,7 @@ export function openCaseRepository(store: CaseStoreConfig, crnFormat: CrnFormat)
         value: repository,
         description: `sqlite:${store.path} (read-only)`,
         close: () => repository.close(),
+        ping: () => repository.ping(),
       };
     }
   }
@@ -63,6 +74,7 @@ export function openAccessDirectory(store: AccessStoreConfig): Opened<AccessDire
         value: new InMemoryAccessDirectory(),
         description: 'memory (empty: every request is refused)',
         close: () => {},
+        ping: () => {},
       };
     case 'sqlite': {
       const directory = SqliteAccessDirectory.openReadOnly(store.path);
@@ -70,6 +82,7 @@ export function openAccessDirectory(store: AccessStoreConfig): Opened<AccessDire
         value: directory,
         description: `sqlite:${store.path} (read-only)`,
         close: () => directory.close(),
+        ping: () => directory.ping(),
       };
     }
   }
@@ -84,7 +97,12 @@ export function openAccessAdministration(
       throw new ConfigError(['ACCESS_STORE: the operator commands need a persistent store: sqlite:PATH']);
     case 'sqlite': {
       const directory = SqliteAccessDirectory.open(store.path);
-      return { value: directory, description: `sqlite:${store.path}`, close: () => directory.close() };
+      return {
+        value: directory,
+        description: `sqlite:${store.path}`,
+        close: () => directory.close(),
+        ping: () => directory.ping(),
+      };
     }
   }
 }
@@ -133,6 +151,8 @@ export function createLogger(level: Config['LOG_LEVEL']): Logger {
 
 export interface Service {
   readonly app: OpenAPIHono<AppEnv>;
+  /** The management listener's app: health and metrics. */
+  readonly management: Hono;
   readonly tls: TlsFiles;
   readonly stores: {
     readonly cases: string;
@@ -177,6 +197,7 @@ export function buildService(config: Config, logger: Logger): Service {
   const cases = openCaseRepository(config.CASE_STORE, config.CRN_PATTERN);
   const access = openAccessDirectory(config.ACCESS_STORE);
   const audit = SqliteAuditLog.open(config.AUDIT_STORE.path);
+  const metrics = new PrometheusMetrics();
   const app = createHttpApp({
     repository: cases.value,
     crnFormat: config.CRN_PATTERN,
@@ -184,6 +205,7 @@ export function buildService(config: Config, logger: Logger): Service {
     docs: loadDocsAssets(),
     publicUrl: config.PUBLIC_URL,
     audit,
+    observe: metrics.observe,
     queueTokens: {
       issuer: credentialsIssuer,
       defaultRoleArn: config.STS_ROLE_ARN ?? null,
@@ -199,8 +221,17 @@ export function buildService(config: Config, logger: Logger): Service {
       bearerMode: config.BEARER_MODE,
     },
   });
+  const management = createManagementApp({
+    metrics,
+    checks: [
+      { name: 'caseStore', check: () => cases.ping() },
+      { name: 'accessStore', check: () => access.ping() },
+      { name: 'auditStore', check: () => audit.ping() },
+    ],
+  });
   return {
     app,
+    management,
     tls,
     stores: {
       cases: cases.description,

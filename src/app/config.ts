@@ -112,6 +112,7 @@ const variablesSchema = z.object({
   BEARER_AUDIENCE: z.string().min(1).optional(),
   HOST: z.string().min(1).default('127.0.0.1'),
   PORT: port('PORT', 8443),
+  MANAGEMENT_PORT: port('MANAGEMENT_PORT', 9464),
   CASE_STORE: storeVariable('sqlite:./data/cases.db', parseCaseStore),
   AUDIT_STORE: z
     .string()

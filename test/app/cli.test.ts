@@ -239,7 +239,7 @@ describe('onboarding end to end, through the binary alone', () => {
     const tokenA = cli('tokens', 'mint', '--client', 'client-a', '--dir', pkiDir).trim();
     expect(tokenA.split('.')).toHaveLength(3);
 
-    const { url, child, output } = await startServe(env);
+    const { url, managementUrl, child, output } = await startServe(env);
     const ca = readFileSync(join(pkiDir, 'ca.pem'), 'utf8');
     const as = (cred: { cert: string; key: string }, key: string, token: string) => (path: string) =>
       httpsRequest(`${url.replace('127.0.0.1', 'localhost')}${path}`, {
@@ -305,6 +305,22 @@ describe('onboarding end to end, through the binary alone', () => {
       expect(runCli(['clients', 'show', 'client-b'], env).status).toBe(1);
       expect(output()).not.toContain(keyA);
       expect(output()).not.toContain(tokenA);
+
+      // The management listener: ready, and counting what was served (by operation, not crn).
+      const ready = await fetch(`${managementUrl}/health/ready`);
+      expect(ready.status).toBe(200);
+      expect(await ready.json()).toEqual({
+        status: 'UP',
+        checks: { caseStore: 'UP', accessStore: 'UP', auditStore: 'UP' },
+      });
+      const metricsText = await (await fetch(`${managementUrl}/metrics`)).text();
+      expect(metricsText).toMatch(
+        /^case_read_http_requests_total\{operation="getCase",status="200"\} [1-9]/m,
+      );
+      expect(metricsText).toMatch(
+        /^case_read_http_requests_total\{operation="GET \/\*",status="403"\} [1-9]/m,
+      );
+      expect(metricsText).not.toContain('X123456');
 
       // Every request above left one audit record; the chain is intact.
       const records = JSON.parse(cli('audit', 'query', '--client', 'client-a', '--json')) as {

@@ -24,10 +24,10 @@ export function runCli(args: string[], env: Record<string, string> = {}): CliRes
 /** Starts `case-read serve` and resolves with its URL once it logs that it is listening. */
 export function startServe(
   env: Record<string, string>,
-): Promise<{ url: string; child: ChildProcess; output: () => string }> {
+): Promise<{ url: string; managementUrl: string; child: ChildProcess; output: () => string }> {
   const child = spawn(process.execPath, [BIN, 'serve'], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', ...env },
+    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', MANAGEMENT_PORT: '0', ...env },
   });
   let output = '';
   return new Promise((resolve, reject) => {
@@ -37,7 +37,8 @@ export function startServe(
       for (const line of output.split('\n')) {
         if (!line.includes('"listening"')) continue;
         clearTimeout(timer);
-        resolve({ url: (JSON.parse(line) as { url: string }).url, child, output: () => output });
+        const ready = JSON.parse(line) as { url: string; managementUrl: string };
+        resolve({ url: ready.url, managementUrl: ready.managementUrl, child, output: () => output });
         return;
       }
     };

@@ -43,6 +43,8 @@ export interface HttpAppOptions {
    * written the response is replaced by a 503: nothing is answered that is not recorded.
    */
   readonly audit?: AuditWriter;
+  /** Called once per answered request, for metrics: operation id (or route), status, seconds. */
+  readonly observe?: (operation: string, status: number, seconds: number) => void;
 }
 
 const API_CSP = "default-src 'none'; frame-ancestors 'none'";
@@ -204,13 +206,15 @@ export function createHttpApp(options: HttpAppOptions): OpenAPIHono<AppEnv> {
         });
       }
     }
+    const seconds = (performance.now() - started) / 1000;
+    options.observe?.(c.get('operation') ?? `${c.req.method} ${c.req.routePath}`, c.res.status, seconds);
     logger.info(
       {
         requestId: id,
         method: c.req.method,
         route: c.req.routePath,
         status: c.res.status,
-        ms: Math.round((performance.now() - started) * 100) / 100,
+        ms: Math.round(seconds * 100_000) / 100,
       },
       'request',
     );

@@ -189,6 +189,12 @@ export class SqliteAccessDirectory implements AccessDirectory, AccessAdministrat
     this.db.close();
   }
 
+  /** For readiness: throws when the store cannot be read. */
+  ping(): void {
+    this.stmts.dataVersion.get();
+    this.db.prepare('SELECT 1 FROM clients LIMIT 1').get();
+  }
+
   async findClient(id: string): Promise<Client | undefined> {
     this.fresh();
     const cached = this.clientCache.get(id);

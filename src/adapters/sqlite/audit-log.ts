@@ -189,6 +189,11 @@ export class SqliteAuditLog implements AuditLog {
     return verifyAuditChain(records(), sha256);
   }
 
+  /** For readiness: throws when the store cannot be written (a write lock can be taken). */
+  ping(): void {
+    this.db.exec('BEGIN IMMEDIATE; ROLLBACK');
+  }
+
   /** Writes anything still pending, then closes. */
   close(): void {
     if (this.pending.length > 0) this.flush();

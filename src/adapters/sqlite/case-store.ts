@@ -114,6 +114,11 @@ export class SqliteCaseRepository implements CaseRepository {
     this.db.close();
   }
 
+  /** For readiness: throws when the store cannot be read. */
+  ping(): void {
+    this.db.prepare('SELECT 1 FROM cases LIMIT 1').get();
+  }
+
   async findPersonalDetails(crn: Crn): Promise<PersonalDetailsAndCircumstances | undefined> {
     const json = this.detailsStmt.get(crn.value);
     return json === undefined ? undefined : (JSON.parse(json) as PersonalDetailsAndCircumstances);

@@ -13,9 +13,15 @@ export async function serve(args: string[], io: Io): Promise<number> {
     port: config.PORT,
     tls: service.tls,
   });
+  // Plain HTTP for the platform (health, metrics); it serves no case data and needs no credentials.
+  const management = await startServer(service.management.fetch, {
+    host: config.HOST,
+    port: config.MANAGEMENT_PORT,
+  });
   logger.info(
     {
       url: server.url,
+      managementUrl: management.url,
       caseStore: service.stores.cases,
       accessStore: service.stores.access,
       auditStore: service.stores.audit,
@@ -29,8 +35,7 @@ export async function serve(args: string[], io: Io): Promise<number> {
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {
       logger.info({ signal }, 'shutting down');
-      server
-        .close()
+      Promise.all([server.close(), management.close()])
         .catch((error: Error) => logger.error({ err: { message: error.message } }, 'close failed'))
         .finally(() => {
           service.close();
