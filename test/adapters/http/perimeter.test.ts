@@ -29,6 +29,20 @@ const OPERATIONS: ReadonlyArray<readonly [Permission, string]> = [
 ];
 const ALL_CASE_READS: Permission[] = ['getCase', 'getHomeOfficeInterest', 'getCommunityManagerByCrn'];
 
+/** Every client of the matrix that has a key; `ghost` has a certificate only. */
+const CLIENTS_WITH_KEYS = [
+  'client-a',
+  'client-b',
+  'suspended',
+  'revoked-global',
+  'revoked-local',
+  'obo-optional',
+  'obo-required',
+  'obo-forbidden',
+  'narrow',
+  'risk-reader',
+];
+
 let pki: TestPki;
 let service: RunningTestService;
 const certs: Record<string, ClientCredentials> = {};
@@ -55,19 +69,7 @@ beforeAll(async () => {
   pki = await makeTestPki();
   service = await startTestService(pki);
   const d = service.directory;
-  for (const cn of [
-    'client-a',
-    'client-b',
-    'suspended',
-    'revoked-global',
-    'revoked-local',
-    'ghost',
-    'obo-optional',
-    'obo-required',
-    'obo-forbidden',
-    'narrow',
-    'risk-reader',
-  ]) {
+  for (const cn of [...CLIENTS_WITH_KEYS, 'ghost']) {
     certs[cn] = await pki.client(cn);
   }
   const oboPair = await generateKeyPair('ES256', { extractable: true });
@@ -94,18 +96,7 @@ beforeAll(async () => {
   await d.saveClient(AccessMother.client('obo-forbidden', { permissions: ALL_CASE_READS }));
   await d.saveClient(AccessMother.client('narrow', { permissions: [] }));
   await d.saveClient(AccessMother.client('risk-reader', { permissions: ['getRiskScores'] }));
-  for (const cn of [
-    'client-a',
-    'client-b',
-    'suspended',
-    'revoked-global',
-    'revoked-local',
-    'obo-optional',
-    'obo-required',
-    'obo-forbidden',
-    'narrow',
-    'risk-reader',
-  ]) {
+  for (const cn of CLIENTS_WITH_KEYS) {
     keys[cn] = await service.issueKey(cn);
   }
   keys.revoked = await service.issueKey('client-a', { revokedAt: new Date(Date.now() - 1000) });
