@@ -80,7 +80,14 @@ const port = (name: string, fallback: number) =>
       return n;
     });
 
-const storeVariable = (fallback: string, parse: (raw: string) => CaseStoreConfig | { error: string }) =>
+/** The default of each store variable: used by `serve` and by the CLI's store options. */
+export const STORE_DEFAULTS = {
+  CASE_STORE: 'sqlite:./data/cases.db',
+  ACCESS_STORE: 'sqlite:./data/access.db',
+  AUDIT_STORE: 'sqlite:./data/audit.db',
+} as const;
+
+const storeVariable = <T extends object>(fallback: string, parse: (raw: string) => T | { error: string }) =>
   z
     .string()
     .default(fallback)
@@ -103,7 +110,7 @@ const variablesSchema = z.object({
   IDENTITY_MODE: z
     .enum(['tls', 'trusted-header'], { error: 'expected tls or trusted-header' })
     .default('tls'),
-  ACCESS_STORE: storeVariable('sqlite:./data/access.db', parseAccessStore),
+  ACCESS_STORE: storeVariable(STORE_DEFAULTS.ACCESS_STORE, parseAccessStore),
   BEARER_MODE: z
     .enum(['required', 'optional', 'off'], { error: 'expected required, optional or off' })
     .default('required'),
@@ -113,18 +120,8 @@ const variablesSchema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
   PORT: port('PORT', 8443),
   MANAGEMENT_PORT: port('MANAGEMENT_PORT', 9464),
-  CASE_STORE: storeVariable('sqlite:./data/cases.db', parseCaseStore),
-  AUDIT_STORE: z
-    .string()
-    .default('sqlite:./data/audit.db')
-    .transform((raw, ctx) => {
-      const parsed = parseAuditStore(raw);
-      if ('error' in parsed) {
-        ctx.addIssue({ code: 'custom', message: parsed.error });
-        return z.NEVER;
-      }
-      return parsed;
-    }),
+  CASE_STORE: storeVariable(STORE_DEFAULTS.CASE_STORE, parseCaseStore),
+  AUDIT_STORE: storeVariable(STORE_DEFAULTS.AUDIT_STORE, parseAuditStore),
   RATE_LIMIT_STORE: z
     .string()
     .default('memory')

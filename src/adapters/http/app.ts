@@ -13,7 +13,7 @@ import {
 import type { AuditWriter, CaseReader } from '../../domain/needs.js';
 import type { IssueQueueTokenDeps } from '../../domain/queue/credentials.js';
 import { caseHandlers } from './cases.handlers.js';
-import { caseRoutes } from './cases.routes.js';
+import { caseRoutes, type OperationGuard } from './cases.routes.js';
 import { type DocsAssets, mountDocs } from './docs.js';
 import type { AppEnv, HttpLogger } from './env.js';
 import { buildOpenApiDocument } from './openapi.js';
@@ -180,6 +180,7 @@ export function createHttpApp(options: HttpAppOptions): OpenAPIHono<AppEnv> {
     c.header('Content-Security-Policy', API_CSP);
     for (const [name, value] of SECURITY_HEADERS) c.header(name, value);
     await next();
+    const operation = c.get('operation') ?? `${c.req.method} ${c.req.routePath}`;
     const certificate = c.get('certificate');
     if (options.audit && certificate) {
       try {
@@ -189,7 +190,7 @@ export function createHttpApp(options: HttpAppOptions): OpenAPIHono<AppEnv> {
           clientId: certificate.commonName,
           certificateSerial: certificate.serialNumber,
           onBehalfOf: c.get('caller')?.onBehalfOf?.email ?? null,
-          operation: c.get('operation') ?? `${c.req.method} ${c.req.routePath}`,
+          operation,
           crn: c.get('crn') ?? null,
           status: c.res.status,
         });
@@ -207,7 +208,7 @@ export function createHttpApp(options: HttpAppOptions): OpenAPIHono<AppEnv> {
       }
     }
     const seconds = (performance.now() - started) / 1000;
-    options.observe?.(c.get('operation') ?? `${c.req.method} ${c.req.routePath}`, c.res.status, seconds);
+    options.observe?.(operation, c.res.status, seconds);
     logger.info(
       {
         requestId: id,
@@ -222,20 +223,20 @@ export function createHttpApp(options: HttpAppOptions): OpenAPIHono<AppEnv> {
 
   const perimeter = options.perimeter;
   if (!('disabled' in perimeter)) app.use(admitRequests(perimeter));
-  const routes = caseRoutes(options.crnFormat, (permission) =>
-    'disabled' in perimeter ? [] : [guardOperation(perimeter, permission, { bearer: true })],
-  );
+  /** Steps 6–8 for each operation, with or without the bearer requirement. */
+  const guard =
+    (bearer: boolean): OperationGuard =>
+    (permission) =>
+      'disabled' in perimeter ? [] : [guardOperation(perimeter, permission, { bearer })];
+  // The bearer requirement covers the three /case operations only (decisions §1 step 6).
+  const routes = caseRoutes(options.crnFormat, guard(true));
   const handlers = caseHandlers({ repository: options.repository, crnFormat: options.crnFormat });
   app.openapi(routes.getCase, handlers.getCase);
   app.openapi(routes.getHomeOfficeInterest, handlers.getHomeOfficeInterest);
   app.openapi(routes.getCommunityManagerByCrn, handlers.getCommunityManagerByCrn);
-  const token = tokenRoutes((permission) =>
-    'disabled' in perimeter ? [] : [guardOperation(perimeter, permission, { bearer: false })],
-  );
+  const token = tokenRoutes(guard(false));
   app.openapi(token.issueQueueToken, tokenHandlers(options.queueTokens).issueQueueToken);
-  const risk = riskRoutes(options.crnFormat, (permission) =>
-    'disabled' in perimeter ? [] : [guardOperation(perimeter, permission, { bearer: false })],
-  );
+  const risk = riskRoutes(options.crnFormat, guard(false));
   app.openapi(
     risk.getRiskScores,
     riskHandlers({ repository: options.repository, crnFormat: options.crnFormat }).getRiskScores,

@@ -1,10 +1,11 @@
 import type { RouteHandler } from '@hono/zod-openapi';
-import { Crn, type CrnFormat } from '../../domain/crn.js';
+import type { CrnFormat } from '../../domain/crn.js';
 import type { CaseReader } from '../../domain/needs.js';
 import { getCase } from '../../domain/use-cases/get-case.js';
 import { getCommunityManagerByCrn } from '../../domain/use-cases/get-community-manager.js';
 import { getHomeOfficeInterest } from '../../domain/use-cases/get-home-office-interest.js';
 import type { CaseRoutes } from './cases.routes.js';
+import { crnParam } from './crn-param.js';
 import type { AppEnv } from './env.js';
 
 export interface CaseHandlerDeps {
@@ -19,11 +20,7 @@ type Handler<K extends keyof CaseRoutes> = RouteHandler<CaseRoutes[K], AppEnv>;
  * Domain errors propagate to the app's error handler, which maps them to problem+json.
  */
 export function caseHandlers({ repository, crnFormat }: CaseHandlerDeps) {
-  const crnOf = (c: { set(key: 'crn', value: string): void }, raw: string) => {
-    const crn = Crn.parse(raw, crnFormat);
-    c.set('crn', crn.value);
-    return crn;
-  };
+  const crnOf = (c: Parameters<typeof crnParam>[0], raw: string) => crnParam(c, raw, crnFormat);
   const getCaseHandler: Handler<'getCase'> = async (c) => {
     const details = await getCase({ repository }, crnOf(c, c.req.valid('param').crn));
     return c.json(details, 200);

@@ -38,7 +38,7 @@ export interface NoPerimeter {
 }
 
 /** The RateLimit fields of draft-ietf-httpapi-ratelimit-headers: one policy, named for what it counts. */
-function rateLimitHeaders(decision: RateDecision): [string, string][] {
+function rateLimitHeaders(decision: Omit<RateDecision, 'allowed'>): [string, string][] {
   const seconds = Math.max(1, Math.round(decision.windowMs / 1000));
   return [
     ['RateLimit-Policy', `"per-api-key";q=${decision.limit};w=${seconds}`],
@@ -85,8 +85,7 @@ export function admitRequests(options: PerimeterOptions): MiddlewareHandler<AppE
       );
     } catch (error) {
       if (error instanceof RateLimitedError)
-        for (const [name, value] of rateLimitHeaders({ ...error.decision, allowed: false }))
-          c.header(name, value);
+        for (const [name, value] of rateLimitHeaders(error.decision)) c.header(name, value);
       throw error;
     }
     for (const [name, value] of rateLimitHeaders(decision)) c.header(name, value);

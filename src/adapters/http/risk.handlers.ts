@@ -1,14 +1,14 @@
 import type { RouteHandler } from '@hono/zod-openapi';
-import { Crn, type CrnFormat } from '../../domain/crn.js';
+import type { CrnFormat } from '../../domain/crn.js';
 import type { CaseReader } from '../../domain/needs.js';
 import { getRiskScores } from '../../domain/use-cases/get-risk-scores.js';
+import { crnParam } from './crn-param.js';
 import type { AppEnv } from './env.js';
 import type { RiskRoutes } from './risk.routes.js';
 
 export function riskHandlers({ repository, crnFormat }: { repository: CaseReader; crnFormat: CrnFormat }) {
   const handler: RouteHandler<RiskRoutes['getRiskScores'], AppEnv> = async (c) => {
-    const crn = Crn.parse(c.req.valid('param').crn, crnFormat);
-    c.set('crn', crn.value);
+    const crn = crnParam(c, c.req.valid('param').crn, crnFormat);
     const { page, perPage } = c.req.valid('query');
     return c.json(
       await getRiskScores({ repository }, crn, { page: Number(page), perPage: Number(perPage) }),

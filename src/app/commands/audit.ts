@@ -2,13 +2,21 @@ import { existsSync } from 'node:fs';
 import { SqliteAuditLog } from '../../adapters/sqlite/audit-log.js';
 import type { StoredAuditRecord } from '../../domain/audit/record.js';
 import { parseAuditStore } from '../config.js';
-import { CommandError, EXIT, type Io, parse, positionals, report, UsageError } from './common.js';
+import {
+  CommandError,
+  EXIT,
+  type Io,
+  parse,
+  positionals,
+  report,
+  storeOption,
+  UsageError,
+} from './common.js';
 
 const STORE = { 'audit-store': { type: 'string' }, json: { type: 'boolean' } } as const;
 
 function open(option: string | undefined, env: Io['env']): SqliteAuditLog {
-  const parsed = parseAuditStore(option ?? (env.AUDIT_STORE || 'sqlite:./data/audit.db'));
-  if ('error' in parsed) throw new UsageError(`--audit-store: ${parsed.error}`);
+  const parsed = storeOption('--audit-store', 'AUDIT_STORE', option, env, parseAuditStore);
   if (!existsSync(parsed.path)) throw new CommandError(`audit store ${parsed.path} does not exist`);
   return SqliteAuditLog.open(parsed.path);
 }

@@ -4,12 +4,10 @@ import { SqliteCaseWriter } from '../../adapters/sqlite/case-store.js';
 import type { CaseRecord } from '../../domain/types.js';
 import { loadSome, parseCaseStore } from '../config.js';
 import { generateCases, MAX_GENERATED_CASES } from '../generate.js';
-import { EXIT, type Io, parse, report, UsageError } from './common.js';
+import { EXIT, type Io, parse, report, storeOption, UsageError } from './common.js';
 
 function sqlitePathOf(store: string | undefined, env: Io['env']): string {
-  const value = store ?? (env.CASE_STORE || 'sqlite:./data/cases.db');
-  const parsed = parseCaseStore(value);
-  if ('error' in parsed) throw new UsageError(`--store: ${parsed.error}`);
+  const parsed = storeOption('--store', 'CASE_STORE', store, env, parseCaseStore);
   if (parsed.kind !== 'sqlite')
     throw new UsageError('--store: cases can only be written to a sqlite:PATH store');
   return parsed.path;

@@ -1,5 +1,5 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
-import { type AccessStoreConfig, parseAccessStore } from '../config.js';
+import { type AccessStoreConfig, parseAccessStore, STORE_DEFAULTS } from '../config.js';
 
 /** Exit statuses: 0 success, 1 failure, 2 usage. */
 export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
@@ -35,11 +35,24 @@ export function positionals(given: string[], names: readonly string[]): string[]
   return given;
 }
 
-export function accessStoreOf(option: string | undefined, env: Io['env']): AccessStoreConfig {
-  const value = option ?? (env.ACCESS_STORE || 'sqlite:./data/access.db');
-  const parsed = parseAccessStore(value);
-  if ('error' in parsed) throw new UsageError(`--access-store: ${parsed.error}`);
+/**
+ * A store named by a CLI option, else by its environment variable, else the variable's
+ * default (the same one `serve` uses); a value that does not parse is a usage error.
+ */
+export function storeOption<T extends object>(
+  flag: string,
+  variable: keyof typeof STORE_DEFAULTS,
+  option: string | undefined,
+  env: Io['env'],
+  parse: (raw: string) => T | { error: string },
+): T {
+  const parsed = parse(option ?? (env[variable] || STORE_DEFAULTS[variable]));
+  if ('error' in parsed) throw new UsageError(`${flag}: ${parsed.error}`);
   return parsed;
+}
+
+export function accessStoreOf(option: string | undefined, env: Io['env']): AccessStoreConfig {
+  return storeOption('--access-store', 'ACCESS_STORE', option, env, parseAccessStore);
 }
 
 /** Prints `data` as JSON with --json, else the human lines. */

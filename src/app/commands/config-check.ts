@@ -9,6 +9,17 @@ export function maskValue(name: string, value: string): string {
   return value.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*):[^@/]*@/i, '$1:********@');
 }
 
+/** A parsed configuration value as the operator wrote it: a store, a pattern, a quota, or plain. */
+function display(value: unknown): string {
+  if (typeof value !== 'object' || value === null) return String(value);
+  const v = value as { kind?: string; path?: string; pattern?: string; limit?: number; windowMs?: number };
+  if (v.kind === 'memory') return 'memory';
+  if (v.kind === 'sqlite') return `sqlite:${v.path}`;
+  if (v.pattern !== undefined) return v.pattern;
+  if (v.limit !== undefined) return `${v.limit}/${v.windowMs}ms`;
+  return String(value);
+}
+
 /** `config check`: validates the configuration as `serve` would, and prints it with secrets masked. */
 export async function configCheck(args: string[], io: Io): Promise<number> {
   const { values, positionals: rest } = parse(args, { json: { type: 'boolean' } });
@@ -27,18 +38,7 @@ export async function configCheck(args: string[], io: Io): Promise<number> {
     const fromEnv = io.env[name];
     const value = config[name as keyof typeof config];
     if (value === undefined) continue;
-    const shown =
-      name === 'AUDIT_STORE'
-        ? `sqlite:${(value as { path: string }).path}`
-        : name === 'RATE_LIMIT_DEFAULT'
-          ? `${(value as { limit: number }).limit}/${(value as { windowMs: number }).windowMs}ms`
-          : name === 'CASE_STORE' || name === 'ACCESS_STORE'
-            ? (value as { kind: string; path?: string }).kind === 'memory'
-              ? 'memory'
-              : `sqlite:${(value as { path: string }).path}`
-            : name === 'CRN_PATTERN'
-              ? (value as { pattern: string }).pattern
-              : String(value);
+    const shown = display(value);
     effective[name] = { value: maskValue(name, shown), source: fromEnv ? 'environment' : 'default' };
   }
   report(io, values.json, effective, [

@@ -9,11 +9,25 @@ export interface Quota {
 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
+/** Parses `500ms`, `30s`, `15m`, `12h`, `90d` into milliseconds; throws naming the expected form. */
+export function parseDuration(raw: string, what = 'duration'): number {
+  const match = /^(\d{1,9})(ms|s|m|h|d)$/.exec(raw.trim());
+  if (!match) throw new Error(`${what} must look like 30s, 15m, 12h or 90d`);
+  const ms = Number(match[1]) * (UNITS[match[2] as string] as number);
+  if (ms <= 0) throw new Error(`${what} must be more than zero`);
+  return ms;
+}
+
 /** Parses `N/DURATION` (`100/1s`, `6000/1m`, `10/500ms`); throws naming the expected form. */
 export function parseQuota(raw: string): Quota {
-  const match = /^(\d{1,9})\/(\d{1,9})(ms|s|m|h|d)$/.exec(raw.trim());
+  const match = /^(\d{1,9})\/(\S+)$/.exec(raw.trim());
   const limit = Number(match?.[1]);
-  const windowMs = Number(match?.[2]) * (UNITS[match?.[3] ?? ''] ?? 0);
+  let windowMs = 0;
+  try {
+    windowMs = match?.[2] === undefined ? 0 : parseDuration(match[2]);
+  } catch {
+    // reported below, in the quota's own terms
+  }
   if (!match || limit < 1 || windowMs < 1) {
     throw new Error('rate limit must look like N/DURATION, e.g. 100/1s or 6000/1m');
   }
