@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import { createHttpApp } from '../adapters/http/app.js';
 import type { DocsAssets } from '../adapters/http/docs.js';
 import type { AppEnv } from '../adapters/http/env.js';
-import { type IdentityReader, trustedHeaderIdentity } from '../adapters/http/identity.js';
+import { type IdentityReader, trustedGatewayIdentity } from '../adapters/http/identity.js';
 import { createManagementApp } from '../adapters/http/management.js';
 import { JoseTokenVerifier } from '../adapters/jose/token-verifier.js';
 import { InMemoryAccessDirectory } from '../adapters/memory/access-directory.js';
@@ -160,6 +160,9 @@ export interface Service {
     readonly audit: string;
     readonly credentials: string;
   };
+  /** Shutdown has begun: readiness answers 503 from now on. */
+  beginShutdown(): void;
+  /** Writes any pending audit record, then closes every store. */
   close(): void;
 }
 
@@ -213,7 +216,10 @@ export function buildService(config: Config, logger: Logger): Service {
     },
     perimeter: {
       rateLimit: { limiter: new InMemoryRateLimiter(), defaultQuota: config.RATE_LIMIT_DEFAULT },
-      identify: config.IDENTITY_MODE === 'trusted-header' ? trustedHeaderIdentity : tlsPeerIdentity,
+      identify:
+        config.IDENTITY_MODE === 'trusted-header'
+          ? trustedGatewayIdentity(new Set(config.TRUSTED_GATEWAYS), tlsPeerIdentity)
+          : tlsPeerIdentity,
       directory: access.value,
       hasher: sha256Hasher,
       clock: systemClock,
@@ -221,8 +227,10 @@ export function buildService(config: Config, logger: Logger): Service {
       bearerMode: config.BEARER_MODE,
     },
   });
+  let shuttingDown = false;
   const management = createManagementApp({
     metrics,
+    shuttingDown: () => shuttingDown,
     checks: [
       { name: 'caseStore', check: () => cases.ping() },
       { name: 'accessStore', check: () => access.ping() },
@@ -238,6 +246,9 @@ export function buildService(config: Config, logger: Logger): Service {
       access: access.description,
       audit: `sqlite:${config.AUDIT_STORE.path}`,
       credentials: config.CREDENTIALS_ISSUER,
+    },
+    beginShutdown: () => {
+      shuttingDown = true;
     },
     close: () => {
       cases.close();

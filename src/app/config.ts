@@ -110,6 +110,23 @@ const variablesSchema = z.object({
   IDENTITY_MODE: z
     .enum(['tls', 'trusted-header'], { error: 'expected tls or trusted-header' })
     .default('tls'),
+  TRUSTED_GATEWAYS: z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      if (raw === undefined) return undefined;
+      const names = raw.split(',').map((name) => name.trim());
+      if (names.some((name) => !/^[A-Za-z0-9][A-Za-z0-9 ._@-]{0,63}$/.test(name))) {
+        ctx.addIssue({
+          code: 'custom',
+          message:
+            'expected comma-separated certificate CNs of 1-64 characters (letters, digits, space . _ @ -)',
+        });
+        return z.NEVER;
+      }
+      return [...new Set(names)];
+    }),
+  SHUTDOWN_GRACE_MS: wholeNumber('SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
   ACCESS_STORE: storeVariable(STORE_DEFAULTS.ACCESS_STORE, parseAccessStore),
   BEARER_MODE: z
     .enum(['required', 'optional', 'off'], { error: 'expected required, optional or off' })
@@ -178,6 +195,14 @@ const envSchema = variablesSchema.superRefine((env, ctx) => {
       code: 'custom',
       path: ['CREDENTIALS_ISSUER'],
       message: 'local is for development only and is refused when NODE_ENV=production; use sts',
+    });
+  }
+  if (env.IDENTITY_MODE === 'trusted-header' && env.TRUSTED_GATEWAYS === undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['TRUSTED_GATEWAYS'],
+      message:
+        'required when IDENTITY_MODE=trusted-header: the CNs of the gateways whose verified certificates may set the identity headers',
     });
   }
   if (env.BEARER_MODE === 'off') return;

@@ -35,6 +35,12 @@ describe('loadConfig', () => {
     expect(config.STS_REGION).toBe('eu-west-2');
     expect(config.STS_DURATION_SECONDS).toBe(3600);
     expect(config.STS_ROLE_ARN).toBeUndefined();
+    expect(config.SHUTDOWN_GRACE_MS).toBe(10_000);
+    expect(config.TRUSTED_GATEWAYS).toBeUndefined();
+    expect(
+      loadConfig({ ...BASE, IDENTITY_MODE: 'trusted-header', TRUSTED_GATEWAYS: 'gw-1, gw-2,gw-1' })
+        .TRUSTED_GATEWAYS,
+    ).toStrictEqual(['gw-1', 'gw-2']);
     expect(
       loadConfig({ ...BASE, CREDENTIALS_ISSUER: 'local', NODE_ENV: 'development' }).CREDENTIALS_ISSUER,
     ).toBe('local');
@@ -80,6 +86,18 @@ describe('loadConfig', () => {
     [{ CRN_PATTERN: '^(.*$' }, /^CRN_PATTERN: crn pattern is not a valid regular expression/],
     [{ LOG_LEVEL: 'loud' }, /^LOG_LEVEL: expected one of fatal, error, warn, info, debug, trace, silent$/],
     [{ IDENTITY_MODE: 'header' }, /^IDENTITY_MODE: expected tls or trusted-header$/],
+    [
+      { IDENTITY_MODE: 'trusted-header' },
+      /^TRUSTED_GATEWAYS: required when IDENTITY_MODE=trusted-header: the CNs of the gateways/,
+    ],
+    [
+      { IDENTITY_MODE: 'trusted-header', TRUSTED_GATEWAYS: 'gw-1,,gw-2' },
+      /^TRUSTED_GATEWAYS: expected comma-separated certificate CNs/,
+    ],
+    [
+      { SHUTDOWN_GRACE_MS: 'soon' },
+      /^SHUTDOWN_GRACE_MS: SHUTDOWN_GRACE_MS must be a whole number 0\.\.600000$/,
+    ],
     [{ BEARER_MODE: 'maybe' }, /^BEARER_MODE: expected required, optional or off$/],
     [{ BEARER_JWKS: 'http://idp.example/jwks' }, /^BEARER_JWKS: expected a file path or an https:\/\/ URL$/],
     [{ ACCESS_STORE: 'postgres://db/access' }, /^ACCESS_STORE: a PostgreSQL access store is not available/],

@@ -1,6 +1,6 @@
 import { createHttpApp } from '../../src/adapters/http/app.js';
 import type { HttpLogger } from '../../src/adapters/http/env.js';
-import { type IdentityReader, trustedHeaderIdentity } from '../../src/adapters/http/identity.js';
+import { type IdentityReader, trustedGatewayIdentity } from '../../src/adapters/http/identity.js';
 import { type MintOptions, mintToken } from '../../src/adapters/jose/dev-issuer.js';
 import { JoseTokenVerifier } from '../../src/adapters/jose/token-verifier.js';
 import { InMemoryAccessDirectory } from '../../src/adapters/memory/access-directory.js';
@@ -51,6 +51,8 @@ export async function startTestService(
   options: {
     bearerMode?: BearerMode;
     identityMode?: 'tls' | 'trusted-header';
+    /** With `identityMode: 'trusted-header'`: the gateway CNs (default `gateway`). */
+    trustedGateways?: readonly string[];
     crl?: string;
     clock?: Clock;
     issuer?: CredentialsIssuer;
@@ -62,10 +64,11 @@ export async function startTestService(
 ): Promise<RunningTestService> {
   const directory = new InMemoryAccessDirectory();
   const clock = options.clock ?? { now: () => new Date() };
+  const peer: IdentityReader = (_request, env) => peerCertificateOf(env);
   const identify: IdentityReader =
     options.identityMode === 'trusted-header'
-      ? trustedHeaderIdentity
-      : (_request, env) => peerCertificateOf(env);
+      ? trustedGatewayIdentity(new Set(options.trustedGateways ?? ['gateway']), peer)
+      : peer;
   const app = createHttpApp({
     repository: new InMemoryCaseRepository(fixtureCases()),
     crnFormat: CrnFormat.default,

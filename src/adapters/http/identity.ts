@@ -17,12 +17,8 @@ export function commonNameOf(dn: string): string | undefined {
   return cns.length === 1 && cns[0] !== '' ? cns[0] : undefined;
 }
 
-/**
- * Identity from gateway headers. The gateway must strip these headers from what clients send
- * and set them from the certificate it verified; the listener still demands the gateway's
- * own client certificate, so no one else can reach the service to set them.
- */
-export const trustedHeaderIdentity: IdentityReader = (request) => {
+/** The identity a gateway states in `subject-distinguished-name` and `cert-serial-number`. */
+function identityFromHeaders(request: Request): ClientCertificate | undefined {
   const dn = request.headers.get(SUBJECT_DN_HEADER);
   const serial = request.headers.get(SERIAL_HEADER);
   if (dn === null || serial === null || dn.length > 1024) return undefined;
@@ -30,4 +26,23 @@ export const trustedHeaderIdentity: IdentityReader = (request) => {
   const hex = serial.replaceAll(':', '').trim().toUpperCase();
   if (commonName === undefined || !/^[0-9A-F]{1,64}$/.test(hex)) return undefined;
   return { commonName, serialNumber: hex.replace(/^0+(?=.)/, ''), thumbprintS256: null, notAfter: null };
-};
+}
+
+/**
+ * `IDENTITY_MODE=trusted-header`: the identity headers count only on a connection whose own
+ * verified client certificate has a CN in `gateways`. Such a gateway must strip the headers
+ * from what its clients send and set them from the certificate it verified; a gateway
+ * request without valid headers has no identity (403), since a gateway is not a client.
+ *
+ * Any other peer is judged on its own verified certificate, exactly as in `tls` mode: the
+ * headers it sends are ignored, so holding a valid certificate never lets one client speak
+ * as another. A connection with no verified certificate has no identity at all.
+ */
+export function trustedGatewayIdentity(gateways: ReadonlySet<string>, peer: IdentityReader): IdentityReader {
+  if (gateways.size === 0) throw new Error('trusted-header identity needs at least one trusted gateway');
+  return (request, env) => {
+    const own = peer(request, env);
+    if (own === undefined) return undefined;
+    return gateways.has(own.commonName) ? identityFromHeaders(request) : own;
+  };
+}

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { commonNameOf } from '../../../src/adapters/http/identity.js';
+import { commonNameOf, trustedGatewayIdentity } from '../../../src/adapters/http/identity.js';
+import type { AuditRecord } from '../../../src/domain/audit/record.js';
 import { httpsRequest } from '../../support/https-client.js';
 import { AccessMother } from '../../support/mothers.js';
 import { type ClientCredentials, makeTestPki, type TestPki } from '../../support/pki.js';
@@ -11,6 +12,7 @@ let clientA: ClientCredentials;
 let headerMode: RunningTestService;
 let tlsMode: RunningTestService;
 const keys: Record<string, string> = {};
+const audited: AuditRecord[] = [];
 
 const token = (clientId: string, thumbprint?: string) =>
   mintTestToken(pki, clientId, thumbprint ? { certificateThumbprint: thumbprint } : {});
@@ -19,13 +21,18 @@ beforeAll(async () => {
   pki = await makeTestPki();
   gateway = await pki.client('gateway');
   clientA = await pki.client('client-a');
-  headerMode = await startTestService(pki, { identityMode: 'trusted-header' });
+  headerMode = await startTestService(pki, {
+    identityMode: 'trusted-header',
+    trustedGateways: ['gateway'],
+    audit: { append: async (record) => void audited.push(record) },
+  });
   tlsMode = await startTestService(pki, { identityMode: 'tls' });
   for (const service of [headerMode, tlsMode]) {
     await service.directory.saveClient(AccessMother.client('client-a'));
     await service.directory.saveClient(AccessMother.client('client-b'));
   }
   keys.headerA = (await headerMode.issueKey('client-a')).key;
+  keys.headerB = (await headerMode.issueKey('client-b')).key;
   keys.tlsA = (await tlsMode.issueKey('client-a')).key;
   keys.tlsB = (await tlsMode.issueKey('client-b')).key;
   await headerMode.directory.revokeCertificate({
@@ -102,6 +109,72 @@ describe('IDENTITY_MODE=trusted-header', () => {
       authorization: `Bearer ${await token('client-a', clientA.thumbprint)}`,
     });
     expect(response.status).toBe(401);
+  });
+});
+
+describe('IDENTITY_MODE=trusted-header: only a listed gateway may set the identity headers', () => {
+  const claimB = { 'subject-distinguished-name': 'C=GB,O=Example,CN=client-b', 'cert-serial-number': '0B' };
+
+  it('a listed gateway speaks for client-b', async () => {
+    const response = await get(headerMode, gateway, {
+      ...claimB,
+      'x-api-key': keys.headerB as string,
+      authorization: `Bearer ${await token('client-b')}`,
+    });
+    expect(response.status).toBe(200);
+    const record = audited.find((r) => r.requestId === response.headers['x-request-id']);
+    expect(record?.clientId).toBe('client-b');
+    expect(record?.certificateSerial).toBe('B');
+  });
+
+  it('another valid client certificate sending the same headers cannot act as client-b (403)', async () => {
+    const response = await get(headerMode, clientA, {
+      ...claimB,
+      'x-api-key': keys.headerB as string,
+      authorization: `Bearer ${await token('client-b')}`,
+    });
+    expect(response.status).toBe(403);
+    expect((response.json() as { type: string }).type).toBe('urn:case-read:problem:access-denied');
+  });
+
+  it('its headers are ignored: it is judged as itself, on its own certificate', async () => {
+    const response = await get(headerMode, clientA, {
+      ...claimB,
+      'x-api-key': keys.headerA as string,
+      authorization: `Bearer ${await token('client-a', clientA.thumbprint)}`,
+    });
+    expect(response.status).toBe(200);
+    const record = audited.find((r) => r.requestId === response.headers['x-request-id']);
+    expect(record?.clientId).toBe('client-a');
+    expect(record?.certificateSerial).toBe(clientA.serialNumber);
+  });
+});
+
+describe('trustedGatewayIdentity', () => {
+  const forged = new Request('https://service.test/case/X123456', {
+    headers: { 'subject-distinguished-name': 'CN=client-a', 'cert-serial-number': '0A' },
+  });
+  const peerCert = (commonName: string) => ({
+    commonName,
+    serialNumber: '1F',
+    thumbprintS256: 'thumb',
+    notAfter: new Date('2030-01-01T00:00:00Z'),
+  });
+
+  it('gives no identity to a connection without a verified certificate, whatever the headers say', () => {
+    const identify = trustedGatewayIdentity(new Set(['gateway']), () => undefined);
+    expect(identify(forged, {})).toBeUndefined();
+  });
+
+  it('takes the headers from a listed gateway and the certificate from anyone else', () => {
+    const gatewayPeer = trustedGatewayIdentity(new Set(['gw-1', 'gw-2']), () => peerCert('gw-2'));
+    expect(gatewayPeer(forged, {})).toMatchObject({ commonName: 'client-a', serialNumber: 'A' });
+    const otherPeer = trustedGatewayIdentity(new Set(['gw-1', 'gw-2']), () => peerCert('client-z'));
+    expect(otherPeer(forged, {})).toStrictEqual(peerCert('client-z'));
+  });
+
+  it('refuses to be built without a gateway', () => {
+    expect(() => trustedGatewayIdentity(new Set(), () => undefined)).toThrow(/at least one trusted gateway/);
   });
 });
 
