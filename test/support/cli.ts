@@ -1,4 +1,6 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const BIN = fileURLToPath(new URL('../../bin/case-read.js', import.meta.url));
@@ -49,4 +51,53 @@ export function startServe(
       reject(new Error(`serve exited with ${code}:\n${output}`));
     });
   });
+}
+
+/** A directory made ready for `case-read serve` with the CLI alone: PKI, fixtures, one client with a key and a token. */
+export interface ServeSetup {
+  readonly env: Record<string, string>;
+  readonly ca: string;
+  readonly client: { readonly cert: string; readonly key: string };
+  readonly apiKey: string;
+  readonly token: string;
+  /** Runs a CLI command with this setup's environment; throws when it fails. */
+  cli(...args: string[]): string;
+}
+
+export function prepareServe(dir: string, clientCn = 'client-a'): ServeSetup {
+  const pkiDir = join(dir, 'pki');
+  const env = {
+    ACCESS_STORE: `sqlite:${join(dir, 'access.db')}`,
+    CASE_STORE: `sqlite:${join(dir, 'cases.db')}`,
+    AUDIT_STORE: `sqlite:${join(dir, 'audit.db')}`,
+    TLS_CERT: join(pkiDir, 'server.pem'),
+    TLS_KEY: join(pkiDir, 'server-key.pem'),
+    TLS_CLIENT_CA: join(pkiDir, 'ca.pem'),
+    BEARER_JWKS: join(pkiDir, 'jwks.json'),
+    BEARER_ISSUER: 'urn:case-read:dev-issuer',
+    BEARER_AUDIENCE: 'case-read-service',
+  };
+  const cli = (...args: string[]) => {
+    const result = runCli(args, env);
+    if (result.status !== 0)
+      throw new Error(`case-read ${args.join(' ')} exited ${result.status}: ${result.stderr}`);
+    return result.stdout;
+  };
+  cli('pki', 'init', '--dir', pkiDir);
+  const client = JSON.parse(cli('pki', 'client', clientCn, '--dir', pkiDir, '--json')) as {
+    cert: string;
+    key: string;
+  };
+  cli('cases', 'import', join(ROOT, 'fixtures/cases.json'));
+  cli('clients', 'add', clientCn, '--permissions', 'getCase,getHomeOfficeInterest,getCommunityManagerByCrn');
+  const apiKey = cli('keys', 'issue', clientCn).trim();
+  const token = cli('tokens', 'mint', '--client', clientCn, '--dir', pkiDir).trim();
+  return {
+    env,
+    ca: readFileSync(env.TLS_CLIENT_CA, 'utf8'),
+    client: { cert: readFileSync(client.cert, 'utf8'), key: readFileSync(client.key, 'utf8') },
+    apiKey,
+    token,
+    cli,
+  };
 }

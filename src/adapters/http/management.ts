@@ -9,15 +9,21 @@ export interface ReadinessCheck {
 export interface ManagementOptions {
   readonly checks: readonly ReadinessCheck[];
   readonly metrics: { readonly contentType: string; text(): Promise<string> };
+  /** True once shutdown has begun: readiness is then 503 whatever the stores say. */
+  readonly shuttingDown?: () => boolean;
 }
 
 /**
  * The management listener's app (plain HTTP, for the platform, not for consumers):
  * `/health/live` says the process is up; `/health/ready` says whether every store can be
- * used, 503 naming the one that cannot; `/metrics` is Prometheus text. Nothing here reads
+ * used, 503 naming the one that cannot (and 503 from the moment shutdown begins); `/metrics` is Prometheus text. Nothing here reads
  * case data or needs credentials, and no answer carries an error's text.
  */
-export function createManagementApp({ checks, metrics }: ManagementOptions): Hono {
+export function createManagementApp({
+  checks,
+  metrics,
+  shuttingDown = () => false,
+}: ManagementOptions): Hono {
   const app = new Hono();
   app.use(async (c, next) => {
     c.header('Cache-Control', 'no-store');
@@ -26,6 +32,7 @@ export function createManagementApp({ checks, metrics }: ManagementOptions): Hon
   });
   app.get('/health/live', (c) => c.json({ status: 'UP' }));
   app.get('/health/ready', async (c) => {
+    if (shuttingDown()) return c.json({ status: 'DOWN', reason: 'shutting down' }, 503);
     const results = await Promise.all(
       checks.map(async ({ name, check }) => {
         try {

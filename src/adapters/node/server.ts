@@ -1,5 +1,6 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, Server as NetServer, type Socket } from 'node:net';
 import { type ServerType, serve } from '@hono/node-server';
 
 export interface TlsFiles {
@@ -17,9 +18,28 @@ export interface ListenOptions {
   readonly tls?: TlsFiles;
 }
 
+/** What {@link RunningServer.drain} did: connections that ended by themselves, and those cut at the grace. */
+export interface DrainResult {
+  readonly closedGracefully: number;
+  readonly destroyedAtGrace: number;
+}
+
 export interface RunningServer {
   readonly url: string;
   readonly port: number;
+  /**
+   * True when the listener completes a TLS handshake only with a client certificate that
+   * verifies against the client CA. `serve` refuses to run on a listener where it is false.
+   */
+  readonly verifiesClientCertificates: boolean;
+  /**
+   * Graceful drain: stops accepting connections at once; every response from now on carries
+   * `Connection: close`; a keep-alive connection that stays idle for `idleCloseMs` is closed;
+   * in-flight requests finish. Whatever is still open after `graceMs` (a stuck request, a
+   * half-open socket) is destroyed. Resolves when no connection is left.
+   */
+  drain(graceMs: number, idleCloseMs?: number): Promise<DrainResult>;
+  /** Stops at once: no new connections, idle ones closed, resolves when the rest have ended. */
   close(): Promise<void>;
 }
 
@@ -33,6 +53,25 @@ export const SERVER_LIMITS = {
   keepAliveTimeoutMs: 5_000,
   maxHeaderSize: 16_384,
 } as const;
+
+/**
+ * TLS 1.2 suites offered: ECDHE key exchange (forward secrecy) with AEAD ciphers only, no
+ * CBC, ARIA, CCM or static RSA. TLS 1.3's own suites are all AEAD and listed explicitly.
+ */
+export const TLS_CIPHERS = [
+  'TLS_AES_256_GCM_SHA384',
+  'TLS_CHACHA20_POLY1305_SHA256',
+  'TLS_AES_128_GCM_SHA256',
+  'ECDHE-ECDSA-AES256-GCM-SHA384',
+  'ECDHE-RSA-AES256-GCM-SHA384',
+  'ECDHE-ECDSA-CHACHA20-POLY1305',
+  'ECDHE-RSA-CHACHA20-POLY1305',
+  'ECDHE-ECDSA-AES128-GCM-SHA256',
+  'ECDHE-RSA-AES128-GCM-SHA256',
+].join(':');
+
+/** After a drain begins, how long a keep-alive connection may sit idle before it is closed. */
+const DRAIN_IDLE_CLOSE_MS = 1000;
 
 /**
  * Starts the Node listener for a web-standard fetch handler. With `tls`, it is HTTPS that
@@ -61,6 +100,7 @@ export async function startServer(
                 requestCert: true,
                 rejectUnauthorized: true,
                 minVersion: 'TLSv1.2' as const,
+                ciphers: TLS_CIPHERS,
                 honorCipherOrder: true,
                 maxHeaderSize: SERVER_LIMITS.maxHeaderSize,
               },
@@ -76,15 +116,78 @@ export async function startServer(
     server.requestTimeout = SERVER_LIMITS.requestTimeoutMs;
     server.keepAliveTimeout = SERVER_LIMITS.keepAliveTimeoutMs;
   }
+  const connections = trackConnections(server, tls !== undefined);
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return {
     url: `${tls ? 'https' : 'http'}://${host}:${address.port}`,
     port: address.port,
+    verifiesClientCertificates: tls !== undefined,
+    drain: (graceMs, idleCloseMs = DRAIN_IDLE_CLOSE_MS) => connections.drain(graceMs, idleCloseMs),
     close: () =>
       new Promise<void>((resolve, reject) => {
         server.close((error) => (error ? reject(error) : resolve()));
         if ('closeIdleConnections' in server) server.closeIdleConnections();
       }),
+  };
+}
+
+/** Requests in progress on an HTTP-level socket (the TLS socket on HTTPS). */
+const inProgress = Symbol('requestsInProgress');
+type HttpSocket = Socket & { [inProgress]?: number };
+
+/**
+ * Follows every connection (the raw TCP socket, so a half-open or mid-handshake one is
+ * known too, and the HTTP-level socket) and how many requests each is serving, so a drain
+ * can close exactly the idle ones and cut only what is left at the end of the grace.
+ */
+function trackConnections(server: ServerType, isTls: boolean) {
+  const raw = new Set<Socket>();
+  const http = new Set<HttpSocket>();
+  let draining = false;
+  const follow = (set: Set<Socket>) => (socket: Socket) => {
+    set.add(socket);
+    socket.once('close', () => set.delete(socket));
+  };
+  server.on('connection', follow(raw));
+  // On HTTPS the HTTP parser reads the TLS socket of 'secureConnection'; on HTTP, the raw one.
+  server.on(isTls ? 'secureConnection' : 'connection', follow(http));
+
+  // Runs before the app's listener, so the header is in place whenever the app answers.
+  server.prependListener('request', (request: IncomingMessage, response: ServerResponse) => {
+    const socket = request.socket as HttpSocket;
+    socket[inProgress] = (socket[inProgress] ?? 0) + 1;
+    if (draining) {
+      response.setHeader('Connection', 'close');
+      socket.setTimeout(0); // no idle timer while a request is in progress
+    }
+    response.once('close', () => {
+      socket[inProgress] = (socket[inProgress] ?? 1) - 1;
+    });
+  });
+
+  return {
+    drain(graceMs: number, idleCloseMs: number): Promise<DrainResult> {
+      draining = true;
+      const open = raw.size;
+      return new Promise((resolve) => {
+        let destroyedAtGrace = 0;
+        const timer = setTimeout(() => {
+          destroyedAtGrace = raw.size;
+          for (const socket of [...http, ...raw]) socket.destroy();
+        }, graceMs);
+        timer.unref();
+        // net.Server's close: stop accepting, and call back once every connection has ended.
+        // (http.Server's own close also ends idle keep-alive connections at once, racing a
+        // client that is about to send on one: that is how requests were lost.)
+        NetServer.prototype.close.call(server, () => {
+          clearTimeout(timer);
+          resolve({ closedGracefully: open - destroyedAtGrace, destroyedAtGrace });
+        });
+        // An idle keep-alive connection is ended once it has stayed idle for idleCloseMs:
+        // Node's own 'timeout' handler on an HTTP socket ends it when no request is in progress.
+        for (const socket of http) if (!socket[inProgress]) socket.setTimeout(idleCloseMs);
+      });
+    },
   };
 }

@@ -1,6 +1,6 @@
 import { startServer } from '../../adapters/node/server.js';
-import { buildService, createLogger } from '../composition.js';
-import { loadConfig } from '../config.js';
+import { buildService, createLogger, type Logger, type Service } from '../composition.js';
+import { ConfigError, loadConfig } from '../config.js';
 import { EXIT, type Io, parse, positionals } from './common.js';
 
 export async function serve(args: string[], io: Io): Promise<number> {
@@ -12,7 +12,19 @@ export async function serve(args: string[], io: Io): Promise<number> {
     host: config.HOST,
     port: config.PORT,
     tls: service.tls,
+  }).catch((error: unknown) => {
+    service.close();
+    throw error;
   });
+  if (!server.verifiesClientCertificates) {
+    // Identity is the verified client certificate (or a verified gateway's): a listener that
+    // cannot demand one would let anyone claim any identity. Never fail open.
+    await server.close();
+    service.close();
+    throw new ConfigError([
+      'the HTTPS listener on this runtime cannot verify client certificates; refusing to serve without mutual TLS',
+    ]);
+  }
   // Plain HTTP for the platform (health, metrics); it serves no case data and needs no credentials.
   const management = await startServer(service.management.fetch, {
     host: config.HOST,
@@ -27,24 +39,51 @@ export async function serve(args: string[], io: Io): Promise<number> {
       auditStore: service.stores.audit,
       credentialsIssuer: service.stores.credentials,
       identityMode: config.IDENTITY_MODE,
+      ...(config.TRUSTED_GATEWAYS ? { trustedGateways: config.TRUSTED_GATEWAYS } : {}),
       bearerMode: config.BEARER_MODE,
     },
     'listening',
   );
   logger.flush();
-  await new Promise<void>((resolve) => {
-    const stop = (signal: string) => {
-      logger.info({ signal }, 'shutting down');
-      Promise.all([server.close(), management.close()])
-        .catch((error: Error) => logger.error({ err: { message: error.message } }, 'close failed'))
-        .finally(() => {
-          service.close();
-          logger.flush();
-          resolve();
-        });
-    };
-    process.once('SIGTERM', () => stop('SIGTERM'));
-    process.once('SIGINT', () => stop('SIGINT'));
+  const signal = await new Promise<string>((resolve) => {
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+    process.once('SIGINT', () => resolve('SIGINT'));
   });
+  await shutDown(signal, config.SHUTDOWN_GRACE_MS, { logger, service, server, management });
   return EXIT.ok;
+}
+
+/**
+ * The graceful drain, one log line per phase: readiness 503 (so the load balancer stops
+ * sending), the listener closed to new connections while every open one finishes what it
+ * is serving and is closed (`Connection: close` on each response, idle ones after a second),
+ * whatever is left after the grace destroyed, the audit flushed and the stores closed, then
+ * the management listener. A second signal during the drain ends the process at once.
+ */
+async function shutDown(
+  signal: string,
+  graceMs: number,
+  parts: {
+    logger: Logger;
+    service: Service;
+    server: Awaited<ReturnType<typeof startServer>>;
+    management: Awaited<ReturnType<typeof startServer>>;
+  },
+): Promise<void> {
+  const { logger, service, server, management } = parts;
+  service.beginShutdown();
+  logger.info({ signal, phase: 'readiness', graceMs }, 'shutdown: readiness is 503');
+  const drained = server.drain(graceMs);
+  logger.info({ phase: 'listener' }, 'shutdown: listener closed to new connections, draining');
+  const result = await drained;
+  logger.info({ phase: 'drained', ...result }, 'shutdown: every connection has ended');
+  try {
+    service.close();
+    logger.info({ phase: 'stores' }, 'shutdown: audit flushed, stores closed');
+  } catch (error) {
+    logger.error({ phase: 'stores', err: { message: (error as Error).message } }, 'shutdown: close failed');
+  }
+  await management.close();
+  logger.info({ phase: 'stopped' }, 'shutdown: stopped');
+  logger.flush();
 }
