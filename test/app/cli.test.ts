@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ROOT, runCli, startServe } from '../support/cli.js';
+import { cliIn, ROOT, runCli, serveEnv, startServe } from '../support/cli.js';
 import { httpsRequest } from '../support/https-client.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'case-read-cli-'));
@@ -193,25 +193,10 @@ describe('case-read cases generate', () => {
 describe('onboarding end to end, through the binary alone', () => {
   const base = join(dir, 'onboarding');
   const pkiDir = join(base, 'pki');
-  const access = `sqlite:${join(base, 'access.db')}`;
-  const casesStore = `sqlite:${join(base, 'cases.db')}`;
-  const env = {
-    ACCESS_STORE: access,
-    TLS_CERT: join(pkiDir, 'server.pem'),
-    TLS_KEY: join(pkiDir, 'server-key.pem'),
-    TLS_CLIENT_CA: join(pkiDir, 'ca.pem'),
-    CASE_STORE: casesStore,
-    AUDIT_STORE: `sqlite:${join(base, 'audit.db')}`,
-    BEARER_JWKS: join(pkiDir, 'jwks.json'),
-    BEARER_ISSUER: 'urn:case-read:dev-issuer',
-    BEARER_AUDIENCE: 'case-read-service',
-  };
-  const cli = (...args: string[]) => {
-    const result = runCli(args, env);
-    if (result.status !== 0)
-      throw new Error(`case-read ${args.join(' ')} exited ${result.status}: ${result.stderr}`);
-    return result.stdout;
-  };
+  const env = serveEnv(base);
+  const access = env.ACCESS_STORE;
+  const casesStore = env.CASE_STORE;
+  const cli = cliIn(env);
   const x = fixtureFile.cases.find((c) => c.crn === 'X123456') as Record<string, unknown>;
 
   it('pki, clients, keys, tokens and serve: a first client reads, a second is onboarded, used, revoked', async () => {

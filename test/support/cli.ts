@@ -64,9 +64,10 @@ export interface ServeSetup {
   cli(...args: string[]): string;
 }
 
-export function prepareServe(dir: string, clientCn = 'client-a'): ServeSetup {
+/** The environment `serve` and the admin commands need, for stores and a dev PKI under `dir` (`dir/pki`). */
+export function serveEnv(dir: string) {
   const pkiDir = join(dir, 'pki');
-  const env = {
+  return {
     ACCESS_STORE: `sqlite:${join(dir, 'access.db')}`,
     CASE_STORE: `sqlite:${join(dir, 'cases.db')}`,
     AUDIT_STORE: `sqlite:${join(dir, 'audit.db')}`,
@@ -77,12 +78,22 @@ export function prepareServe(dir: string, clientCn = 'client-a'): ServeSetup {
     BEARER_ISSUER: 'urn:case-read:dev-issuer',
     BEARER_AUDIENCE: 'case-read-service',
   };
-  const cli = (...args: string[]) => {
+}
+
+/** A CLI runner with a fixed environment that returns stdout and throws when the command fails. */
+export function cliIn(env: Record<string, string>) {
+  return (...args: string[]): string => {
     const result = runCli(args, env);
     if (result.status !== 0)
       throw new Error(`case-read ${args.join(' ')} exited ${result.status}: ${result.stderr}`);
     return result.stdout;
   };
+}
+
+export function prepareServe(dir: string, clientCn = 'client-a'): ServeSetup {
+  const pkiDir = join(dir, 'pki');
+  const env = serveEnv(dir);
+  const cli = cliIn(env);
   cli('pki', 'init', '--dir', pkiDir);
   const client = JSON.parse(cli('pki', 'client', clientCn, '--dir', pkiDir, '--json')) as {
     cert: string;
