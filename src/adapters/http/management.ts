@@ -16,8 +16,9 @@ export interface ManagementOptions {
 /**
  * The management listener's app (plain HTTP, for the platform, not for consumers):
  * `/health/live` says the process is up; `/health/ready` says whether every store can be
- * used, 503 naming the one that cannot (and 503 from the moment shutdown begins); `/metrics` is Prometheus text. Nothing here reads
- * case data or needs credentials, and no answer carries an error's text.
+ * used, 503 naming the one that cannot, and 503 from the moment shutdown begins; `/metrics`
+ * is Prometheus text. Nothing here reads case data or needs credentials, and no answer
+ * carries an error's text.
  */
 export function createManagementApp({
   checks,

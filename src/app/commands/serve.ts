@@ -1,4 +1,4 @@
-import { startServer } from '../../adapters/node/server.js';
+import { type RunningServer, startServer } from '../../adapters/node/server.js';
 import { buildService, createLogger, type Logger, type Service } from '../composition.js';
 import { ConfigError, loadConfig } from '../config.js';
 import { EXIT, type Io, parse, positionals } from './common.js';
@@ -66,8 +66,8 @@ async function shutDown(
   parts: {
     logger: Logger;
     service: Service;
-    server: Awaited<ReturnType<typeof startServer>>;
-    management: Awaited<ReturnType<typeof startServer>>;
+    server: RunningServer;
+    management: RunningServer;
   },
 ): Promise<void> {
   const { logger, service, server, management } = parts;
