@@ -12,12 +12,23 @@ import type {
 
 /**
  * What the use cases need from the outside, said in the domain's own terms. The domain
- * imports nothing outside `src/domain`; `src/ports` builds the adapter-facing interfaces on
- * these, and adapters implement the ports.
- *
- * Every method answers `undefined` when no case is held for the crn.
+ * imports nothing outside `src/domain`; each port in `src/ports` re-exports its interface
+ * from here under the same single name, adds what only adapters and the CLI need, and
+ * states the contract its suite in `test/contract` checks.
  */
-export interface CaseReader {
+
+/**
+ * The case repository port: where case data is read from (fixtures in memory, a SQLite
+ * file, PostgreSQL, an upstream system of record). Contract, checked by
+ * `test/contract/case-repository.contract.ts`:
+ *
+ * - "not found" is `undefined`, never an exception; an exception means the store failed;
+ * - optional values come back as `null`, never absent; lists as arrays, `[]` when empty;
+ * - lists keep the order in which they were stored;
+ * - date-times come back exactly as stored (ISO 8601 with offset);
+ * - answers are fresh objects: a caller mutating one cannot change what the next caller sees.
+ */
+export interface CaseRepository {
   findPersonalDetails(crn: Crn): Promise<PersonalDetailsAndCircumstances | undefined>;
   findHomeOfficeInterest(crn: Crn): Promise<HomeOfficeInterest | undefined>;
   /**
@@ -29,8 +40,19 @@ export interface CaseReader {
   findRiskScores(crn: Crn): Promise<RiskPredictorScore[] | undefined>;
 }
 
-/** Clients, keys, grants and revocations, as the perimeter reads them on every request. */
-export interface AccessReader {
+/**
+ * The access directory port, as the perimeter reads it on every request: clients, API keys,
+ * user grants and revoked certificate serials (the CLI writes it through
+ * `AccessAdministration`). Contract, checked by `test/contract/access-directory.contract.ts`:
+ *
+ * - a change is seen by the next read at once on the connection that made it, and on every
+ *   instance within the bound the adapter states;
+ * - client ids (certificate CNs) are matched exactly; e-mails case-insensitively;
+ *   certificate serials as upper-case hex without leading zeros;
+ * - only hashes of key secrets are ever stored;
+ * - removing a client removes its keys and per-client revocations.
+ */
+export interface AccessDirectory {
   findClient(id: string): Promise<Client | undefined>;
   findApiKey(id: string): Promise<ApiKeyRecord | undefined>;
   /** True when the serial is revoked globally or for this client. */
@@ -44,7 +66,12 @@ export interface SecretHasher {
   matches(secret: string, secretHash: string): boolean;
 }
 
-/** Verifies tokens. Both methods throw `UnauthenticatedError` with a safe reason. */
+/**
+ * Verifies bearer and on-behalf-of JWTs (adapter: jose). Contract: an algorithm allowlist
+ * of asymmetric algorithms only (never `none`, never HS*), `iss`, `aud`, `exp` and `nbf`
+ * with a small clock tolerance; every failure is an `UnauthenticatedError` whose reason
+ * names what failed and never contains token material.
+ */
 export interface TokenVerifier {
   verifyBearer(token: string): Promise<BearerClaims>;
   /** Verifies an on-behalf-of token with the client's own settings; returns the user's e-mail. */
@@ -55,7 +82,13 @@ export interface Clock {
   now(): Date;
 }
 
-/** Issues temporary queue credentials. Throws `UpstreamFailedError` or `UpstreamTimeoutError`. */
+/**
+ * Issues temporary credentials for a consumer's queue (adapters: AWS STS, and a local
+ * development issuer). Contract: the credentials are limited by the request's session
+ * policy and expire after its duration; a failure of the upstream service is an
+ * `UpstreamFailedError` (or `UpstreamTimeoutError`) carrying none of the upstream's text;
+ * credentials never reach a log.
+ */
 export interface CredentialsIssuer {
   issue(request: QueueCredentialsRequest): Promise<QueueCredentials>;
 }

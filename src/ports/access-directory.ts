@@ -1,20 +1,9 @@
 import type { ApiKeyRecord, Client } from '../domain/access/model.js';
 import type { Permission } from '../domain/access/permissions.js';
-import type { AccessReader } from '../domain/needs.js';
+import type { AccessDirectory } from '../domain/needs.js';
 
-/**
- * The access directory port: clients, API keys, user grants and revoked certificate
- * serials. The perimeter reads it on every request ({@link AccessReader}); the operator CLI
- * writes it ({@link AccessAdministration}). Adapters: SQLite (`ACCESS_STORE=sqlite:PATH`)
- * and memory. The contract, checked by `test/contract/access-directory.contract.ts`:
- *
- * - a change is seen by the next read at once (a revoked key stops working immediately);
- * - client ids (certificate CNs) are matched exactly; e-mails case-insensitively;
- *   certificate serials as upper-case hex without leading zeros;
- * - only hashes of key secrets are ever stored;
- * - removing a client removes its keys and per-client revocations.
- */
-export interface AccessDirectory extends AccessReader {}
+/** The access directory port as the service reads it; its contract is where it is declared. */
+export type { AccessDirectory };
 
 export interface UserGrant {
   readonly email: string;

@@ -15,7 +15,7 @@ import {
   PermissionDeniedError,
   UnauthenticatedError,
 } from '../../src/domain/errors.js';
-import type { AccessReader } from '../../src/domain/needs.js';
+import type { AccessDirectory } from '../../src/domain/needs.js';
 import { AccessMother } from '../support/mothers.js';
 
 const NOW = new Date('2026-06-01T12:00:00Z');
@@ -30,7 +30,7 @@ function directoryOf(
   keys: ApiKeyRecord[],
   revoked: Array<[string, string | null]> = [],
   grants: Record<string, string[]> = {},
-): AccessReader {
+): AccessDirectory {
   return {
     findClient: async (id) => clients.find((c) => c.id === id),
     findApiKey: async (id) => keys.find((k) => k.id === id),

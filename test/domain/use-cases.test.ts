@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Crn } from '../../src/domain/crn.js';
 import { CaseNotFoundError, CommunityManagerNotFoundError } from '../../src/domain/errors.js';
-import type { CaseReader } from '../../src/domain/needs.js';
+import type { CaseRepository } from '../../src/domain/needs.js';
 import type { CaseRecord } from '../../src/domain/types.js';
 import { getCase } from '../../src/domain/use-cases/get-case.js';
 import { getCommunityManagerByCrn } from '../../src/domain/use-cases/get-community-manager.js';
@@ -9,7 +9,7 @@ import { getHomeOfficeInterest } from '../../src/domain/use-cases/get-home-offic
 import { CaseMother } from '../support/mothers.js';
 
 /** A reader over records held in a plain Map: the domain needs nothing more. */
-function readerOf(...records: CaseRecord[]): CaseReader & { calls: string[] } {
+function readerOf(...records: CaseRecord[]): CaseRepository & { calls: string[] } {
   const byCrn = new Map(records.map((r) => [r.crn, r]));
   const calls: string[] = [];
   return {
@@ -121,7 +121,7 @@ describe('getCommunityManagerByCrn', () => {
 describe('a failing store', () => {
   it('lets the store error through unchanged: it is not "not found"', async () => {
     const failure = new Error('disk I/O error');
-    const broken: CaseReader = {
+    const broken: CaseRepository = {
       findPersonalDetails: async () => Promise.reject(failure),
       findHomeOfficeInterest: async () => Promise.reject(failure),
       findCommunityManager: async () => Promise.reject(failure),

@@ -10,7 +10,7 @@ import {
   type UnauthenticatedError,
   type UpstreamFailedError,
 } from '../../domain/errors.js';
-import type { AuditWriter, CaseReader } from '../../domain/needs.js';
+import type { AuditWriter, CaseRepository } from '../../domain/needs.js';
 import type { IssueQueueTokenDeps } from '../../domain/queue/credentials.js';
 import { caseHandlers } from './cases.handlers.js';
 import { caseRoutes, type OperationGuard } from './cases.routes.js';
@@ -26,7 +26,7 @@ import { tokenHandlers } from './token.handlers.js';
 import { tokenRoutes } from './token.routes.js';
 
 export interface HttpAppOptions {
-  readonly repository: CaseReader;
+  readonly repository: CaseRepository;
   /** `POST /token`: the credentials issuer, the default role and the credential lifetime. */
   readonly queueTokens: IssueQueueTokenDeps;
   /** The security perimeter (decisions §1 steps 2–8); `{ disabled: true }` only in tests of the core. */

@@ -1,6 +1,6 @@
 import type { RouteHandler } from '@hono/zod-openapi';
 import type { CrnFormat } from '../../domain/crn.js';
-import type { CaseReader } from '../../domain/needs.js';
+import type { CaseRepository } from '../../domain/needs.js';
 import { getCase } from '../../domain/use-cases/get-case.js';
 import { getCommunityManagerByCrn } from '../../domain/use-cases/get-community-manager.js';
 import { getHomeOfficeInterest } from '../../domain/use-cases/get-home-office-interest.js';
@@ -9,7 +9,7 @@ import { crnParam } from './crn-param.js';
 import type { AppEnv } from './env.js';
 
 export interface CaseHandlerDeps {
-  readonly repository: CaseReader;
+  readonly repository: CaseRepository;
   readonly crnFormat: CrnFormat;
 }
 

@@ -14,18 +14,18 @@ import {
   parseQuota,
   type Quota,
   type RateDecision,
-  type RateLimiterNeed,
+  type RateLimiter,
 } from '../../domain/access/rate-limit.js';
 import { AccessDeniedError, RateLimitedError, UnauthenticatedError } from '../../domain/errors.js';
-import type { AccessReader, Clock, SecretHasher, TokenVerifier } from '../../domain/needs.js';
+import type { AccessDirectory, Clock, SecretHasher, TokenVerifier } from '../../domain/needs.js';
 import type { AppEnv } from './env.js';
 import type { IdentityReader } from './identity.js';
 
 export interface PerimeterOptions {
   readonly identify: IdentityReader;
   /** Step 5: requests per API key; a client's own `rateLimit` overrides the default quota. */
-  readonly rateLimit: { readonly limiter: RateLimiterNeed; readonly defaultQuota: Quota };
-  readonly directory: AccessReader;
+  readonly rateLimit: { readonly limiter: RateLimiter; readonly defaultQuota: Quota };
+  readonly directory: AccessDirectory;
   readonly hasher: SecretHasher;
   readonly clock: Clock;
   readonly verifier: TokenVerifier;

@@ -1,12 +1,18 @@
 import type { RouteHandler } from '@hono/zod-openapi';
 import type { CrnFormat } from '../../domain/crn.js';
-import type { CaseReader } from '../../domain/needs.js';
+import type { CaseRepository } from '../../domain/needs.js';
 import { getRiskScores } from '../../domain/use-cases/get-risk-scores.js';
 import { crnParam } from './crn-param.js';
 import type { AppEnv } from './env.js';
 import type { RiskRoutes } from './risk.routes.js';
 
-export function riskHandlers({ repository, crnFormat }: { repository: CaseReader; crnFormat: CrnFormat }) {
+export function riskHandlers({
+  repository,
+  crnFormat,
+}: {
+  repository: CaseRepository;
+  crnFormat: CrnFormat;
+}) {
   const handler: RouteHandler<RiskRoutes['getRiskScores'], AppEnv> = async (c) => {
     const crn = crnParam(c, c.req.valid('param').crn, crnFormat);
     const { page, perPage } = c.req.valid('query');

@@ -4,13 +4,13 @@ import {
   PermissionDeniedError,
   UnauthenticatedError,
 } from '../errors.js';
-import type { AccessReader, Clock, SecretHasher, TokenVerifier } from '../needs.js';
+import type { AccessDirectory, Clock, SecretHasher, TokenVerifier } from '../needs.js';
 import { parseApiKey } from './api-key.js';
 import type { ApiKeyRecord, Caller, Client, ClientCertificate } from './model.js';
 import type { Permission } from './permissions.js';
 
 export interface AdmitClientDeps {
-  readonly directory: Pick<AccessReader, 'findApiKey' | 'findClient' | 'isCertificateRevoked'>;
+  readonly directory: Pick<AccessDirectory, 'findApiKey' | 'findClient' | 'isCertificateRevoked'>;
   readonly hasher: SecretHasher;
   readonly clock: Clock;
 }
@@ -98,7 +98,7 @@ export async function checkOnBehalfOf(
 
 /** Step 8, first half: the client's base permissions widened by the user's grants. */
 export async function effectivePermissions(
-  { directory }: { directory: Pick<AccessReader, 'grantsFor'> },
+  { directory }: { directory: Pick<AccessDirectory, 'grantsFor'> },
   client: Client,
   onBehalfOf: { email: string } | null,
 ): Promise<ReadonlySet<Permission>> {

@@ -1,10 +1,10 @@
 import type { Crn } from '../crn.js';
 import { CaseNotFoundError } from '../errors.js';
-import type { CaseReader } from '../needs.js';
+import type { CaseRepository } from '../needs.js';
 import type { PersonalDetailsAndCircumstances } from '../types.js';
 
 export interface GetCaseDeps {
-  readonly repository: Pick<CaseReader, 'findPersonalDetails'>;
+  readonly repository: Pick<CaseRepository, 'findPersonalDetails'>;
 }
 
 /** Operation `getCase`: personal details and circumstances for one case. */

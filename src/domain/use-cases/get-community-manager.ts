@@ -1,10 +1,10 @@
 import type { Crn } from '../crn.js';
 import { CaseNotFoundError, CommunityManagerNotFoundError } from '../errors.js';
-import type { CaseReader } from '../needs.js';
+import type { CaseRepository } from '../needs.js';
 import type { CommunityOffenderManager } from '../types.js';
 
 export interface GetCommunityManagerDeps {
-  readonly repository: Pick<CaseReader, 'findCommunityManager'>;
+  readonly repository: Pick<CaseRepository, 'findCommunityManager'>;
 }
 
 /**

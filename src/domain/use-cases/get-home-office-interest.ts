@@ -1,10 +1,10 @@
 import type { Crn } from '../crn.js';
 import { CaseNotFoundError } from '../errors.js';
-import type { CaseReader } from '../needs.js';
+import type { CaseRepository } from '../needs.js';
 import type { HomeOfficeInterest } from '../types.js';
 
 export interface GetHomeOfficeInterestDeps {
-  readonly repository: Pick<CaseReader, 'findHomeOfficeInterest'>;
+  readonly repository: Pick<CaseRepository, 'findHomeOfficeInterest'>;
 }
 
 /** Operation `getHomeOfficeInterest`: whether the Home Office has an interest, with notes. */

@@ -1,6 +1,6 @@
 import type { Crn } from '../crn.js';
 import { CaseNotFoundError, InvalidPaginationError } from '../errors.js';
-import type { CaseReader } from '../needs.js';
+import type { CaseRepository } from '../needs.js';
 import type { RiskPredictorScore } from '../types.js';
 
 export const MAX_PER_PAGE = 100;
@@ -45,7 +45,7 @@ export function paginate<T>(items: readonly T[], { page, perPage }: PageRequest)
 }
 
 export interface GetRiskScoresDeps {
-  readonly repository: Pick<CaseReader, 'findRiskScores'>;
+  readonly repository: Pick<CaseRepository, 'findRiskScores'>;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { CaseReader } from '../../../src/domain/needs.js';
+import type { CaseRepository } from '../../../src/domain/needs.js';
 import { fixtureApp, recordingLogger, servedDocument } from '../../support/http.js';
 import { OpenApiValidator } from '../../support/openapi-validator.js';
 
@@ -134,7 +134,7 @@ describe('response headers', () => {
 
 describe('a store that fails', () => {
   const secret = 'SQLITE_CORRUPT at /srv/secret/path.db';
-  const failing: CaseReader = {
+  const failing: CaseRepository = {
     findPersonalDetails: async () => {
       throw new Error(secret);
     },
