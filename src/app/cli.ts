@@ -1,15 +1,5 @@
-import { CaseFileError } from '../adapters/memory/case-file.js';
-import { AccessStoreError } from '../adapters/sqlite/access-directory.js';
-import { AuditStoreError } from '../adapters/sqlite/audit-log.js';
-import { CaseStoreError } from '../adapters/sqlite/case-store.js';
-import { accessCommands } from './commands/access.js';
-import { audit } from './commands/audit.js';
-import { cases } from './commands/cases.js';
+import { StoreError } from '../ports/stores.js';
 import { CommandError, EXIT, type Io, UsageError } from './commands/common.js';
-import { configCheck } from './commands/config-check.js';
-import { pki } from './commands/pki.js';
-import { serve } from './commands/serve.js';
-import { tokens } from './commands/tokens.js';
 import { ConfigError } from './config.js';
 
 export { EXIT };
@@ -18,8 +8,8 @@ export const USAGE = `usage:
   case-read serve
   case-read pki init --dir DIR
   case-read pki client CN --dir DIR [--days N]
-  case-read cases import FILE... [--store sqlite:PATH]
-  case-read cases generate --count N [--store sqlite:PATH] [--seed S]
+  case-read cases import FILE... [--store STORE]
+  case-read cases generate --count N [--store STORE] [--seed S]
   case-read clients add CN --permissions P[,P...] [--queue-arn ARN] [--role-arn ARN] [--rate-limit N/DURATION]
                     [--obo forbidden|optional|required --obo-issuer I --obo-jwks J --obo-audience A [--obo-email-claim C]]
   case-read clients list | show CN | suspend CN | resume CN | remove CN
@@ -32,8 +22,9 @@ export const USAGE = `usage:
   case-read help
 
 Permissions: getCase, getHomeOfficeInterest, getCommunityManagerByCrn, getRiskScores, issueQueueToken.
-Admin commands take --access-store sqlite:PATH (else ACCESS_STORE, else sqlite:./data/access.db);
-audit commands take --audit-store sqlite:PATH (else AUDIT_STORE, else sqlite:./data/audit.db).
+A STORE is sqlite:PATH or postgres://USER@HOST:PORT/DB[?schema=NAME]. cases commands take --store
+(else CASE_STORE, else sqlite:./data/cases.db); admin commands take --access-store (else ACCESS_STORE,
+else sqlite:./data/access.db); audit commands take --audit-store (else AUDIT_STORE, else sqlite:./data/audit.db).
 Every command takes --json for machine-readable output. Configuration: see README, "Configuration".`;
 
 const defaultIo: Io = {
@@ -43,26 +34,30 @@ const defaultIo: Io = {
   stderrIsTty: Boolean(process.stderr.isTTY),
 };
 
+/**
+ * Each command's module is loaded only when it runs: an operator command does not pay for
+ * loading the HTTP app, the AWS SDK or a database driver it does not use.
+ */
 async function dispatch(argv: string[], io: Io): Promise<number> {
   const [command, sub, ...rest] = argv;
   switch (command) {
     case 'serve':
-      return serve(argv.slice(1), io);
+      return (await import('./commands/serve.js')).serve(argv.slice(1), io);
     case 'cases':
-      return cases(sub, rest, io);
+      return (await import('./commands/cases.js')).cases(sub, rest, io);
     case 'pki':
-      return pki(sub, rest, io);
+      return (await import('./commands/pki.js')).pki(sub, rest, io);
     case 'clients':
     case 'keys':
     case 'certs':
     case 'grants':
-      return accessCommands[command](sub, rest, io);
+      return (await import('./commands/access.js')).accessCommands[command](sub, rest, io);
     case 'tokens':
-      return tokens(sub, rest, io);
+      return (await import('./commands/tokens.js')).tokens(sub, rest, io);
     case 'audit':
-      return audit(sub, rest, io);
+      return (await import('./commands/audit.js')).audit(sub, rest, io);
     case 'config':
-      if (sub === 'check') return configCheck(rest, io);
+      if (sub === 'check') return (await import('./commands/config-check.js')).configCheck(rest, io);
       throw new UsageError(
         sub === undefined ? 'config needs a subcommand: check' : `unknown config subcommand: ${sub}`,
       );
@@ -88,14 +83,7 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
       io.err(USAGE);
       return EXIT.usage;
     }
-    if (
-      error instanceof ConfigError ||
-      error instanceof CaseFileError ||
-      error instanceof CaseStoreError ||
-      error instanceof AccessStoreError ||
-      error instanceof AuditStoreError ||
-      error instanceof CommandError
-    ) {
+    if (error instanceof ConfigError || error instanceof StoreError || error instanceof CommandError) {
       io.err(`case-read: ${error.message}`);
       return EXIT.failure;
     }

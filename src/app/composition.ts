@@ -10,102 +10,28 @@ import type { AppEnv } from '../adapters/http/env.js';
 import { type IdentityReader, trustedGatewayIdentity } from '../adapters/http/identity.js';
 import { createManagementApp } from '../adapters/http/management.js';
 import { JoseTokenVerifier } from '../adapters/jose/token-verifier.js';
-import { InMemoryAccessDirectory } from '../adapters/memory/access-directory.js';
-import { FIXTURES_PATH, loadCaseFile } from '../adapters/memory/case-file.js';
-import { InMemoryCaseRepository } from '../adapters/memory/case-repository.js';
-import { InMemoryRateLimiter } from '../adapters/memory/rate-limiter.js';
 import { sha256Hasher } from '../adapters/node/api-keys.js';
 import { LocalCredentialsIssuer } from '../adapters/node/local-credentials-issuer.js';
 import { peerCertificateOf } from '../adapters/node/peer-certificate.js';
 import type { TlsFiles } from '../adapters/node/server.js';
 import { PrometheusMetrics } from '../adapters/prometheus/metrics.js';
-import { SqliteAccessDirectory } from '../adapters/sqlite/access-directory.js';
-import { SqliteAuditLog } from '../adapters/sqlite/audit-log.js';
-import { SqliteCaseRepository } from '../adapters/sqlite/case-store.js';
 import { StsCredentialsIssuer } from '../adapters/sts/credentials-issuer.js';
-import type { CrnFormat } from '../domain/crn.js';
-import type { AccessAdministration, AccessDirectory } from '../ports/access-directory.js';
-import type { CaseRepository } from '../ports/case-repository.js';
 import { systemClock } from '../ports/clock.js';
 import type { CredentialsIssuer } from '../ports/credentials-issuer.js';
-import { type AccessStoreConfig, type CaseStoreConfig, type Config, ConfigError } from './config.js';
+import type { Opened, StoreContext } from '../ports/stores.js';
+import { type Config, ConfigError } from './config.js';
+import {
+  openAccessDirectory,
+  openAuditLog,
+  openCaseRepository,
+  openRateLimiter,
+  storeContextOf,
+} from './stores.js';
 
 /**
- * The composition root: configuration in, adapters built, the app wired. Nothing else in
- * the code base chooses an adapter.
+ * The composition root: configuration in, adapters built, the app wired. Stores are chosen
+ * by the registry in `stores.ts`; nothing else in the code base chooses an adapter.
  */
-
-export interface Opened<T> {
-  readonly value: T;
-  readonly description: string;
-  close(): void;
-  /** Throws when the store cannot be used (for readiness). */
-  ping(): void;
-}
-
-export function openCaseRepository(store: CaseStoreConfig, crnFormat: CrnFormat): Opened<CaseRepository> {
-  switch (store.kind) {
-    case 'memory': {
-      const repository = new InMemoryCaseRepository(loadCaseFile(FIXTURES_PATH.pathname, { crnFormat }));
-      return {
-        value: repository,
-        description: `memory (${repository.size} fixture cases)`,
-        close: () => {},
-        ping: () => {},
-      };
-    }
-    case 'sqlite': {
-      const repository = SqliteCaseRepository.openReadOnly(store.path);
-      return {
-        value: repository,
-        description: `sqlite:${store.path} (read-only)`,
-        close: () => repository.close(),
-        ping: () => repository.ping(),
-      };
-    }
-  }
-}
-
-/** The access directory as `serve` reads it: read-only. */
-export function openAccessDirectory(store: AccessStoreConfig): Opened<AccessDirectory> {
-  switch (store.kind) {
-    case 'memory':
-      return {
-        value: new InMemoryAccessDirectory(),
-        description: 'memory (empty: every request is refused)',
-        close: () => {},
-        ping: () => {},
-      };
-    case 'sqlite': {
-      const directory = SqliteAccessDirectory.openReadOnly(store.path);
-      return {
-        value: directory,
-        description: `sqlite:${store.path} (read-only)`,
-        close: () => directory.close(),
-        ping: () => directory.ping(),
-      };
-    }
-  }
-}
-
-/** The access directory as the operator CLI writes it. */
-export function openAccessAdministration(
-  store: AccessStoreConfig,
-): Opened<AccessDirectory & AccessAdministration> {
-  switch (store.kind) {
-    case 'memory':
-      throw new ConfigError(['ACCESS_STORE: the operator commands need a persistent store: sqlite:PATH']);
-    case 'sqlite': {
-      const directory = SqliteAccessDirectory.open(store.path);
-      return {
-        value: directory,
-        description: `sqlite:${store.path}`,
-        close: () => directory.close(),
-        ping: () => directory.ping(),
-      };
-    }
-  }
-}
 
 /** Reads the Swagger UI assets from the swagger-ui-dist package, once. */
 export function loadDocsAssets(): DocsAssets {
@@ -158,12 +84,13 @@ export interface Service {
     readonly cases: string;
     readonly access: string;
     readonly audit: string;
+    readonly rateLimit: string;
     readonly credentials: string;
   };
   /** Shutdown has begun: readiness answers 503 from now on. */
   beginShutdown(): void;
   /** Writes any pending audit record, then closes every store. */
-  close(): void;
+  close(): Promise<void>;
 }
 
 const tlsPeerIdentity: IdentityReader = (_request, env) => peerCertificateOf(env);
@@ -178,7 +105,28 @@ export function createCredentialsIssuer(config: Config): CredentialsIssuer & { c
   });
 }
 
-export function buildService(config: Config, logger: Logger): Service {
+/** Opens every store, or none: a store that fails to open closes the ones already open. */
+async function openStores(config: Config, context: StoreContext) {
+  const opened: Opened<unknown>[] = [];
+  const keep = async <T>(opening: Promise<Opened<T>>): Promise<Opened<T>> => {
+    const store = await opening;
+    opened.push(store);
+    return store;
+  };
+  try {
+    return {
+      cases: await keep(openCaseRepository(config.CASE_STORE, context)),
+      access: await keep(openAccessDirectory(config.ACCESS_STORE, context)),
+      audit: await keep(openAuditLog(config.AUDIT_STORE, context, { create: true })),
+      rateLimit: await keep(openRateLimiter(config.RATE_LIMIT_STORE, context)),
+    };
+  } catch (error) {
+    for (const store of opened.reverse()) await store.close().catch(() => {});
+    throw error;
+  }
+}
+
+export async function buildService(config: Config, logger: Logger): Promise<Service> {
   const tls = readTlsFiles(config);
   const credentialsIssuer = createCredentialsIssuer(config);
   const verifier = (() => {
@@ -197,17 +145,20 @@ export function buildService(config: Config, logger: Logger): Service {
       throw new ConfigError([`BEARER_JWKS: ${(error as Error).message}`]);
     }
   })();
-  const cases = openCaseRepository(config.CASE_STORE, config.CRN_PATTERN);
-  const access = openAccessDirectory(config.ACCESS_STORE);
-  const audit = SqliteAuditLog.open(config.AUDIT_STORE.path);
   const metrics = new PrometheusMetrics();
+  const context = storeContextOf(
+    config,
+    (level, fields, message) => logger[level](fields, message),
+    metrics.rateLimitStoreTransition,
+  );
+  const { cases, access, audit, rateLimit } = await openStores(config, context);
   const app = createHttpApp({
     repository: cases.value,
     crnFormat: config.CRN_PATTERN,
     logger,
     docs: loadDocsAssets(),
     publicUrl: config.PUBLIC_URL,
-    audit,
+    audit: audit.value,
     observe: metrics.observe,
     queueTokens: {
       issuer: credentialsIssuer,
@@ -215,7 +166,7 @@ export function buildService(config: Config, logger: Logger): Service {
       durationSeconds: config.STS_DURATION_SECONDS,
     },
     perimeter: {
-      rateLimit: { limiter: new InMemoryRateLimiter(), defaultQuota: config.RATE_LIMIT_DEFAULT },
+      rateLimit: { limiter: rateLimit.value, defaultQuota: config.RATE_LIMIT_DEFAULT },
       identify:
         config.IDENTITY_MODE === 'trusted-header'
           ? trustedGatewayIdentity(new Set(config.TRUSTED_GATEWAYS), tlsPeerIdentity)
@@ -235,6 +186,7 @@ export function buildService(config: Config, logger: Logger): Service {
       { name: 'caseStore', check: () => cases.ping() },
       { name: 'accessStore', check: () => access.ping() },
       { name: 'auditStore', check: () => audit.ping() },
+      { name: 'rateLimitStore', check: () => rateLimit.ping() },
     ],
   });
   return {
@@ -244,16 +196,17 @@ export function buildService(config: Config, logger: Logger): Service {
     stores: {
       cases: cases.description,
       access: access.description,
-      audit: `sqlite:${config.AUDIT_STORE.path}`,
+      audit: audit.description,
+      rateLimit: rateLimit.description,
       credentials: config.CREDENTIALS_ISSUER,
     },
     beginShutdown: () => {
       shuttingDown = true;
     },
-    close: () => {
-      cases.close();
-      access.close();
-      audit.close();
+    close: async () => {
+      // The audit trail first: anything pending is written before the rest goes.
+      await audit.close();
+      await Promise.allSettled([cases.close(), access.close(), rateLimit.close()]);
       credentialsIssuer.close?.();
     },
   };

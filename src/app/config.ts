@@ -1,58 +1,15 @@
 import { z } from 'zod';
 import { parseQuota } from '../domain/access/rate-limit.js';
 import { CrnFormat, DEFAULT_CRN_PATTERN } from '../domain/crn.js';
+import type { StoreRole } from '../ports/stores.js';
+import { parseStore } from './stores.js';
 
 /**
  * The service's configuration, read from environment variables and validated at start-up.
  * A bad value stops the process with a message naming the variable and the expected form.
  */
 
-export type CaseStoreConfig = { kind: 'memory' } | { kind: 'sqlite'; path: string };
-export type AccessStoreConfig = CaseStoreConfig;
-
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-
-/** Parses an `AUDIT_STORE` value; also used by the CLI's `--audit-store` option. */
-export function parseAuditStore(value: string): { kind: 'sqlite'; path: string } | { error: string } {
-  if (value.startsWith('sqlite:')) {
-    const path = value.slice('sqlite:'.length);
-    return path.length === 0
-      ? { error: 'sqlite: needs a file path, e.g. sqlite:./data/audit.db' }
-      : { kind: 'sqlite', path };
-  }
-  if (value.startsWith('jsonl:') || /^postgres(ql)?:\/\//.test(value)) {
-    return { error: 'only a sqlite:PATH audit store is available in this version' };
-  }
-  return { error: 'expected sqlite:PATH' };
-}
-
-/** Parses an `ACCESS_STORE` value; also used by the CLI's `--access-store` option. */
-export function parseAccessStore(value: string): AccessStoreConfig | { error: string } {
-  if (/^postgres(ql)?:\/\//.test(value)) {
-    return { error: 'a PostgreSQL access store is not available in this version; use memory or sqlite:PATH' };
-  }
-  if (/^https?:\/\//.test(value)) return { error: 'expected memory or sqlite:PATH' };
-  return parseCaseStore(value);
-}
-
-/** Parses a `CASE_STORE` value; also used by the CLI's `--store` option. */
-export function parseCaseStore(value: string): CaseStoreConfig | { error: string } {
-  if (value === 'memory') return { kind: 'memory' };
-  if (value.startsWith('sqlite:')) {
-    const path = value.slice('sqlite:'.length);
-    if (path.length === 0) return { error: 'sqlite: needs a file path, e.g. sqlite:./data/cases.db' };
-    return { kind: 'sqlite', path };
-  }
-  if (/^https?:\/\//.test(value)) {
-    return {
-      error: 'an upstream http(s) case store is not available in this version; use memory or sqlite:PATH',
-    };
-  }
-  if (/^postgres(ql)?:\/\//.test(value)) {
-    return { error: 'a PostgreSQL case store is not available in this version; use memory or sqlite:PATH' };
-  }
-  return { error: 'expected memory or sqlite:PATH' };
-}
 
 const wholeNumber = (name: string, fallback: number, min: number, max: number) =>
   z
@@ -80,19 +37,20 @@ const port = (name: string, fallback: number) =>
       return n;
     });
 
-/** The default of each store variable: used by `serve` and by the CLI's store options. */
-export const STORE_DEFAULTS = {
-  CASE_STORE: 'sqlite:./data/cases.db',
-  ACCESS_STORE: 'sqlite:./data/access.db',
-  AUDIT_STORE: 'sqlite:./data/audit.db',
-} as const;
+/** Each store variable: the role it names and its default, used by `serve` and the CLI's store options. */
+export const STORE_VARIABLES = {
+  CASE_STORE: { role: 'cases', fallback: 'sqlite:./data/cases.db' },
+  ACCESS_STORE: { role: 'access', fallback: 'sqlite:./data/access.db' },
+  AUDIT_STORE: { role: 'audit', fallback: 'sqlite:./data/audit.db' },
+  RATE_LIMIT_STORE: { role: 'rateLimit', fallback: 'memory' },
+} as const satisfies Record<string, { role: StoreRole; fallback: string }>;
 
-const storeVariable = <T extends object>(fallback: string, parse: (raw: string) => T | { error: string }) =>
+const storeVariable = (name: keyof typeof STORE_VARIABLES) =>
   z
     .string()
-    .default(fallback)
+    .default(STORE_VARIABLES[name].fallback)
     .transform((raw, ctx) => {
-      const parsed = parse(raw);
+      const parsed = parseStore(STORE_VARIABLES[name].role, raw);
       if ('error' in parsed) {
         ctx.addIssue({ code: 'custom', message: parsed.error });
         return z.NEVER;
@@ -127,7 +85,7 @@ const variablesSchema = z.object({
       return [...new Set(names)];
     }),
   SHUTDOWN_GRACE_MS: wholeNumber('SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
-  ACCESS_STORE: storeVariable(STORE_DEFAULTS.ACCESS_STORE, parseAccessStore),
+  ACCESS_STORE: storeVariable('ACCESS_STORE'),
   BEARER_MODE: z
     .enum(['required', 'optional', 'off'], { error: 'expected required, optional or off' })
     .default('required'),
@@ -137,17 +95,17 @@ const variablesSchema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
   PORT: port('PORT', 8443),
   MANAGEMENT_PORT: port('MANAGEMENT_PORT', 9464),
-  CASE_STORE: storeVariable(STORE_DEFAULTS.CASE_STORE, parseCaseStore),
-  AUDIT_STORE: storeVariable(STORE_DEFAULTS.AUDIT_STORE, parseAuditStore),
-  RATE_LIMIT_STORE: z
+  CASE_STORE: storeVariable('CASE_STORE'),
+  AUDIT_STORE: storeVariable('AUDIT_STORE'),
+  RATE_LIMIT_STORE: storeVariable('RATE_LIMIT_STORE'),
+  RATE_LIMIT_PREFIX: z
     .string()
-    .default('memory')
-    .refine((v) => v === 'memory', {
-      error: (issue) =>
-        /^rediss?:\/\//.test(String(issue.input))
-          ? 'a Redis rate-limit store is not available in this version; use memory'
-          : 'expected memory',
-    }),
+    .regex(/^[A-Za-z0-9:._-]{1,64}$/, { error: 'expected 1-64 letters, digits or : . _ -' })
+    .default('case-read:'),
+  RATE_LIMIT_TIMEOUT_MS: wholeNumber('RATE_LIMIT_TIMEOUT_MS', 50, 1, 10_000),
+  RATE_LIMIT_ON_STORE_FAILURE: z
+    .enum(['local', 'allow', 'deny'], { error: 'expected local, allow or deny' })
+    .default('local'),
   RATE_LIMIT_DEFAULT: z
     .string()
     .default('100/1s')

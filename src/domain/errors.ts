@@ -16,6 +16,7 @@ export type DomainErrorCode =
   | 'UPSTREAM_FAILED'
   | 'UPSTREAM_TIMEOUT'
   | 'RATE_LIMITED'
+  | 'STORE_UNAVAILABLE'
   | 'INVALID_PAGINATION';
 
 export abstract class DomainError extends Error {
@@ -145,6 +146,22 @@ export class UpstreamTimeoutError extends DomainError {
   constructor(readonly upstream: string) {
     super(`the ${upstream} did not answer in time; try again later`);
     this.name = 'UpstreamTimeoutError';
+  }
+}
+
+/**
+ * A store this service reads or writes (database, Redis) failed or did not answer within
+ * its timeout (503). `store` names which, for the operator; the client learns only that
+ * the service cannot answer now. The engine's own message never reaches the client.
+ */
+export class StoreUnavailableError extends DomainError {
+  readonly code = 'STORE_UNAVAILABLE';
+  constructor(
+    readonly store: string,
+    readonly logLabel: string,
+  ) {
+    super('the service cannot reach its data store; try again shortly');
+    this.name = 'StoreUnavailableError';
   }
 }
 

@@ -7,19 +7,18 @@ import type {
 import type { AuditWriter } from '../domain/needs.js';
 
 /**
- * The audit log port (adapters: SQLite, JSON lines). Contract, checked by
+ * The audit log port (adapters: SQLite, PostgreSQL). Contract, checked by
  * `test/contract/audit-log.contract.ts`:
  *
  * - `append` resolves only once the record is stored, or rejects: a record is never silently lost;
  * - records are numbered from 1 in the order appended, each carrying the SHA-256 of the
  *   previous record (`canonicalAuditText`), starting from `GENESIS_HASH`;
- * - `verify` walks the whole chain and names the first record that was changed, removed or
- *   reordered;
+ * - `verify` walks the whole chain in batches (constant memory, whatever its length) and
+ *   names the first record that was changed, removed or reordered;
  * - `query` filters by client, crn and time, oldest first.
  */
 export interface AuditLog extends AuditWriter {
   append(record: AuditRecord): Promise<void>;
-  query(filter: AuditQuery): StoredAuditRecord[];
-  verify(): AuditVerification;
-  close(): void;
+  query(filter: AuditQuery): Promise<StoredAuditRecord[]>;
+  verify(): Promise<AuditVerification>;
 }

@@ -28,11 +28,11 @@ describe('case-read usage errors exit 2 with a usage line', () => {
     [['cases', 'generate', '--count', '5', '--seed', '1.5'], '--seed must be a whole number'],
     [
       ['cases', 'generate', '--count', '5', '--store', 'memory'],
-      '--store: cases can only be written to a sqlite:PATH store',
+      '--store: cases cannot be written to memory; use a sqlite:PATH or postgres:// store',
     ],
     [
       ['cases', 'generate', '--count', '5', '--store', 'redis://x'],
-      '--store: expected memory or sqlite:PATH',
+      '--store: redis cannot hold a case store; expected memory, sqlite:PATH or postgres://',
     ],
     [['serve', 'extra'], 'unexpected argument: extra'],
     [['pki'], 'pki needs a subcommand'],
@@ -83,12 +83,9 @@ describe('case-read usage errors exit 2 with a usage line', () => {
     [['audit', 'query', '--since', 'yesterday'], '--since must be an ISO 8601 date-time'],
     [
       ['audit', 'verify', '--audit-store', 'jsonl:/tmp/a'],
-      '--audit-store: only a sqlite:PATH audit store is available',
+      '--audit-store: expected sqlite:PATH or postgres://USER@HOST:PORT/DB[?schema=NAME]',
     ],
-    [
-      ['clients', 'list', '--access-store', 'postgres://x'],
-      '--access-store: a PostgreSQL access store is not available',
-    ],
+    [['clients', 'list', '--access-store', 'postgres://x'], '--access-store: postgres:// needs a database'],
   ])('%j', (args, message) => {
     const result = runCli(args);
     expect(result.status).toBe(2);
@@ -296,7 +293,7 @@ describe('onboarding end to end, through the binary alone', () => {
       expect(ready.status).toBe(200);
       expect(await ready.json()).toEqual({
         status: 'UP',
-        checks: { caseStore: 'UP', accessStore: 'UP', auditStore: 'UP' },
+        checks: { caseStore: 'UP', accessStore: 'UP', auditStore: 'UP', rateLimitStore: 'UP' },
       });
       const metricsText = await (await fetch(`${managementUrl}/metrics`)).text();
       expect(metricsText).toMatch(

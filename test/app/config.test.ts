@@ -26,11 +26,14 @@ describe('loadConfig', () => {
     const config = loadConfig(BASE);
     expect(config.IDENTITY_MODE).toBe('tls');
     expect(config.BEARER_MODE).toBe('required');
-    expect(config.ACCESS_STORE).toEqual({ kind: 'sqlite', path: './data/access.db' });
+    expect(config.ACCESS_STORE).toMatchObject({ url: 'sqlite:./data/access.db', role: 'access' });
     expect(config.TLS_CRL).toBeUndefined();
     expect(config.CREDENTIALS_ISSUER).toBe('sts');
-    expect(config.RATE_LIMIT_STORE).toBe('memory');
-    expect(config.AUDIT_STORE).toEqual({ kind: 'sqlite', path: './data/audit.db' });
+    expect(config.RATE_LIMIT_STORE).toMatchObject({ url: 'memory', role: 'rateLimit' });
+    expect(config.RATE_LIMIT_PREFIX).toBe('case-read:');
+    expect(config.RATE_LIMIT_TIMEOUT_MS).toBe(50);
+    expect(config.RATE_LIMIT_ON_STORE_FAILURE).toBe('local');
+    expect(config.AUDIT_STORE).toMatchObject({ url: 'sqlite:./data/audit.db', role: 'audit' });
     expect(config.RATE_LIMIT_DEFAULT).toEqual({ limit: 100, windowMs: 1000 });
     expect(config.STS_REGION).toBe('eu-west-2');
     expect(config.STS_DURATION_SECONDS).toBe(3600);
@@ -46,7 +49,7 @@ describe('loadConfig', () => {
     ).toBe('local');
     expect(config.HOST).toBe('127.0.0.1');
     expect(config.PORT).toBe(8443);
-    expect(config.CASE_STORE).toEqual({ kind: 'sqlite', path: './data/cases.db' });
+    expect(config.CASE_STORE).toMatchObject({ url: 'sqlite:./data/cases.db', role: 'cases' });
     expect(config.CRN_PATTERN.pattern).toBe('^[A-Z][0-9]{6}$');
     expect(config.LOG_LEVEL).toBe('info');
   });
@@ -60,11 +63,11 @@ describe('loadConfig', () => {
       CRN_PATTERN: '^[A-Z]{2}[0-9]{4}$',
       LOG_LEVEL: 'warn',
     });
-    expect(config).toMatchObject({ HOST: '::1', PORT: 0, CASE_STORE: { kind: 'memory' }, LOG_LEVEL: 'warn' });
+    expect(config).toMatchObject({ HOST: '::1', PORT: 0, CASE_STORE: { url: 'memory' }, LOG_LEVEL: 'warn' });
     expect(config.CRN_PATTERN.accepts('AB1234')).toBe(true);
-    expect(loadConfig({ ...BASE, CASE_STORE: 'sqlite:/tmp/x.db' }).CASE_STORE).toEqual({
-      kind: 'sqlite',
-      path: '/tmp/x.db',
+    expect(loadConfig({ ...BASE, CASE_STORE: 'sqlite:/tmp/x.db' }).CASE_STORE).toMatchObject({
+      kind: { name: 'sqlite' },
+      url: 'sqlite:/tmp/x.db',
     });
   });
 
@@ -76,12 +79,8 @@ describe('loadConfig', () => {
     [{ PORT: 'eighty' }, /^PORT: PORT must be a port number 0\.\.65535$/],
     [{ PORT: '70000' }, /^PORT: /],
     [{ PORT: '-1' }, /^PORT: /],
-    [{ CASE_STORE: 'mongodb://x' }, /^CASE_STORE: expected memory or sqlite:PATH$/],
+    [{ CASE_STORE: 'mongodb://x' }, /^CASE_STORE: expected memory, sqlite:PATH or postgres:\/\/USER@HOST/],
     [{ CASE_STORE: 'sqlite:' }, /^CASE_STORE: sqlite: needs a file path/],
-    [
-      { CASE_STORE: 'https://upstream.example' },
-      /^CASE_STORE: an upstream http\(s\) case store is not available/,
-    ],
     [{ CRN_PATTERN: '[A-Z]+' }, /^CRN_PATTERN: crn pattern must be anchored/],
     [{ CRN_PATTERN: '^(.*$' }, /^CRN_PATTERN: crn pattern is not a valid regular expression/],
     [{ LOG_LEVEL: 'loud' }, /^LOG_LEVEL: expected one of fatal, error, warn, info, debug, trace, silent$/],
@@ -100,20 +99,29 @@ describe('loadConfig', () => {
     ],
     [{ BEARER_MODE: 'maybe' }, /^BEARER_MODE: expected required, optional or off$/],
     [{ BEARER_JWKS: 'http://idp.example/jwks' }, /^BEARER_JWKS: expected a file path or an https:\/\/ URL$/],
-    [{ ACCESS_STORE: 'postgres://db/access' }, /^ACCESS_STORE: a PostgreSQL access store is not available/],
-    [{ ACCESS_STORE: 'redis://x' }, /^ACCESS_STORE: expected memory or sqlite:PATH$/],
-    [{ CREDENTIALS_ISSUER: 'vault' }, /^CREDENTIALS_ISSUER: expected sts or local$/],
+    [{ ACCESS_STORE: 'postgres://db' }, /^ACCESS_STORE: postgres:\/\/ needs a database/],
     [
-      { AUDIT_STORE: 'jsonl:/var/log/audit.jsonl' },
-      /^AUDIT_STORE: only a sqlite:PATH audit store is available in this version$/,
+      { ACCESS_STORE: 'redis://x' },
+      /^ACCESS_STORE: redis cannot hold an access store; expected memory, sqlite:PATH or postgres:/,
+    ],
+    [{ CREDENTIALS_ISSUER: 'vault' }, /^CREDENTIALS_ISSUER: expected sts or local$/],
+    [{ AUDIT_STORE: 'jsonl:/var/log/audit.jsonl' }, /^AUDIT_STORE: expected sqlite:PATH or postgres:/],
+    [
+      { AUDIT_STORE: 'memory' },
+      /^AUDIT_STORE: memory cannot hold an audit store; expected sqlite:PATH or postgres:/,
     ],
     [{ AUDIT_STORE: 'sqlite:' }, /^AUDIT_STORE: sqlite: needs a file path/],
     [{ RATE_LIMIT_DEFAULT: 'lots' }, /^RATE_LIMIT_DEFAULT: rate limit must look like N\/DURATION/],
+    [{ RATE_LIMIT_STORE: 'redis://127.0.0.1:port' }, /^RATE_LIMIT_STORE: redis:\/\/ needs/],
+    [{ RATE_LIMIT_STORE: 'disk' }, /^RATE_LIMIT_STORE: expected memory or redis:\/\/HOST/],
     [
-      { RATE_LIMIT_STORE: 'redis://127.0.0.1:6379' },
-      /^RATE_LIMIT_STORE: a Redis rate-limit store is not available in this version; use memory$/,
+      { RATE_LIMIT_ON_STORE_FAILURE: 'retry' },
+      /^RATE_LIMIT_ON_STORE_FAILURE: expected local, allow or deny$/,
     ],
-    [{ RATE_LIMIT_STORE: 'disk' }, /^RATE_LIMIT_STORE: expected memory$/],
+    [
+      { RATE_LIMIT_TIMEOUT_MS: '0' },
+      /^RATE_LIMIT_TIMEOUT_MS: RATE_LIMIT_TIMEOUT_MS must be a whole number 1\.\.10000$/,
+    ],
     [
       { CREDENTIALS_ISSUER: 'local', NODE_ENV: 'production' },
       /^CREDENTIALS_ISSUER: local is for development only and is refused when NODE_ENV=production/,
@@ -161,8 +169,8 @@ describe('loadConfig', () => {
   });
 
   it('never repeats a value back: a store URL may hold a password', () => {
-    const problems = problemsOf({ CASE_STORE: 'postgres://svc:hunter2@db.internal/cases' });
-    expect(problems.join()).toMatch(/PostgreSQL case store is not available/);
+    const problems = problemsOf({ CASE_STORE: 'postgres://svc:hunter2@db.internal/cases?schema=no;drop' });
+    expect(problems.join()).toMatch(/schema/);
     expect(problems.join()).not.toContain('hunter2');
   });
 });

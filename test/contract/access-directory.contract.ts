@@ -8,21 +8,26 @@ export interface OpenedAccessStore {
   readonly admin: AccessStore;
   /** The store the service reads from (a separate read-only connection where the adapter has one). */
   readonly reader: AccessDirectory;
-  close(): void;
+  close(): void | Promise<void>;
 }
 
 /** The contract of the access directory port, run by every adapter. */
-export function describeAccessDirectoryContract(name: string, open: () => OpenedAccessStore): void {
+export function describeAccessDirectoryContract(
+  name: string,
+  open: () => OpenedAccessStore | Promise<OpenedAccessStore>,
+): void {
   describe(`AccessDirectory contract: ${name}`, () => {
     let store: OpenedAccessStore;
     let admin: AccessStore;
     let reader: AccessDirectory;
-    beforeEach(() => {
-      store = open();
+    beforeEach(async () => {
+      store = await open();
       admin = store.admin;
       reader = store.reader;
     });
-    afterEach(() => store.close());
+    afterEach(async () => {
+      await store.close();
+    });
 
     it('saves, finds, replaces and lists clients with every setting', async () => {
       const client = AccessMother.client('client-a', {

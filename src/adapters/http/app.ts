@@ -7,6 +7,7 @@ import {
   type DomainError,
   isDomainError,
   type RateLimitedError,
+  type StoreUnavailableError,
   type UnauthenticatedError,
   type UpstreamFailedError,
 } from '../../domain/errors.js';
@@ -79,6 +80,7 @@ function headersForDomainError(error: DomainError): Record<string, string> {
     return { 'WWW-Authenticate': challengeFor(error as UnauthenticatedError) };
   if (error.code === 'RATE_LIMITED')
     return { 'Retry-After': String((error as RateLimitedError).retryAfterSeconds) };
+  if (error.code === 'STORE_UNAVAILABLE') return { 'Retry-After': '1' };
   return {};
 }
 
@@ -139,6 +141,13 @@ function problemForDomainError(error: DomainError): ProblemInput {
         status: 403,
         type: ProblemType.noQueueConfigured,
         title: 'No queue configured',
+        detail: error.message,
+      };
+    case 'STORE_UNAVAILABLE':
+      return {
+        status: 503,
+        type: ProblemType.storeUnavailable,
+        title: 'Service unavailable',
         detail: error.message,
       };
     case 'UPSTREAM_FAILED':
@@ -297,6 +306,17 @@ export function createHttpApp(options: HttpAppOptions): OpenAPIHono<AppEnv> {
             reason: error.code === 'ACCESS_DENIED' ? (error as AccessDeniedError).reason : error.message,
           },
           'request refused',
+        );
+      }
+      if (error.code === 'STORE_UNAVAILABLE') {
+        logger.error(
+          {
+            requestId: c.get('requestId'),
+            code: error.code,
+            store: (error as StoreUnavailableError).store,
+            label: (error as StoreUnavailableError).logLabel,
+          },
+          'store unavailable',
         );
       }
       if (error.code === 'UPSTREAM_FAILED' || error.code === 'UPSTREAM_TIMEOUT') {

@@ -26,6 +26,7 @@ export const ProblemType = {
   upstreamTimeout: 'urn:case-read:problem:upstream-timeout',
   rateLimited: 'urn:case-read:problem:rate-limited',
   auditUnavailable: 'urn:case-read:problem:audit-unavailable',
+  storeUnavailable: 'urn:case-read:problem:store-unavailable',
 } as const;
 export type ProblemTypeUri = (typeof ProblemType)[keyof typeof ProblemType];
 

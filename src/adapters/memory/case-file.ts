@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { CrnFormat } from '../../domain/crn.js';
 import { type CaseRecord, SCORE_LEVELS } from '../../domain/types.js';
+import { StoreError } from '../../ports/stores.js';
 
 /**
  * The case file format: what `fixtures/cases.json` holds and what `case-read cases import`
@@ -68,7 +69,8 @@ const caseFileSchema = z.strictObject({
 });
 
 /** A case file that cannot be used; the message names every problem found. */
-export class CaseFileError extends Error {
+/** A case file is not valid: nothing was loaded from it. */
+export class CaseFileError extends StoreError {
   constructor(
     readonly source: string,
     readonly problems: readonly string[],

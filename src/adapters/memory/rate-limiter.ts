@@ -1,4 +1,4 @@
-import type { Quota, RateDecision } from '../../domain/access/rate-limit.js';
+import { decisionFor, type Quota, type RateDecision, windowIndex } from '../../domain/access/rate-limit.js';
 import type { RateLimiter } from '../../ports/rate-limiter.js';
 
 /**
@@ -11,19 +11,13 @@ export class InMemoryRateLimiter implements RateLimiter {
 
   async consume(key: string, quota: Quota, now: Date): Promise<RateDecision> {
     const at = now.getTime();
-    const window = Math.floor(at / quota.windowMs);
+    const window = windowIndex(quota, at);
     const slot = `${quota.limit}/${quota.windowMs} ${key}`;
     const current = this.windows.get(slot);
     const count = current && current.window === window ? current.count + 1 : 1;
     if (!current && this.windows.size >= 100_000) this.sweep(at);
     this.windows.set(slot, { window, count });
-    return {
-      allowed: count <= quota.limit,
-      limit: quota.limit,
-      remaining: Math.max(0, quota.limit - count),
-      resetMs: (window + 1) * quota.windowMs - at,
-      windowMs: quota.windowMs,
-    };
+    return decisionFor(quota, count, at);
   }
 
   /** Drops counters of windows that have ended. */

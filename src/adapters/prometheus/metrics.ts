@@ -1,4 +1,4 @@
-import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
 /**
  * Request metrics in Prometheus form, served on the management listener's `/metrics`.
@@ -9,6 +9,8 @@ export class PrometheusMetrics {
   private readonly registry = new Registry();
   private readonly requests: Counter<'operation' | 'status'>;
   private readonly duration: Histogram<'operation'>;
+  private readonly rateLimitFallback: Gauge;
+  private readonly rateLimitTransitions: Counter<'to'>;
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'case_read_' });
@@ -25,7 +27,24 @@ export class PrometheusMetrics {
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
       registers: [this.registry],
     });
+    this.rateLimitFallback = new Gauge({
+      name: 'case_read_rate_limit_store_fallback',
+      help: '1 while the shared rate-limit store is unreachable and the failure mode is in force',
+      registers: [this.registry],
+    });
+    this.rateLimitTransitions = new Counter({
+      name: 'case_read_rate_limit_store_transitions_total',
+      help: 'Switches between the shared rate-limit store and its failure mode',
+      labelNames: ['to'],
+      registers: [this.registry],
+    });
   }
+
+  /** The rate-limit store was lost (`fallback`) or is back (`store`). */
+  readonly rateLimitStoreTransition = (to: 'store' | 'fallback'): void => {
+    this.rateLimitTransitions.inc({ to });
+    this.rateLimitFallback.set(to === 'fallback' ? 1 : 0);
+  };
 
   /** Records one answered request. */
   readonly observe = (operation: string, status: number, seconds: number): void => {

@@ -7,6 +7,7 @@ import type {
   CertificateRevocation,
   UserGrant,
 } from '../../ports/access-directory.js';
+import { StoreError } from '../../ports/stores.js';
 import { openReadOnlyStore, openWritableStore, type StoreDescription } from './database.js';
 
 const MIGRATIONS: readonly string[] = [
@@ -96,11 +97,8 @@ const toKey = (row: KeyRow): ApiKeyRecord => ({
   revokedAt: row.revoked_at === null ? null : new Date(row.revoked_at),
 });
 
-export class AccessStoreError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'AccessStoreError';
-  }
+export class AccessStoreError extends StoreError {
+  override readonly name = 'AccessStoreError';
 }
 
 const ACCESS_STORE: StoreDescription = {

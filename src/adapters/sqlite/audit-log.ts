@@ -7,9 +7,10 @@ import {
   chainRecord,
   GENESIS_HASH,
   type StoredAuditRecord,
-  verifyAuditChain,
+  verifyAuditBatches,
 } from '../../domain/audit/record.js';
 import type { AuditLog } from '../../ports/audit-log.js';
+import { StoreError } from '../../ports/stores.js';
 import { openWritableStore, type StoreDescription } from './database.js';
 
 const MIGRATIONS: readonly string[] = [
@@ -32,11 +33,8 @@ const MIGRATIONS: readonly string[] = [
   `,
 ];
 
-export class AuditStoreError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'AuditStoreError';
-  }
+export class AuditStoreError extends StoreError {
+  override readonly name = 'AuditStoreError';
 }
 
 const AUDIT_STORE: StoreDescription = {
@@ -45,6 +43,9 @@ const AUDIT_STORE: StoreDescription = {
   createHint: 'case-read serve (it creates the audit store)',
   error: (message) => new AuditStoreError(message),
 };
+
+/** Records read per round trip by `verify`: memory stays constant whatever the chain's length. */
+export const VERIFY_BATCH = 10_000;
 
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
@@ -84,13 +85,17 @@ const toRecord = (r: Row): StoredAuditRecord => ({
  * committed, so the service still answers nothing before it is recorded. Under load one
  * commit carries many records instead of each request paying for its own. WAL with
  * synchronous=NORMAL: a commit survives the process dying; an operating-system crash can
- * lose the last moments. The service is the only writer; the chain head is kept in memory
- * and re-read at open.
+ * lose the last moments.
+ *
+ * Several processes on one machine may share the file: each batch takes SQLite's write lock
+ * (BEGIN IMMEDIATE) and reads the chain head inside that transaction, so a writer that was
+ * not first links onto the other's last record instead of colliding with it. (Across
+ * machines use PostgreSQL: a SQLite file is not to be shared over a network file system.)
  */
 export class SqliteAuditLog implements AuditLog {
   private readonly insert: Database.Statement<unknown[]>;
-  private seq: number;
-  private head: string;
+  private readonly headStmt: Database.Statement<[], { seq: number; hash: string }>;
+  private readonly writeBatch: Database.Transaction<(batch: readonly AuditRecord[]) => void>;
   private pending: { record: AuditRecord; resolve: () => void; reject: (error: unknown) => void }[] = [];
 
   private constructor(private readonly db: Database.Database) {
@@ -98,11 +103,18 @@ export class SqliteAuditLog implements AuditLog {
       `INSERT INTO audit (seq, at, request_id, client_id, certificate_serial, on_behalf_of, operation, crn, status, previous_hash, hash)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
-    const last = db
-      .prepare<[], { seq: number; hash: string }>('SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1')
-      .get();
-    this.seq = last?.seq ?? 0;
-    this.head = last?.hash ?? GENESIS_HASH;
+    this.headStmt = db.prepare('SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1');
+    this.writeBatch = db.transaction((batch: readonly AuditRecord[]) => {
+      const last = this.headStmt.get();
+      let seq = last?.seq ?? 0;
+      let head = last?.hash ?? GENESIS_HASH;
+      for (const record of batch) {
+        const stored = chainRecord(record, seq + 1, head, sha256);
+        this.insertOne(stored);
+        seq = stored.seq;
+        head = stored.hash;
+      }
+    });
   }
 
   static open(path: string): SqliteAuditLog {
@@ -120,24 +132,15 @@ export class SqliteAuditLog implements AuditLog {
   private flush(): void {
     const batch = this.pending;
     this.pending = [];
-    let seq = this.seq;
-    let head = this.head;
     try {
-      this.db.transaction(() => {
-        for (const { record } of batch) {
-          const stored = chainRecord(record, seq + 1, head, sha256);
-          this.insertOne(stored);
-          seq = stored.seq;
-          head = stored.hash;
-        }
-      })();
+      // IMMEDIATE: the write lock is taken before the head is read, so no other writer can
+      // append between the read and the inserts.
+      this.writeBatch.immediate(batch.map((p) => p.record));
     } catch (error) {
-      // Nothing of the batch was committed: the chain head stays where it was.
+      // Nothing of the batch was committed.
       for (const { reject } of batch) reject(error);
       return;
     }
-    this.seq = seq;
-    this.head = head;
     for (const { resolve } of batch) resolve();
   }
 
@@ -157,7 +160,7 @@ export class SqliteAuditLog implements AuditLog {
     );
   }
 
-  query(filter: AuditQuery): StoredAuditRecord[] {
+  async query(filter: AuditQuery): Promise<StoredAuditRecord[]> {
     const where: string[] = [];
     const params: unknown[] = [];
     if (filter.clientId !== undefined) {
@@ -181,16 +184,27 @@ export class SqliteAuditLog implements AuditLog {
       .map(toRecord);
   }
 
-  verify(): AuditVerification {
-    const rows = this.db.prepare<[], Row>('SELECT * FROM audit ORDER BY seq').iterate();
-    function* records() {
-      for (const row of rows) yield toRecord(row);
+  /** Walks the chain in batches of {@link VERIFY_BATCH}, by sequence number. */
+  async verify(): Promise<AuditVerification> {
+    const page = this.db.prepare<[number, number], Row>(
+      'SELECT * FROM audit WHERE seq > ? ORDER BY seq LIMIT ?',
+    );
+    async function* batches() {
+      let after = 0;
+      for (;;) {
+        const rows = page.all(after, VERIFY_BATCH);
+        if (rows.length === 0) return;
+        after = (rows.at(-1) as Row).seq;
+        yield rows.map(toRecord);
+        // Let the event loop breathe between batches.
+        await new Promise((resolve) => setImmediate(resolve));
+      }
     }
-    return verifyAuditChain(records(), sha256);
+    return verifyAuditBatches(batches(), sha256);
   }
 
   /** For readiness: throws when the store cannot be written (a write lock can be taken). */
-  ping(): void {
+  async ping(): Promise<void> {
     this.db.exec('BEGIN IMMEDIATE; ROLLBACK');
   }
 

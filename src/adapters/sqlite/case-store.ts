@@ -9,15 +9,13 @@ import type {
   ScoreLevel,
 } from '../../domain/types.js';
 import type { CaseRepository } from '../../ports/case-repository.js';
+import { StoreError } from '../../ports/stores.js';
 import { openReadOnlyStore, openWritableStore, type StoreDescription } from './database.js';
 import { CASE_STORE_MIGRATIONS } from './migrations.js';
 
 /** The store cannot be opened or used as asked; the message says what to do. */
-export class CaseStoreError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'CaseStoreError';
-  }
+export class CaseStoreError extends StoreError {
+  override readonly name = 'CaseStoreError';
 }
 
 interface InterestRow {

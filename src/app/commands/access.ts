@@ -2,10 +2,9 @@ import { generateApiKey } from '../../adapters/node/api-keys.js';
 import type { ApiKeyRecord, Client, OnBehalfOfMode } from '../../domain/access/model.js';
 import { parsePermissionList } from '../../domain/access/permissions.js';
 import { normaliseSerial } from '../../ports/access-directory.js';
-import { openAccessAdministration } from '../composition.js';
 import { parseDuration, parseRateLimit } from '../durations.js';
+import { openAccessAdministration } from '../stores.js';
 import {
-  accessStoreOf,
   CommandError,
   clientIdOf,
   EXIT,
@@ -13,22 +12,23 @@ import {
   parse,
   positionals,
   report,
+  storeContext,
+  storeOption,
   UsageError,
+  using,
 } from './common.js';
 
 const STORE = { 'access-store': { type: 'string' }, json: { type: 'boolean' } } as const;
 
-async function withStore<T>(
+type AccessStore = Awaited<ReturnType<typeof openAccessAdministration>>['value'];
+
+function withStore<T>(
   option: string | undefined,
   io: Io,
-  run: (store: ReturnType<typeof openAccessAdministration>['value']) => Promise<T>,
-) {
-  const opened = openAccessAdministration(accessStoreOf(option, io.env));
-  try {
-    return await run(opened.value);
-  } finally {
-    opened.close();
-  }
+  run: (store: AccessStore) => Promise<T>,
+): Promise<T> {
+  const ref = storeOption('--access-store', 'ACCESS_STORE', option, io.env);
+  return using(openAccessAdministration(ref, storeContext(io)), (opened) => run(opened.value));
 }
 
 const usage = (fn: () => unknown) => {

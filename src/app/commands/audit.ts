@@ -1,24 +1,25 @@
-import { existsSync } from 'node:fs';
-import { SqliteAuditLog } from '../../adapters/sqlite/audit-log.js';
 import type { StoredAuditRecord } from '../../domain/audit/record.js';
-import { parseAuditStore } from '../config.js';
+import type { AuditLog } from '../../ports/audit-log.js';
+import type { Opened } from '../../ports/stores.js';
+import { openAuditLog } from '../stores.js';
 import {
-  CommandError,
   EXIT,
   type Io,
   parse,
   positionals,
   report,
+  storeContext,
   storeOption,
   UsageError,
+  using,
 } from './common.js';
 
 const STORE = { 'audit-store': { type: 'string' }, json: { type: 'boolean' } } as const;
 
-function open(option: string | undefined, env: Io['env']): SqliteAuditLog {
-  const parsed = storeOption('--audit-store', 'AUDIT_STORE', option, env, parseAuditStore);
-  if (!existsSync(parsed.path)) throw new CommandError(`audit store ${parsed.path} does not exist`);
-  return SqliteAuditLog.open(parsed.path);
+/** The audit commands read an existing trail; they never create one. */
+function open(option: string | undefined, io: Io): Promise<Opened<AuditLog>> {
+  const ref = storeOption('--audit-store', 'AUDIT_STORE', option, io.env);
+  return openAuditLog(ref, storeContext(io), { create: false });
 }
 
 const line = (r: StoredAuditRecord) =>
@@ -29,18 +30,15 @@ export async function audit(sub: string | undefined, args: string[], io: Io): Pr
   if (sub === 'verify') {
     const { values, positionals: rest } = parse(args, STORE);
     positionals(rest, []);
-    const log = open(values['audit-store'], io.env);
-    try {
-      const result = log.verify();
+    return using(open(values['audit-store'], io), async ({ value: log }) => {
+      const result = await log.verify();
       if (result.ok) {
         report(io, values.json, result, `audit chain intact: ${result.records} record(s)`);
         return EXIT.ok;
       }
       report(io, values.json, result, `audit chain BROKEN at record ${result.brokenAt}: ${result.reason}`);
       return EXIT.failure;
-    } finally {
-      log.close();
-    }
+    });
   }
   if (sub === 'query') {
     const { values, positionals: rest } = parse(args, {
@@ -56,9 +54,8 @@ export async function audit(sub: string | undefined, args: string[], io: Io): Pr
       throw new UsageError('--since must be an ISO 8601 date-time, e.g. 2026-11-22T09:00:00Z');
     if (values.limit !== undefined && !/^\d{1,7}$/.test(values.limit))
       throw new UsageError('--limit must be a whole number');
-    const log = open(values['audit-store'], io.env);
-    try {
-      const records = log.query({
+    return using(open(values['audit-store'], io), async ({ value: log }) => {
+      const records = await log.query({
         ...(values.client ? { clientId: values.client } : {}),
         ...(values.crn ? { crn: values.crn } : {}),
         ...(since ? { since } : {}),
@@ -66,9 +63,7 @@ export async function audit(sub: string | undefined, args: string[], io: Io): Pr
       });
       report(io, values.json, records, records.length === 0 ? ['no records'] : records.map(line));
       return EXIT.ok;
-    } finally {
-      log.close();
-    }
+    });
   }
   throw new UsageError(
     sub === undefined ? 'audit needs a subcommand: verify or query' : `unknown audit subcommand: ${sub}`,

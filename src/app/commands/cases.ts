@@ -1,23 +1,29 @@
 import cliProgress from 'cli-progress';
-import { CaseFileError, loadCaseFile } from '../../adapters/memory/case-file.js';
-import { SqliteCaseWriter } from '../../adapters/sqlite/case-store.js';
 import type { CaseRecord } from '../../domain/types.js';
-import { loadSome, parseCaseStore } from '../config.js';
+import type { CaseWriter, Opened } from '../../ports/stores.js';
 import { generateCases, MAX_GENERATED_CASES } from '../generate.js';
-import { EXIT, type Io, parse, report, storeOption, UsageError } from './common.js';
+import { CaseFileError, displayStore, loadCaseFile, openCaseWriter, type StoreRef } from '../stores.js';
+import { EXIT, type Io, parse, report, storeContext, storeOption, UsageError } from './common.js';
 
-function sqlitePathOf(store: string | undefined, env: Io['env']): string {
-  const parsed = storeOption('--store', 'CASE_STORE', store, env, parseCaseStore);
-  if (parsed.kind !== 'sqlite')
-    throw new UsageError('--store: cases can only be written to a sqlite:PATH store');
-  return parsed.path;
+/** The store cases are written to: a usage error when it cannot be written. */
+function writableStore(
+  option: string | undefined,
+  io: Io,
+): { ref: StoreRef; open: () => Promise<Opened<CaseWriter>> } {
+  const ref = storeOption('--store', 'CASE_STORE', option, io.env);
+  if (!ref.kind.cases?.openWriter) {
+    throw new UsageError(
+      `--store: cases cannot be written to ${ref.kind.name}; use a sqlite:PATH or postgres:// store`,
+    );
+  }
+  return { ref, open: () => openCaseWriter(ref, storeContext(io)) };
 }
 
 async function importCases(args: string[], io: Io): Promise<number> {
   const { values, positionals } = parse(args, { store: { type: 'string' }, json: { type: 'boolean' } });
   if (positionals.length === 0) throw new UsageError('cases import needs at least one FILE');
-  const path = sqlitePathOf(values.store, io.env);
-  const crnFormat = loadSome(io.env, ['CRN_PATTERN']).CRN_PATTERN;
+  const store = writableStore(values.store, io);
+  const { crnFormat } = storeContext(io);
   // Every file is read and validated before anything is written: a bad file loses nothing.
   const records: CaseRecord[] = [];
   const seen = new Map<string, string>();
@@ -29,18 +35,19 @@ async function importCases(args: string[], io: Io): Promise<number> {
       records.push(record);
     }
   }
-  const writer = SqliteCaseWriter.open(path);
+  const shown = displayStore(store.ref);
+  const opened = await store.open();
   try {
-    writer.write(records);
-    const total = writer.count();
+    await opened.value.write(records);
+    const total = await opened.value.count();
     report(
       io,
       values.json,
-      { imported: records.length, total, store: `sqlite:${path}` },
-      `imported ${records.length} case(s) into sqlite:${path} (${total} held)`,
+      { imported: records.length, total, store: shown },
+      `imported ${records.length} case(s) into ${shown} (${total} held)`,
     );
   } finally {
-    writer.close();
+    await opened.close();
   }
   return EXIT.ok;
 }
@@ -65,8 +72,10 @@ async function generate(args: string[], io: Io): Promise<number> {
     throw new UsageError('--seed must be a whole number 0..4294967295');
   }
   const count = Number(values.count);
-  const path = sqlitePathOf(values.store, io.env);
-  const writer = SqliteCaseWriter.open(path);
+  const store = writableStore(values.store, io);
+  const shown = displayStore(store.ref);
+  const opened = await store.open();
+  const writer = opened.value;
   const bar = new cliProgress.SingleBar(
     {
       format: 'generating {bar} {percentage}% | {value}/{total} cases | {eta_formatted} left',
@@ -82,25 +91,25 @@ async function generate(args: string[], io: Io): Promise<number> {
     for (const record of generateCases(count, Number(seedRaw))) {
       batch.push(record);
       if (batch.length === BATCH_SIZE) {
-        writer.write(batch);
+        await writer.write(batch);
         written += batch.length;
         batch = [];
         bar.update(written);
       }
     }
-    writer.write(batch);
+    await writer.write(batch);
     written += batch.length;
     bar.update(written);
   } finally {
     bar.stop();
-    writer.close();
+    await opened.close();
   }
   const seconds = (performance.now() - started) / 1000;
   report(
     io,
     values.json,
-    { generated: count, seed: Number(seedRaw), store: `sqlite:${path}`, seconds },
-    `generated ${count} case(s) with seed ${seedRaw} into sqlite:${path} in ${seconds.toFixed(1)} s`,
+    { generated: count, seed: Number(seedRaw), store: shown, seconds },
+    `generated ${count} case(s) with seed ${seedRaw} into ${shown} in ${seconds.toFixed(1)} s`,
   );
   return EXIT.ok;
 }

@@ -1,5 +1,7 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
-import { type AccessStoreConfig, parseAccessStore, STORE_DEFAULTS } from '../config.js';
+import type { Opened, StoreContext } from '../../ports/stores.js';
+import { loadSome, STORE_VARIABLES } from '../config.js';
+import { parseStore, type StoreRef, storeContextOf } from '../stores.js';
 
 /** Exit statuses: 0 success, 1 failure, 2 usage. */
 export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
@@ -39,20 +41,42 @@ export function positionals(given: string[], names: readonly string[]): string[]
  * A store named by a CLI option, else by its environment variable, else the variable's
  * default (the same one `serve` uses); a value that does not parse is a usage error.
  */
-export function storeOption<T extends object>(
+export function storeOption(
   flag: string,
-  variable: keyof typeof STORE_DEFAULTS,
+  variable: keyof typeof STORE_VARIABLES,
   option: string | undefined,
   env: Io['env'],
-  parse: (raw: string) => T | { error: string },
-): T {
-  const parsed = parse(option ?? (env[variable] || STORE_DEFAULTS[variable]));
+): StoreRef {
+  const { role, fallback } = STORE_VARIABLES[variable];
+  const parsed = parseStore(role, option ?? (env[variable] || fallback));
   if ('error' in parsed) throw new UsageError(`${flag}: ${parsed.error}`);
   return parsed;
 }
 
-export function accessStoreOf(option: string | undefined, env: Io['env']): AccessStoreConfig {
-  return storeOption('--access-store', 'ACCESS_STORE', option, env, parseAccessStore);
+/** What a store opened by the CLI needs: the crn pattern, and warnings on stderr. */
+export function storeContext(io: Io): StoreContext {
+  const settings = loadSome(io.env, [
+    'CRN_PATTERN',
+    'RATE_LIMIT_PREFIX',
+    'RATE_LIMIT_TIMEOUT_MS',
+    'RATE_LIMIT_ON_STORE_FAILURE',
+  ]);
+  return storeContextOf(settings, (level, _fields, message) => {
+    if (level !== 'info') io.err(`case-read: ${message}`);
+  });
+}
+
+/** Runs `run` on an opened store and closes it whatever happens. */
+export async function using<T, R>(
+  opening: Promise<Opened<T>>,
+  run: (store: Opened<T>) => Promise<R>,
+): Promise<R> {
+  const opened = await opening;
+  try {
+    return await run(opened);
+  } finally {
+    await opened.close();
+  }
 }
 
 /** Prints `data` as JSON with --json, else the human lines. */

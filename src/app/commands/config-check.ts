@@ -1,6 +1,7 @@
 import { keySetFrom } from '../../adapters/jose/token-verifier.js';
 import { readTlsFiles } from '../composition.js';
 import { loadConfig, SERVE_VARIABLES } from '../config.js';
+import { displayStore, isStoreRef } from '../stores.js';
 import { EXIT, type Io, parse, positionals, report } from './common.js';
 
 /** Hides passwords in URLs and any value whose name says it is a secret. */
@@ -12,9 +13,8 @@ export function maskValue(name: string, value: string): string {
 /** A parsed configuration value as the operator wrote it: a store, a pattern, a quota, or plain. */
 function display(value: unknown): string {
   if (typeof value !== 'object' || value === null) return String(value);
-  const v = value as { kind?: string; path?: string; pattern?: string; limit?: number; windowMs?: number };
-  if (v.kind === 'memory') return 'memory';
-  if (v.kind === 'sqlite') return `sqlite:${v.path}`;
+  if (isStoreRef(value)) return displayStore(value);
+  const v = value as { pattern?: string; limit?: number; windowMs?: number };
   if (v.pattern !== undefined) return v.pattern;
   if (v.limit !== undefined) return `${v.limit}/${v.windowMs}ms`;
   return String(value);

@@ -7,20 +7,20 @@ export async function serve(args: string[], io: Io): Promise<number> {
   positionals(parse(args, {}).positionals, []);
   const config = loadConfig(io.env);
   const logger = createLogger(config.LOG_LEVEL);
-  const service = buildService(config, logger);
+  const service = await buildService(config, logger);
   const server = await startServer(service.app.fetch, {
     host: config.HOST,
     port: config.PORT,
     tls: service.tls,
-  }).catch((error: unknown) => {
-    service.close();
+  }).catch(async (error: unknown) => {
+    await service.close();
     throw error;
   });
   if (!server.verifiesClientCertificates) {
     // Identity is the verified client certificate (or a verified gateway's): a listener that
     // cannot demand one would let anyone claim any identity. Never fail open.
     await server.close();
-    service.close();
+    await service.close();
     throw new ConfigError([
       'the HTTPS listener on this runtime cannot verify client certificates; refusing to serve without mutual TLS',
     ]);
@@ -37,6 +37,7 @@ export async function serve(args: string[], io: Io): Promise<number> {
       caseStore: service.stores.cases,
       accessStore: service.stores.access,
       auditStore: service.stores.audit,
+      rateLimitStore: service.stores.rateLimit,
       credentialsIssuer: service.stores.credentials,
       identityMode: config.IDENTITY_MODE,
       ...(config.TRUSTED_GATEWAYS ? { trustedGateways: config.TRUSTED_GATEWAYS } : {}),
@@ -78,7 +79,7 @@ async function shutDown(
   const result = await drained;
   logger.info({ phase: 'drained', ...result }, 'shutdown: every connection has ended');
   try {
-    service.close();
+    await service.close();
     logger.info({ phase: 'stores' }, 'shutdown: audit flushed, stores closed');
   } catch (error) {
     logger.error({ phase: 'stores', err: { message: (error as Error).message } }, 'shutdown: close failed');

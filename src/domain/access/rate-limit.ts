@@ -45,6 +45,20 @@ export interface RateDecision {
   readonly windowMs: number;
 }
 
+/** The fixed window `at` falls in: windows are aligned to multiples of their length since the epoch. */
+export const windowIndex = (quota: Quota, at: number): number => Math.floor(at / quota.windowMs);
+
+/** What a fixed-window counter says when this request is the `count`th of its window. */
+export function decisionFor(quota: Quota, count: number, at: number): RateDecision {
+  return {
+    allowed: count <= quota.limit,
+    limit: quota.limit,
+    remaining: Math.max(0, quota.limit - count),
+    resetMs: (windowIndex(quota, at) + 1) * quota.windowMs - at,
+    windowMs: quota.windowMs,
+  };
+}
+
 /**
  * The rate limiter port: counts requests per API key in fixed windows (adapters: memory;
  * Redis to share counts between instances). Contract, checked by

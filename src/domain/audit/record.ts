@@ -73,43 +73,62 @@ export function chainRecord(
 /**
  * Walks stored records in order and reports the first that does not fit the chain: a gap
  * in the numbering (a removed record), a previous-hash that does not match (reordered or
- * removed), or a hash that does not match its contents (changed).
+ * removed), or a hash that does not match its contents (changed). It holds only the last
+ * hash, so a chain of any length is checked in constant memory, fed record by record.
  */
+export class AuditChainWalker {
+  private expectedSeq = 1;
+  private previousHash = GENESIS_HASH;
+  private count = 0;
+  private failure: AuditVerification | undefined;
+
+  constructor(private readonly hash: (text: string) => string) {}
+
+  /** Checks the next record; false once the chain is broken (then stop feeding it). */
+  next(record: StoredAuditRecord): boolean {
+    if (this.failure) return false;
+    this.count++;
+    const broken = (reason: string) => {
+      this.failure = { ok: false, records: this.count, brokenAt: record.seq, reason };
+      return false;
+    };
+    if (record.seq !== this.expectedSeq) {
+      return broken(`expected record ${this.expectedSeq}, found ${record.seq}: a record is missing`);
+    }
+    if (record.previousHash !== this.previousHash) {
+      return broken('its previous-hash does not match the record before it');
+    }
+    if (record.hash !== this.hash(canonicalAuditText(record, record.seq, record.previousHash))) {
+      return broken('its contents do not match its hash: it was changed');
+    }
+    this.previousHash = record.hash;
+    this.expectedSeq++;
+    return true;
+  }
+
+  result(): AuditVerification {
+    return this.failure ?? { ok: true, records: this.count };
+  }
+}
+
+/** Verifies a whole chain held in memory (see {@link AuditChainWalker}). */
 export function verifyAuditChain(
   records: Iterable<StoredAuditRecord>,
   hash: (text: string) => string,
 ): AuditVerification {
-  let expectedSeq = 1;
-  let previousHash = GENESIS_HASH;
-  let count = 0;
-  for (const record of records) {
-    count++;
-    if (record.seq !== expectedSeq) {
-      return {
-        ok: false,
-        records: count,
-        brokenAt: record.seq,
-        reason: `expected record ${expectedSeq}, found ${record.seq}: a record is missing`,
-      };
-    }
-    if (record.previousHash !== previousHash) {
-      return {
-        ok: false,
-        records: count,
-        brokenAt: record.seq,
-        reason: 'its previous-hash does not match the record before it',
-      };
-    }
-    if (record.hash !== hash(canonicalAuditText(record, record.seq, record.previousHash))) {
-      return {
-        ok: false,
-        records: count,
-        brokenAt: record.seq,
-        reason: 'its contents do not match its hash: it was changed',
-      };
-    }
-    previousHash = record.hash;
-    expectedSeq++;
+  const walker = new AuditChainWalker(hash);
+  for (const record of records) if (!walker.next(record)) break;
+  return walker.result();
+}
+
+/** Verifies a chain read in batches (oldest first), holding one batch at a time. */
+export async function verifyAuditBatches(
+  batches: AsyncIterable<readonly StoredAuditRecord[]>,
+  hash: (text: string) => string,
+): Promise<AuditVerification> {
+  const walker = new AuditChainWalker(hash);
+  for await (const batch of batches) {
+    for (const record of batch) if (!walker.next(record)) return walker.result();
   }
-  return { ok: true, records: count };
+  return walker.result();
 }

@@ -70,7 +70,7 @@ async function call(target: RunningTestService, path: string, headers: Record<st
   });
 }
 
-const lastRecord = () => audit.query({ limit: 100_000 }).at(-1);
+const lastRecord = async () => (await audit.query({ limit: 100_000 })).at(-1);
 
 describe('the audit trail (decisions §5)', () => {
   it('records an answered read: time, request id, CN, serial, operation, crn, status', async () => {
@@ -80,7 +80,7 @@ describe('the audit trail (decisions §5)', () => {
       authorization: `Bearer ${await mintTestToken(pki, 'client-a')}`,
     });
     expect(response.status).toBe(200);
-    expect(lastRecord()).toMatchObject({
+    expect(await lastRecord()).toMatchObject({
       requestId: response.headers['x-request-id'],
       clientId: 'client-a',
       certificateSerial: certs['client-a']?.serialNumber,
@@ -89,7 +89,7 @@ describe('the audit trail (decisions §5)', () => {
       crn: 'X123456',
       status: 200,
     });
-    expect(lastRecord()?.at.getTime()).toBeGreaterThanOrEqual(before - 1);
+    expect((await lastRecord())?.at.getTime()).toBeGreaterThanOrEqual(before - 1);
   });
 
   it('records the on-behalf-of e-mail', async () => {
@@ -107,12 +107,15 @@ describe('the audit trail (decisions §5)', () => {
       'x-on-behalf-of': obo,
     });
     expect(response.status).toBe(200);
-    expect(lastRecord()).toMatchObject({ onBehalfOf: 'officer@probation.example', operation: 'getCase' });
+    expect(await lastRecord()).toMatchObject({
+      onBehalfOf: 'officer@probation.example',
+      operation: 'getCase',
+    });
   });
 
   it('records refusals from step 3 on: a bad key, a missing token, an unknown case', async () => {
     const badKey = await call(service, '/case/X123456', { 'x-api-key': 'nope' });
-    expect(lastRecord()).toMatchObject({
+    expect(await lastRecord()).toMatchObject({
       requestId: badKey.headers['x-request-id'],
       clientId: 'client-a',
       status: 403,
@@ -120,7 +123,7 @@ describe('the audit trail (decisions §5)', () => {
       operation: 'GET /*',
     });
     const noToken = await call(service, '/case/X123456', { 'x-api-key': keys.a as string });
-    expect(lastRecord()).toMatchObject({
+    expect(await lastRecord()).toMatchObject({
       requestId: noToken.headers['x-request-id'],
       status: 401,
       operation: 'getCase',
@@ -130,7 +133,7 @@ describe('the audit trail (decisions §5)', () => {
       'x-api-key': keys.a as string,
       authorization: `Bearer ${await mintTestToken(pki, 'client-a')}`,
     });
-    expect(lastRecord()).toMatchObject({
+    expect(await lastRecord()).toMatchObject({
       requestId: unknown.headers['x-request-id'],
       status: 404,
       crn: 'Q000000',
@@ -143,7 +146,7 @@ describe('the audit trail (decisions §5)', () => {
       authorization: `Bearer ${await mintTestToken(pki, 'client-a')}`,
     });
     expect(response.status).toBe(400);
-    expect(lastRecord()).toMatchObject({ status: 400, crn: null, operation: 'getCase' });
+    expect(await lastRecord()).toMatchObject({ status: 400, crn: null, operation: 'getCase' });
   });
 
   it('holds no response data and no secret, and its chain verifies', async () => {
@@ -161,7 +164,7 @@ describe('the audit trail (decisions §5)', () => {
     expect(stored).not.toContain(token.slice(-20));
     expect(stored).not.toContain('Synthetic');
     expect(stored).not.toContain('alex.testperson');
-    expect(audit.verify()).toMatchObject({ ok: true });
+    expect(await audit.verify()).toMatchObject({ ok: true });
   });
 
   it('fails closed: when the record cannot be written, the answer is withheld (503)', async () => {

@@ -1,0 +1,36 @@
+import type { Opened, StoreKind } from '../../ports/stores.js';
+import { InMemoryAccessDirectory } from './access-directory.js';
+import { FIXTURES_PATH, loadCaseFile } from './case-file.js';
+import { InMemoryCaseRepository } from './case-repository.js';
+import { InMemoryRateLimiter } from './rate-limiter.js';
+
+const held = <T>(value: T, description: string): Opened<T> => ({
+  value,
+  description,
+  ping: async () => {},
+  close: async () => {},
+});
+
+/**
+ * `memory`: the fixture cases, an empty access directory (every request is refused), and
+ * rate-limit counts held by this instance alone. Nothing survives a restart.
+ */
+export const memoryStores: StoreKind = {
+  name: 'memory',
+  form: 'memory',
+  recognises: (url) => url === 'memory',
+  problem: () => undefined,
+  display: () => 'memory',
+  cases: {
+    open: async (_url, { crnFormat }) => {
+      const repository = new InMemoryCaseRepository(loadCaseFile(FIXTURES_PATH.pathname, { crnFormat }));
+      return held(repository, `memory (${repository.size} fixture cases)`);
+    },
+  },
+  access: {
+    open: async () => held(new InMemoryAccessDirectory(), 'memory (empty: every request is refused)'),
+  },
+  rateLimit: {
+    open: async () => held(new InMemoryRateLimiter(), 'memory (counted by this instance alone)'),
+  },
+};

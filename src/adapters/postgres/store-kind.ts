@@ -1,0 +1,102 @@
+import type pg from 'pg';
+import type { Opened, StoreContext, StoreKind } from '../../ports/stores.js';
+import type { PostgresStoreDescription } from './database.js';
+import { displayPostgresUrl, type PostgresTarget, postgresUrlProblem, targetOf } from './url.js';
+
+/**
+ * `postgres://USER[:PASSWORD]@HOST[:PORT]/DB[?schema=NAME]`: case, access and audit stores
+ * shared by every instance. `serve` needs the case and access stores to exist at the
+ * current version (the CLI creates and migrates them) and creates the audit store itself.
+ * The driver is loaded only when a PostgreSQL store is opened.
+ */
+
+interface Connected {
+  readonly pool: pg.Pool;
+  readonly target: PostgresTarget;
+  readonly description: string;
+}
+
+async function connect(
+  url: string,
+  context: StoreContext,
+  store: PostgresStoreDescription,
+  how: { create: boolean; max: number },
+): Promise<Connected> {
+  const { createPool, migrate, requireCurrent } = await import('./database.js');
+  const target = targetOf(url);
+  const description = `${displayPostgresUrl(url)} (${store.what}, schema ${target.schema})`;
+  const pool = createPool(target, {
+    max: how.max,
+    application: `case-read ${store.what}`,
+    onError: (error) =>
+      context.log(
+        'warn',
+        { store: store.what, err: (error as { code?: string }).code ?? 'connection' },
+        'idle database connection lost',
+      ),
+  });
+  try {
+    if (how.create) await migrate(pool, target.schema, store);
+    else await requireCurrent(pool, target.schema, store);
+  } catch (error) {
+    await pool.end().catch(() => {});
+    throw error;
+  }
+  return { pool, target, description };
+}
+
+function opened<T>(value: T, { pool, description }: Connected, close?: () => Promise<void>): Opened<T> {
+  return {
+    value,
+    description,
+    ping: async () => {
+      await pool.query('SELECT 1');
+    },
+    close: async () => {
+      await close?.();
+      await pool.end();
+    },
+  };
+}
+
+export const postgresStores: StoreKind = {
+  name: 'postgres',
+  form: 'postgres://USER@HOST:PORT/DB[?schema=NAME]',
+  recognises: (url) => /^postgres(ql)?:\/\//.test(url),
+  problem: postgresUrlProblem,
+  display: displayPostgresUrl,
+  cases: {
+    open: async (url, context) => {
+      const { CASE_STORE, PostgresCaseRepository } = await import('./case-store.js');
+      const db = await connect(url, context, CASE_STORE, { create: false, max: 10 });
+      return opened(new PostgresCaseRepository(db.pool), db);
+    },
+    openWriter: async (url, context) => {
+      const { CASE_STORE, PostgresCaseWriter } = await import('./case-store.js');
+      const db = await connect(url, context, CASE_STORE, { create: true, max: 2 });
+      return opened(new PostgresCaseWriter(db.pool), db);
+    },
+  },
+  access: {
+    open: async (url, context) => {
+      const { ACCESS_STORE, PostgresAccessDirectory } = await import('./access-directory.js');
+      const db = await connect(url, context, ACCESS_STORE, { create: false, max: 4 });
+      const directory = new PostgresAccessDirectory(db.pool, db.target, context.log);
+      await directory.listen();
+      return opened(directory, db, () => directory.close());
+    },
+    openAdmin: async (url, context) => {
+      const { ACCESS_STORE, PostgresAccessDirectory } = await import('./access-directory.js');
+      const db = await connect(url, context, ACCESS_STORE, { create: true, max: 2 });
+      return opened(new PostgresAccessDirectory(db.pool, db.target, context.log), db);
+    },
+  },
+  audit: {
+    open: async (url, context, { create }) => {
+      const { AUDIT_STORE, PostgresAuditLog } = await import('./audit-log.js');
+      const db = await connect(url, context, AUDIT_STORE, { create, max: 4 });
+      const log = new PostgresAuditLog(db.pool);
+      return { ...opened(log, db, () => log.close()), ping: () => log.ping() };
+    },
+  },
+};

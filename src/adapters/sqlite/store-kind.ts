@@ -1,0 +1,74 @@
+import { existsSync } from 'node:fs';
+import { StoreError, type StoreKind } from '../../ports/stores.js';
+
+const PREFIX = 'sqlite:';
+const pathOf = (url: string) => url.slice(PREFIX.length);
+
+/**
+ * `sqlite:PATH`: one file per store, on this machine. The service opens case and access
+ * stores read-only; the CLI creates and migrates them. The audit file may be shared by
+ * several processes on one machine (each batch takes the write lock and links onto the
+ * head it finds), never by several machines. The driver is loaded only when a SQLite
+ * store is opened.
+ */
+export const sqliteStores: StoreKind = {
+  name: 'sqlite',
+  form: 'sqlite:PATH',
+  recognises: (url) => url.startsWith(PREFIX),
+  problem: (url) =>
+    pathOf(url).length === 0 ? 'sqlite: needs a file path, e.g. sqlite:./data/cases.db' : undefined,
+  display: (url) => url,
+  cases: {
+    open: async (url) => {
+      const { SqliteCaseRepository } = await import('./case-store.js');
+      const repository = SqliteCaseRepository.openReadOnly(pathOf(url));
+      return {
+        value: repository,
+        description: `${url} (read-only)`,
+        ping: async () => repository.ping(),
+        close: async () => repository.close(),
+      };
+    },
+    openWriter: async (url) => {
+      const { SqliteCaseWriter } = await import('./case-store.js');
+      const writer = SqliteCaseWriter.open(pathOf(url));
+      return {
+        value: { write: async (records) => writer.write(records), count: async () => writer.count() },
+        description: url,
+        ping: async () => {},
+        close: async () => writer.close(),
+      };
+    },
+  },
+  access: {
+    open: async (url) => {
+      const { SqliteAccessDirectory } = await import('./access-directory.js');
+      const directory = SqliteAccessDirectory.openReadOnly(pathOf(url));
+      return {
+        value: directory,
+        description: `${url} (read-only)`,
+        ping: async () => directory.ping(),
+        close: async () => directory.close(),
+      };
+    },
+    openAdmin: async (url) => {
+      const { SqliteAccessDirectory } = await import('./access-directory.js');
+      const directory = SqliteAccessDirectory.open(pathOf(url));
+      return {
+        value: directory,
+        description: url,
+        ping: async () => directory.ping(),
+        close: async () => directory.close(),
+      };
+    },
+  },
+  audit: {
+    open: async (url, _context, { create }) => {
+      const path = pathOf(url);
+      if (!create && !existsSync(path)) throw new StoreError(`audit store ${path} does not exist`);
+      const { SqliteAuditLog } = await import('./audit-log.js');
+      const log = SqliteAuditLog.open(path);
+      return { value: log, description: url, ping: () => log.ping(), close: async () => log.close() };
+    },
+  },
+};

@@ -1,0 +1,151 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AuditRecord } from '../../src/domain/audit/record.js';
+import type { AuditLog } from '../../src/ports/audit-log.js';
+
+export interface OpenedAuditLog {
+  readonly log: AuditLog;
+  close(): Promise<void>;
+}
+
+/** One store under test, fresh for each test: the adapter's own way to reach it. */
+export interface AuditStoreHarness {
+  /** A new connection to the store (several may be open at once: several writers). */
+  open(): Promise<OpenedAuditLog>;
+  /** Runs SQL against the store's `audit` table as someone with write access would. */
+  tamper(sql: string): Promise<void>;
+  /** From now on every insert fails, as on a full disk; `allowWrites` undoes it. */
+  refuseWrites(): Promise<void>;
+  allowWrites(): Promise<void>;
+  dispose(): Promise<void>;
+}
+
+export const auditRecord = (i: number, overrides: Partial<AuditRecord> = {}): AuditRecord => ({
+  at: new Date(Date.UTC(2026, 0, 1, 0, 0, i)),
+  requestId: `req-${i}`,
+  clientId: i % 2 ? 'client-a' : 'client-b',
+  certificateSerial: 'AB12',
+  onBehalfOf: i === 3 ? 'officer@probation.example' : null,
+  operation: 'getCase',
+  crn: i % 3 ? 'X123456' : 'A000001',
+  status: 200,
+  ...overrides,
+});
+
+/**
+ * The contract of the audit log port (see src/ports/audit-log.ts), run by every adapter.
+ * `store` gives a fresh, empty store for each test.
+ */
+export function describeAuditLogContract(name: string, store: () => Promise<AuditStoreHarness>): void {
+  describe(`AuditLog contract: ${name}`, () => {
+    let harness: AuditStoreHarness;
+    const opened: OpenedAuditLog[] = [];
+    const open = async () => {
+      const o = await harness.open();
+      opened.push(o);
+      return o.log;
+    };
+    beforeAll(async () => {
+      harness = await store();
+    });
+    afterAll(async () => {
+      for (const o of opened.splice(0)) await o.close().catch(() => {});
+      await harness.dispose();
+    });
+    const fresh = async () => {
+      for (const o of opened.splice(0)) await o.close();
+      await harness.dispose();
+      harness = await store();
+    };
+
+    it('numbers records in order and continues the chain after reopening', async () => {
+      await fresh();
+      const first = await harness.open();
+      for (let i = 1; i <= 3; i++) await first.log.append(auditRecord(i));
+      await first.close();
+      const again = await open();
+      await again.append(auditRecord(4));
+      const all = await again.query({});
+      expect(all.map((r) => r.seq)).toEqual([1, 2, 3, 4]);
+      expect(all[3]?.previousHash).toBe(all[2]?.hash);
+      expect(all[0]?.previousHash).toBe('0'.repeat(64));
+      expect(all[2]).toStrictEqual({
+        ...auditRecord(3),
+        seq: 3,
+        previousHash: all[1]?.hash,
+        hash: expect.stringMatching(/^[0-9a-f]{64}$/),
+      });
+      expect(await again.verify()).toEqual({ ok: true, records: 4 });
+    });
+
+    it('queries by client, crn and time, oldest first, with a limit', async () => {
+      await fresh();
+      const log = await open();
+      for (let i = 1; i <= 6; i++) await log.append(auditRecord(i));
+      const seqs = async (q: Parameters<AuditLog['query']>[0]) => (await log.query(q)).map((r) => r.seq);
+      expect(await seqs({ clientId: 'client-a' })).toEqual([1, 3, 5]);
+      expect(await seqs({ crn: 'A000001' })).toEqual([3, 6]);
+      expect(await seqs({ since: auditRecord(4).at })).toEqual([4, 5, 6]);
+      expect(await seqs({ clientId: 'client-b', since: auditRecord(3).at })).toEqual([4, 6]);
+      expect(await seqs({ limit: 2 })).toEqual([1, 2]);
+      expect(await seqs({ clientId: 'nobody' })).toEqual([]);
+    });
+
+    it.each([
+      ['a changed status', 'UPDATE audit SET status = 404 WHERE seq = 2', 2, /changed/],
+      ['a removed record', 'DELETE FROM audit WHERE seq = 2', 3, /missing/],
+      ['a rewritten crn', "UPDATE audit SET crn = 'Z999999' WHERE seq = 3", 3, /changed/],
+      ['a re-hashed record', `UPDATE audit SET hash = '${'a'.repeat(64)}' WHERE seq = 4`, 4, /changed/],
+    ])('verify names the first bad record: %s', async (_label, sql, brokenAt, reason) => {
+      await fresh();
+      const log = await open();
+      for (let i = 1; i <= 5; i++) await log.append(auditRecord(i));
+      await harness.tamper(sql);
+      const result = await log.verify();
+      expect(result.ok).toBe(false);
+      expect(result).toMatchObject({ brokenAt, reason: expect.stringMatching(reason) });
+    });
+
+    it('keeps concurrent appends in the order appended, and the chain holds', async () => {
+      await fresh();
+      const log = await open();
+      await Promise.all(Array.from({ length: 50 }, (_, i) => log.append(auditRecord(i + 1))));
+      expect((await log.query({})).map((r) => r.requestId)).toEqual(
+        Array.from({ length: 50 }, (_, i) => `req-${i + 1}`),
+      );
+      expect(await log.verify()).toEqual({ ok: true, records: 50 });
+    });
+
+    it('rejects every append that cannot be stored, and the chain stays where it was', async () => {
+      await fresh();
+      const log = await open();
+      await log.append(auditRecord(1));
+      await harness.refuseWrites();
+      const results = await Promise.allSettled([log.append(auditRecord(2)), log.append(auditRecord(3))]);
+      expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+      await harness.allowWrites();
+      await log.append(auditRecord(4));
+      expect((await log.query({})).map((r) => [r.seq, r.requestId])).toEqual([
+        [1, 'req-1'],
+        [2, 'req-4'],
+      ]);
+      expect(await log.verify()).toEqual({ ok: true, records: 2 });
+    });
+
+    it('takes appends from several writers into one unbroken chain, refusing none', async () => {
+      await fresh();
+      const writers = [await open(), await open(), await open()];
+      const appends: Promise<void>[] = [];
+      for (let round = 0; round < 20; round++) {
+        writers.forEach((w, i) => {
+          appends.push(w.append(auditRecord(round * 3 + i + 1)));
+        });
+        if (round % 5 === 4) await Promise.all(appends);
+      }
+      await Promise.all(appends);
+      const all = await writers[0]?.query({ limit: 1000 });
+      expect(all?.map((r) => r.seq)).toEqual(Array.from({ length: 60 }, (_, i) => i + 1));
+      expect(new Set(all?.map((r) => r.requestId)).size).toBe(60);
+      expect(await writers[2]?.verify()).toEqual({ ok: true, records: 60 });
+    });
+  });
+}
