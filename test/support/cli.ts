@@ -90,9 +90,18 @@ export function cliIn(env: Record<string, string>) {
   };
 }
 
-export function prepareServe(dir: string, clientCn = 'client-a'): ServeSetup {
+export interface PrepareOptions {
+  readonly clientCn?: string;
+  /** Store URLs in place of the SQLite files under `dir`. */
+  readonly stores?: Partial<Record<'CASE_STORE' | 'ACCESS_STORE' | 'AUDIT_STORE', string>>;
+}
+
+export function prepareServe(
+  dir: string,
+  { clientCn = 'client-a', stores = {} }: PrepareOptions = {},
+): ServeSetup {
   const pkiDir = join(dir, 'pki');
-  const env = serveEnv(dir);
+  const env = { ...serveEnv(dir), ...stores };
   const cli = cliIn(env);
   cli('pki', 'init', '--dir', pkiDir);
   const client = JSON.parse(cli('pki', 'client', clientCn, '--dir', pkiDir, '--json')) as {

@@ -159,7 +159,7 @@ export class PostgresAccessDirectory implements AccessDirectory, AccessAdministr
     const client = new pg.Client({
       connectionString: this.target.connectionString,
       connectionTimeoutMillis: 2000,
-      application_name: 'case-read access listener',
+      application_name: `case-read access listener ${this.target.schema}`,
     });
     const lost = (error?: Error) => {
       if (this.listener !== client) return;

@@ -126,6 +126,12 @@ export class PostgresAuditLog implements AuditLog {
   private async write(records: readonly AuditRecord[]): Promise<void> {
     const client = await this.pool.connect();
     let broken: Error | undefined;
+    // A connection killed between two statements emits 'error' on the client; without a
+    // listener that would end the process. The failed statement rejects on its own.
+    const onError = (error: Error) => {
+      broken = error;
+    };
+    client.on('error', onError);
     try {
       await client.query('BEGIN');
       const head = await client.query<{ seq: string; hash: string }>(
@@ -168,6 +174,7 @@ export class PostgresAuditLog implements AuditLog {
       await client.query('ROLLBACK').catch(() => {});
       throw error;
     } finally {
+      client.off('error', onError);
       // A connection that failed mid-transaction is not given back to the pool.
       client.release(broken);
     }

@@ -27,7 +27,8 @@ async function connect(
   const description = `${displayPostgresUrl(url)} (${store.what}, schema ${target.schema})`;
   const pool = createPool(target, {
     max: how.max,
-    application: `case-read ${store.what}`,
+    // Named for the operator's pg_stat_activity: which store, which schema.
+    application: `case-read ${store.what} ${target.schema}`,
     onError: (error) =>
       context.log(
         'warn',

@@ -96,6 +96,6 @@ export class RedisRateLimiter implements RateLimiter {
 function labelOf(error: unknown): string {
   const message = (error as Error).message ?? '';
   if (/timed out/i.test(message)) return 'timeout';
-  if (/writable|closed|ECONNREFUSED|connect/i.test(message)) return 'connection';
+  if (/writ(e)?able|closed|ECONNREFUSED|connect/i.test(message)) return 'connection';
   return 'error';
 }
