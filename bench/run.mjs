@@ -7,7 +7,13 @@
 // for each, then `ratio X` (service / bare). Numbers are also written as JSON under
 // bench/results/. Speed goals are judged by reading the output, never asserted here.
 //
-// Scenarios: keepalive (default), handshake, scale, token.
+// Scenarios: keepalive (default), handshake, scale, token, engines, audit.
+//   engines: the same request against SQLite + in-process counts and against PostgreSQL +
+//            Redis, with the server's CPU time per request (from /proc/PID/stat).
+//   audit:   audit append throughput, SQLite and PostgreSQL, from one and from two writers.
+//   --postgres: `scale` generates its stores in PostgreSQL instead of SQLite.
+// PostgreSQL and Redis: BENCH_POSTGRES_URL (postgres://root@127.0.0.1:5432/test) and
+// BENCH_REDIS_URL (redis://127.0.0.1:6379); each run uses its own schemas and key prefix.
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,7 +27,17 @@ const smoke = args.includes('--smoke');
 const cpuProf = args.includes('--cpu-prof');
 const profileDir = join(root, 'bench/results/profiles');
 const scenarios = args.filter((a) => !a.startsWith('--'));
-const KNOWN = ['keepalive', 'handshake', 'scale', 'token'];
+const KNOWN = ['keepalive', 'handshake', 'scale', 'token', 'engines', 'audit'];
+const onPostgres = args.includes('--postgres');
+const PG = process.env.BENCH_POSTGRES_URL ?? 'postgres://root@127.0.0.1:5432/test';
+const REDIS = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const runId = `bench_${process.pid}_${Date.now().toString(36)}`;
+const pgSchemas = new Set();
+/** A PostgreSQL store URL in a schema of this run's own (dropped at the end). */
+const pgStore = (name) => {
+  pgSchemas.add(`${runId}_${name}`);
+  return `${PG}?schema=${runId}_${name}`;
+};
 for (const s of scenarios) {
   if (!KNOWN.includes(s)) {
     process.stderr.write(`bench: unknown scenario ${s}; expected some of ${KNOWN.join(', ')}\n`);
@@ -81,7 +97,7 @@ const tls = {
   key: readFileSync(join(pki, 'bench-client-key.pem')),
 };
 let auditStores = 0;
-const serviceEnv = (caseStore) => ({
+const serviceEnv = (caseStore, overrides = {}) => ({
   PATH: process.env.PATH,
   HOST: '127.0.0.1',
   PORT: '0',
@@ -101,6 +117,7 @@ const serviceEnv = (caseStore) => ({
   RATE_LIMIT_DEFAULT: '100000000/1s',
   STS_ROLE_ARN: 'arn:aws:iam::000000000000:role/bench',
   LOG_LEVEL: 'warn',
+  ...overrides,
 });
 
 // ---- processes ---------------------------------------------------------------------------
@@ -128,11 +145,11 @@ function startProcess(command, argv, env, readyMatch) {
     child.once('exit', (code) => reject(new Error(`exited ${code}:\n${output}`)));
   });
 }
-const startService = (caseStore) =>
+const startService = (caseStore, overrides = {}) =>
   startProcess(
     process.execPath,
     [...(cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), 'bin/case-read.js', 'serve'],
-    { ...serviceEnv(caseStore), LOG_LEVEL: 'info' },
+    { ...serviceEnv(caseStore, overrides), LOG_LEVEL: 'info' },
     (out) => {
       const line = out.split('\n').find((l) => l.includes('"listening"'));
       return line ? new URL(JSON.parse(line).url).port : undefined;
@@ -233,8 +250,14 @@ function load({ port, path, method = 'GET', headers, durationS, connections, rec
     );
   });
 }
-const summarise = (result, pid) => ({
+/** CPU time (user + system) the process has used, in milliseconds, from /proc/PID/stat. */
+const cpuMs = (pid) => {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10; // clock ticks at 100 Hz
+};
+const summarise = (result, pid, cpu) => ({
   reqPerSec: Math.round(result.requests.average),
+  ...(cpu ? { cpuUsPerRequest: Math.round((cpu.ms * 1000) / Math.max(1, cpu.requests)) } : {}),
   p50: result.latency.p50,
   p99: result.latency.p99,
   non2xx: result.non2xx,
@@ -243,7 +266,7 @@ const summarise = (result, pid) => ({
 });
 const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const fmt = (label, s) =>
-  `${label.padEnd(9)} ${String(s.reqPerSec).padStart(7)} req/s  p50 ${String(s.p50).padStart(4)} ms  p99 ${String(s.p99).padStart(4)} ms  rss ${s.rssMiB} MiB${s.non2xx || s.errors ? `  (non-2xx ${s.non2xx}, errors ${s.errors})` : ''}`;
+  `${label.padEnd(9)} ${String(s.reqPerSec).padStart(7)} req/s  p50 ${String(s.p50).padStart(4)} ms  p99 ${String(s.p99).padStart(4)} ms  rss ${s.rssMiB} MiB${s.cpuUsPerRequest !== undefined ? `  cpu ${s.cpuUsPerRequest} µs/req` : ''}${s.non2xx || s.errors ? `  (non-2xx ${s.non2xx}, errors ${s.errors})` : ''}`;
 const auth = { 'x-api-key': apiKey, authorization: `Bearer ${token}` };
 
 async function alternate(targets, request) {
@@ -252,10 +275,10 @@ async function alternate(targets, request) {
   for (const t of targets) await load({ ...request(t), durationS: settings.warmupS, connections });
   for (let r = 1; r <= settings.rounds; r++) {
     for (const t of targets) {
-      const s = summarise(
-        await load({ ...request(t), durationS: settings.durationS, connections }),
-        t.child.pid,
-      );
+      const before = cpuMs(t.child.pid);
+      const result = await load({ ...request(t), durationS: settings.durationS, connections });
+      const requests = result.requests.total ?? Math.round(result.requests.average * settings.durationS);
+      const s = summarise(result, t.child.pid, { ms: cpuMs(t.child.pid) - before, requests });
       rounds[t.name].push(s);
       process.stdout.write(`round ${r} ${fmt(t.name, s)}\n`);
     }
@@ -268,6 +291,7 @@ async function alternate(targets, request) {
         p50: Math.round(mean(rs.map((s) => s.p50)) * 10) / 10,
         p99: Math.round(mean(rs.map((s) => s.p99)) * 10) / 10,
         rssMiB: Math.max(...rs.map((s) => s.rssMiB ?? 0)),
+        cpuUsPerRequest: Math.round(mean(rs.map((s) => s.cpuUsPerRequest ?? 0))),
         non2xx: rs.reduce((a, s) => a + s.non2xx, 0),
         errors: rs.reduce((a, s) => a + s.errors, 0),
       },
@@ -333,25 +357,16 @@ function fetchBody(port) {
 }
 
 async function scale() {
-  const small = join(dir, 'small.db');
-  const large = join(dir, 'large.db');
-  await run(['cases', 'generate', '--count', '1000', '--store', `sqlite:${small}`, '--seed', '7']);
+  const small = onPostgres ? pgStore('small') : `sqlite:${join(dir, 'small.db')}`;
+  const large = onPostgres ? pgStore('large') : `sqlite:${join(dir, 'large.db')}`;
+  await run(['cases', 'generate', '--count', '1000', '--store', small, '--seed', '7']);
   const started = performance.now();
-  await run([
-    'cases',
-    'generate',
-    '--count',
-    String(settings.scaleCount),
-    '--store',
-    `sqlite:${large}`,
-    '--seed',
-    '7',
-  ]);
+  await run(['cases', 'generate', '--count', String(settings.scaleCount), '--store', large, '--seed', '7']);
   process.stdout.write(
     `generated ${settings.scaleCount} cases in ${((performance.now() - started) / 1000).toFixed(1)} s\n`,
   );
-  const a = await startService(`sqlite:${small}`);
-  const b = await startService(`sqlite:${large}`);
+  const a = await startService(small);
+  const b = await startService(large);
   try {
     const targets = [
       { name: 'small', port: a.port, child: a.child },
@@ -369,6 +384,7 @@ async function scale() {
     );
     return {
       scenario: 'scale',
+      caseStore: onPostgres ? 'postgres' : 'sqlite',
       cases: { small: 1000, large: settings.scaleCount },
       rounds,
       totals,
@@ -397,6 +413,120 @@ async function tokenScenario() {
   } finally {
     await stop(service.child);
   }
+}
+
+/**
+ * The same request (`GET /case/X123456`, the whole pipeline) against two configurations:
+ * every store local (SQLite cases, access and audit; rate-limit counts in process) and
+ * every store shared (PostgreSQL cases, access and audit; rate-limit counts in Redis).
+ */
+async function engines() {
+  const cases = pgStore('cases');
+  await run(['cases', 'import', join(root, 'fixtures/cases.json'), '--store', cases]);
+  const access = pgStore('access');
+  await run([
+    'clients',
+    'add',
+    'bench-client',
+    '--access-store',
+    access,
+    '--permissions',
+    'getCase,getHomeOfficeInterest,getCommunityManagerByCrn,getRiskScores,issueQueueToken',
+  ]);
+  const [pgKey] = await run(['keys', 'issue', 'bench-client', '--access-store', access]);
+  const local = await startService(`sqlite:${join(dir, 'cases.db')}`);
+  const shared = await startService(cases, {
+    ACCESS_STORE: access,
+    AUDIT_STORE: pgStore('audit'),
+    RATE_LIMIT_STORE: REDIS,
+    RATE_LIMIT_PREFIX: `${runId}:`,
+  });
+  try {
+    const targets = [
+      { name: 'local', port: local.port, child: local.child, key: apiKey },
+      { name: 'shared', port: shared.port, child: shared.child, key: pgKey },
+    ];
+    const { rounds, totals } = await alternate(targets, (t) => ({
+      port: t.port,
+      path: '/case/X123456',
+      headers: { 'x-api-key': t.key, authorization: `Bearer ${token}` },
+    }));
+    const cpuRatio = Math.round((totals.shared.cpuUsPerRequest / totals.local.cpuUsPerRequest) * 100) / 100;
+    process.stdout.write(
+      `${fmt('local', totals.local)}\n${fmt('shared', totals.shared)}\ncpu per request shared/local ${cpuRatio}\n`,
+    );
+    return { scenario: 'engines', rounds, totals, cpuRatio, ratio: null };
+  } finally {
+    await stop(local.child);
+    await stop(shared.child);
+  }
+}
+
+/** Audit appends per second: as many as the store takes, in rounds of 64 concurrent appends. */
+async function auditScenario() {
+  const { openAuditLog, parseStore, storeContextOf } = await import(
+    new URL('../dist/app/stores.js', import.meta.url).href
+  );
+  const { CrnFormat, DEFAULT_CRN_PATTERN } = await import(
+    new URL('../dist/domain/crn.js', import.meta.url).href
+  );
+  const context = storeContextOf(
+    {
+      CRN_PATTERN: CrnFormat.of(DEFAULT_CRN_PATTERN),
+      RATE_LIMIT_PREFIX: 'x',
+      RATE_LIMIT_TIMEOUT_MS: 50,
+      RATE_LIMIT_ON_STORE_FAILURE: 'local',
+    },
+    () => {},
+  );
+  const record = (i) => ({
+    at: new Date(),
+    requestId: `bench-${i}`,
+    clientId: 'bench-client',
+    certificateSerial: 'AB12',
+    onBehalfOf: null,
+    operation: 'getCase',
+    crn: 'X123456',
+    status: 200,
+  });
+  const durationMs = settings.durationS * 1000;
+  const measure = async (url, writers) => {
+    const logs = [];
+    for (let w = 0; w < writers; w++)
+      logs.push(await openAuditLog(parseStore('audit', url), context, { create: true }));
+    let appended = 0;
+    const deadline = performance.now() + durationMs;
+    await Promise.all(
+      logs.map(async (log) => {
+        while (performance.now() < deadline) {
+          await Promise.all(Array.from({ length: 64 }, () => log.value.append(record(appended++))));
+        }
+      }),
+    );
+    const verdict = await logs[0].value.verify();
+    for (const log of logs) await log.close();
+    if (!verdict.ok) throw new Error(`the audit chain broke: ${JSON.stringify(verdict)}`);
+    return Math.round(appended / settings.durationS);
+  };
+  const results = {
+    sqlite1: await measure(`sqlite:${join(dir, 'audit-bench-1.db')}`, 1),
+    sqlite2: await measure(`sqlite:${join(dir, 'audit-bench-2.db')}`, 2),
+    postgres1: await measure(pgStore('audit1'), 1),
+    postgres2: await measure(pgStore('audit2'), 2),
+  };
+  for (const [name, perSecond] of Object.entries(results)) {
+    process.stdout.write(`${name.padEnd(10)} ${String(perSecond).padStart(7)} appends/s (chain verified)\n`);
+  }
+  return { scenario: 'audit', appendsPerSecond: results, ratio: null };
+}
+
+async function dropSchemas() {
+  if (pgSchemas.size === 0) return;
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: PG });
+  await client.connect();
+  for (const schema of pgSchemas) await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  await client.end();
 }
 
 /** The top self-time costs of the newest CPU profile, by function and by package. */
@@ -457,9 +587,12 @@ try {
     if (scenario === 'handshake') results.push(await againstBare('handshake', { reconnect: true }));
     if (scenario === 'scale') results.push(await scale());
     if (scenario === 'token') results.push(await tokenScenario());
+    if (scenario === 'engines') results.push(await engines());
+    if (scenario === 'audit') results.push(await auditScenario());
   }
 } finally {
   rmSync(dir, { recursive: true, force: true });
+  await dropSchemas();
 }
 const outDir = join(root, 'bench/results');
 mkdirSync(outDir, { recursive: true });

@@ -369,6 +369,23 @@ describe('onboarding end to end, through the binary alone', () => {
     expect(json.TLS_CLIENT_CA).toEqual({ value: env.TLS_CLIENT_CA, source: 'environment' });
   });
 
+  it('config check shows shared stores with their passwords masked, and the Redis settings', () => {
+    const shared = {
+      ...env,
+      CASE_STORE: 'postgres://svc:hunter2@db.internal:5432/cases?schema=case_read',
+      RATE_LIMIT_STORE: 'redis://:s3cret@cache.internal:6379/2',
+      RATE_LIMIT_ON_STORE_FAILURE: 'deny',
+    };
+    const result = runCli(['config', 'check', '--json'], shared);
+    expect(result.status).toBe(0);
+    const json = JSON.parse(result.stdout) as Record<string, { value: string; source: string }>;
+    expect(json.CASE_STORE?.value).toBe('postgres://svc:********@db.internal:5432/cases?schema=case_read');
+    expect(json.RATE_LIMIT_STORE?.value).toBe('redis://:********@cache.internal:6379/2');
+    expect(json.RATE_LIMIT_ON_STORE_FAILURE).toEqual({ value: 'deny', source: 'environment' });
+    expect(json.RATE_LIMIT_TIMEOUT_MS).toEqual({ value: '50', source: 'default' });
+    expect(result.stdout + result.stderr).not.toMatch(/hunter2|s3cret/);
+  });
+
   it('config check and serve refuse unreadable TLS files, naming the variable', () => {
     const bad = { ...env, TLS_KEY: join(base, 'missing-key.pem') };
     for (const args of [['config', 'check'], ['serve']]) {

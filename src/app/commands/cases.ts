@@ -85,22 +85,30 @@ async function generate(args: string[], io: Io): Promise<number> {
   );
   const started = performance.now();
   if (io.stderrIsTty && !values.json) bar.start(count, 0);
+  // One batch is written while the next is generated: a database store works in parallel
+  // with the generator instead of waiting for it.
+  let inFlight: Promise<void> = Promise.resolve();
   try {
     let batch: CaseRecord[] = [];
     let written = 0;
+    const flush = async (records: CaseRecord[]) => {
+      await inFlight;
+      inFlight = writer.write(records).then(() => {
+        written += records.length;
+        bar.update(written);
+      });
+    };
     for (const record of generateCases(count, Number(seedRaw))) {
       batch.push(record);
       if (batch.length === BATCH_SIZE) {
-        await writer.write(batch);
-        written += batch.length;
+        await flush(batch);
         batch = [];
-        bar.update(written);
       }
     }
-    await writer.write(batch);
-    written += batch.length;
-    bar.update(written);
+    await flush(batch);
+    await inFlight;
   } finally {
+    await inFlight.catch(() => {});
     bar.stop();
     await opened.close();
   }

@@ -1,0 +1,135 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { ACCESS_STORE } from '../../../src/adapters/postgres/access-directory.js';
+import { CASE_STORE } from '../../../src/adapters/postgres/case-store.js';
+import { createPool, migrate, requireCurrent } from '../../../src/adapters/postgres/database.js';
+import { postgresStores } from '../../../src/adapters/postgres/store-kind.js';
+import { displayPostgresUrl, postgresUrlProblem, targetOf } from '../../../src/adapters/postgres/url.js';
+import { Crn } from '../../../src/domain/crn.js';
+import { StoreUnavailableError } from '../../../src/domain/errors.js';
+import { StoreError } from '../../../src/ports/stores.js';
+import { adminQuery, testSchema } from '../../support/postgres.js';
+import { testContext } from '../../support/stores.js';
+
+const schema = testSchema('stores');
+afterAll(() => schema.drop());
+
+describe('PostgreSQL store URLs', () => {
+  it.each([
+    ['postgres://u@h:5432/db', undefined],
+    ['postgresql://u:secret@h/db?schema=case_read', undefined],
+    ['postgres://u@h:5432/', /needs a database/],
+    ['postgres://u@h/db?sslmode=disable', /takes only \?schema=NAME, not \?sslmode/],
+    ['postgres://u@h/db?schema=Bad-Name', /schema must be/],
+    ['postgres://u@h/db?schema=x;drop', /schema must be/],
+  ])('%s', (url, problem) => {
+    const found = postgresUrlProblem(url);
+    if (problem === undefined) expect(found).toBeUndefined();
+    else expect(found).toMatch(problem);
+  });
+
+  it('masks the password wherever the URL is shown, and drops the schema from the connection string', () => {
+    const url = 'postgres://svc:hunter2@db.internal:5432/cases?schema=case_read';
+    expect(displayPostgresUrl(url)).toBe('postgres://svc:********@db.internal:5432/cases?schema=case_read');
+    expect(targetOf(url)).toEqual({
+      connectionString: 'postgres://svc:hunter2@db.internal:5432/cases',
+      schema: 'case_read',
+    });
+    expect(targetOf('postgres://u@h/db').schema).toBe('public');
+  });
+});
+
+describe('PostgreSQL schemas and migrations', () => {
+  it('serve refuses a store that does not exist, naming the command that creates it', async () => {
+    const missing = testSchema('missing');
+    await expect(postgresStores.cases?.open(missing.url, testContext)).rejects.toThrow(
+      /case store does not exist in schema t_missing_\w+; create it with: case-read cases import/,
+    );
+    await expect(postgresStores.access?.open(missing.url, testContext)).rejects.toThrow(
+      /access store does not exist .*case-read clients add/,
+    );
+    await missing.drop();
+  });
+
+  it('serve refuses an older schema with the command that migrates it; the writer migrates it', async () => {
+    const pool = createPool(targetOf(schema.url), { application: 'case-read test' });
+    try {
+      await migrate(pool, schema.name, CASE_STORE);
+      const newer = {
+        ...CASE_STORE,
+        migrations: [...CASE_STORE.migrations, 'ALTER TABLE cases ADD COLUMN extra TEXT'],
+      };
+      const refused = await requireCurrent(pool, schema.name, newer).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(StoreError);
+      expect((refused as Error).message).toMatch(
+        /case store in schema t_stores_\w+ is at version 1, this service needs 2; migrate it with: case-read cases import/,
+      );
+      await migrate(pool, schema.name, newer);
+      await expect(requireCurrent(pool, schema.name, newer)).resolves.toBeUndefined();
+      // A store written by a newer version is refused, not downgraded.
+      await expect(requireCurrent(pool, schema.name, CASE_STORE)).rejects.toThrow(
+        /written by a newer version/,
+      );
+      await expect(migrate(pool, schema.name, CASE_STORE)).rejects.toThrow(/newer than this service knows/);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('two writers migrating at once both succeed and leave one store at the current version', async () => {
+    const both = testSchema('race');
+    const pools = [0, 1].map(() => createPool(targetOf(both.url), { application: 'case-read test' }));
+    try {
+      await Promise.all(pools.map((pool) => migrate(pool, both.name, ACCESS_STORE)));
+      const { rows } = await adminQuery('SELECT store, version FROM case_read_schema', [], both.name);
+      expect(rows).toEqual([{ store: 'access store', version: ACCESS_STORE.migrations.length }]);
+    } finally {
+      for (const pool of pools) await pool.end();
+      await both.drop();
+    }
+  });
+});
+
+describe('PostgreSQL on the request path', () => {
+  it('a failing read is a StoreUnavailableError (503) naming no SQL; killed connections are replaced', async () => {
+    const own = testSchema('killed');
+    const writer = await postgresStores.cases?.openWriter?.(own.url, testContext);
+    await writer?.close();
+    const opened = await postgresStores.cases?.open(own.url, testContext);
+    if (!opened) throw new Error('no case store');
+    try {
+      expect(await opened.value.findHomeOfficeInterest(Crn.parse('X123456'))).toBeUndefined();
+      // Terminate every backend of this store's pool, idle or not.
+      await adminQuery('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [
+        `case-read case store ${own.name}`,
+      ]);
+      const results = await Promise.allSettled(
+        Array.from({ length: 5 }, () => opened.value.findHomeOfficeInterest(Crn.parse('X123456'))),
+      );
+      for (const r of results) {
+        if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(StoreUnavailableError);
+      }
+      expect(await opened.value.findHomeOfficeInterest(Crn.parse('X123456'))).toBeUndefined();
+      await expect(opened.ping()).resolves.toBeUndefined();
+      // The engine fails the statement itself: the error is the domain's, with the SQLSTATE only.
+      await adminQuery('ALTER TABLE cases RENAME TO cases_gone', [], own.name);
+      const failed = await opened.value.findPersonalDetails(Crn.parse('X123456')).catch((e: unknown) => e);
+      expect(failed).toBeInstanceOf(StoreUnavailableError);
+      expect(failed).toMatchObject({ store: 'case store', logLabel: '42P01' });
+      expect((failed as Error).message).not.toMatch(/cases|relation|SELECT/);
+      await adminQuery('ALTER TABLE cases_gone RENAME TO cases', [], own.name);
+      expect(await opened.value.findPersonalDetails(Crn.parse('X123456'))).toBeUndefined();
+    } finally {
+      await opened.close();
+      await own.drop();
+    }
+  });
+
+  it('an unreachable server is a StoreError at start-up, with no password in the message', async () => {
+    const error = await postgresStores.cases
+      ?.open('postgres://svc:hunter2@127.0.0.1:1/nowhere', testContext)
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StoreError);
+    expect((error as Error).message).toMatch(/case store cannot be reached/);
+    expect((error as Error).message).not.toContain('hunter2');
+  });
+});
