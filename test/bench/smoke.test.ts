@@ -40,4 +40,25 @@ describe('npm run bench -- --smoke', () => {
     // Every request in every scenario was answered 2xx: the harness measured real successes.
     for (const r of saved.results) for (const t of Object.values(r.totals)) expect(t.non2xx).toBe(0);
   }, 150_000);
+
+  it('runs the engines and audit scenarios against PostgreSQL and Redis, every request answered 2xx', () => {
+    const result = spawnSync(process.execPath, ['bench/run.mjs', '--smoke', 'engines', 'audit'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 120_000,
+      env: { PATH: process.env.PATH ?? '' },
+    });
+    expect(result.status, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/^local +\d+ req\/s .* cpu \d+ µs\/req$/m);
+    expect(result.stdout).toMatch(/^shared +\d+ req\/s .* cpu \d+ µs\/req$/m);
+    expect(result.stdout).toMatch(/^cpu per request shared\/local \d+(\.\d+)?$/m);
+    for (const store of ['sqlite1', 'sqlite2', 'postgres1', 'postgres2'])
+      expect(result.stdout).toMatch(new RegExp(`^${store} +\\d+ appends/s \\(chain verified\\)$`, 'm'));
+    const file = /^wrote (.+)$/m.exec(result.stdout)?.[1] ?? '';
+    const saved = JSON.parse(readFileSync(file, 'utf8')) as {
+      results: { scenario: string; totals?: Record<string, { non2xx: number; errors: number }> }[];
+    };
+    const engines = saved.results.find((r) => r.scenario === 'engines');
+    for (const t of Object.values(engines?.totals ?? {})) expect(t).toMatchObject({ non2xx: 0, errors: 0 });
+  }, 150_000);
 });

@@ -8,7 +8,7 @@ import type {
   UserGrant,
 } from '../../ports/access-directory.js';
 import { StoreError } from '../../ports/stores.js';
-import { openReadOnlyStore, openWritableStore, type StoreDescription } from './database.js';
+import { openReadOnlyStore, openWritableStore, reading, type StoreDescription } from './database.js';
 
 const MIGRATIONS: readonly string[] = [
   `
@@ -194,43 +194,51 @@ export class SqliteAccessDirectory implements AccessDirectory, AccessAdministrat
   }
 
   async findClient(id: string): Promise<Client | undefined> {
-    this.fresh();
-    const cached = this.clientCache.get(id);
-    if (cached) return cached;
-    const row = this.stmts.client.get(id);
-    return row && SqliteAccessDirectory.remember(this.clientCache, id, deepFreeze(toClient(row)));
+    return reading('access store', () => {
+      this.fresh();
+      const cached = this.clientCache.get(id);
+      if (cached) return cached;
+      const row = this.stmts.client.get(id);
+      return row && SqliteAccessDirectory.remember(this.clientCache, id, deepFreeze(toClient(row)));
+    });
   }
 
   async findApiKey(id: string): Promise<ApiKeyRecord | undefined> {
-    this.fresh();
-    const cached = this.keyCache.get(id);
-    if (cached) return cached;
-    const row = this.stmts.key.get(id);
-    return row && SqliteAccessDirectory.remember(this.keyCache, id, deepFreeze(toKey(row)));
+    return reading('access store', () => {
+      this.fresh();
+      const cached = this.keyCache.get(id);
+      if (cached) return cached;
+      const row = this.stmts.key.get(id);
+      return row && SqliteAccessDirectory.remember(this.keyCache, id, deepFreeze(toKey(row)));
+    });
   }
 
   async isCertificateRevoked(serialNumber: string, clientId: string): Promise<boolean> {
-    this.fresh();
-    const key = `${serialNumber} ${clientId}`;
-    const cached = this.revokedCache.get(key);
-    if (cached !== undefined) return cached;
-    return SqliteAccessDirectory.remember(
-      this.revokedCache,
-      key,
-      this.stmts.revoked.get(serialNumber, clientId) !== undefined,
-    );
+    return reading('access store', () => {
+      this.fresh();
+      const key = `${serialNumber} ${clientId}`;
+      const cached = this.revokedCache.get(key);
+      if (cached !== undefined) return cached;
+      return SqliteAccessDirectory.remember(
+        this.revokedCache,
+        key,
+        this.stmts.revoked.get(serialNumber, clientId) !== undefined,
+      );
+    });
   }
 
   async grantsFor(email: string): Promise<readonly Permission[]> {
-    this.fresh();
-    const key = email.toLowerCase();
-    const cached = this.grantCache.get(key);
-    if (cached) return cached;
-    const grants = this.stmts.grants
-      .all(key)
-      .map((r) => r.permission)
-      .filter(isPermission);
-    return SqliteAccessDirectory.remember(this.grantCache, key, Object.freeze(grants));
+    return reading('access store', () => {
+      this.fresh();
+      const key = email.toLowerCase();
+      const cached = this.grantCache.get(key);
+      if (cached) return cached;
+      const grants = this.stmts.grants
+        .all(key)
+        .map((r) => r.permission)
+        .filter(isPermission);
+      return SqliteAccessDirectory.remember(this.grantCache, key, Object.freeze(grants));
+    });
   }
 
   async saveClient(client: Client): Promise<void> {

@@ -10,7 +10,7 @@ import type {
 } from '../../domain/types.js';
 import type { CaseRepository } from '../../ports/case-repository.js';
 import { StoreError } from '../../ports/stores.js';
-import { openReadOnlyStore, openWritableStore, type StoreDescription } from './database.js';
+import { openReadOnlyStore, openWritableStore, reading, type StoreDescription } from './database.js';
 import { CASE_STORE_MIGRATIONS } from './migrations.js';
 
 /** The store cannot be opened or used as asked; the message says what to do. */
@@ -118,50 +118,58 @@ export class SqliteCaseRepository implements CaseRepository {
   }
 
   async findPersonalDetails(crn: Crn): Promise<PersonalDetailsAndCircumstances | undefined> {
-    const json = this.detailsStmt.get(crn.value);
-    return json === undefined ? undefined : (JSON.parse(json) as PersonalDetailsAndCircumstances);
+    return reading('case store', () => {
+      const json = this.detailsStmt.get(crn.value);
+      return json === undefined ? undefined : (JSON.parse(json) as PersonalDetailsAndCircumstances);
+    });
   }
 
   async findHomeOfficeInterest(crn: Crn): Promise<HomeOfficeInterest | undefined> {
-    const row = this.hoiStmt.get(crn.value);
-    if (row === undefined) return undefined;
-    return { exists: row.home_office_interest_exists === 1, notes: row.home_office_interest_notes };
+    return reading('case store', () => {
+      const row = this.hoiStmt.get(crn.value);
+      if (row === undefined) return undefined;
+      return { exists: row.home_office_interest_exists === 1, notes: row.home_office_interest_notes };
+    });
   }
 
   async findRiskScores(crn: Crn): Promise<RiskPredictorScore[] | undefined> {
-    const rows = this.riskStmt.all(crn.value);
-    if (rows.length === 0 && this.existsStmt.get(crn.value) === undefined) return undefined;
-    return rows.map((r) => ({
-      completedDate: r.completed_date,
-      assessmentStatus: r.assessment_status,
-      generalPredictor: { scoreLevel: r.general_level, score: r.general_score },
-      violencePredictor: { scoreLevel: r.violence_level, score: r.violence_score },
-      groupReconviction: { scoreLevel: r.group_reconviction_level, score: r.group_reconviction_score },
-      riskOfSeriousRecidivism: { scoreLevel: r.rsr_level, score: r.rsr_score },
-      sexualPredictor: {
-        indecentScoreLevel: r.sexual_indecent_level,
-        contactScoreLevel: r.sexual_contact_level,
-        indecentScore: r.sexual_indecent_score,
-        contactScore: r.sexual_contact_score,
-      },
-    }));
+    return reading('case store', () => {
+      const rows = this.riskStmt.all(crn.value);
+      if (rows.length === 0 && this.existsStmt.get(crn.value) === undefined) return undefined;
+      return rows.map((r) => ({
+        completedDate: r.completed_date,
+        assessmentStatus: r.assessment_status,
+        generalPredictor: { scoreLevel: r.general_level, score: r.general_score },
+        violencePredictor: { scoreLevel: r.violence_level, score: r.violence_score },
+        groupReconviction: { scoreLevel: r.group_reconviction_level, score: r.group_reconviction_score },
+        riskOfSeriousRecidivism: { scoreLevel: r.rsr_level, score: r.rsr_score },
+        sexualPredictor: {
+          indecentScoreLevel: r.sexual_indecent_level,
+          contactScoreLevel: r.sexual_contact_level,
+          indecentScore: r.sexual_indecent_score,
+          contactScore: r.sexual_contact_score,
+        },
+      }));
+    });
   }
 
   async findCommunityManager(crn: Crn): Promise<{ communityManager: CommunityManager | null } | undefined> {
-    const row = this.managerStmt.get(crn.value);
-    if (row === undefined) {
-      return this.existsStmt.get(crn.value) === undefined ? undefined : { communityManager: null };
-    }
-    return {
-      communityManager: {
-        name: { forename: row.forename, middleName: row.middle_name, surname: row.surname },
-        pdu: row.pdu,
-        jobRole: row.job_role,
-        emailAddress: row.email_address,
-        officeName: row.office_name,
-        teamPhoneNumber: row.team_phone_number,
-      },
-    };
+    return reading('case store', () => {
+      const row = this.managerStmt.get(crn.value);
+      if (row === undefined) {
+        return this.existsStmt.get(crn.value) === undefined ? undefined : { communityManager: null };
+      }
+      return {
+        communityManager: {
+          name: { forename: row.forename, middleName: row.middle_name, surname: row.surname },
+          pdu: row.pdu,
+          jobRole: row.job_role,
+          emailAddress: row.email_address,
+          officeName: row.office_name,
+          teamPhoneNumber: row.team_phone_number,
+        },
+      };
+    });
   }
 }
 

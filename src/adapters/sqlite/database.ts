@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3';
+import { StoreUnavailableError } from '../../domain/errors.js';
 
 /**
  * Opening SQLite stores, shared by every store in this adapter: a read-only connection for
@@ -61,4 +62,17 @@ export function openWritableStore(path: string, store: StoreDescription): Databa
     }
   })();
   return db;
+}
+
+/**
+ * Runs a read for the request path: an engine failure (I/O error, a locked or corrupt
+ * file) becomes a {@link StoreUnavailableError}, answered with 503; only SQLite's error
+ * code is kept for the log.
+ */
+export function reading<T>(what: string, run: () => T): T {
+  try {
+    return run();
+  } catch (error) {
+    throw new StoreUnavailableError(what, (error as { code?: string }).code ?? 'error');
+  }
 }

@@ -10,6 +10,7 @@ import {
 } from '../../../src/adapters/sqlite/case-store.js';
 import { CASE_STORE_MIGRATIONS, CASE_STORE_SCHEMA_VERSION } from '../../../src/adapters/sqlite/migrations.js';
 import { Crn } from '../../../src/domain/crn.js';
+import { StoreUnavailableError } from '../../../src/domain/errors.js';
 import type { CaseRecord } from '../../../src/domain/types.js';
 import { CaseMother } from '../../support/mothers.js';
 
@@ -136,5 +137,23 @@ describe('SqliteCaseWriter.open on a newer store', () => {
     db.pragma(`user_version = ${CASE_STORE_SCHEMA_VERSION + 1}`);
     db.close();
     expect(() => SqliteCaseWriter.open(path)).toThrow(/newer than this service knows/);
+  });
+});
+
+describe('SqliteCaseRepository when the engine fails', () => {
+  it('answers a StoreUnavailableError (503), never a raw driver error', async () => {
+    const repository = SqliteCaseRepository.openReadOnly(storeWith([CaseMother.full('X123456')]));
+    expect(await repository.findHomeOfficeInterest(Crn.parse('X123456'))).toBeDefined();
+    repository.close();
+    for (const read of [
+      () => repository.findPersonalDetails(Crn.parse('X123456')),
+      () => repository.findHomeOfficeInterest(Crn.parse('X123456')),
+      () => repository.findCommunityManager(Crn.parse('X123456')),
+      () => repository.findRiskScores(Crn.parse('X123456')),
+    ]) {
+      const error = await read().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(StoreUnavailableError);
+      expect(error).toMatchObject({ store: 'case store' });
+    }
   });
 });
