@@ -130,6 +130,17 @@ const tally = (outcomes: Outcome[]) => {
   return counts;
 };
 
+/** Asks until the instance answers 200 or `ms` pass; the last status. */
+async function answeredWithin(instance: Instance, ms: number): Promise<number | string> {
+  const deadline = Date.now() + ms;
+  let status = statusOf(await get(instance, '/case/X123456'));
+  while (status !== 200 && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 100));
+    status = statusOf(await get(instance, '/case/X123456'));
+  }
+  return status;
+}
+
 function auditRecords(): { requestId: string; status: number }[] {
   const result = runCli(['audit', 'query', '--limit', '1000000', '--json'], setup.env);
   expect(result.status).toBe(0);
@@ -244,15 +255,7 @@ describe('two serve processes on one PostgreSQL and one Redis', () => {
       JSON.stringify(counts),
     ).toBe(true);
     // Recovered by itself: both answer again.
-    for (const instance of instances) {
-      const deadline = Date.now() + 5000;
-      let status = statusOf(await get(instance, '/case/X123456'));
-      while (status !== 200 && Date.now() < deadline) {
-        await new Promise((r) => setTimeout(r, 100));
-        status = statusOf(await get(instance, '/case/X123456'));
-      }
-      expect(status).toBe(200);
-    }
+    for (const instance of instances) expect(await answeredWithin(instance, 5000)).toBe(200);
     // Every answered request is in the one unbroken trail, exactly once.
     const after = verifyAudit();
     expect(after.ok).toBe(true);
@@ -278,15 +281,7 @@ describe('two serve processes on one PostgreSQL and one Redis', () => {
     expect((await fetch(`${b.managementUrl}/health/ready`)).status).toBe(503);
     expect((await fetch(`${a.managementUrl}/health/ready`)).status).toBe(200);
     await redis.up();
-    for (const instance of [a, b]) {
-      const deadline = Date.now() + 10_000;
-      let status = statusOf(await get(instance, '/case/X123456'));
-      while (status !== 200 && Date.now() < deadline) {
-        await new Promise((r) => setTimeout(r, 100));
-        status = statusOf(await get(instance, '/case/X123456'));
-      }
-      expect(status).toBe(200);
-    }
+    for (const instance of [a, b]) expect(await answeredWithin(instance, 10_000)).toBe(200);
     // a answered throughout; it goes back to Redis as soon as its client has reconnected.
     const deadline = Date.now() + 10_000;
     while ((await metric(a, 'case_read_rate_limit_store_fallback')) !== 0 && Date.now() < deadline) {

@@ -9,7 +9,7 @@ import {
   verifyAuditBatches,
 } from '../../domain/audit/record.js';
 import type { AuditLog } from '../../ports/audit-log.js';
-import type { PostgresStoreDescription } from './database.js';
+import { inTransaction, type PostgresStoreDescription } from './database.js';
 
 export const AUDIT_STORE: PostgresStoreDescription = {
   what: 'audit store',
@@ -124,16 +124,7 @@ export class PostgresAuditLog implements AuditLog {
   }
 
   private async write(records: readonly AuditRecord[]): Promise<void> {
-    const client = await this.pool.connect();
-    let broken: Error | undefined;
-    // A connection killed between two statements emits 'error' on the client; without a
-    // listener that would end the process. The failed statement rejects on its own.
-    const onError = (error: Error) => {
-      broken = error;
-    };
-    client.on('error', onError);
-    try {
-      await client.query('BEGIN');
+    await inTransaction(this.pool, async (client) => {
       const head = await client.query<{ seq: string; hash: string }>(
         'SELECT seq, hash FROM audit_head FOR UPDATE',
       );
@@ -168,16 +159,7 @@ export class PostgresAuditLog implements AuditLog {
         cols,
       );
       await client.query('UPDATE audit_head SET seq = $1, hash = $2', [seq, hash]);
-      await client.query('COMMIT');
-    } catch (error) {
-      broken = error as Error;
-      await client.query('ROLLBACK').catch(() => {});
-      throw error;
-    } finally {
-      client.off('error', onError);
-      // A connection that failed mid-transaction is not given back to the pool.
-      client.release(broken);
-    }
+    });
   }
 
   async query(filter: AuditQuery): Promise<StoredAuditRecord[]> {

@@ -11,7 +11,7 @@ import type {
   RiskPredictorScore,
 } from '../../domain/types.js';
 import type { CaseRepository } from '../../ports/case-repository.js';
-import { onRequestPath, type PostgresStoreDescription } from './database.js';
+import { inTransaction, onRequestPath, type PostgresStoreDescription } from './database.js';
 
 /**
  * The case store schema. One row per case, each part of the case as the JSON document the
@@ -92,10 +92,7 @@ export class PostgresCaseWriter {
       (r) =>
         `${r.crn}\t${copyField(JSON.stringify(r.personalDetails))}\t${copyField(JSON.stringify(r.homeOfficeInterest))}\t${copyField(r.communityManager === null ? null : JSON.stringify(r.communityManager))}\t${copyField(JSON.stringify(r.riskScores))}\n`,
     );
-    const client = await this.pool.connect();
-    let broken: Error | undefined;
-    try {
-      await client.query('BEGIN');
+    await inTransaction(this.pool, async (client) => {
       await client.query('DELETE FROM cases WHERE crn = ANY ($1::text[])', [unique.map((r) => r.crn)]);
       const copy = client.query(
         copyFrom(
@@ -103,14 +100,7 @@ export class PostgresCaseWriter {
         ),
       );
       await pipeline(Readable.from(chunks(lines)), copy);
-      await client.query('COMMIT');
-    } catch (error) {
-      broken = error as Error;
-      await client.query('ROLLBACK').catch(() => {});
-      throw error;
-    } finally {
-      client.release(broken);
-    }
+    });
   }
 
   async count(): Promise<number> {

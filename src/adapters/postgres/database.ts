@@ -158,3 +158,34 @@ export async function onRequestPath<T>(what: string, run: () => Promise<T>): Pro
     throw new StoreUnavailableError(what, label);
   }
 }
+
+/**
+ * Runs `work` in one transaction on one pooled connection: committed when it resolves,
+ * rolled back when it throws. A connection that failed is destroyed, not returned to the
+ * pool. A connection killed between two statements emits 'error' on its client; the
+ * listener held here keeps that from ending the process (the next statement rejects).
+ */
+export async function inTransaction<T>(
+  pool: pg.Pool,
+  work: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  const onError = (error: Error) => {
+    broken = error;
+  };
+  client.on('error', onError);
+  try {
+    await client.query('BEGIN');
+    const result = await work(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    broken ??= error as Error;
+    await client.query('ROLLBACK').catch(() => {});
+    throw error;
+  } finally {
+    client.off('error', onError);
+    client.release(broken);
+  }
+}

@@ -4,24 +4,14 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SqliteAuditLog } from '../../../src/adapters/sqlite/audit-log.js';
-import type { AuditRecord } from '../../../src/domain/audit/record.js';
+import { auditRecord } from '../../contract/audit-log.contract.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'case-read-audit-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let n = 0;
 const fresh = () => join(dir, `audit-${++n}.db`);
 
-const record = (i: number, overrides: Partial<AuditRecord> = {}): AuditRecord => ({
-  at: new Date(Date.UTC(2026, 0, 1, 0, 0, i)),
-  requestId: `req-${i}`,
-  clientId: i % 2 ? 'client-a' : 'client-b',
-  certificateSerial: 'AB12',
-  onBehalfOf: i === 3 ? 'officer@probation.example' : null,
-  operation: 'getCase',
-  crn: i % 3 ? 'X123456' : 'A000001',
-  status: 200,
-  ...overrides,
-});
+const record = auditRecord;
 
 /** What only the SQLite adapter promises; the port's contract is in test/contract. */
 describe('SqliteAuditLog', () => {
