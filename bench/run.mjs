@@ -11,6 +11,8 @@
 //   engines: the same request against SQLite + in-process counts and against PostgreSQL +
 //            Redis, with the server's CPU time per request (from /proc/PID/stat).
 //   audit:   audit append throughput, SQLite and PostgreSQL, from one and from two writers.
+//   upstream: the same request against a service reading SQLite and against a second service
+//            reading the first over HTTPS (CASE_STORE=https://…, mutual TLS, key, bearer).
 //   --postgres: `scale` generates its stores in PostgreSQL instead of SQLite.
 // PostgreSQL and Redis: BENCH_POSTGRES_URL (postgres://root@127.0.0.1:5432/test) and
 // BENCH_REDIS_URL (redis://127.0.0.1:6379); each run uses its own schemas and key prefix.
@@ -27,7 +29,7 @@ const smoke = args.includes('--smoke');
 const cpuProf = args.includes('--cpu-prof');
 const profileDir = join(root, 'bench/results/profiles');
 const scenarios = args.filter((a) => !a.startsWith('--'));
-const KNOWN = ['keepalive', 'handshake', 'scale', 'token', 'engines', 'audit'];
+const KNOWN = ['keepalive', 'handshake', 'scale', 'token', 'engines', 'audit', 'upstream'];
 const onPostgres = args.includes('--postgres');
 const PG = process.env.BENCH_POSTGRES_URL ?? 'postgres://root@127.0.0.1:5432/test';
 const REDIS = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -269,9 +271,11 @@ const fmt = (label, s) =>
   `${label.padEnd(9)} ${String(s.reqPerSec).padStart(7)} req/s  p50 ${String(s.p50).padStart(4)} ms  p99 ${String(s.p99).padStart(4)} ms  rss ${s.rssMiB} MiB${s.cpuUsPerRequest !== undefined ? `  cpu ${s.cpuUsPerRequest} µs/req` : ''}${s.non2xx || s.errors ? `  (non-2xx ${s.non2xx}, errors ${s.errors})` : ''}`;
 const auth = { 'x-api-key': apiKey, authorization: `Bearer ${token}` };
 
-async function alternate(targets, request) {
+async function alternate(targets, request, connectionsOverride) {
   const rounds = Object.fromEntries(targets.map((t) => [t.name, []]));
-  const connections = request(targets[0]).reconnect ? settings.handshakeConnections : settings.connections;
+  const connections =
+    connectionsOverride ??
+    (request(targets[0]).reconnect ? settings.handshakeConnections : settings.connections);
   for (const t of targets) await load({ ...request(t), durationS: settings.warmupS, connections });
   for (let r = 1; r <= settings.rounds; r++) {
     for (const t of targets) {
@@ -520,6 +524,58 @@ async function auditScenario() {
   return { scenario: 'audit', appendsPerSecond: results, ratio: null };
 }
 
+/**
+ * The added cost of reading cases from an upstream: `sqlite` is a service reading its SQLite
+ * file; `upstream` is a second service whose case store is the first, over HTTPS with the
+ * bench client's certificate, an API key and a bearer token (every upstream call is a full
+ * request through the first service's perimeter).
+ */
+async function upstreamScenario() {
+  const origin = await startService(`sqlite:${join(dir, 'cases.db')}`);
+  const secrets = join(dir, 'upstream-secrets');
+  mkdirSync(secrets, { recursive: true });
+  writeFileSync(join(secrets, 'api-key'), apiKey, { mode: 0o600 });
+  writeFileSync(join(secrets, 'bearer'), token, { mode: 0o600 });
+  const front = await startService(`https://localhost:${origin.port}`, {
+    UPSTREAM_TLS_CERT: join(pki, 'bench-client.pem'),
+    UPSTREAM_TLS_KEY: join(pki, 'bench-client-key.pem'),
+    UPSTREAM_TLS_CA: join(pki, 'ca.pem'),
+    UPSTREAM_API_KEY_FILE: join(secrets, 'api-key'),
+    UPSTREAM_BEARER_FILE: join(secrets, 'bearer'),
+  });
+  try {
+    const targets = [
+      { name: 'sqlite', port: origin.port, child: origin.child },
+      { name: 'upstream', port: front.port, child: front.child },
+    ];
+    const request = (t) => ({ port: t.port, path: '/case/X123456', headers: auth });
+    // One connection: the latency a single request gains, with no queueing in it.
+    process.stdout.write('one connection:\n');
+    const single = await alternate(targets, request, 1);
+    process.stdout.write(`${settings.connections} connections:\n`);
+    const { rounds, totals } = await alternate(targets, request);
+    const p50 = (t) => Math.round((t.upstream.p50 - t.sqlite.p50) * 10) / 10;
+    // At one connection the mean latency is 1 / throughput, finer than autocannon's 1 ms.
+    const mean = (t) => Math.round((1000 / t.upstream.reqPerSec - 1000 / t.sqlite.reqPerSec) * 100) / 100;
+    const cpu = Math.round((totals.upstream.cpuUsPerRequest / totals.sqlite.cpuUsPerRequest) * 100) / 100;
+    process.stdout.write(
+      `one connection: ${fmt('sqlite', single.totals.sqlite)}\none connection: ${fmt('upstream', single.totals.upstream)}\n${fmt('sqlite', totals.sqlite)}\n${fmt('upstream', totals.upstream)}\nadded latency ${mean(single.totals)} ms (mean, one connection); added p50 ${p50(totals)} ms at ${settings.connections} connections; cpu per request upstream/sqlite ${cpu}\n`,
+    );
+    return {
+      scenario: 'upstream',
+      single: single.totals,
+      rounds,
+      totals,
+      addedMeanMsOneConnection: mean(single.totals),
+      addedP50Loaded: p50(totals),
+      ratio: null,
+    };
+  } finally {
+    await stop(front.child);
+    await stop(origin.child);
+  }
+}
+
 async function dropSchemas() {
   if (pgSchemas.size === 0) return;
   const { default: pg } = await import('pg');
@@ -589,6 +645,7 @@ try {
     if (scenario === 'token') results.push(await tokenScenario());
     if (scenario === 'engines') results.push(await engines());
     if (scenario === 'audit') results.push(await auditScenario());
+    if (scenario === 'upstream') results.push(await upstreamScenario());
   }
 } finally {
   rmSync(dir, { recursive: true, force: true });

@@ -150,6 +150,7 @@ export async function buildService(config: Config, logger: Logger): Promise<Serv
     config,
     (level, fields, message) => logger[level](fields, message),
     metrics.rateLimitStoreTransition,
+    metrics.upstreamCall,
   );
   const { cases, access, audit, rateLimit } = await openStores(config, context);
   const app = createHttpApp({

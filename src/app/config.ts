@@ -117,6 +117,17 @@ const variablesSchema = z.object({
         return z.NEVER;
       }
     }),
+  UPSTREAM_CONNECTIONS: wholeNumber('UPSTREAM_CONNECTIONS', 16, 1, 1024),
+  UPSTREAM_TIMEOUT_MS: wholeNumber('UPSTREAM_TIMEOUT_MS', 2000, 50, 60_000),
+  UPSTREAM_RETRIES: wholeNumber('UPSTREAM_RETRIES', 2, 0, 5),
+  UPSTREAM_TLS_CERT: z.string().min(1).optional(),
+  UPSTREAM_TLS_KEY: z.string().min(1).optional(),
+  UPSTREAM_TLS_CA: z.string().min(1).optional(),
+  UPSTREAM_API_KEY_FILE: z.string().min(1).optional(),
+  UPSTREAM_BEARER_FILE: z.string().min(1).optional(),
+  UPSTREAM_TOKEN_URL: z.url({ protocol: /^https?$/, error: 'expected an http(s):// URL' }).optional(),
+  UPSTREAM_CLIENT_ID: z.string().min(1).optional(),
+  UPSTREAM_CLIENT_SECRET_FILE: z.string().min(1).optional(),
   CREDENTIALS_ISSUER: z.enum(['sts', 'local'], { error: 'expected sts or local' }).default('sts'),
   STS_REGION: z
     .string()
@@ -162,6 +173,27 @@ const envSchema = variablesSchema.superRefine((env, ctx) => {
       message:
         'required when IDENTITY_MODE=trusted-header: the CNs of the gateways whose verified certificates may set the identity headers',
     });
+  }
+  if ((env.UPSTREAM_TLS_CERT === undefined) !== (env.UPSTREAM_TLS_KEY === undefined)) {
+    ctx.addIssue({
+      code: 'custom',
+      path: [env.UPSTREAM_TLS_CERT === undefined ? 'UPSTREAM_TLS_CERT' : 'UPSTREAM_TLS_KEY'],
+      message: 'UPSTREAM_TLS_CERT and UPSTREAM_TLS_KEY go together',
+    });
+  }
+  if (env.UPSTREAM_TOKEN_URL !== undefined) {
+    for (const name of ['UPSTREAM_CLIENT_ID', 'UPSTREAM_CLIENT_SECRET_FILE'] as const) {
+      if (env[name] === undefined) {
+        ctx.addIssue({ code: 'custom', path: [name], message: 'required with UPSTREAM_TOKEN_URL' });
+      }
+    }
+    if (env.UPSTREAM_BEARER_FILE !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['UPSTREAM_BEARER_FILE'],
+        message: 'a static bearer and OAuth2 client credentials (UPSTREAM_TOKEN_URL) are exclusive',
+      });
+    }
   }
   if (env.BEARER_MODE === 'off') return;
   for (const name of ['BEARER_JWKS', 'BEARER_ISSUER', 'BEARER_AUDIENCE'] as const) {

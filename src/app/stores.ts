@@ -3,6 +3,7 @@ import { memoryStores } from '../adapters/memory/store-kind.js';
 import { postgresStores } from '../adapters/postgres/store-kind.js';
 import { redisStores } from '../adapters/redis/store-kind.js';
 import { sqliteStores } from '../adapters/sqlite/store-kind.js';
+import { upstreamStores } from '../adapters/upstream-http/store-kind.js';
 import type { AccessAdministration, AccessDirectory } from '../ports/access-directory.js';
 import type { AuditLog } from '../ports/audit-log.js';
 import type { CaseRepository } from '../ports/case-repository.js';
@@ -25,7 +26,7 @@ export { CaseFileError, loadCaseFile } from '../adapters/memory/case-file.js';
  * store technology is that folder plus one line here; configuration, `config check`,
  * `serve` and every CLI command reach stores only through this file.
  */
-const KINDS: readonly StoreKind[] = [memoryStores, sqliteStores, postgresStores, redisStores];
+const KINDS: readonly StoreKind[] = [memoryStores, sqliteStores, postgresStores, redisStores, upstreamStores];
 
 /** A store named by a URL the registry accepted for a role. */
 export interface StoreRef {
@@ -124,17 +125,50 @@ export interface StoreSettings {
   readonly RATE_LIMIT_PREFIX: string;
   readonly RATE_LIMIT_TIMEOUT_MS: number;
   readonly RATE_LIMIT_ON_STORE_FAILURE: StoreContext['rateLimit']['onStoreFailure'];
+  readonly UPSTREAM_CONNECTIONS?: number;
+  readonly UPSTREAM_TIMEOUT_MS?: number;
+  readonly UPSTREAM_RETRIES?: number;
+  readonly UPSTREAM_TLS_CERT?: string | undefined;
+  readonly UPSTREAM_TLS_KEY?: string | undefined;
+  readonly UPSTREAM_TLS_CA?: string | undefined;
+  readonly UPSTREAM_API_KEY_FILE?: string | undefined;
+  readonly UPSTREAM_BEARER_FILE?: string | undefined;
+  readonly UPSTREAM_TOKEN_URL?: string | undefined;
+  readonly UPSTREAM_CLIENT_ID?: string | undefined;
+  readonly UPSTREAM_CLIENT_SECRET_FILE?: string | undefined;
 }
+
+const defined = <T extends object>(o: T) =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as {
+    [K in keyof T]: Exclude<T[K], undefined>;
+  };
 
 /** What the stores need from the configuration, and where they log (for `serve` and the CLI). */
 export function storeContextOf(
   config: StoreSettings,
   log: StoreContext['log'],
   onTransition?: (to: 'store' | 'fallback') => void,
+  observeUpstream?: StoreContext['observeUpstream'],
 ): StoreContext {
   return {
     crnFormat: config.CRN_PATTERN,
     log,
+    upstream: {
+      connections: config.UPSTREAM_CONNECTIONS ?? 16,
+      timeoutMs: config.UPSTREAM_TIMEOUT_MS ?? 2000,
+      retries: config.UPSTREAM_RETRIES ?? 2,
+      ...defined({
+        tlsCertFile: config.UPSTREAM_TLS_CERT,
+        tlsKeyFile: config.UPSTREAM_TLS_KEY,
+        tlsCaFile: config.UPSTREAM_TLS_CA,
+        apiKeyFile: config.UPSTREAM_API_KEY_FILE,
+        bearerFile: config.UPSTREAM_BEARER_FILE,
+        tokenUrl: config.UPSTREAM_TOKEN_URL,
+        clientId: config.UPSTREAM_CLIENT_ID,
+        clientSecretFile: config.UPSTREAM_CLIENT_SECRET_FILE,
+      }),
+    },
+    ...(observeUpstream ? { observeUpstream } : {}),
     rateLimit: {
       prefix: config.RATE_LIMIT_PREFIX,
       timeoutMs: config.RATE_LIMIT_TIMEOUT_MS,

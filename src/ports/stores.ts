@@ -50,10 +50,39 @@ export type StoreLog = (
   message: string,
 ) => void;
 
+/** How the upstream-HTTP case store connects and authenticates (files hold the secrets). */
+export interface UpstreamSettings {
+  readonly connections: number;
+  /** The whole call, retries included. */
+  readonly timeoutMs: number;
+  readonly retries: number;
+  readonly tlsCertFile?: string;
+  readonly tlsKeyFile?: string;
+  readonly tlsCaFile?: string;
+  readonly apiKeyFile?: string;
+  readonly bearerFile?: string;
+  readonly tokenUrl?: string;
+  readonly clientId?: string;
+  readonly clientSecretFile?: string;
+}
+
+/** One upstream call, for the metrics: how it ended and how long it took. */
+export type UpstreamOutcome =
+  | 'ok'
+  | 'not-found'
+  | 'timeout'
+  | '5xx'
+  | 'invalid-body'
+  | 'refused-by-upstream'
+  | 'connection'
+  | 'circuit-open';
+
 /** What a store may need beyond its URL, from the service's configuration. */
 export interface StoreContext {
   readonly crnFormat: CrnFormat;
   readonly log: StoreLog;
+  readonly upstream?: UpstreamSettings;
+  readonly observeUpstream?: (outcome: UpstreamOutcome, seconds: number) => void;
   readonly rateLimit: {
     readonly prefix: string;
     readonly timeoutMs: number;

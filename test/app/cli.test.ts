@@ -27,12 +27,16 @@ describe('case-read usage errors exit 2 with a usage line', () => {
     [['cases', 'generate', '--count', '5', '--seed=-1'], '--seed must be a whole number'],
     [['cases', 'generate', '--count', '5', '--seed', '1.5'], '--seed must be a whole number'],
     [
+      ['cases', 'import', 'x.json', '--store', 'https://records.example'],
+      '--store: cases cannot be written to upstream; use a sqlite:PATH or postgres:// store',
+    ],
+    [
       ['cases', 'generate', '--count', '5', '--store', 'memory'],
       '--store: cases cannot be written to memory; use a sqlite:PATH or postgres:// store',
     ],
     [
       ['cases', 'generate', '--count', '5', '--store', 'redis://x'],
-      '--store: redis cannot hold a case store; expected memory, sqlite:PATH or postgres://',
+      '--store: redis cannot hold a case store; expected memory, sqlite:PATH, postgres://',
     ],
     [['serve', 'extra'], 'unexpected argument: extra'],
     [['pki'], 'pki needs a subcommand'],

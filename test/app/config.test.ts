@@ -33,6 +33,15 @@ describe('loadConfig', () => {
     expect(config.RATE_LIMIT_PREFIX).toBe('case-read:');
     expect(config.RATE_LIMIT_TIMEOUT_MS).toBe(50);
     expect(config.RATE_LIMIT_ON_STORE_FAILURE).toBe('local');
+    expect([config.UPSTREAM_CONNECTIONS, config.UPSTREAM_TIMEOUT_MS, config.UPSTREAM_RETRIES]).toEqual([
+      16, 2000, 2,
+    ]);
+    expect(loadConfig({ ...BASE, CASE_STORE: 'https://records.internal:8443/api' }).CASE_STORE).toMatchObject(
+      {
+        kind: { name: 'upstream' },
+        url: 'https://records.internal:8443/api',
+      },
+    );
     expect(config.AUDIT_STORE).toMatchObject({ url: 'sqlite:./data/audit.db', role: 'audit' });
     expect(config.RATE_LIMIT_DEFAULT).toEqual({ limit: 100, windowMs: 1000 });
     expect(config.STS_REGION).toBe('eu-west-2');
@@ -79,7 +88,10 @@ describe('loadConfig', () => {
     [{ PORT: 'eighty' }, /^PORT: PORT must be a port number 0\.\.65535$/],
     [{ PORT: '70000' }, /^PORT: /],
     [{ PORT: '-1' }, /^PORT: /],
-    [{ CASE_STORE: 'mongodb://x' }, /^CASE_STORE: expected memory, sqlite:PATH or postgres:\/\/USER@HOST/],
+    [
+      { CASE_STORE: 'mongodb://x' },
+      /^CASE_STORE: expected memory, sqlite:PATH, postgres:\/\/USER@HOST:PORT\/DB\[\?schema=NAME\] or https:\/\/UPSTREAM$/,
+    ],
     [{ CASE_STORE: 'sqlite:' }, /^CASE_STORE: sqlite: needs a file path/],
     [{ CRN_PATTERN: '[A-Z]+' }, /^CRN_PATTERN: crn pattern must be anchored/],
     [{ CRN_PATTERN: '^(.*$' }, /^CRN_PATTERN: crn pattern is not a valid regular expression/],

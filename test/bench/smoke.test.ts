@@ -41,8 +41,8 @@ describe('npm run bench -- --smoke', () => {
     for (const r of saved.results) for (const t of Object.values(r.totals)) expect(t.non2xx).toBe(0);
   }, 150_000);
 
-  it('runs the engines and audit scenarios against PostgreSQL and Redis, every request answered 2xx', () => {
-    const result = spawnSync(process.execPath, ['bench/run.mjs', '--smoke', 'engines', 'audit'], {
+  it('runs the engines, audit and upstream scenarios (PostgreSQL, Redis, an upstream), every request answered 2xx', () => {
+    const result = spawnSync(process.execPath, ['bench/run.mjs', '--smoke', 'engines', 'audit', 'upstream'], {
       cwd: ROOT,
       encoding: 'utf8',
       timeout: 120_000,
@@ -58,7 +58,13 @@ describe('npm run bench -- --smoke', () => {
     const saved = JSON.parse(readFileSync(file, 'utf8')) as {
       results: { scenario: string; totals?: Record<string, { non2xx: number; errors: number }> }[];
     };
-    const engines = saved.results.find((r) => r.scenario === 'engines');
-    for (const t of Object.values(engines?.totals ?? {})) expect(t).toMatchObject({ non2xx: 0, errors: 0 });
+    expect(result.stdout).toMatch(
+      /^added latency -?\d+(\.\d+)? ms \(mean, one connection\); added p50 -?\d+(\.\d+)? ms at \d+ connections;/m,
+    );
+    for (const scenario of ['engines', 'upstream']) {
+      const found = saved.results.find((r) => r.scenario === scenario);
+      expect(Object.keys(found?.totals ?? {})).toHaveLength(2);
+      for (const t of Object.values(found?.totals ?? {})) expect(t).toMatchObject({ non2xx: 0, errors: 0 });
+    }
   }, 150_000);
 });

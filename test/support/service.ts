@@ -14,7 +14,7 @@ import type { BearerMode } from '../../src/domain/access/admit.js';
 import type { ApiKeyRecord } from '../../src/domain/access/model.js';
 import type { Quota } from '../../src/domain/access/rate-limit.js';
 import { CrnFormat } from '../../src/domain/crn.js';
-import type { AuditWriter, Clock, CredentialsIssuer } from '../../src/domain/needs.js';
+import type { AuditWriter, CaseRepository, Clock, CredentialsIssuer } from '../../src/domain/needs.js';
 import { fixtureCases } from './fixtures.js';
 import type { TestPki } from './pki.js';
 
@@ -60,6 +60,8 @@ export async function startTestService(
     audit?: AuditWriter;
     defaultRoleArn?: string;
     logger?: HttpLogger;
+    /** The cases served (default: the fixtures, in memory). */
+    repository?: CaseRepository;
   } = {},
 ): Promise<RunningTestService> {
   const directory = new InMemoryAccessDirectory();
@@ -70,7 +72,7 @@ export async function startTestService(
       ? trustedGatewayIdentity(new Set(options.trustedGateways ?? ['gateway']), peer)
       : peer;
   const app = createHttpApp({
-    repository: new InMemoryCaseRepository(fixtureCases()),
+    repository: options.repository ?? new InMemoryCaseRepository(fixtureCases()),
     crnFormat: CrnFormat.default,
     ...(options.logger ? { logger: options.logger } : {}),
     ...(options.audit ? { audit: options.audit } : {}),

@@ -1,51 +1,8 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { CrnFormat } from '../../domain/crn.js';
-import { SCORE_LEVELS } from '../../domain/types.js';
 import { MAX_PER_PAGE } from '../../domain/use-cases/get-risk-scores.js';
 import type { OperationGuard } from './cases.routes.js';
-import { crnParamsSchema, ProblemSchema } from './schemas.js';
-
-const ScoreLevelSchema = z.enum(SCORE_LEVELS).nullable().openapi('ScoreLevel');
-const LevelledScoreSchema = z
-  .object({ scoreLevel: ScoreLevelSchema, score: z.number().nullable() })
-  .openapi('LevelledScore');
-
-export const RiskPredictorScoreSchema = z
-  .object({
-    completedDate: z.iso
-      .datetime({ offset: true })
-      .openapi({ description: 'When the assessment was completed (ISO 8601)' }),
-    assessmentStatus: z.string().openapi({ example: 'COMPLETE' }),
-    generalPredictor: LevelledScoreSchema,
-    violencePredictor: LevelledScoreSchema,
-    groupReconviction: LevelledScoreSchema,
-    riskOfSeriousRecidivism: LevelledScoreSchema,
-    sexualPredictor: z
-      .object({
-        indecentScoreLevel: ScoreLevelSchema,
-        contactScoreLevel: ScoreLevelSchema,
-        indecentScore: z.number().nullable(),
-        contactScore: z.number().nullable(),
-      })
-      .openapi('SexualPredictor'),
-  })
-  .openapi('RiskPredictorScore');
-
-export const RiskScoresPageSchema = z
-  .object({
-    data: z.array(RiskPredictorScoreSchema),
-    pagination: z
-      .object({
-        isLastPage: z.boolean(),
-        count: z.number().int().openapi({ description: 'Items on this page' }),
-        page: z.number().int(),
-        perPage: z.number().int(),
-        totalCount: z.number().int(),
-        totalPages: z.number().int(),
-      })
-      .openapi('Pagination'),
-  })
-  .openapi('RiskPredictorScores');
+import { crnParamsSchema, ProblemSchema, RiskScoresPageSchema } from './schemas.js';
 
 const problem = (description: string) => ({
   description,

@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { CRN_MAX_LENGTH, type CrnFormat } from '../../domain/crn.js';
+import { SCORE_LEVELS } from '../../domain/types.js';
 import { ProblemType } from './problem.js';
 
 /**
@@ -70,6 +71,48 @@ export const CommunityManagerSchema = z
 export const CommunityOffenderManagerSchema = z
   .object({ crn: z.string(), communityManager: CommunityManagerSchema })
   .openapi('CommunityOffenderManager');
+
+const ScoreLevelSchema = z.enum(SCORE_LEVELS).nullable().openapi('ScoreLevel');
+const LevelledScoreSchema = z
+  .object({ scoreLevel: ScoreLevelSchema, score: z.number().nullable() })
+  .openapi('LevelledScore');
+
+export const RiskPredictorScoreSchema = z
+  .object({
+    completedDate: z.iso
+      .datetime({ offset: true })
+      .openapi({ description: 'When the assessment was completed (ISO 8601)' }),
+    assessmentStatus: z.string().openapi({ example: 'COMPLETE' }),
+    generalPredictor: LevelledScoreSchema,
+    violencePredictor: LevelledScoreSchema,
+    groupReconviction: LevelledScoreSchema,
+    riskOfSeriousRecidivism: LevelledScoreSchema,
+    sexualPredictor: z
+      .object({
+        indecentScoreLevel: ScoreLevelSchema,
+        contactScoreLevel: ScoreLevelSchema,
+        indecentScore: z.number().nullable(),
+        contactScore: z.number().nullable(),
+      })
+      .openapi('SexualPredictor'),
+  })
+  .openapi('RiskPredictorScore');
+
+export const RiskScoresPageSchema = z
+  .object({
+    data: z.array(RiskPredictorScoreSchema),
+    pagination: z
+      .object({
+        isLastPage: z.boolean(),
+        count: z.number().int().openapi({ description: 'Items on this page' }),
+        page: z.number().int(),
+        perPage: z.number().int(),
+        totalCount: z.number().int(),
+        totalPages: z.number().int(),
+      })
+      .openapi('Pagination'),
+  })
+  .openapi('RiskPredictorScores');
 
 export const ProblemSchema = z
   .object({

@@ -10,6 +10,8 @@ export class PrometheusMetrics {
   private readonly requests: Counter<'operation' | 'status'>;
   private readonly duration: Histogram<'operation'>;
   private readonly rateLimitFallback: Gauge;
+  private readonly upstreamDuration: Histogram<'outcome'>;
+  private readonly upstreamErrors: Counter<'kind'>;
   private readonly rateLimitTransitions: Counter<'to'>;
 
   constructor() {
@@ -27,6 +29,19 @@ export class PrometheusMetrics {
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
       registers: [this.registry],
     });
+    this.upstreamDuration = new Histogram({
+      name: 'case_read_upstream_request_duration_seconds',
+      help: 'Calls to the upstream case store (retries included), by outcome',
+      labelNames: ['outcome'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers: [this.registry],
+    });
+    this.upstreamErrors = new Counter({
+      name: 'case_read_upstream_errors_total',
+      help: 'Failed calls to the upstream case store, by kind (timeout, 5xx, invalid-body, refused-by-upstream, connection, circuit-open)',
+      labelNames: ['kind'],
+      registers: [this.registry],
+    });
     this.rateLimitFallback = new Gauge({
       name: 'case_read_rate_limit_store_fallback',
       help: '1 while the shared rate-limit store is unreachable and the failure mode is in force',
@@ -39,6 +54,12 @@ export class PrometheusMetrics {
       registers: [this.registry],
     });
   }
+
+  /** One call to the upstream case store: how it ended and how long it took. */
+  readonly upstreamCall = (outcome: string, seconds: number): void => {
+    this.upstreamDuration.observe({ outcome }, seconds);
+    if (outcome !== 'ok' && outcome !== 'not-found') this.upstreamErrors.inc({ kind: outcome });
+  };
 
   /** The rate-limit store was lost (`fallback`) or is back (`store`). */
   readonly rateLimitStoreTransition = (to: 'store' | 'fallback'): void => {

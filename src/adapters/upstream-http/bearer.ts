@@ -1,0 +1,72 @@
+import { request } from 'undici';
+import { UpstreamFailedError, UpstreamTimeoutError } from '../../domain/errors.js';
+
+const UPSTREAM = 'case store upstream';
+
+export interface ClientCredentials {
+  readonly tokenUrl: string;
+  readonly clientId: string;
+  readonly clientSecret: string;
+  readonly timeoutMs: number;
+  /** The token is renewed this long before it expires. */
+  readonly renewBeforeMs?: number;
+  readonly now?: () => number;
+}
+
+/**
+ * OAuth2 client credentials (RFC 6749 §4.4) for calls to the upstream: the token is cached
+ * until shortly before it expires, and however many requests wait for a new one, it is
+ * fetched once. The client authenticates with HTTP Basic (§2.3.1). A failed or malformed
+ * answer from the token endpoint is a 502 (a hang past the timeout a 504); neither the
+ * secret nor the token is ever in a message.
+ */
+export function clientCredentialsBearer(options: ClientCredentials): () => Promise<string> {
+  const now = options.now ?? Date.now;
+  const renewBefore = options.renewBeforeMs ?? 30_000;
+  let cached: { token: string; renewAt: number } | undefined;
+  let inFlight: Promise<string> | undefined;
+
+  const fetchToken = async (): Promise<string> => {
+    const basic = Buffer.from(
+      `${encodeURIComponent(options.clientId)}:${encodeURIComponent(options.clientSecret)}`,
+    ).toString('base64');
+    let status: number;
+    let body: unknown;
+    try {
+      const response = await request(options.tokenUrl, {
+        method: 'POST',
+        headers: {
+          authorization: `Basic ${basic}`,
+          'content-type': 'application/x-www-form-urlencoded',
+          accept: 'application/json',
+        },
+        body: 'grant_type=client_credentials',
+        signal: AbortSignal.timeout(options.timeoutMs),
+      });
+      status = response.statusCode;
+      body = await response.body.json().catch(() => undefined);
+    } catch (error) {
+      if ((error as Error).name === 'TimeoutError')
+        throw new UpstreamTimeoutError(`${UPSTREAM} token endpoint`);
+      throw new UpstreamFailedError(UPSTREAM, 'token-endpoint-unreachable');
+    }
+    const { access_token: token, expires_in: expiresIn } = (body ?? {}) as {
+      access_token?: unknown;
+      expires_in?: unknown;
+    };
+    if (status !== 200 || typeof token !== 'string' || token.length === 0) {
+      throw new UpstreamFailedError(UPSTREAM, `token-endpoint-${status}`);
+    }
+    const lifetimeMs = typeof expiresIn === 'number' && expiresIn > 0 ? expiresIn * 1000 : 60_000;
+    cached = { token, renewAt: now() + Math.max(lifetimeMs - renewBefore, lifetimeMs / 2) };
+    return token;
+  };
+
+  return async () => {
+    if (cached && now() < cached.renewAt) return cached.token;
+    inFlight ??= fetchToken().finally(() => {
+      inFlight = undefined;
+    });
+    return inFlight;
+  };
+}

@@ -1,0 +1,91 @@
+import { readFileSync } from 'node:fs';
+import { StoreError, type StoreKind, type UpstreamSettings } from '../../ports/stores.js';
+
+const HTTP_URL = /^https?:\/\//;
+
+function upstreamUrlProblem(url: string): string | undefined {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return 'expected https://HOST[:PORT][/BASE]';
+  }
+  if (parsed.username !== '' || parsed.password !== '') {
+    return 'put no credentials in the upstream URL; use UPSTREAM_API_KEY_FILE, UPSTREAM_BEARER_FILE or a client certificate';
+  }
+  if (parsed.search !== '' || parsed.hash !== '') return 'the upstream URL takes no query or fragment';
+  return undefined;
+}
+
+/** Reads a secret or a PEM file named by a variable; the message names the variable, never the contents. */
+function fileOf(variable: string, path: string | undefined): string | undefined {
+  if (path === undefined) return undefined;
+  try {
+    return readFileSync(path, 'utf8').trim();
+  } catch (error) {
+    throw new StoreError(
+      `${variable}: ${path} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+    );
+  }
+}
+
+/**
+ * `http(s)://HOST[:PORT][/BASE]`: cases read from the system of record, which speaks this
+ * service's `/case/…` API. Read-only: it cannot be written by `cases import`.
+ */
+export const upstreamStores: StoreKind = {
+  name: 'upstream',
+  form: 'https://UPSTREAM',
+  recognises: (url) => HTTP_URL.test(url),
+  problem: upstreamUrlProblem,
+  display: (url) => url,
+  cases: {
+    open: async (url, context) => {
+      const settings: UpstreamSettings = context.upstream ?? { connections: 16, timeoutMs: 2000, retries: 2 };
+      const { UpstreamCaseRepository } = await import('./case-repository.js');
+      const { clientCredentialsBearer } = await import('./bearer.js');
+      const tls = {
+        ...(settings.tlsCaFile ? { ca: fileOf('UPSTREAM_TLS_CA', settings.tlsCaFile) } : {}),
+        ...(settings.tlsCertFile ? { cert: fileOf('UPSTREAM_TLS_CERT', settings.tlsCertFile) } : {}),
+        ...(settings.tlsKeyFile ? { key: fileOf('UPSTREAM_TLS_KEY', settings.tlsKeyFile) } : {}),
+      };
+      const apiKey = fileOf('UPSTREAM_API_KEY_FILE', settings.apiKeyFile);
+      const staticBearer = fileOf('UPSTREAM_BEARER_FILE', settings.bearerFile);
+      const bearer =
+        staticBearer !== undefined
+          ? async () => staticBearer
+          : settings.tokenUrl !== undefined
+            ? clientCredentialsBearer({
+                tokenUrl: settings.tokenUrl,
+                clientId: settings.clientId ?? '',
+                clientSecret: fileOf('UPSTREAM_CLIENT_SECRET_FILE', settings.clientSecretFile) ?? '',
+                timeoutMs: settings.timeoutMs,
+              })
+            : undefined;
+      const repository = new UpstreamCaseRepository({
+        baseUrl: url,
+        connections: settings.connections,
+        timeoutMs: settings.timeoutMs,
+        retries: settings.retries,
+        tls,
+        ...(apiKey ? { apiKey } : {}),
+        ...(bearer ? { bearer } : {}),
+        ...(context.observeUpstream ? { observe: context.observeUpstream } : {}),
+      });
+      const auth = [
+        tls.cert ? 'client certificate' : '',
+        apiKey ? 'API key' : '',
+        staticBearer ? 'static bearer' : settings.tokenUrl ? 'OAuth2 client credentials' : '',
+      ].filter(Boolean);
+      return {
+        value: repository,
+        description: `${url} (upstream; ${auth.join(', ') || 'no authentication'}; timeout ${settings.timeoutMs} ms, ${settings.retries} retries)`,
+        // Readiness reports the breaker: open means every read is being refused.
+        ping: async () => {
+          if (repository.circuitOpen) throw new Error('the upstream circuit is open');
+        },
+        close: () => repository.close(),
+      };
+    },
+  },
+};

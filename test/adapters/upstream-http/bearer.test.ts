@@ -1,0 +1,90 @@
+import { OAuth2Server } from 'oauth2-mock-server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clientCredentialsBearer } from '../../../src/adapters/upstream-http/bearer.js';
+import { UpstreamFailedError } from '../../../src/domain/errors.js';
+
+/** OAuth2 client credentials against a real token server (oauth2-mock-server) on loopback. */
+let server: OAuth2Server;
+let tokenUrl: string;
+const issued: string[] = [];
+const basics: string[] = [];
+
+beforeAll(async () => {
+  server = new OAuth2Server();
+  await server.issuer.keys.generate('RS256');
+  await server.start(0, '127.0.0.1');
+  tokenUrl = `${server.issuer.url}/token`;
+  server.service.on('beforeResponse', (response: { body: { access_token?: string } }, req) => {
+    if (response.body.access_token) issued.push(response.body.access_token);
+    basics.push(String((req as { headers: Record<string, string> }).headers.authorization ?? ''));
+  });
+});
+afterAll(async () => {
+  await server.stop();
+});
+
+describe('OAuth2 client credentials for the upstream', () => {
+  it('fetches one token however many requests wait, sends the client with HTTP Basic, and caches it', async () => {
+    issued.length = 0;
+    basics.length = 0;
+    const bearer = clientCredentialsBearer({
+      tokenUrl,
+      clientId: 'case-read',
+      clientSecret: 's3cret:with/odd chars',
+      timeoutMs: 2000,
+    });
+    const tokens = await Promise.all(Array.from({ length: 10 }, () => bearer()));
+    expect(issued).toHaveLength(1);
+    expect(new Set(tokens)).toEqual(new Set(issued));
+    expect(tokens[0]?.split('.')).toHaveLength(3);
+    expect(basics[0]).toBe(
+      `Basic ${Buffer.from(`case-read:${encodeURIComponent('s3cret:with/odd chars')}`).toString('base64')}`,
+    );
+    expect(await bearer()).toBe(tokens[0]);
+    expect(issued).toHaveLength(1);
+  });
+
+  it('renews the token shortly before it expires', async () => {
+    issued.length = 0;
+    let now = 1_000_000;
+    const bearer = clientCredentialsBearer({
+      tokenUrl,
+      clientId: 'case-read',
+      clientSecret: 'x',
+      timeoutMs: 2000,
+      renewBeforeMs: 30_000,
+      now: () => now,
+    });
+    const first = await bearer();
+    // The mock's tokens live 3600 s: renewed 30 s before that, not earlier.
+    now += 3_569_000;
+    expect(await bearer()).toBe(first);
+    now += 2000;
+    const second = await bearer();
+    expect(issued).toHaveLength(2);
+    expect(second).toBe(issued[1]);
+  });
+
+  it('a token endpoint that refuses or cannot be reached is a 502 naming neither secret nor token', async () => {
+    server.service.once('beforeResponse', (response: { statusCode: number; body: unknown }) => {
+      response.statusCode = 401;
+      response.body = { error: 'invalid_client' };
+    });
+    const refused = await clientCredentialsBearer({
+      tokenUrl,
+      clientId: 'c',
+      clientSecret: 'topsecret',
+      timeoutMs: 2000,
+    })().catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(UpstreamFailedError);
+    expect((refused as UpstreamFailedError).logLabel).toBe('token-endpoint-401');
+    expect(JSON.stringify(refused)).not.toContain('topsecret');
+    const unreachable = await clientCredentialsBearer({
+      tokenUrl: 'http://127.0.0.1:1/token',
+      clientId: 'c',
+      clientSecret: 'topsecret',
+      timeoutMs: 2000,
+    })().catch((e: unknown) => e);
+    expect(unreachable).toBeInstanceOf(UpstreamFailedError);
+  });
+});

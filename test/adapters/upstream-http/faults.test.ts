@@ -1,0 +1,196 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { UpstreamCaseRepository } from '../../../src/adapters/upstream-http/case-repository.js';
+import { Crn } from '../../../src/domain/crn.js';
+import {
+  StoreUnavailableError,
+  UpstreamFailedError,
+  UpstreamTimeoutError,
+} from '../../../src/domain/errors.js';
+import { fixtureCases } from '../../support/fixtures.js';
+import { freePort } from '../../support/redis.js';
+
+/** A loopback stub of the upstream whose behaviour each test sets. */
+type Behaviour = (req: IncomingMessage, res: ServerResponse, call: number) => void;
+let behaviour: Behaviour = () => {};
+let calls = 0;
+let stub: Server;
+let base: string;
+const X = fixtureCases().find((c) => c.crn === 'X123456');
+const json = (res: ServerResponse, status: number, body: unknown, type = 'application/json') => {
+  res.writeHead(status, { 'content-type': type });
+  res.end(JSON.stringify(body));
+};
+
+beforeAll(async () => {
+  stub = createServer((req, res) => {
+    calls++;
+    behaviour(req, res, calls);
+  });
+  await new Promise<void>((resolve) => stub.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(stub.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  stub.closeAllConnections();
+  await new Promise((resolve) => stub.close(resolve));
+});
+
+const TIMEOUT = 600;
+const opened: UpstreamCaseRepository[] = [];
+const observed: string[] = [];
+function repository(overrides: Partial<ConstructorParameters<typeof UpstreamCaseRepository>[0]> = {}) {
+  const repo = new UpstreamCaseRepository({
+    baseUrl: base,
+    connections: 4,
+    timeoutMs: TIMEOUT,
+    retries: 2,
+    breaker: { failures: 5, halfOpenAfterMs: 300 },
+    observe: (outcome) => observed.push(outcome),
+    ...overrides,
+  });
+  opened.push(repo);
+  return repo;
+}
+afterEach(async () => {
+  calls = 0;
+  observed.length = 0;
+  stub.closeAllConnections();
+  for (const r of opened.splice(0)) await r.close();
+});
+
+const crn = Crn.parse('X123456');
+/** Runs one read and says how it ended and how long it took. */
+async function timed(read: () => Promise<unknown>): Promise<{ error: unknown; ms: number }> {
+  const started = performance.now();
+  const error = await read().then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  return { error, ms: performance.now() - started };
+}
+
+describe('the upstream case store against a misbehaving upstream', () => {
+  it('slow but within the timeout: answered', async () => {
+    behaviour = (_req, res) => setTimeout(() => json(res, 200, X?.homeOfficeInterest), 200);
+    expect(await repository().findHomeOfficeInterest(crn)).toStrictEqual(X?.homeOfficeInterest);
+    expect(observed).toEqual(['ok']);
+  });
+
+  it('hanging: UpstreamTimeoutError (504) within the total timeout, retries included', async () => {
+    behaviour = () => {};
+    const { error, ms } = await timed(() => repository().findHomeOfficeInterest(crn));
+    expect(error).toBeInstanceOf(UpstreamTimeoutError);
+    expect(ms).toBeLessThan(TIMEOUT + 400);
+    expect(observed).toEqual(['timeout']);
+  });
+
+  it('500: UpstreamFailedError (502), not retried', async () => {
+    behaviour = (_req, res) => json(res, 500, { message: 'upstream stack trace with secrets' });
+    const { error } = await timed(() => repository().findHomeOfficeInterest(crn));
+    expect(error).toBeInstanceOf(UpstreamFailedError);
+    expect((error as Error).message).not.toMatch(/stack|secrets/);
+    expect(calls).toBe(1);
+  });
+
+  it('503 then 200: retried, answered', async () => {
+    behaviour = (_req, res, call) =>
+      call === 1 ? json(res, 503, {}) : json(res, 200, X?.homeOfficeInterest);
+    expect(await repository().findHomeOfficeInterest(crn)).toStrictEqual(X?.homeOfficeInterest);
+    expect(calls).toBe(2);
+  });
+
+  it('503 every time: 1 + UPSTREAM_RETRIES attempts, then UpstreamFailedError (502)', async () => {
+    behaviour = (_req, res) => json(res, 503, {});
+    const { error } = await timed(() => repository().findHomeOfficeInterest(crn));
+    expect(error).toBeInstanceOf(UpstreamFailedError);
+    expect(calls).toBe(3);
+  });
+
+  it.each([
+    [
+      'garbage JSON',
+      (res: ServerResponse) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('{"exists": tru');
+      },
+    ],
+    ['a wrong content type', (res: ServerResponse) => json(res, 200, X?.homeOfficeInterest, 'text/html')],
+    ['a body of the wrong shape', (res: ServerResponse) => json(res, 200, { exists: 'yes' })],
+    ['401 (our credentials refused)', (res: ServerResponse) => json(res, 401, {})],
+    ['403 (our credentials refused)', (res: ServerResponse) => json(res, 403, {})],
+    [
+      'a 404 for the path itself',
+      (res: ServerResponse) => json(res, 404, { type: 'urn:case-read:problem:not-found' }),
+    ],
+  ])('%s: UpstreamFailedError (502), nothing of the upstream in the message', async (_label, answer) => {
+    behaviour = (_req, res) => answer(res);
+    const { error } = await timed(() => repository().findHomeOfficeInterest(crn));
+    expect(error).toBeInstanceOf(UpstreamFailedError);
+    expect((error as Error).message).toBe('the case store upstream failed; try again later');
+    expect(calls).toBe(1);
+  });
+
+  it('a connection reset: retried, then UpstreamFailedError (502)', async () => {
+    behaviour = (req) => req.socket.destroy();
+    const { error } = await timed(() => repository().findHomeOfficeInterest(crn));
+    expect(error).toBeInstanceOf(UpstreamFailedError);
+    expect(calls).toBe(3);
+  });
+
+  it('a refused connection: UpstreamFailedError (502) within the timeout', async () => {
+    // A port that was free a moment ago: nothing listens there.
+    const closed = await freePort();
+    const { error, ms } = await timed(() =>
+      repository({ baseUrl: `http://127.0.0.1:${closed}` }).findHomeOfficeInterest(crn),
+    );
+    expect(error).toBeInstanceOf(UpstreamFailedError);
+    expect(ms).toBeLessThan(TIMEOUT + 400);
+  });
+
+  it('404 case-not-found is "not held"; community-manager-not-found is "held, no manager"', async () => {
+    behaviour = (req, res) =>
+      json(res, 404, {
+        type: req.url?.endsWith('community-manager')
+          ? 'urn:case-read:problem:community-manager-not-found'
+          : 'urn:case-read:problem:case-not-found',
+      });
+    const repo = repository();
+    expect(await repo.findPersonalDetails(crn)).toBeUndefined();
+    expect(await repo.findCommunityManager(crn)).toStrictEqual({ communityManager: null });
+  });
+
+  it('the breaker opens after 5 consecutive faults, fails at once with 503, and closes after a good probe', async () => {
+    behaviour = (_req, res) => json(res, 500, {});
+    const repo = repository({ retries: 0 });
+    for (let i = 0; i < 5; i++) {
+      expect(await repo.findHomeOfficeInterest(crn).catch((e: unknown) => e)).toBeInstanceOf(
+        UpstreamFailedError,
+      );
+    }
+    expect(repo.circuitOpen).toBe(true);
+    const before = calls;
+    const { error, ms } = await timed(() => repo.findHomeOfficeInterest(crn));
+    expect(error).toBeInstanceOf(StoreUnavailableError);
+    expect(calls).toBe(before);
+    expect(ms).toBeLessThan(50);
+    expect(observed.at(-1)).toBe('circuit-open');
+    // Half-open after 300 ms: one probe goes through, succeeds, and closes the circuit.
+    behaviour = (_req, res) => json(res, 200, X?.homeOfficeInterest);
+    await new Promise((r) => setTimeout(r, 350));
+    expect(await repo.findHomeOfficeInterest(crn)).toStrictEqual(X?.homeOfficeInterest);
+    expect(repo.circuitOpen).toBe(false);
+  });
+
+  it('sends the API key and the bearer, and path-encodes the crn', async () => {
+    let seen: IncomingMessage | undefined;
+    behaviour = (req, res) => {
+      seen = req;
+      json(res, 200, X?.homeOfficeInterest);
+    };
+    await repository({ apiKey: 'k-1', bearer: async () => 't-1' }).findHomeOfficeInterest(crn);
+    expect(seen?.headers['x-api-key']).toBe('k-1');
+    expect(seen?.headers.authorization).toBe('Bearer t-1');
+    expect(seen?.url).toBe('/case/X123456/home-office-interest');
+  });
+});
