@@ -1,6 +1,6 @@
 import { upstreamStores } from '../../src/adapters/upstream-http/store-kind.js';
 import { testContext } from '../support/stores.js';
-import { startUpstreamInstance } from '../support/upstream.js';
+import { startUpstreamInstance, upstreamSettings } from '../support/upstream.js';
 import { describeCaseRepositoryContract } from './case-repository.contract.js';
 
 // The upstream is a second instance of this service, over mutual TLS with an API key and a
@@ -9,16 +9,7 @@ describeCaseRepositoryContract('upstream-http', async (records) => {
   const upstream = await startUpstreamInstance(records);
   const opened = await upstreamStores.cases?.open(upstream.url, {
     ...testContext,
-    upstream: {
-      connections: 4,
-      timeoutMs: 5000,
-      retries: 2,
-      tlsCertFile: upstream.files.cert,
-      tlsKeyFile: upstream.files.key,
-      tlsCaFile: upstream.files.ca,
-      apiKeyFile: upstream.files.apiKey,
-      bearerFile: upstream.files.bearer,
-    },
+    upstream: upstreamSettings(upstream),
   });
   if (!opened) throw new Error('the upstream store cannot hold cases');
   return {

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteCaseRepository, SqliteCaseWriter } from '../../src/adapters/sqlite/case-store.js';
 import type { CaseRecord } from '../../src/domain/types.js';
+import type { UpstreamSettings } from '../../src/ports/stores.js';
 import { AccessMother } from './mothers.js';
 import { makeTestPki, type TestPki } from './pki.js';
 import { mintTestToken, type RunningTestService, startTestService } from './service.js';
@@ -18,6 +19,20 @@ export interface UpstreamInstance {
   readonly service: RunningTestService;
   readonly files: { cert: string; key: string; ca: string; apiKey: string; bearer: string };
   close(): Promise<void>;
+}
+
+/** The store context's upstream settings that reach `instance` with all three credentials. */
+export function upstreamSettings(instance: UpstreamInstance, connections = 4): UpstreamSettings {
+  return {
+    connections,
+    timeoutMs: 5000,
+    retries: 2,
+    tlsCertFile: instance.files.cert,
+    tlsKeyFile: instance.files.key,
+    tlsCaFile: instance.files.ca,
+    apiKeyFile: instance.files.apiKey,
+    bearerFile: instance.files.bearer,
+  };
 }
 
 export async function startUpstreamInstance(records: readonly CaseRecord[]): Promise<UpstreamInstance> {

@@ -7,7 +7,7 @@ import { httpsRequest } from '../../support/https-client.js';
 import { AccessMother } from '../../support/mothers.js';
 import { mintTestToken, type RunningTestService, startTestService } from '../../support/service.js';
 import { testContext } from '../../support/stores.js';
-import { startUpstreamInstance, type UpstreamInstance } from '../../support/upstream.js';
+import { startUpstreamInstance, type UpstreamInstance, upstreamSettings } from '../../support/upstream.js';
 
 /**
  * The same service answering from SQLite (the upstream instance itself) and from the
@@ -24,16 +24,7 @@ beforeAll(async () => {
   upstream = await startUpstreamInstance(fixtureCases());
   const opened = await upstreamStores.cases?.open(upstream.url, {
     ...testContext,
-    upstream: {
-      connections: 8,
-      timeoutMs: 5000,
-      retries: 2,
-      tlsCertFile: upstream.files.cert,
-      tlsKeyFile: upstream.files.key,
-      tlsCaFile: upstream.files.ca,
-      apiKeyFile: upstream.files.apiKey,
-      bearerFile: upstream.files.bearer,
-    },
+    upstream: upstreamSettings(upstream, 8),
   });
   if (!opened) throw new Error('no upstream store');
   store = opened;

@@ -194,3 +194,25 @@ describe('the upstream case store against a misbehaving upstream', () => {
     expect(seen?.url).toBe('/case/X123456/home-office-interest');
   });
 });
+
+describe('the upstream store as serve opens it', () => {
+  it('readiness fails while the circuit is open, and passes again once it closes', async () => {
+    const { upstreamStores } = await import('../../../src/adapters/upstream-http/store-kind.js');
+    const { testContext } = await import('../../support/stores.js');
+    const store = await upstreamStores.cases?.open(base, {
+      ...testContext,
+      upstream: { connections: 2, timeoutMs: TIMEOUT, retries: 0 },
+    });
+    if (!store) throw new Error('no upstream store');
+    try {
+      behaviour = (_req, res) => json(res, 200, X?.homeOfficeInterest);
+      await expect(store.ping()).resolves.toBeUndefined();
+      behaviour = (_req, res) => json(res, 503, {});
+      for (let i = 0; i < 5; i++) await store.value.findHomeOfficeInterest(crn).catch(() => {});
+      await expect(store.ping()).rejects.toThrow(/circuit is open/);
+      expect(store.description).toMatch(/upstream; no authentication; timeout 600 ms, 0 retries/);
+    } finally {
+      await store.close();
+    }
+  });
+});
