@@ -157,11 +157,11 @@ const startService = (caseStore, overrides = {}) =>
       return line ? new URL(JSON.parse(line).url).port : undefined;
     },
   );
-const startBare = (bodyFile) =>
+const startBare = (bodyFile, script = 'bench/bare-server.mjs') =>
   startProcess(
     process.execPath,
     [
-      join(root, 'bench/bare-server.mjs'),
+      join(root, script),
       JSON.stringify({
         bodyFile,
         apiKey,
@@ -268,7 +268,7 @@ const summarise = (result, pid, cpu) => ({
 });
 const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const fmt = (label, s) =>
-  `${label.padEnd(9)} ${String(s.reqPerSec).padStart(7)} req/s  p50 ${String(s.p50).padStart(4)} ms  p99 ${String(s.p99).padStart(4)} ms  rss ${s.rssMiB} MiB${s.cpuUsPerRequest !== undefined ? `  cpu ${s.cpuUsPerRequest} µs/req` : ''}${s.non2xx || s.errors ? `  (non-2xx ${s.non2xx}, errors ${s.errors})` : ''}`;
+  `${label.padEnd(9)} ${String(s.reqPerSec).padStart(7)} req/s  p50 ${String(s.p50).padStart(4)} ms  p99 ${String(s.p99).padStart(4)} ms  rss ${s.rssMiB} MiB${s.cpuUsPerRequest !== undefined ? `  cpu ${s.cpuUsPerRequest} µs/req` : ''}${s.generatorCpu !== undefined ? `  generator ${Math.round(s.generatorCpu * 100)}% of a core` : ''}${s.non2xx || s.errors ? `  (non-2xx ${s.non2xx}, errors ${s.errors})` : ''}`;
 const auth = { 'x-api-key': apiKey, authorization: `Bearer ${token}` };
 
 async function alternate(targets, request, connectionsOverride) {
@@ -280,9 +280,18 @@ async function alternate(targets, request, connectionsOverride) {
   for (let r = 1; r <= settings.rounds; r++) {
     for (const t of targets) {
       const before = cpuMs(t.child.pid);
+      const generatorBefore = process.cpuUsage();
+      const started = performance.now();
       const result = await load({ ...request(t), durationS: settings.durationS, connections });
+      const generator = process.cpuUsage(generatorBefore);
       const requests = result.requests.total ?? Math.round(result.requests.average * settings.durationS);
-      const s = summarise(result, t.child.pid, { ms: cpuMs(t.child.pid) - before, requests });
+      const s = {
+        ...summarise(result, t.child.pid, { ms: cpuMs(t.child.pid) - before, requests }),
+        // The load generator's own CPU over the window, as a share of one core.
+        generatorCpu:
+          Math.round(((generator.user + generator.system) / 1000 / (performance.now() - started)) * 100) /
+          100,
+      };
       rounds[t.name].push(s);
       process.stdout.write(`round ${r} ${fmt(t.name, s)}\n`);
     }
@@ -296,6 +305,7 @@ async function alternate(targets, request, connectionsOverride) {
         p99: Math.round(mean(rs.map((s) => s.p99)) * 10) / 10,
         rssMiB: Math.max(...rs.map((s) => s.rssMiB ?? 0)),
         cpuUsPerRequest: Math.round(mean(rs.map((s) => s.cpuUsPerRequest ?? 0))),
+        generatorCpu: Math.round(mean(rs.map((s) => s.generatorCpu ?? 0)) * 100) / 100,
         non2xx: rs.reduce((a, s) => a + s.non2xx, 0),
         errors: rs.reduce((a, s) => a + s.errors, 0),
       },
@@ -318,9 +328,11 @@ async function againstBare(name, { reconnect }) {
   const bodyFile = join(dir, 'body.json');
   writeFileSync(bodyFile, body);
   const bare = await startBare(bodyFile);
+  const hono = await startBare(bodyFile, 'bench/hono-server.mjs');
   try {
     const targets = [
       { name: 'bare', port: bare.port, child: bare.child },
+      { name: 'hono', port: hono.port, child: hono.child },
       { name: 'service', port: service.port, child: service.child },
     ];
     const { rounds, totals } = await alternate(targets, (t) => ({
@@ -331,11 +343,26 @@ async function againstBare(name, { reconnect }) {
     }));
     const ratio = Math.round((totals.service.reqPerSec / totals.bare.reqPerSec) * 100) / 100;
     const p99Ratio = Math.round((totals.service.p99 / Math.max(totals.bare.p99, 1)) * 100) / 100;
+    // Server CPU per request does not depend on which side saturates first; req/s does.
+    const cpuRatio =
+      Math.round((totals.bare.cpuUsPerRequest / Math.max(1, totals.service.cpuUsPerRequest)) * 100) / 100;
+    const honoCpuRatio =
+      Math.round((totals.bare.cpuUsPerRequest / Math.max(1, totals.hono.cpuUsPerRequest)) * 100) / 100;
     process.stdout.write(
-      `${fmt('bare', totals.bare)}\n${fmt('service', totals.service)}\np99 ratio ${p99Ratio}\n${name} ratio ${ratio}\n`,
+      `${fmt('bare', totals.bare)}\n${fmt('hono', totals.hono)}\n${fmt('service', totals.service)}\np99 ratio ${p99Ratio}\nhono cpu ratio ${honoCpuRatio}\n${name} ratio ${ratio}\ncpu ratio ${cpuRatio}\n`,
     );
-    return { scenario: name, bodyBytes: body.length, rounds, totals, p99Ratio, ratio };
+    return {
+      scenario: name,
+      bodyBytes: body.length,
+      rounds,
+      totals,
+      p99Ratio,
+      ratio,
+      cpuRatio,
+      honoCpuRatio,
+    };
   } finally {
+    await stop(hono.child);
     await stop(bare.child);
     await stop(service.child);
   }
@@ -659,6 +686,7 @@ writeFileSync(
   `${JSON.stringify({ at: new Date().toISOString(), smoke, settings, node: process.version, results }, null, 2)}\n`,
 );
 process.stdout.write(`\nwrote ${file}\n`);
-// The last line: the service/bare throughput ratio of the first scenario that compares them.
+// The last lines: the service/bare throughput ratio and CPU ratio (bare µs per request /
+// service µs per request) of the first scenario that compares them.
 const headline = results.find((r) => r.scenario === 'keepalive' || r.scenario === 'handshake');
-process.stdout.write(`ratio ${headline?.ratio ?? 'n/a'}\n`);
+process.stdout.write(`ratio ${headline?.ratio ?? 'n/a'}\ncpu ratio ${headline?.cpuRatio ?? 'n/a'}\n`);

@@ -119,15 +119,18 @@ function deepFreeze<T>(value: T): T {
 /** At most this many entries per cache; past it the cache starts again empty. */
 const CACHE_LIMIT = 10_000;
 
+/** Writes made through any access directory of this process (see `fresh`). */
+let localWrites = 0;
+
 /**
  * The access directory in a SQLite file. `serve` opens it read-only; the CLI opens it for
  * writing; WAL lets both run at once.
  *
- * Reads are cached until the data changes: every read first asks SQLite for
- * `PRAGMA data_version`, which moves whenever another connection commits, and drops the
- * cache when it has. So a key revoked by `case-read keys revoke` stops working on the very
- * next request, while a steady stream of requests costs one cheap pragma instead of three
- * lookups. Answers are frozen, so no caller can change what the next one reads. Lookups
+ * Reads are cached until the data changes: SQLite's `PRAGMA data_version` moves whenever
+ * another connection commits, and the cache is dropped when it has. It is asked once per
+ * event-loop turn (see `fresh`), so a key revoked by `case-read keys revoke` stops working
+ * on the very next request, while a steady stream of requests costs one cheap pragma per
+ * turn instead of three lookups per request. Answers are frozen, so no caller can change what the next one reads. Lookups
  * that find nothing are not cached (an unknown key id cannot grow the cache).
  */
 export class SqliteAccessDirectory implements AccessDirectory, AccessAdministration {
@@ -156,8 +159,25 @@ export class SqliteAccessDirectory implements AccessDirectory, AccessAdministrat
     };
   }
 
-  /** Drops every cached answer when anything has been committed since the last read. */
+  /** True while this event-loop turn has already asked SQLite for `data_version`… */
+  private checkedThisTurn = false;
+  /** …and no connection of this process has written since. */
+  private checkedAtWrites = -1;
+
+  /**
+   * Drops every cached answer when anything has been committed since the last check. The
+   * check is made once per event-loop turn, not once per lookup: the lookups of the
+   * requests handled in one turn share it, and the first lookup of any later turn (so of
+   * any request that arrives after a revocation is committed) makes a new one. A write
+   * through any connection of this process forces a new check at once.
+   */
   private fresh(): void {
+    if (this.checkedThisTurn && this.checkedAtWrites === localWrites) return;
+    this.checkedThisTurn = true;
+    this.checkedAtWrites = localWrites;
+    setImmediate(() => {
+      this.checkedThisTurn = false;
+    });
     const version = this.stmts.dataVersion.get() as number;
     if (version === this.version) return;
     this.version = version;
@@ -242,6 +262,7 @@ export class SqliteAccessDirectory implements AccessDirectory, AccessAdministrat
   }
 
   async saveClient(client: Client): Promise<void> {
+    localWrites++;
     this.db
       .prepare(
         `INSERT INTO clients (id, permissions, suspended, rate_limit, queue_arn, role_arn, obo_mode, obo_issuer, obo_jwks, obo_audience, obo_email_claim)
@@ -263,6 +284,7 @@ export class SqliteAccessDirectory implements AccessDirectory, AccessAdministrat
   }
 
   async removeClient(id: string): Promise<boolean> {
+    localWrites++;
     return this.db.transaction(() => {
       this.db.prepare('DELETE FROM certificate_revocations WHERE client_id = ?').run(id);
       return this.db.prepare('DELETE FROM clients WHERE id = ?').run(id).changes > 0;
@@ -274,12 +296,14 @@ export class SqliteAccessDirectory implements AccessDirectory, AccessAdministrat
   }
 
   async setSuspended(id: string, suspended: boolean): Promise<boolean> {
+    localWrites++;
     return (
       this.db.prepare('UPDATE clients SET suspended = ? WHERE id = ?').run(suspended ? 1 : 0, id).changes > 0
     );
   }
 
   async addApiKey(key: ApiKeyRecord): Promise<void> {
+    localWrites++;
     if (this.stmts.client.get(key.clientId) === undefined) throw new Error(`no client ${key.clientId}`);
     if (this.stmts.key.get(key.id) !== undefined) throw new Error(`key ${key.id} already exists`);
     this.db
@@ -301,6 +325,7 @@ export class SqliteAccessDirectory implements AccessDirectory, AccessAdministrat
   }
 
   async revokeApiKey(id: string, at: Date): Promise<boolean> {
+    localWrites++;
     if (this.stmts.key.get(id) === undefined) return false;
     this.db
       .prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL')
@@ -309,6 +334,7 @@ export class SqliteAccessDirectory implements AccessDirectory, AccessAdministrat
   }
 
   async revokeCertificate(revocation: CertificateRevocation): Promise<void> {
+    localWrites++;
     this.db
       .prepare(
         'INSERT OR IGNORE INTO certificate_revocations (serial_number, client_id, revoked_at) VALUES (?, ?, ?)',
@@ -330,6 +356,7 @@ export class SqliteAccessDirectory implements AccessDirectory, AccessAdministrat
   }
 
   async addGrant(email: string, permissions: readonly Permission[]): Promise<void> {
+    localWrites++;
     const insert = this.db.prepare('INSERT OR IGNORE INTO user_grants (email, permission) VALUES (?, ?)');
     this.db.transaction(() => {
       for (const p of permissions) insert.run(email.toLowerCase(), p);
@@ -337,6 +364,7 @@ export class SqliteAccessDirectory implements AccessDirectory, AccessAdministrat
   }
 
   async removeGrant(email: string, permissions: readonly Permission[]): Promise<void> {
+    localWrites++;
     const remove = this.db.prepare('DELETE FROM user_grants WHERE email = ? AND permission = ?');
     this.db.transaction(() => {
       for (const p of permissions) remove.run(email.toLowerCase(), p);

@@ -11,7 +11,7 @@ import type {
 import type { CaseRepository } from '../../ports/case-repository.js';
 import { StoreError } from '../../ports/stores.js';
 import { openReadOnlyStore, openWritableStore, reading, type StoreDescription } from './database.js';
-import { CASE_STORE_MIGRATIONS } from './migrations.js';
+import { CASE_STORE_MIGRATIONS, PERSONAL_DETAILS_JSON } from './migrations.js';
 
 /** The store cannot be opened or used as asked; the message says what to do. */
 export class CaseStoreError extends StoreError {
@@ -69,28 +69,9 @@ export class SqliteCaseRepository implements CaseRepository {
   private readonly riskStmt: Database.Statement<[string], RiskRow>;
 
   private constructor(private readonly db: Database.Database) {
-    // SQLite assembles the whole document in one statement: one call into the driver
-    // instead of three, and no row objects to map.
+    // The document is assembled when the case is written: a read is one lookup of text.
     this.detailsStmt = db
-      .prepare<[string], string>(
-        `SELECT json_object(
-           'preferredLanguage', CASE WHEN c.preferred_language_code IS NULL THEN NULL
-             ELSE json_object('code', c.preferred_language_code, 'description', c.preferred_language_desc) END,
-           'personalCircumstances', (
-             SELECT coalesce(json_group_array(json_object(
-                      'type', json_object('code', type_code, 'description', type_desc),
-                      'subType', json_object('code', sub_type_code, 'description', sub_type_desc),
-                      'updatedAt', updated_at)), json('[]'))
-               FROM (SELECT * FROM personal_circumstances WHERE crn = c.crn ORDER BY position)),
-           'disabilities', (
-             SELECT coalesce(json_group_array(json_object(
-                      'type', json_object('code', type_code, 'description', type_desc),
-                      'updatedAt', updated_at)), json('[]'))
-               FROM (SELECT * FROM disabilities WHERE crn = c.crn ORDER BY position)),
-           'offenderPersonalityDisorder', CASE WHEN c.opd_status_code IS NULL THEN NULL
-             ELSE json_object('status', json_object('code', c.opd_status_code, 'description', c.opd_status_desc)) END
-         ) FROM cases c WHERE c.crn = ?`,
-      )
+      .prepare<[string], string>('SELECT personal_details_json FROM cases WHERE crn = ?')
       .pluck();
     this.hoiStmt = db.prepare(
       'SELECT home_office_interest_exists, home_office_interest_notes FROM cases WHERE crn = ?',
@@ -186,6 +167,7 @@ export class SqliteCaseWriter {
   private readonly insertManager: Database.Statement<unknown[]>;
   private readonly insertRisk: Database.Statement<unknown[]>;
   private readonly countStmt: Database.Statement<[], { n: number }>;
+  private readonly documentStmt: Database.Statement<[string]>;
   private readonly writeBatch: (records: readonly CaseRecord[]) => void;
 
   private constructor(private readonly db: Database.Database) {
@@ -212,6 +194,9 @@ export class SqliteCaseWriter {
          violence_level, violence_score, group_reconviction_level, group_reconviction_score, rsr_level, rsr_score,
          sexual_indecent_level, sexual_contact_level, sexual_indecent_score, sexual_contact_score)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    this.documentStmt = db.prepare(
+      `UPDATE cases AS c SET personal_details_json = ${PERSONAL_DETAILS_JSON} WHERE c.crn = ?`,
     );
     this.countStmt = db.prepare('SELECT count(*) AS n FROM cases');
     this.writeBatch = db.transaction((records: readonly CaseRecord[]) => {
@@ -298,5 +283,6 @@ export class SqliteCaseWriter {
         cm.teamPhoneNumber,
       );
     }
+    this.documentStmt.run(crn);
   }
 }

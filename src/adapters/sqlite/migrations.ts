@@ -1,4 +1,27 @@
 /**
+ * The personal-details document of the case aliased `c`, assembled by SQLite in the order
+ * the API sends it. Computed when a case is written (and by migration 3 for stores written
+ * before), so a read is one primary-key lookup of stored text.
+ */
+export const PERSONAL_DETAILS_JSON = `json_object(
+  'preferredLanguage', CASE WHEN c.preferred_language_code IS NULL THEN NULL
+    ELSE json_object('code', c.preferred_language_code, 'description', c.preferred_language_desc) END,
+  'personalCircumstances', (
+    SELECT coalesce(json_group_array(json_object(
+             'type', json_object('code', type_code, 'description', type_desc),
+             'subType', json_object('code', sub_type_code, 'description', sub_type_desc),
+             'updatedAt', updated_at)), json('[]'))
+      FROM (SELECT * FROM personal_circumstances WHERE crn = c.crn ORDER BY position)),
+  'disabilities', (
+    SELECT coalesce(json_group_array(json_object(
+             'type', json_object('code', type_code, 'description', type_desc),
+             'updatedAt', updated_at)), json('[]'))
+      FROM (SELECT * FROM disabilities WHERE crn = c.crn ORDER BY position)),
+  'offenderPersonalityDisorder', CASE WHEN c.opd_status_code IS NULL THEN NULL
+    ELSE json_object('status', json_object('code', c.opd_status_code, 'description', c.opd_status_desc)) END
+)`;
+
+/**
  * The case store schema, as ordered migrations. `PRAGMA user_version` records how many have
  * been applied. Child rows are clustered by crn (WITHOUT ROWID, primary key (crn, position))
  * so one case's circumstances are read from adjacent pages, in the order they were stored.
@@ -69,6 +92,10 @@ export const CASE_STORE_MIGRATIONS: readonly string[] = [
     sexual_contact_score    REAL,
     PRIMARY KEY (crn, position)
   ) WITHOUT ROWID;
+  `,
+  `
+  ALTER TABLE cases ADD COLUMN personal_details_json TEXT;
+  UPDATE cases AS c SET personal_details_json = ${PERSONAL_DETAILS_JSON};
   `,
 ];
 

@@ -95,7 +95,9 @@ describe('SqliteCaseRepository.openReadOnly', () => {
     ).run();
     v1.close();
     expect(() => SqliteCaseRepository.openReadOnly(path)).toThrow(
-      /schema version 1, this service needs 2; run case-read cases import/,
+      new RegExp(
+        `schema version 1, this service needs ${CASE_STORE_SCHEMA_VERSION}; run case-read cases import`,
+      ),
     );
     SqliteCaseWriter.open(path).close();
     const repo = SqliteCaseRepository.openReadOnly(path);
@@ -104,6 +106,13 @@ describe('SqliteCaseRepository.openReadOnly', () => {
       notes: 'kept',
     });
     expect(await repo.findRiskScores(Crn.parse('X123456'))).toStrictEqual([]);
+    // The document a read now returns as stored text was built by the migration.
+    expect(await repo.findPersonalDetails(Crn.parse('X123456'))).toStrictEqual({
+      preferredLanguage: null,
+      personalCircumstances: [],
+      disabilities: [],
+      offenderPersonalityDisorder: null,
+    });
     repo.close();
   });
 
