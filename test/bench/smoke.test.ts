@@ -52,8 +52,8 @@ describe('npm run bench -- --smoke', () => {
       env: { PATH: process.env.PATH ?? '' },
     });
     expect(result.status, result.stderr).toBe(0);
-    expect(result.stdout).toMatch(/^local +\d+ req\/s .* cpu \d+ µs\/req$/m);
-    expect(result.stdout).toMatch(/^shared +\d+ req\/s .* cpu \d+ µs\/req$/m);
+    expect(result.stdout).toMatch(/^local +\d+ req\/s .* cpu \d+ µs\/req {2}generator \d+% of a core$/m);
+    expect(result.stdout).toMatch(/^shared +\d+ req\/s .* cpu \d+ µs\/req {2}generator \d+% of a core$/m);
     expect(result.stdout).toMatch(/^cpu per request shared\/local \d+(\.\d+)?$/m);
     for (const store of ['sqlite1', 'sqlite2', 'postgres1', 'postgres2'])
       expect(result.stdout).toMatch(new RegExp(`^${store} +\\d+ appends/s \\(chain verified\\)$`, 'm'));
