@@ -30,6 +30,12 @@ import type {
  */
 export interface CaseRepository {
   findPersonalDetails(crn: Crn): Promise<PersonalDetailsAndCircumstances | undefined>;
+  /**
+   * Optional: the same document as `findPersonalDetails`, as the JSON text to send. An
+   * adapter that holds the text offers it, so the service need not parse and re-serialise
+   * it; the contract suite checks that it parses to exactly what `findPersonalDetails` says.
+   */
+  findPersonalDetailsText?(crn: Crn): Promise<string | undefined>;
   findHomeOfficeInterest(crn: Crn): Promise<HomeOfficeInterest | undefined>;
   /**
    * `{ communityManager: null }` when the case is held but has no active community manager;

@@ -90,6 +90,15 @@ export function describeCaseRepositoryContract(name: string, factory: Repository
       });
     });
 
+    it('offers the personal details as JSON text, when it does, parsing to exactly the same document', async () => {
+      if (!repository.findPersonalDetailsText) return;
+      for (const record of records) {
+        const text = await repository.findPersonalDetailsText(Crn.parse(record.crn));
+        expect(JSON.parse(text ?? 'null'), record.crn).toStrictEqual(record.personalDetails);
+      }
+      expect(await repository.findPersonalDetailsText(Crn.parse('Q999998'))).toBeUndefined();
+    });
+
     it('answers undefined, not an error, for a crn it does not hold', async () => {
       const unknown = Crn.parse('Q999998');
       expect(await repository.findPersonalDetails(unknown)).toBeUndefined();

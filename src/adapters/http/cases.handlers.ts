@@ -1,7 +1,7 @@
 import type { RouteHandler } from '@hono/zod-openapi';
 import type { CrnFormat } from '../../domain/crn.js';
 import type { CaseRepository } from '../../domain/needs.js';
-import { getCase } from '../../domain/use-cases/get-case.js';
+import { getCase, getCaseText } from '../../domain/use-cases/get-case.js';
 import { getCommunityManagerByCrn } from '../../domain/use-cases/get-community-manager.js';
 import { getHomeOfficeInterest } from '../../domain/use-cases/get-home-office-interest.js';
 import type { CaseRoutes } from './cases.routes.js';
@@ -21,9 +21,15 @@ type Handler<K extends keyof CaseRoutes> = RouteHandler<CaseRoutes[K], AppEnv>;
  */
 export function caseHandlers({ repository, crnFormat }: CaseHandlerDeps) {
   const crnOf = (c: Parameters<typeof crnParam>[0], raw: string) => crnParam(c, raw, crnFormat);
+  const findText = repository.findPersonalDetailsText?.bind(repository);
   const getCaseHandler: Handler<'getCase'> = async (c) => {
-    const details = await getCase({ repository }, crnOf(c, c.req.valid('param').crn));
-    return c.json(details, 200);
+    const crn = crnOf(c, c.req.valid('param').crn);
+    if (findText) {
+      // The stored document is sent as it is: no parse and re-serialise on the request path.
+      const text = await getCaseText({ repository: { findPersonalDetailsText: findText } }, crn);
+      return c.body(text, 200, { 'Content-Type': 'application/json' }) as never;
+    }
+    return c.json(await getCase({ repository }, crn), 200);
   };
   const getHomeOfficeInterestHandler: Handler<'getHomeOfficeInterest'> = async (c) => {
     const interest = await getHomeOfficeInterest({ repository }, crnOf(c, c.req.valid('param').crn));

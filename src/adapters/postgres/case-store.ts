@@ -44,7 +44,7 @@ export class PostgresCaseRepository implements CaseRepository {
   private async column<T>(name: string, crn: Crn): Promise<{ value: T } | undefined> {
     const result = await onRequestPath(READ, () =>
       this.pool.query<{ value: T }>({
-        name: `case-${name}`,
+        name: `case-${name.replace('::', '-')}`,
         text: `SELECT ${name} AS value FROM cases WHERE crn = $1`,
         values: [crn.value],
       }),
@@ -54,6 +54,11 @@ export class PostgresCaseRepository implements CaseRepository {
 
   async findPersonalDetails(crn: Crn): Promise<PersonalDetailsAndCircumstances | undefined> {
     return (await this.column<PersonalDetailsAndCircumstances>('personal_details', crn))?.value;
+  }
+
+  async findPersonalDetailsText(crn: Crn): Promise<string | undefined> {
+    // ::text keeps the json column's text as stored, unparsed.
+    return (await this.column<string>('personal_details::text', crn))?.value;
   }
 
   async findHomeOfficeInterest(crn: Crn): Promise<HomeOfficeInterest | undefined> {

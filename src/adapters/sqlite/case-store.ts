@@ -105,6 +105,10 @@ export class SqliteCaseRepository implements CaseRepository {
     });
   }
 
+  async findPersonalDetailsText(crn: Crn): Promise<string | undefined> {
+    return reading('case store', () => this.detailsStmt.get(crn.value));
+  }
+
   async findHomeOfficeInterest(crn: Crn): Promise<HomeOfficeInterest | undefined> {
     return reading('case store', () => {
       const row = this.hoiStmt.get(crn.value);

@@ -16,3 +16,13 @@ export async function getCase(
   if (details === undefined) throw new CaseNotFoundError(crn.value);
   return details;
 }
+
+/** `getCase` as JSON text, for a repository that holds it (see `findPersonalDetailsText`). */
+export async function getCaseText(
+  { repository }: { readonly repository: Required<Pick<CaseRepository, 'findPersonalDetailsText'>> },
+  crn: Crn,
+): Promise<string> {
+  const text = await repository.findPersonalDetailsText(crn);
+  if (text === undefined) throw new CaseNotFoundError(crn.value);
+  return text;
+}

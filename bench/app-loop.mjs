@@ -1,0 +1,99 @@
+#!/usr/bin/env node
+// node bench/app-loop.mjs [--requests N] [--cpu-prof]
+//
+// The service's own cost per request, without TLS or the Node listener: the full app as
+// `serve` builds it (perimeter with key, client, revocations, rate limit and bearer;
+// permission; SQLite case read; SQLite audit record; metrics; access log to a discarded
+// stream) driven in-process through `app.fetch`, 16 requests in flight, on one fake
+// keep-alive connection carrying the bench client's verified certificate. Prints CPU µs
+// per request for three rounds. Far less noisy than the socket benchmarks, so it is the
+// one to judge a change to the service's own code by; it says nothing about TLS.
+import { X509Certificate } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const args = process.argv.slice(2);
+const requests = Number(args[args.indexOf('--requests') + 1]) || 20_000;
+const dist = (path) => new URL(`../dist/${path}`, import.meta.url).href;
+const { main: cli } = await import(dist('app/cli.js'));
+const { buildService } = await import(dist('app/composition.js'));
+const { loadConfig } = await import(dist('app/config.js'));
+const { pino } = await import('pino');
+
+const dir = mkdtempSync(join(tmpdir(), 'case-read-app-loop-'));
+const lines = [];
+const io = { out: (l) => lines.push(l), err: () => {}, env: {}, stderrIsTty: false };
+const run = async (argv) => {
+  lines.length = 0;
+  if ((await cli(argv, io)) !== 0) throw new Error(`case-read ${argv.join(' ')} failed`);
+  return lines.slice();
+};
+const pki = join(dir, 'pki');
+const access = `sqlite:${join(dir, 'access.db')}`;
+await run(['pki', 'init', '--dir', pki]);
+await run(['pki', 'client', 'bench-client', '--dir', pki]);
+await run([
+  'cases',
+  'import',
+  new URL('../fixtures/cases.json', import.meta.url).pathname,
+  '--store',
+  `sqlite:${join(dir, 'cases.db')}`,
+]);
+await run(['clients', 'add', 'bench-client', '--access-store', access, '--permissions', 'getCase']);
+const [apiKey] = await run(['keys', 'issue', 'bench-client', '--access-store', access]);
+const [token] = await run(['tokens', 'mint', '--client', 'bench-client', '--dir', pki, '--expires-in', '2h']);
+
+const config = loadConfig({
+  TLS_CERT: join(pki, 'server.pem'),
+  TLS_KEY: join(pki, 'server-key.pem'),
+  TLS_CLIENT_CA: join(pki, 'ca.pem'),
+  CASE_STORE: `sqlite:${join(dir, 'cases.db')}`,
+  ACCESS_STORE: access,
+  AUDIT_STORE: `sqlite:${join(dir, 'audit.db')}`,
+  BEARER_JWKS: join(pki, 'jwks.json'),
+  BEARER_ISSUER: 'urn:case-read:dev-issuer',
+  BEARER_AUDIENCE: 'case-read-service',
+  CREDENTIALS_ISSUER: 'local',
+  RATE_LIMIT_DEFAULT: '100000000/1s',
+});
+// The access log as `serve` writes it (JSON lines through an async buffer), to /dev/null.
+const logger = pino({ level: 'info' }, pino.destination({ dest: '/dev/null', sync: false, minLength: 4096 }));
+const service = await buildService(config, logger);
+
+const cert = new X509Certificate(readFileSync(join(pki, 'bench-client.pem')));
+const socket = {
+  authorized: true,
+  getPeerCertificate: () => ({
+    subject: { CN: 'bench-client' },
+    raw: cert.raw,
+    serialNumber: cert.serialNumber,
+    valid_to: cert.validTo,
+  }),
+};
+const env = { incoming: { socket } };
+const headers = { 'x-api-key': apiKey, authorization: `Bearer ${token}` };
+const once = async () => {
+  const response = await service.app.fetch(new Request('https://localhost/case/X123456', { headers }), env);
+  if (response.status !== 200) throw new Error(`answered ${response.status}`);
+  await response.text();
+};
+async function round(n) {
+  let next = 0;
+  const started = process.cpuUsage();
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      while (next++ < n) await once();
+    }),
+  );
+  const used = process.cpuUsage(started);
+  return (used.user + used.system) / n;
+}
+try {
+  await round(2000);
+  for (let r = 1; r <= 3; r++)
+    process.stdout.write(`round ${r}: ${(await round(requests)).toFixed(1)} µs/req\n`);
+} finally {
+  await service.close();
+  rmSync(dir, { recursive: true, force: true });
+}
