@@ -26,6 +26,8 @@ export function caseHandlers({ repository, crnFormat }: CaseHandlerDeps) {
     const crn = crnOf(c, c.req.valid('param').crn);
     if (findText) {
       // The stored document is sent as it is: no parse and re-serialise on the request path.
+      // The route's response type is the document; this body is that document as text (the
+      // contract suite checks it parses to exactly what findPersonalDetails returns).
       const text = await getCaseText({ repository: { findPersonalDetailsText: findText } }, crn);
       return c.body(text, 200, { 'Content-Type': 'application/json' }) as never;
     }

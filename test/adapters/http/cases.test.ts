@@ -102,3 +102,37 @@ describe('an unknown crn', () => {
     },
   );
 });
+
+describe('GET /case/{crn} from a store that holds the document as text (SQLite)', () => {
+  it('sends the stored text: every fixture as stored, valid against the served document, 404 for none', async () => {
+    const { mkdtempSync, rmSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { SqliteCaseRepository, SqliteCaseWriter } = await import(
+      '../../../src/adapters/sqlite/case-store.js'
+    );
+    const dir = mkdtempSync(join(tmpdir(), 'case-read-text-'));
+    const writer = SqliteCaseWriter.open(join(dir, 'cases.db'));
+    writer.write(cases);
+    writer.close();
+    const repository = SqliteCaseRepository.openReadOnly(join(dir, 'cases.db'));
+    try {
+      expect(repository.findPersonalDetailsText).toBeDefined();
+      const textApp = fixtureApp({ repository });
+      for (const record of cases) {
+        const response = await textApp.request(`/case/${record.crn}`);
+        expect(response.status).toBe(200);
+        expect(response.headers.get('content-type')).toBe('application/json');
+        const body = (await response.json()) as unknown;
+        expect(body, record.crn).toStrictEqual(record.personalDetails);
+        expect(validator.responseErrors('/case/{crn}', 'get', 200, 'application/json', body)).toEqual([]);
+      }
+      const missing = await textApp.request('/case/Q999998');
+      expect(missing.status).toBe(404);
+      expect(missing.headers.get('content-type')).toBe('application/problem+json');
+    } finally {
+      repository.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
