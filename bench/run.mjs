@@ -495,21 +495,12 @@ async function engines() {
 
 /** Audit appends per second: as many as the store takes, in rounds of 64 concurrent appends. */
 async function auditScenario() {
-  const { openAuditLog, parseStore, storeContextOf } = await import(
+  const { openAuditLog, parseStore, STORE_SETTINGS, storeContextOf } = await import(
     new URL('../dist/app/stores.js', import.meta.url).href
   );
-  const { CrnFormat, DEFAULT_CRN_PATTERN } = await import(
-    new URL('../dist/domain/crn.js', import.meta.url).href
-  );
-  const context = storeContextOf(
-    {
-      CRN_PATTERN: CrnFormat.of(DEFAULT_CRN_PATTERN),
-      RATE_LIMIT_PREFIX: 'x',
-      RATE_LIMIT_TIMEOUT_MS: 50,
-      RATE_LIMIT_ON_STORE_FAILURE: 'local',
-    },
-    () => {},
-  );
+  const { loadSome } = await import(new URL('../dist/app/config.js', import.meta.url).href);
+  // Every setting at its default, as `serve` would read an empty environment.
+  const context = storeContextOf(loadSome({}, STORE_SETTINGS), () => {});
   const record = (i) => ({
     at: new Date(),
     requestId: `bench-${i}`,

@@ -119,15 +119,34 @@ export function openRateLimiter(ref: StoreRef, context: StoreContext): Promise<O
   return role.open(ref.url, context);
 }
 
+/** The variables the stores read: what the CLI loads (with `loadSome`) to open a store. */
+export const STORE_SETTINGS = [
+  'CRN_PATTERN',
+  'RATE_LIMIT_PREFIX',
+  'RATE_LIMIT_TIMEOUT_MS',
+  'RATE_LIMIT_ON_STORE_FAILURE',
+  'UPSTREAM_CONNECTIONS',
+  'UPSTREAM_TIMEOUT_MS',
+  'UPSTREAM_RETRIES',
+  'UPSTREAM_TLS_CERT',
+  'UPSTREAM_TLS_KEY',
+  'UPSTREAM_TLS_CA',
+  'UPSTREAM_API_KEY_FILE',
+  'UPSTREAM_BEARER_FILE',
+  'UPSTREAM_TOKEN_URL',
+  'UPSTREAM_CLIENT_ID',
+  'UPSTREAM_CLIENT_SECRET_FILE',
+] as const satisfies readonly (keyof StoreSettings)[];
+
 /** The configuration the stores read (a subset of `Config`). */
 export interface StoreSettings {
   readonly CRN_PATTERN: StoreContext['crnFormat'];
   readonly RATE_LIMIT_PREFIX: string;
   readonly RATE_LIMIT_TIMEOUT_MS: number;
   readonly RATE_LIMIT_ON_STORE_FAILURE: StoreContext['rateLimit']['onStoreFailure'];
-  readonly UPSTREAM_CONNECTIONS?: number;
-  readonly UPSTREAM_TIMEOUT_MS?: number;
-  readonly UPSTREAM_RETRIES?: number;
+  readonly UPSTREAM_CONNECTIONS: number;
+  readonly UPSTREAM_TIMEOUT_MS: number;
+  readonly UPSTREAM_RETRIES: number;
   readonly UPSTREAM_TLS_CERT?: string | undefined;
   readonly UPSTREAM_TLS_KEY?: string | undefined;
   readonly UPSTREAM_TLS_CA?: string | undefined;
@@ -154,9 +173,9 @@ export function storeContextOf(
     crnFormat: config.CRN_PATTERN,
     log,
     upstream: {
-      connections: config.UPSTREAM_CONNECTIONS ?? 16,
-      timeoutMs: config.UPSTREAM_TIMEOUT_MS ?? 2000,
-      retries: config.UPSTREAM_RETRIES ?? 2,
+      connections: config.UPSTREAM_CONNECTIONS,
+      timeoutMs: config.UPSTREAM_TIMEOUT_MS,
+      retries: config.UPSTREAM_RETRIES,
       ...defined({
         tlsCertFile: config.UPSTREAM_TLS_CERT,
         tlsKeyFile: config.UPSTREAM_TLS_KEY,

@@ -81,7 +81,7 @@ export type UpstreamOutcome =
 export interface StoreContext {
   readonly crnFormat: CrnFormat;
   readonly log: StoreLog;
-  readonly upstream?: UpstreamSettings;
+  readonly upstream: UpstreamSettings;
   readonly observeUpstream?: (outcome: UpstreamOutcome, seconds: number) => void;
   readonly rateLimit: {
     readonly prefix: string;

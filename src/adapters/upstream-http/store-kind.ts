@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { StoreError, type StoreKind, type UpstreamSettings } from '../../ports/stores.js';
+import { StoreError, type StoreKind } from '../../ports/stores.js';
 
 const HTTP_URL = /^https?:\/\//;
 
@@ -41,7 +41,7 @@ export const upstreamStores: StoreKind = {
   display: (url) => url,
   cases: {
     open: async (url, context) => {
-      const settings: UpstreamSettings = context.upstream ?? { connections: 16, timeoutMs: 2000, retries: 2 };
+      const settings = context.upstream;
       const { UpstreamCaseRepository } = await import('./case-repository.js');
       const { clientCredentialsBearer } = await import('./bearer.js');
       const tls = {

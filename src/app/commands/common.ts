@@ -1,7 +1,7 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import type { Opened, StoreContext } from '../../ports/stores.js';
 import { loadSome, STORE_VARIABLES } from '../config.js';
-import { parseStore, type StoreRef, storeContextOf } from '../stores.js';
+import { parseStore, STORE_SETTINGS, type StoreRef, storeContextOf } from '../stores.js';
 
 /** Exit statuses: 0 success, 1 failure, 2 usage. */
 export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
@@ -55,13 +55,7 @@ export function storeOption(
 
 /** What a store opened by the CLI needs: the crn pattern, and warnings on stderr. */
 export function storeContext(io: Io): StoreContext {
-  const settings = loadSome(io.env, [
-    'CRN_PATTERN',
-    'RATE_LIMIT_PREFIX',
-    'RATE_LIMIT_TIMEOUT_MS',
-    'RATE_LIMIT_ON_STORE_FAILURE',
-  ]);
-  return storeContextOf(settings, (level, _fields, message) => {
+  return storeContextOf(loadSome(io.env, STORE_SETTINGS), (level, _fields, message) => {
     if (level !== 'info') io.err(`case-read: ${message}`);
   });
 }
