@@ -22,13 +22,14 @@ type Handler<K extends keyof CaseRoutes> = RouteHandler<CaseRoutes[K], AppEnv>;
 export function caseHandlers({ repository, crnFormat }: CaseHandlerDeps) {
   const crnOf = (c: Parameters<typeof crnParam>[0], raw: string) => crnParam(c, raw, crnFormat);
   const findText = repository.findPersonalDetailsText?.bind(repository);
+  const textDeps = findText ? { repository: { findPersonalDetailsText: findText } } : undefined;
   const getCaseHandler: Handler<'getCase'> = async (c) => {
     const crn = crnOf(c, c.req.valid('param').crn);
-    if (findText) {
+    if (textDeps) {
       // The stored document is sent as it is: no parse and re-serialise on the request path.
       // The route's response type is the document; this body is that document as text (the
       // contract suite checks it parses to exactly what findPersonalDetails returns).
-      const text = await getCaseText({ repository: { findPersonalDetailsText: findText } }, crn);
+      const text = await getCaseText(textDeps, crn);
       return c.body(text, 200, { 'Content-Type': 'application/json' }) as never;
     }
     return c.json(await getCase({ repository }, crn), 200);

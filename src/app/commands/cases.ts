@@ -1,6 +1,6 @@
 import cliProgress from 'cli-progress';
 import type { CaseRecord } from '../../domain/types.js';
-import type { CaseWriter, Opened } from '../../ports/stores.js';
+import type { CaseWriter, Opened, StoreContext } from '../../ports/stores.js';
 import { generateCases, MAX_GENERATED_CASES } from '../generate.js';
 import { CaseFileError, displayStore, loadCaseFile, openCaseWriter, type StoreRef } from '../stores.js';
 import { EXIT, type Io, parse, report, storeContext, storeOption, UsageError } from './common.js';
@@ -9,21 +9,22 @@ import { EXIT, type Io, parse, report, storeContext, storeOption, UsageError } f
 function writableStore(
   option: string | undefined,
   io: Io,
-): { ref: StoreRef; open: () => Promise<Opened<CaseWriter>> } {
+): { ref: StoreRef; open: (context: StoreContext) => Promise<Opened<CaseWriter>> } {
   const ref = storeOption('--store', 'CASE_STORE', option, io.env);
   if (!ref.kind.cases?.openWriter) {
     throw new UsageError(
       `--store: cases cannot be written to ${ref.kind.name}; use a sqlite:PATH or postgres:// store`,
     );
   }
-  return { ref, open: () => openCaseWriter(ref, storeContext(io)) };
+  return { ref, open: (context) => openCaseWriter(ref, context) };
 }
 
 async function importCases(args: string[], io: Io): Promise<number> {
   const { values, positionals } = parse(args, { store: { type: 'string' }, json: { type: 'boolean' } });
   if (positionals.length === 0) throw new UsageError('cases import needs at least one FILE');
   const store = writableStore(values.store, io);
-  const { crnFormat } = storeContext(io);
+  const context = storeContext(io);
+  const { crnFormat } = context;
   // Every file is read and validated before anything is written: a bad file loses nothing.
   const records: CaseRecord[] = [];
   const seen = new Map<string, string>();
@@ -36,7 +37,7 @@ async function importCases(args: string[], io: Io): Promise<number> {
     }
   }
   const shown = displayStore(store.ref);
-  const opened = await store.open();
+  const opened = await store.open(context);
   try {
     await opened.value.write(records);
     const total = await opened.value.count();
@@ -74,7 +75,7 @@ async function generate(args: string[], io: Io): Promise<number> {
   const count = Number(values.count);
   const store = writableStore(values.store, io);
   const shown = displayStore(store.ref);
-  const opened = await store.open();
+  const opened = await store.open(storeContext(io));
   const writer = opened.value;
   const bar = new cliProgress.SingleBar(
     {
