@@ -80,17 +80,20 @@ await run([
   '--store',
   `sqlite:${join(dir, 'cases.db')}`,
 ]);
-await run([
-  'clients',
-  'add',
-  'bench-client',
-  '--access-store',
-  access,
-  '--permissions',
-  'getCase,getHomeOfficeInterest,getCommunityManagerByCrn,getRiskScores,issueQueueToken',
-  '--queue-arn',
-  'arn:aws:sqs:eu-west-2:000000000000:bench-queue',
-]);
+/** The bench client, with every permission and a queue, in an access store. */
+const addBenchClient = (store) =>
+  run([
+    'clients',
+    'add',
+    'bench-client',
+    '--access-store',
+    store,
+    '--permissions',
+    'getCase,getHomeOfficeInterest,getCommunityManagerByCrn,getRiskScores,issueQueueToken',
+    '--queue-arn',
+    'arn:aws:sqs:eu-west-2:000000000000:bench-queue',
+  ]);
+await addBenchClient(access);
 const [apiKey] = await run(['keys', 'issue', 'bench-client', '--access-store', access]);
 const [token] = await run(['tokens', 'mint', '--client', 'bench-client', '--dir', pki, '--expires-in', '2h']);
 const tls = {
@@ -455,15 +458,7 @@ async function engines() {
   const cases = pgStore('cases');
   await run(['cases', 'import', join(root, 'fixtures/cases.json'), '--store', cases]);
   const access = pgStore('access');
-  await run([
-    'clients',
-    'add',
-    'bench-client',
-    '--access-store',
-    access,
-    '--permissions',
-    'getCase,getHomeOfficeInterest,getCommunityManagerByCrn,getRiskScores,issueQueueToken',
-  ]);
+  await addBenchClient(access);
   const [pgKey] = await run(['keys', 'issue', 'bench-client', '--access-store', access]);
   const local = await startService(`sqlite:${join(dir, 'cases.db')}`);
   const shared = await startService(cases, {

@@ -1,7 +1,15 @@
 import { existsSync } from 'node:fs';
-import { StoreError, type StoreKind } from '../../ports/stores.js';
+import { type Opened, StoreError, type StoreKind } from '../../ports/stores.js';
 
 const PREFIX = 'sqlite:';
+
+/** A SQLite store as opened: its synchronous ping and close, as the port's async ones. */
+const opened = <T extends { ping(): void; close(): void }>(value: T, description: string): Opened<T> => ({
+  value,
+  description,
+  ping: async () => value.ping(),
+  close: async () => value.close(),
+});
 const pathOf = (url: string) => url.slice(PREFIX.length);
 
 /**
@@ -21,13 +29,7 @@ export const sqliteStores: StoreKind = {
   cases: {
     open: async (url) => {
       const { SqliteCaseRepository } = await import('./case-store.js');
-      const repository = SqliteCaseRepository.openReadOnly(pathOf(url));
-      return {
-        value: repository,
-        description: `${url} (read-only)`,
-        ping: async () => repository.ping(),
-        close: async () => repository.close(),
-      };
+      return opened(SqliteCaseRepository.openReadOnly(pathOf(url)), `${url} (read-only)`);
     },
     openWriter: async (url) => {
       const { SqliteCaseWriter } = await import('./case-store.js');
@@ -43,23 +45,11 @@ export const sqliteStores: StoreKind = {
   access: {
     open: async (url) => {
       const { SqliteAccessDirectory } = await import('./access-directory.js');
-      const directory = SqliteAccessDirectory.openReadOnly(pathOf(url));
-      return {
-        value: directory,
-        description: `${url} (read-only)`,
-        ping: async () => directory.ping(),
-        close: async () => directory.close(),
-      };
+      return opened(SqliteAccessDirectory.openReadOnly(pathOf(url)), `${url} (read-only)`);
     },
     openAdmin: async (url) => {
       const { SqliteAccessDirectory } = await import('./access-directory.js');
-      const directory = SqliteAccessDirectory.open(pathOf(url));
-      return {
-        value: directory,
-        description: url,
-        ping: async () => directory.ping(),
-        close: async () => directory.close(),
-      };
+      return opened(SqliteAccessDirectory.open(pathOf(url)), url);
     },
   },
   audit: {
