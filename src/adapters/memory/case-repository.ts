@@ -1,4 +1,5 @@
 import type { Crn } from '../../domain/crn.js';
+import { deepFreeze } from '../../domain/freeze.js';
 import type {
   CaseRecord,
   CommunityManager,
@@ -7,14 +8,6 @@ import type {
   RiskPredictorScore,
 } from '../../domain/types.js';
 import type { CaseRepository } from '../../ports/case-repository.js';
-
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    for (const inner of Object.values(value)) deepFreeze(inner);
-    Object.freeze(value);
-  }
-  return value;
-}
 
 /**
  * Cases held in memory, from fixtures or test data. Records are deep-frozen on the way in,

@@ -1,6 +1,7 @@
 import pg from 'pg';
 import type { ApiKeyRecord, Client, OnBehalfOfMode } from '../../domain/access/model.js';
 import { isPermission, type Permission } from '../../domain/access/permissions.js';
+import { deepFreeze } from '../../domain/freeze.js';
 import type {
   AccessAdministration,
   AccessDirectory,
@@ -112,14 +113,6 @@ const toKey = (row: KeyRow): ApiKeyRecord => ({
   expiresAt: row.expires_at,
   revokedAt: row.revoked_at,
 });
-
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object' && !(value instanceof Date)) {
-    for (const v of Object.values(value)) deepFreeze(v);
-    Object.freeze(value);
-  }
-  return value;
-}
 
 const CACHE_LIMIT = 10_000;
 const WHAT = 'access store';

@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { ApiKeyRecord, Client, OnBehalfOfMode } from '../../domain/access/model.js';
 import { isPermission, type Permission } from '../../domain/access/permissions.js';
+import { deepFreeze } from '../../domain/freeze.js';
 import type {
   AccessAdministration,
   AccessDirectory,
@@ -107,14 +108,6 @@ const ACCESS_STORE: StoreDescription = {
   createHint: 'case-read clients add CN --permissions P --access-store sqlite:PATH',
   error: (message) => new AccessStoreError(message),
 };
-
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    for (const inner of Object.values(value)) deepFreeze(inner);
-    Object.freeze(value);
-  }
-  return value;
-}
 
 /** At most this many entries per cache; past it the cache starts again empty. */
 const CACHE_LIMIT = 10_000;
