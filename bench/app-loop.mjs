@@ -1,9 +1,9 @@
 #!/usr/bin/env node
-// node bench/app-loop.mjs [--requests N] [--cpu-prof]
+// node bench/app-loop.mjs [--requests N] [--audit sqlite|jsonl] [--cpu-prof]
 //
 // The service's own cost per request, without TLS or the Node listener: the full app as
 // `serve` builds it (perimeter with key, client, revocations, rate limit and bearer;
-// permission; SQLite case read; SQLite audit record; metrics; access log to a discarded
+// permission; SQLite case read; audit record (SQLite, or JSONL with --audit jsonl); metrics; access log to a discarded
 // stream) driven in-process through `app.fetch`, 16 requests in flight, on one fake
 // keep-alive connection carrying the bench client's verified certificate. Prints CPU µs
 // per request for three rounds. Far less noisy than the socket benchmarks, so it is the
@@ -15,6 +15,8 @@ import { join } from 'node:path';
 
 const args = process.argv.slice(2);
 const requests = Number(args[args.indexOf('--requests') + 1]) || 20_000;
+const auditKind = args.includes('--audit') ? args[args.indexOf('--audit') + 1] : 'sqlite';
+if (!['sqlite', 'jsonl'].includes(auditKind)) throw new Error('--audit takes sqlite or jsonl');
 const dist = (path) => new URL(`../dist/${path}`, import.meta.url).href;
 const { main: cli } = await import(dist('app/cli.js'));
 const { buildService } = await import(dist('app/composition.js'));
@@ -50,7 +52,8 @@ const config = loadConfig({
   TLS_CLIENT_CA: join(pki, 'ca.pem'),
   CASE_STORE: `sqlite:${join(dir, 'cases.db')}`,
   ACCESS_STORE: access,
-  AUDIT_STORE: `sqlite:${join(dir, 'audit.db')}`,
+  AUDIT_STORE:
+    auditKind === 'jsonl' ? `jsonl:${join(dir, 'audit.jsonl')}` : `sqlite:${join(dir, 'audit.db')}`,
   BEARER_JWKS: join(pki, 'jwks.json'),
   BEARER_ISSUER: 'urn:case-read:dev-issuer',
   BEARER_AUDIENCE: 'case-read-service',

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// npm run bench [-- SCENARIO...] [--smoke]
+// npm run bench [-- SCENARIO...] [--smoke] [--audit sqlite|jsonl] [--rounds N]
 //
 // Drives the full service (mutual TLS, API key, bearer verification, permission, SQLite
 // lookup) and a bare node:https baseline with autocannon, in alternating rounds
@@ -14,6 +14,8 @@
 //   upstream: the same request against a service reading SQLite and against a second service
 //            reading the first over HTTPS (CASE_STORE=https://…, mutual TLS, key, bearer).
 //   --postgres: `scale` generates its stores in PostgreSQL instead of SQLite.
+//   --audit jsonl: the service writes its audit trail to a JSONL file instead of SQLite.
+//   --rounds N: N measured rounds per server instead of 3.
 // PostgreSQL and Redis: BENCH_POSTGRES_URL (postgres://root@127.0.0.1:5432/test) and
 // BENCH_REDIS_URL (redis://127.0.0.1:6379); each run uses its own schemas and key prefix.
 import { spawn } from 'node:child_process';
@@ -26,9 +28,22 @@ import autocannon from 'autocannon';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const args = process.argv.slice(2);
 const smoke = args.includes('--smoke');
+const flagValue = (flag) => (args.includes(flag) ? args[args.indexOf(flag) + 1] : undefined);
+const auditKind = flagValue('--audit') ?? 'sqlite';
+if (!['sqlite', 'jsonl'].includes(auditKind)) {
+  process.stderr.write(`bench: --audit takes sqlite or jsonl, not ${auditKind}\n`);
+  process.exit(2);
+}
+const roundsOverride = flagValue('--rounds') === undefined ? undefined : Number(flagValue('--rounds'));
+if (roundsOverride !== undefined && !(Number.isInteger(roundsOverride) && roundsOverride > 0)) {
+  process.stderr.write('bench: --rounds takes a whole number above 0\n');
+  process.exit(2);
+}
 const cpuProf = args.includes('--cpu-prof');
 const profileDir = join(root, 'bench/results/profiles');
-const scenarios = args.filter((a) => !a.startsWith('--'));
+const scenarios = args.filter(
+  (a, i) => !a.startsWith('--') && !['--audit', '--rounds'].includes(args[i - 1]),
+);
 const KNOWN = ['keepalive', 'handshake', 'scale', 'token', 'engines', 'audit', 'upstream'];
 const onPostgres = args.includes('--postgres');
 const PG = process.env.BENCH_POSTGRES_URL ?? 'postgres://root@127.0.0.1:5432/test';
@@ -50,7 +65,7 @@ const selected = scenarios.length > 0 ? scenarios : ['keepalive'];
 const settings = smoke
   ? { rounds: 1, durationS: 1, warmupS: 0.5, connections: 8, handshakeConnections: 4, scaleCount: 2_000 }
   : {
-      rounds: 3,
+      rounds: roundsOverride ?? 3,
       durationS: 10,
       warmupS: 3,
       connections: 64,
@@ -112,7 +127,10 @@ const serviceEnv = (caseStore, overrides = {}) => ({
   TLS_CLIENT_CA: join(pki, 'ca.pem'),
   CASE_STORE: caseStore,
   ACCESS_STORE: access,
-  AUDIT_STORE: `sqlite:${join(dir, `audit-${++auditStores}.db`)}`,
+  AUDIT_STORE:
+    auditKind === 'jsonl'
+      ? `jsonl:${join(dir, `audit-${++auditStores}.jsonl`)}`
+      : `sqlite:${join(dir, `audit-${++auditStores}.db`)}`,
   BEARER_MODE: 'required',
   BEARER_JWKS: join(pki, 'jwks.json'),
   BEARER_ISSUER: 'urn:case-read:dev-issuer',
@@ -647,7 +665,7 @@ try {
     `bench: ${selected.join(', ')}${smoke ? ' (smoke: short, nothing is judged)' : ''}; ${settings.rounds} round(s) of ${settings.durationS}s, ${settings.connections} connections, node ${process.version}\n`,
   );
   process.stdout.write(
-    'service pipeline: mTLS, API key, rate limit (memory), bearer (required), permission, SQLite lookup, audit (SQLite)\n',
+    `service pipeline: mTLS, API key, rate limit (memory), bearer (required), permission, SQLite lookup, audit (${auditKind === 'jsonl' ? 'JSONL' : 'SQLite'})\n`,
   );
   for (const scenario of selected) {
     process.stdout.write(`\n== ${scenario}\n`);

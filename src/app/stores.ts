@@ -1,3 +1,4 @@
+import { jsonlStores } from '../adapters/jsonl/store-kind.js';
 import { InMemoryRateLimiter } from '../adapters/memory/rate-limiter.js';
 import { memoryStores } from '../adapters/memory/store-kind.js';
 import { postgresStores } from '../adapters/postgres/store-kind.js';
@@ -26,7 +27,14 @@ export { CaseFileError, loadCaseFile } from '../adapters/memory/case-file.js';
  * store technology is that folder plus one line here; configuration, `config check`,
  * `serve` and every CLI command reach stores only through this file.
  */
-const KINDS: readonly StoreKind[] = [memoryStores, sqliteStores, postgresStores, redisStores, upstreamStores];
+const KINDS: readonly StoreKind[] = [
+  memoryStores,
+  sqliteStores,
+  jsonlStores,
+  postgresStores,
+  redisStores,
+  upstreamStores,
+];
 
 /** A store named by a URL the registry accepted for a role. */
 export interface StoreRef {

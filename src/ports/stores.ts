@@ -118,7 +118,10 @@ export interface StoreKind {
     openAdmin?(url: string, context: StoreContext): Promise<Opened<AccessDirectory & AccessAdministration>>;
   };
   readonly audit?: {
-    /** `create`: `serve` creates and migrates the store; the audit commands need it to exist. */
+    /**
+     * `create`: for `serve`, which creates (and migrates) the store and appends to it.
+     * Without it the store must exist, and is opened for the audit commands, which only read.
+     */
     open(url: string, context: StoreContext, options: { create: boolean }): Promise<Opened<AuditLog>>;
   };
   readonly rateLimit?: {

@@ -86,8 +86,8 @@ describe('case-read usage errors exit 2 with a usage line', () => {
     [['audit'], 'audit needs a subcommand: verify or query'],
     [['audit', 'query', '--since', 'yesterday'], '--since must be an ISO 8601 date-time'],
     [
-      ['audit', 'verify', '--audit-store', 'jsonl:/tmp/a'],
-      '--audit-store: expected sqlite:PATH or postgres://USER@HOST:PORT/DB[?schema=NAME]',
+      ['audit', 'verify', '--audit-store', 'redis://127.0.0.1:6379'],
+      '--audit-store: redis cannot hold an audit store; expected sqlite:PATH, jsonl:PATH or postgres://USER@HOST:PORT/DB[?schema=NAME]',
     ],
     [['clients', 'list', '--access-store', 'postgres://x'], '--access-store: postgres:// needs a database'],
   ])('%j', (args, message) => {

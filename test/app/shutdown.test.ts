@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -51,10 +51,16 @@ function get(url: string, agent: Agent): Promise<Outcome> {
   });
 }
 
-describe('serve: graceful drain on SIGTERM', () => {
+// Each audit store that `serve` can write on one machine: what it holds when the process
+// has gone must be every answered request.
+describe.each(['sqlite', 'jsonl'])('serve: graceful drain on SIGTERM, audit in %s', (kind) => {
   it('under 16 keep-alive loops: no reset, no hang-up, readiness 503 first, exit 0, audit intact', async () => {
-    const { url, managementUrl, child, output } = await startServe({
+    const env = {
       ...setup.env,
+      ...(kind === 'jsonl' ? { AUDIT_STORE: `jsonl:${join(dir, 'audit.jsonl')}` } : {}),
+    };
+    const { url, managementUrl, child, output } = await startServe({
+      ...env,
       RATE_LIMIT_DEFAULT: '1000000/1s',
     });
     const base = url.replace('127.0.0.1', 'localhost');
@@ -142,13 +148,15 @@ describe('serve: graceful drain on SIGTERM', () => {
     expect(phases).toEqual(['readiness', 'listener', 'drained', 'stores', 'stopped']);
 
     // Every answered request is in the trail, once, and the chain is intact.
-    const verify = runCli(['audit', 'verify'], setup.env);
+    const verify = runCli(['audit', 'verify'], env);
     expect(verify.status).toBe(0);
-    const records = JSON.parse(setup.cli('audit', 'query', '--json', '--limit', '100000')) as {
-      requestId: string;
-    }[];
+    const query = runCli(['audit', 'query', '--json', '--limit', '100000'], env);
+    expect(query.status).toBe(0);
+    const records = JSON.parse(query.stdout) as { requestId: string }[];
     const recorded = new Set(records.map((r) => r.requestId));
     expect(recorded.size).toBe(records.length);
     expect(answered.filter((o) => !recorded.has(o.requestId))).toEqual([]);
+    // The JSONL writer's lock went with it: the next `serve` may write.
+    if (kind === 'jsonl') expect(existsSync(join(dir, 'audit.jsonl.lock'))).toBe(false);
   }, 60_000);
 });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AuditRecord } from '../../src/domain/audit/record.js';
+import type { AuditRecord, StoredAuditRecord } from '../../src/domain/audit/record.js';
 import type { AuditLog } from '../../src/ports/audit-log.js';
 
 export interface OpenedAuditLog {
@@ -11,12 +11,35 @@ export interface OpenedAuditLog {
 export interface AuditStoreHarness {
   /** A new connection to the store (several may be open at once: several writers). */
   open(): Promise<OpenedAuditLog>;
-  /** Runs SQL against the store's `audit` table as someone with write access would. */
-  tamper(sql: string): Promise<void>;
+  /** Changes or removes a stored record behind the store's back, as someone with write access to it would. */
+  tamper(change: AuditTamper): Promise<void>;
   /** From now on every insert fails, as on a full disk; `allowWrites` undoes it. */
   refuseWrites(): Promise<void>;
   allowWrites(): Promise<void>;
   dispose(): Promise<void>;
+  /**
+   * `many` (the default): several writers may append to one store at once and form one
+   * chain. `one`: while one writer holds the store a second is refused, and the next writer
+   * continues the chain.
+   */
+  readonly writers?: 'one' | 'many';
+}
+
+/** A change made to the stored trail by someone other than the service. */
+export type AuditTamper =
+  | { readonly seq: number; readonly set: Partial<Pick<StoredAuditRecord, 'status' | 'crn' | 'hash'>> }
+  | { readonly seq: number; readonly remove: true };
+
+/** The SQL a SQL store's harness runs for a change (the `audit` table of both SQL stores). */
+export function tamperSql(change: AuditTamper): string {
+  if ('remove' in change) return `DELETE FROM audit WHERE seq = ${change.seq}`;
+  const { status, crn, hash } = change.set;
+  const sets = [
+    status === undefined ? undefined : `status = ${status}`,
+    crn === undefined ? undefined : `crn = '${crn}'`,
+    hash === undefined ? undefined : `hash = '${hash}'`,
+  ].filter(Boolean);
+  return `UPDATE audit SET ${sets.join(', ')} WHERE seq = ${change.seq}`;
 }
 
 export const auditRecord = (i: number, overrides: Partial<AuditRecord> = {}): AuditRecord => ({
@@ -90,16 +113,16 @@ export function describeAuditLogContract(name: string, store: () => Promise<Audi
       expect(await seqs({ clientId: 'nobody' })).toEqual([]);
     });
 
-    it.each([
-      ['a changed status', 'UPDATE audit SET status = 404 WHERE seq = 2', 2, /changed/],
-      ['a removed record', 'DELETE FROM audit WHERE seq = 2', 3, /missing/],
-      ['a rewritten crn', "UPDATE audit SET crn = 'Z999999' WHERE seq = 3", 3, /changed/],
-      ['a re-hashed record', `UPDATE audit SET hash = '${'a'.repeat(64)}' WHERE seq = 4`, 4, /changed/],
-    ])('verify names the first bad record: %s', async (_label, sql, brokenAt, reason) => {
+    it.each<[string, AuditTamper, number, RegExp]>([
+      ['a changed status', { seq: 2, set: { status: 404 } }, 2, /changed/],
+      ['a removed record', { seq: 2, remove: true }, 3, /missing/],
+      ['a rewritten crn', { seq: 3, set: { crn: 'Z999999' } }, 3, /changed/],
+      ['a re-hashed record', { seq: 4, set: { hash: 'a'.repeat(64) } }, 4, /changed/],
+    ])('verify names the first bad record: %s', async (_label, change, brokenAt, reason) => {
       await fresh();
       const log = await open();
       for (let i = 1; i <= 5; i++) await log.append(auditRecord(i));
-      await harness.tamper(sql);
+      await harness.tamper(change);
       const result = await log.verify();
       expect(result.ok).toBe(false);
       expect(result).toMatchObject({ brokenAt, reason: expect.stringMatching(reason) });
@@ -131,7 +154,8 @@ export function describeAuditLogContract(name: string, store: () => Promise<Audi
       expect(await log.verify()).toEqual({ ok: true, records: 2 });
     });
 
-    it('takes appends from several writers into one unbroken chain, refusing none', async () => {
+    it('takes appends from several writers into one unbroken chain, refusing none', async (context) => {
+      if (harness.writers === 'one') context.skip();
       await fresh();
       const writers = [await open(), await open(), await open()];
       const appends: Promise<void>[] = [];
@@ -146,6 +170,24 @@ export function describeAuditLogContract(name: string, store: () => Promise<Audi
       expect(all?.map((r) => r.seq)).toEqual(Array.from({ length: 60 }, (_, i) => i + 1));
       expect(new Set(all?.map((r) => r.requestId)).size).toBe(60);
       expect(await writers[2]?.verify()).toEqual({ ok: true, records: 60 });
+    });
+
+    it('refuses a second writer while one holds the store; the next writer continues the chain', async (context) => {
+      if (harness.writers !== 'one') context.skip();
+      await fresh();
+      const first = await harness.open();
+      await first.log.append(auditRecord(1));
+      await expect(harness.open()).rejects.toThrow(/one writer/);
+      await first.log.append(auditRecord(2));
+      await first.close();
+      const next = await open();
+      await next.append(auditRecord(3));
+      expect((await next.query({})).map((r) => [r.seq, r.requestId])).toEqual([
+        [1, 'req-1'],
+        [2, 'req-2'],
+        [3, 'req-3'],
+      ]);
+      expect(await next.verify()).toEqual({ ok: true, records: 3 });
     });
   });
 }

@@ -1,7 +1,7 @@
 import { postgresStores } from '../../src/adapters/postgres/store-kind.js';
 import { testSchema } from '../support/postgres.js';
 import { testContext } from '../support/stores.js';
-import { describeAuditLogContract } from './audit-log.contract.js';
+import { describeAuditLogContract, tamperSql } from './audit-log.contract.js';
 
 describeAuditLogContract('postgres', async () => {
   const schema = testSchema('audit');
@@ -11,8 +11,8 @@ describeAuditLogContract('postgres', async () => {
       if (!opened) throw new Error('postgres cannot hold the audit trail');
       return { log: opened.value, close: () => opened.close() };
     },
-    tamper: async (sql) => {
-      await schema.query(sql);
+    tamper: async (change) => {
+      await schema.query(tamperSql(change));
     },
     refuseWrites: async () => {
       await schema.query(

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { SqliteAuditLog } from '../../src/adapters/sqlite/audit-log.js';
-import { describeAuditLogContract } from './audit-log.contract.js';
+import { describeAuditLogContract, tamperSql } from './audit-log.contract.js';
 
 describeAuditLogContract('sqlite', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'case-read-audit-contract-'));
@@ -18,7 +18,7 @@ describeAuditLogContract('sqlite', async () => {
       const log = SqliteAuditLog.open(path);
       return { log, close: async () => log.close() };
     },
-    tamper: exec,
+    tamper: (change) => exec(tamperSql(change)),
     refuseWrites: () =>
       exec("CREATE TRIGGER refuse BEFORE INSERT ON audit BEGIN SELECT RAISE(ABORT, 'disk full'); END"),
     allowWrites: () => exec('DROP TRIGGER refuse'),

@@ -45,11 +45,17 @@ export const GENESIS_HASH = '0'.repeat(64);
  * The canonical text that a record's hash covers: every field in a fixed order, with the
  * previous record's hash, so changing, removing or reordering a record breaks the chain.
  */
-export function canonicalAuditText(record: AuditRecord, seq: number, previousHash: string): string {
+export function canonicalAuditText(
+  record: AuditRecord,
+  seq: number,
+  previousHash: string,
+  /** `record.at.toISOString()`, when the caller has it already. */
+  at: string = record.at.toISOString(),
+): string {
   return JSON.stringify([
     seq,
     previousHash,
-    record.at.toISOString(),
+    at,
     record.requestId,
     record.clientId,
     record.certificateSerial,

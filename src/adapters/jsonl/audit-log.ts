@@ -1,0 +1,371 @@
+import { closeSync, fstatSync, ftruncateSync, openSync, readSync, statSync, writeSync } from 'node:fs';
+import { open as openAsync } from 'node:fs/promises';
+import {
+  AuditChainWalker,
+  type AuditQuery,
+  type AuditRecord,
+  type AuditVerification,
+  canonicalAuditText,
+  GENESIS_HASH,
+  type StoredAuditRecord,
+} from '../../domain/audit/record.js';
+import type { AuditLog } from '../../ports/audit-log.js';
+import { StoreError, type StoreLog } from '../../ports/stores.js';
+import { sha256Hex } from './hash.js';
+import { WriterLock } from './writer-lock.js';
+
+/** The store cannot be opened or used as asked; the message says what to do. */
+export class JsonlAuditStoreError extends StoreError {
+  override readonly name = 'JsonlAuditStoreError';
+}
+
+/** The one call that puts bytes in the file; tests replace it to act out a full disk. */
+export type WriteBytes = (fd: number, bytes: Uint8Array) => number;
+
+export interface JsonlAuditOptions {
+  /** `write`: `serve` appends (the file is created if absent, one writer at a time). `read`: the audit commands. */
+  readonly mode: 'write' | 'read';
+  readonly log?: StoreLog;
+  readonly writeBytes?: WriteBytes;
+}
+
+/** How far back from the end the last record is looked for at a time. */
+const TAIL_CHUNK = 64 * 1024;
+/** Records per batch handed to the chain walker by `verify`, as for the SQL stores. */
+const VERIFY_BATCH = 10_000;
+
+/** The line of one stored record: every field by name, then the two hashes. */
+function lineOf(record: AuditRecord, at: string, seq: number, previousHash: string, hash: string): string {
+  return `${JSON.stringify({
+    seq,
+    at,
+    requestId: record.requestId,
+    clientId: record.clientId,
+    certificateSerial: record.certificateSerial,
+    onBehalfOf: record.onBehalfOf,
+    operation: record.operation,
+    crn: record.crn,
+    status: record.status,
+    previousHash,
+    hash,
+  })}\n`;
+}
+
+/** A line read back, or undefined when it is not a whole audit record. */
+function recordOf(line: string): StoredAuditRecord | undefined {
+  let value: Record<string, unknown>;
+  try {
+    value = JSON.parse(line) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+  const str = (k: string) => typeof value[k] === 'string';
+  const strOrNull = (k: string) => value[k] === null || str(k);
+  if (
+    typeof value !== 'object' ||
+    value === null ||
+    !Number.isSafeInteger(value.seq) ||
+    !str('at') ||
+    !str('requestId') ||
+    !str('clientId') ||
+    !str('certificateSerial') ||
+    !strOrNull('onBehalfOf') ||
+    !str('operation') ||
+    !strOrNull('crn') ||
+    !Number.isInteger(value.status) ||
+    !str('previousHash') ||
+    !str('hash')
+  ) {
+    return undefined;
+  }
+  const at = new Date(value.at as string);
+  if (Number.isNaN(at.getTime())) return undefined;
+  return {
+    seq: value.seq as number,
+    at,
+    requestId: value.requestId as string,
+    clientId: value.clientId as string,
+    certificateSerial: value.certificateSerial as string,
+    onBehalfOf: value.onBehalfOf as string | null,
+    operation: value.operation as string,
+    crn: value.crn as string | null,
+    status: value.status as number,
+    previousHash: value.previousHash as string,
+    hash: value.hash as string,
+  };
+}
+
+/** The position of the last newline before `before`, or -1: read backwards a chunk at a time. */
+function newlineBefore(fd: number, before: number): number {
+  let position = before;
+  const chunk = new Uint8Array(TAIL_CHUNK);
+  while (position > 0) {
+    const length = Math.min(TAIL_CHUNK, position);
+    position -= length;
+    readSync(fd, chunk, 0, length, position);
+    const at = chunk.subarray(0, length).lastIndexOf(0x0a);
+    if (at !== -1) return position + at;
+  }
+  return -1;
+}
+
+/** Every complete line of the file, with its number, oldest first; an unfinished last line is not one. */
+async function* linesOf(path: string): AsyncGenerator<{ line: string; number: number }> {
+  const handle = await openAsync(path, 'r');
+  try {
+    const decoder = new TextDecoder();
+    const buffer = new Uint8Array(256 * 1024);
+    let rest = '';
+    let number = 0;
+    for (;;) {
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
+      if (bytesRead === 0) return;
+      const text = rest + decoder.decode(buffer.subarray(0, bytesRead), { stream: true });
+      let start = 0;
+      for (let end = text.indexOf('\n'); end !== -1; end = text.indexOf('\n', start)) {
+        number++;
+        yield { line: text.slice(start, end), number };
+        start = end + 1;
+      }
+      rest = text.slice(start);
+    }
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * The audit trail as an append-only file of JSON lines (`AUDIT_STORE=jsonl:PATH`), each
+ * record one line carrying the same SHA-256 chain as the SQL stores (`canonicalAuditText`).
+ *
+ * Group commit as in the SQLite store: the records of one event-loop turn go to the file in
+ * one write at the end of the turn, and each `append` resolves only once that write has
+ * returned, so nothing is answered that is not in the file. Like SQLite's WAL at
+ * synchronous=NORMAL, a record survives the process dying; an operating-system crash can
+ * lose the last moments (no fsync per batch).
+ *
+ * One writer: the file is the chain, so only one process may append to it, which a lock
+ * file beside it (`PATH.lock`, holding the writer's pid) enforces. Several instances need
+ * `sqlite:` (one machine) or `postgres://`. A write that fails (a full disk) is cut back off
+ * the file, so a refused batch leaves no half line behind, and the chain stays where it was.
+ */
+export class JsonlAuditLog implements AuditLog {
+  private pending: { record: AuditRecord; resolve: () => void; reject: (error: unknown) => void }[] = [];
+  /** The file's length up to the last whole record this writer knows of. */
+  private size = 0;
+  /** Set when a failed write could not be cut back: nothing is appended until it can. */
+  private damaged = false;
+  private seq = 0;
+  private head = GENESIS_HASH;
+
+  private constructor(
+    private readonly path: string,
+    private readonly fd: number | undefined,
+    private readonly identity: { dev: number; ino: number } | undefined,
+    private readonly lock: WriterLock | undefined,
+    private readonly writeBytes: WriteBytes,
+  ) {}
+
+  static open(path: string, options: JsonlAuditOptions): JsonlAuditLog {
+    if (options.mode === 'read') {
+      try {
+        if (!statSync(path).isFile()) throw new Error('not a file');
+      } catch (error) {
+        throw new JsonlAuditStoreError(`audit store ${path} cannot be read (${(error as Error).message})`);
+      }
+      return new JsonlAuditLog(path, undefined, undefined, undefined, writeSync);
+    }
+    const lock = WriterLock.take(`${path}.lock`, (message) => new JsonlAuditStoreError(message), path);
+    let fd: number | undefined;
+    try {
+      fd = openSync(path, 'a+', 0o600);
+      const stat = fstatSync(fd);
+      const log = new JsonlAuditLog(
+        path,
+        fd,
+        { dev: stat.dev, ino: stat.ino },
+        lock,
+        options.writeBytes ?? writeSync,
+      );
+      log.recoverTail(stat.size, options.log);
+      return log;
+    } catch (error) {
+      if (fd !== undefined) closeSync(fd);
+      lock.release();
+      if (error instanceof StoreError) throw error;
+      throw new JsonlAuditStoreError(
+        `audit store ${path} cannot be opened for writing (${(error as Error).message})`,
+      );
+    }
+  }
+
+  /**
+   * Finds the chain head: the last whole line. An unfinished last line (a write cut off by
+   * the machine stopping) was never acknowledged, so no response depended on it: it is cut
+   * off and logged.
+   */
+  private recoverTail(size: number, log: StoreLog | undefined): void {
+    const fd = this.fd as number;
+    const lastNewline = newlineBefore(fd, size);
+    const end = lastNewline + 1;
+    if (end !== size) {
+      ftruncateSync(fd, end);
+      log?.(
+        'warn',
+        { store: 'audit', path: this.path, bytes: size - end },
+        'the audit file ended in an unfinished line (never acknowledged); it was cut off',
+      );
+    }
+    this.size = end;
+    if (end === 0) return;
+    const from = newlineBefore(fd, lastNewline) + 1;
+    const line = new Uint8Array(lastNewline - from);
+    readSync(fd, line, 0, line.length, from);
+    const last = recordOf(new TextDecoder().decode(line));
+    if (last === undefined) {
+      throw new JsonlAuditStoreError(
+        `the last line of audit store ${this.path} is not an audit record; run case-read audit verify --audit-store jsonl:${this.path}`,
+      );
+    }
+    this.seq = last.seq;
+    this.head = last.hash;
+  }
+
+  append(record: AuditRecord): Promise<void> {
+    if (this.fd === undefined) {
+      return Promise.reject(new JsonlAuditStoreError(`audit store ${this.path} was opened to be read`));
+    }
+    return new Promise((resolve, reject) => {
+      if (this.pending.length === 0) setImmediate(() => this.flush());
+      this.pending.push({ record, resolve, reject });
+    });
+  }
+
+  /** Writes every pending record in one write, then settles each append. */
+  private flush(): void {
+    const batch = this.pending;
+    this.pending = [];
+    if (batch.length === 0) return;
+    try {
+      this.write(batch.map((p) => p.record));
+    } catch (error) {
+      for (const { reject } of batch) reject(error);
+      return;
+    }
+    for (const { resolve } of batch) resolve();
+  }
+
+  private write(records: readonly AuditRecord[]): void {
+    const fd = this.fd as number;
+    this.checkStillTheFile();
+    if (this.damaged) {
+      ftruncateSync(fd, this.size);
+      this.damaged = false;
+    }
+    let seq = this.seq;
+    let head = this.head;
+    let text = '';
+    for (const record of records) {
+      seq++;
+      const at = record.at.toISOString();
+      const hash = sha256Hex(canonicalAuditText(record, seq, head, at));
+      text += lineOf(record, at, seq, head, hash);
+      head = hash;
+    }
+    const bytes = Buffer.from(text, 'utf8');
+    let written = 0;
+    try {
+      written = this.writeBytes(fd, bytes);
+      if (written !== bytes.length) throw new Error(`short write: ${written} of ${bytes.length} bytes`);
+    } catch (error) {
+      // Whatever part of the batch reached the file is cut off again; if even that fails,
+      // the next batch tries before it writes.
+      try {
+        ftruncateSync(fd, this.size);
+      } catch {
+        this.damaged = true;
+      }
+      throw error;
+    }
+    this.size += bytes.length;
+    this.seq = seq;
+    this.head = head;
+  }
+
+  /** A file moved or removed while open would take records nobody can find: refuse instead. */
+  private checkStillTheFile(): void {
+    let now: { dev: number; ino: number };
+    try {
+      now = statSync(this.path);
+    } catch {
+      now = { dev: -1, ino: -1 };
+    }
+    if (now.dev !== this.identity?.dev || now.ino !== this.identity.ino) {
+      throw new JsonlAuditStoreError(
+        `audit store ${this.path} was moved or removed while open; restart the service to start a new file`,
+      );
+    }
+  }
+
+  private async *records(): AsyncGenerator<StoredAuditRecord | { unreadable: number }> {
+    for await (const { line, number } of linesOf(this.path)) {
+      yield recordOf(line) ?? { unreadable: number };
+    }
+  }
+
+  async query(filter: AuditQuery): Promise<StoredAuditRecord[]> {
+    const limit = filter.limit ?? 1000;
+    const since = filter.since?.getTime();
+    const found: StoredAuditRecord[] = [];
+    if (limit <= 0) return found;
+    for await (const record of this.records()) {
+      if ('unreadable' in record) continue;
+      if (filter.clientId !== undefined && record.clientId !== filter.clientId) continue;
+      if (filter.crn !== undefined && record.crn !== filter.crn) continue;
+      if (since !== undefined && record.at.getTime() < since) continue;
+      found.push(record);
+      if (found.length >= limit) break;
+    }
+    return found;
+  }
+
+  /** Walks the whole file in order, holding one record at a time. */
+  async verify(): Promise<AuditVerification> {
+    const walker = new AuditChainWalker(sha256Hex);
+    let checked = 0;
+    let lastSeq = 0;
+    for await (const record of this.records()) {
+      if ('unreadable' in record) {
+        return {
+          ok: false,
+          records: checked + 1,
+          brokenAt: lastSeq + 1,
+          reason: `line ${record.unreadable} is not an audit record: it was changed`,
+        };
+      }
+      checked++;
+      if (!walker.next(record)) return walker.result();
+      lastSeq = record.seq;
+      // Let the event loop breathe now and then.
+      if (checked % VERIFY_BATCH === 0) await new Promise((resolve) => setImmediate(resolve));
+    }
+    return walker.result();
+  }
+
+  /** For readiness: the file at the path is still the one being written, and nothing is left damaged. */
+  async ping(): Promise<void> {
+    if (this.fd === undefined) return;
+    this.checkStillTheFile();
+    if (this.damaged) {
+      ftruncateSync(this.fd, this.size);
+      this.damaged = false;
+    }
+  }
+
+  /** Writes anything still pending, then closes and gives up the writer lock. */
+  close(): void {
+    if (this.pending.length > 0) this.flush();
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.lock?.release();
+  }
+}

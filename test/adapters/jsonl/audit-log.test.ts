@@ -1,0 +1,153 @@
+import { spawnSync } from 'node:child_process';
+import {
+  appendFileSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { JsonlAuditLog } from '../../../src/adapters/jsonl/audit-log.js';
+import { jsonlStores } from '../../../src/adapters/jsonl/store-kind.js';
+import { auditRecord } from '../../contract/audit-log.contract.js';
+import { testContext } from '../../support/stores.js';
+
+let dir: string;
+let path: string;
+const open = () => JsonlAuditLog.open(path, { mode: 'write' });
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'case-read-jsonl-'));
+  path = join(dir, 'audit.jsonl');
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+async function writeThree(): Promise<void> {
+  const log = open();
+  for (let i = 1; i <= 3; i++) await log.append(auditRecord(i));
+  log.close();
+}
+
+describe('JSONL audit store', () => {
+  it('writes one JSON object per line, fields by name, readable only by its owner', async () => {
+    await writeThree();
+    const lines = readFileSync(path, 'utf8').split('\n');
+    expect(lines.at(-1)).toBe('');
+    const second = JSON.parse(lines[1] as string);
+    expect(Object.keys(second)).toEqual([
+      'seq',
+      'at',
+      'requestId',
+      'clientId',
+      'certificateSerial',
+      'onBehalfOf',
+      'operation',
+      'crn',
+      'status',
+      'previousHash',
+      'hash',
+    ]);
+    expect(second).toMatchObject({ seq: 2, at: '2026-01-01T00:00:02.000Z', requestId: 'req-2', status: 200 });
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+  });
+
+  it('cuts off an unfinished last line when it opens, says so, and continues the chain', async () => {
+    await writeThree();
+    appendFileSync(path, '{"seq":4,"at":"2026-01-');
+    const logged: unknown[] = [];
+    const log = JsonlAuditLog.open(path, {
+      mode: 'write',
+      log: (level, fields, message) => logged.push({ level, fields, message }),
+    });
+    await log.append(auditRecord(5));
+    expect((await log.query({})).map((r) => [r.seq, r.requestId])).toEqual([
+      [1, 'req-1'],
+      [2, 'req-2'],
+      [3, 'req-3'],
+      [4, 'req-5'],
+    ]);
+    expect(await log.verify()).toEqual({ ok: true, records: 4 });
+    expect(logged).toEqual([
+      {
+        level: 'warn',
+        fields: { store: 'audit', path, bytes: 23 },
+        message: expect.stringMatching(/unfinished line .*cut off/),
+      },
+    ]);
+    log.close();
+  });
+
+  it('refuses to open when the last whole line is not a record, naming the verify command', async () => {
+    await writeThree();
+    appendFileSync(path, 'not json\n');
+    expect(open).toThrow(/last line of audit store .* is not an audit record; run case-read audit verify/);
+    expect(existsSync(`${path}.lock`)).toBe(false);
+  });
+
+  it('verify names a line that is not a record', async () => {
+    await writeThree();
+    const lines = readFileSync(path, 'utf8').split('\n');
+    lines[1] = '{"seq":2,';
+    writeFileSync(path, lines.join('\n'));
+    const reader = JsonlAuditLog.open(path, { mode: 'read' });
+    expect(await reader.verify()).toEqual({
+      ok: false,
+      records: 2,
+      brokenAt: 2,
+      reason: 'line 2 is not an audit record: it was changed',
+    });
+  });
+
+  it('refuses appends once the file was moved away, and readiness says so; nothing is written elsewhere', async () => {
+    const log = open();
+    await log.append(auditRecord(1));
+    renameSync(path, join(dir, 'moved.jsonl'));
+    await expect(log.append(auditRecord(2))).rejects.toThrow(/moved or removed while open/);
+    await expect(log.ping()).rejects.toThrow(/moved or removed/);
+    expect(readFileSync(join(dir, 'moved.jsonl'), 'utf8').split('\n').length).toBe(2);
+    log.close();
+  });
+
+  it('takes over the lock of a writer that is gone, and refuses one held by a live process', async () => {
+    const gone = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']);
+    writeFileSync(`${path}.lock`, `${gone.stdout.toString()}\n`);
+    const log = open();
+    await log.append(auditRecord(1));
+    expect(readFileSync(`${path}.lock`, 'utf8')).toBe(`${process.pid}\n`);
+    log.close();
+    expect(existsSync(`${path}.lock`)).toBe(false);
+
+    writeFileSync(`${path}.lock`, `${process.ppid}\n`);
+    expect(open).toThrow(`is being written by process ${process.ppid}`);
+  });
+
+  it('a reader sees what the writer wrote, takes no lock, and cannot append', async () => {
+    const writer = open();
+    await writer.append(auditRecord(1));
+    const reader = JsonlAuditLog.open(path, { mode: 'read' });
+    expect((await reader.query({})).map((r) => r.requestId)).toEqual(['req-1']);
+    await expect(reader.append(auditRecord(2))).rejects.toThrow(/opened to be read/);
+    reader.close();
+    expect(existsSync(`${path}.lock`)).toBe(true);
+    writer.close();
+  });
+
+  it('as a store kind: serve creates it; the audit commands need it to exist', async () => {
+    const url = `jsonl:${path}`;
+    expect(jsonlStores.problem('jsonl:')).toMatch(/needs a file path/);
+    await expect(jsonlStores.audit?.open(url, testContext, { create: false })).rejects.toThrow(
+      /does not exist/,
+    );
+    const opened = await jsonlStores.audit?.open(url, testContext, { create: true });
+    await opened?.value.append(auditRecord(1));
+    await opened?.ping();
+    await opened?.close();
+    const read = await jsonlStores.audit?.open(url, testContext, { create: false });
+    expect(await read?.value.verify()).toEqual({ ok: true, records: 1 });
+    await read?.close();
+  });
+});
