@@ -7,6 +7,7 @@ import { getHomeOfficeInterest } from '../../domain/use-cases/get-home-office-in
 import type { CaseRoutes } from './cases.routes.js';
 import { crnParam } from './crn-param.js';
 import type { AppEnv } from './env.js';
+import { respond, respondJson } from './respond.js';
 
 export interface CaseHandlerDeps {
   readonly repository: CaseRepository;
@@ -30,17 +31,17 @@ export function caseHandlers({ repository, crnFormat }: CaseHandlerDeps) {
       // The route's response type is the document; this body is that document as text (the
       // contract suite checks it parses to exactly what findPersonalDetails returns).
       const text = await getCaseText(textDeps, crn);
-      return c.body(text, 200, { 'Content-Type': 'application/json' }) as never;
+      return respond(c, 200, text, 'application/json') as never;
     }
-    return c.json(await getCase({ repository }, crn), 200);
+    return respondJson(c, 200, await getCase({ repository }, crn)) as never;
   };
   const getHomeOfficeInterestHandler: Handler<'getHomeOfficeInterest'> = async (c) => {
     const interest = await getHomeOfficeInterest({ repository }, crnOf(c, c.req.valid('param').crn));
-    return c.json(interest, 200);
+    return respondJson(c, 200, interest) as never;
   };
   const getCommunityManagerHandler: Handler<'getCommunityManagerByCrn'> = async (c) => {
     const manager = await getCommunityManagerByCrn({ repository }, crnOf(c, c.req.valid('param').crn));
-    return c.json(manager, 200);
+    return respondJson(c, 200, manager) as never;
   };
   return {
     getCase: getCaseHandler,

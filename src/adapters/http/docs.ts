@@ -1,5 +1,6 @@
 import type { Context, Hono } from 'hono';
 import type { AppEnv } from './env.js';
+import { respond, setHeader } from './respond.js';
 
 /** The Swagger UI files, read from the swagger-ui-dist package by the composition root. */
 export interface DocsAssets {
@@ -34,8 +35,8 @@ const DOCS_CSP =
 /** Serves the docs UI at /docs from local assets: no CDN is ever contacted. */
 export function mountDocs(app: Hono<AppEnv>, assets: DocsAssets): void {
   const serve = (body: string, contentType: string) => (c: Context<AppEnv>) => {
-    c.header('Content-Security-Policy', DOCS_CSP);
-    return c.body(body, 200, { 'Content-Type': contentType });
+    setHeader(c, 'content-security-policy', DOCS_CSP);
+    return respond(c, 200, body, contentType);
   };
   app.get('/docs', serve(PAGE, 'text/html; charset=utf-8'));
   app.get('/docs/swagger-ui.css', serve(assets.css, 'text/css; charset=utf-8'));

@@ -1,9 +1,12 @@
 import type { Caller, Client, ClientCertificate } from '../../domain/access/model.js';
+import type { ResponseHeaders } from './respond.js';
 
 /** What every request context carries through the HTTP adapter. */
 export interface AppEnv {
   Variables: {
     requestId: string;
+    /** The response headers, filled as the request goes (see respond.ts). */
+    headers: ResponseHeaders;
     /** The client certificate (step 2), once known. */
     certificate?: ClientCertificate;
     /** The admitted client (steps 3–4). */

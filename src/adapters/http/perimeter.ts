@@ -1,4 +1,4 @@
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import {
   admitClient,
   type BearerMode,
@@ -20,6 +20,7 @@ import { AccessDeniedError, RateLimitedError, UnauthenticatedError } from '../..
 import type { AccessDirectory, Clock, SecretHasher, TokenVerifier } from '../../domain/needs.js';
 import type { AppEnv } from './env.js';
 import type { IdentityReader } from './identity.js';
+import { setHeader } from './respond.js';
 
 export interface PerimeterOptions {
   readonly identify: IdentityReader;
@@ -38,15 +39,14 @@ export interface NoPerimeter {
 }
 
 /** The RateLimit fields of draft-ietf-httpapi-ratelimit-headers: one policy, named for what it counts. */
-function rateLimitHeaders(decision: Omit<RateDecision, 'allowed'>): [string, string][] {
+function setRateLimitHeaders(c: Context<AppEnv>, decision: Omit<RateDecision, 'allowed'>): void {
   const seconds = Math.max(1, Math.round(decision.windowMs / 1000));
-  return [
-    ['RateLimit-Policy', `"per-api-key";q=${decision.limit};w=${seconds}`],
-    [
-      'RateLimit',
-      `"per-api-key";r=${decision.remaining};t=${Math.max(0, Math.ceil(decision.resetMs / 1000))}`,
-    ],
-  ];
+  setHeader(c, 'ratelimit-policy', `"per-api-key";q=${decision.limit};w=${seconds}`);
+  setHeader(
+    c,
+    'ratelimit',
+    `"per-api-key";r=${decision.remaining};t=${Math.max(0, Math.ceil(decision.resetMs / 1000))}`,
+  );
 }
 
 /**
@@ -84,11 +84,10 @@ export function admitRequests(options: PerimeterOptions): MiddlewareHandler<AppE
         quotaOf(client.rateLimit),
       );
     } catch (error) {
-      if (error instanceof RateLimitedError)
-        for (const [name, value] of rateLimitHeaders(error.decision)) c.header(name, value);
+      if (error instanceof RateLimitedError) setRateLimitHeaders(c, error.decision);
       throw error;
     }
-    for (const [name, value] of rateLimitHeaders(decision)) c.header(name, value);
+    setRateLimitHeaders(c, decision);
     await next();
   };
 }
@@ -125,8 +124,8 @@ export function guardOperation(
     }
     const onBehalfOf = await checkOnBehalfOf(options, admitted.client, c.req.header('x-on-behalf-of'));
     // Data returned to an on-behalf-of request is for that user alone. Set before the
-    // handler runs (see app.ts: no header is set on a finished response).
-    if (onBehalfOf !== null) c.header('Cache-Control', 'no-store, private');
+    // handler runs (see respond.ts).
+    if (onBehalfOf !== null) setHeader(c, 'cache-control', 'no-store, private');
     const caller: Caller = {
       ...admitted,
       onBehalfOf,

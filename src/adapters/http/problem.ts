@@ -1,5 +1,7 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type { AppEnv } from './env.js';
+import { respond } from './respond.js';
 
 /**
  * RFC 9457 problem details. Every error the service answers is one of these, with a stable
@@ -41,9 +43,9 @@ export interface ProblemInput {
 const MAX_INSTANCE_LENGTH = 256;
 
 export function problemResponse(
-  c: Context,
+  c: Context<AppEnv>,
   problem: ProblemInput,
-  headers: Record<string, string> = {},
+  headers?: Readonly<Record<string, string>>,
 ): Response {
   const path = c.req.path;
   const body = {
@@ -54,5 +56,5 @@ export function problemResponse(
     instance: path.length > MAX_INSTANCE_LENGTH ? path.slice(0, MAX_INSTANCE_LENGTH) : path,
     requestId: c.get('requestId') ?? 'unknown',
   };
-  return c.body(JSON.stringify(body), problem.status, { ...headers, 'Content-Type': PROBLEM_CONTENT_TYPE });
+  return respond(c, problem.status, JSON.stringify(body), PROBLEM_CONTENT_TYPE, headers);
 }

@@ -4,6 +4,7 @@ import type { CaseRepository } from '../../domain/needs.js';
 import { getRiskScores } from '../../domain/use-cases/get-risk-scores.js';
 import { crnParam } from './crn-param.js';
 import type { AppEnv } from './env.js';
+import { respondJson } from './respond.js';
 import type { RiskRoutes } from './risk.routes.js';
 
 export function riskHandlers({
@@ -16,10 +17,8 @@ export function riskHandlers({
   const handler: RouteHandler<RiskRoutes['getRiskScores'], AppEnv> = async (c) => {
     const crn = crnParam(c, c.req.valid('param').crn, crnFormat);
     const { page, perPage } = c.req.valid('query');
-    return c.json(
-      await getRiskScores({ repository }, crn, { page: Number(page), perPage: Number(perPage) }),
-      200,
-    );
+    const scores = await getRiskScores({ repository }, crn, { page: Number(page), perPage: Number(perPage) });
+    return respondJson(c, 200, scores) as never;
   };
   return { getRiskScores: handler };
 }

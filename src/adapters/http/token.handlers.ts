@@ -2,6 +2,7 @@ import type { RouteHandler } from '@hono/zod-openapi';
 import { AccessDeniedError } from '../../domain/errors.js';
 import { type IssueQueueTokenDeps, issueQueueToken } from '../../domain/queue/credentials.js';
 import type { AppEnv } from './env.js';
+import { respondJson } from './respond.js';
 import type { TokenRoutes } from './token.routes.js';
 
 /** Hands the admitted caller to the use case and returns the credentials as STS names them. */
@@ -10,15 +11,12 @@ export function tokenHandlers(deps: IssueQueueTokenDeps) {
     const caller = c.get('caller');
     if (caller === undefined) throw new AccessDeniedError('unknown-client');
     const credentials = await issueQueueToken(deps, caller, c.get('requestId'));
-    return c.json(
-      {
-        AccessKeyId: credentials.accessKeyId,
-        SecretAccessKey: credentials.secretAccessKey,
-        SessionToken: credentials.sessionToken,
-        Expiration: credentials.expiration.toISOString(),
-      },
-      200,
-    );
+    return respondJson(c, 200, {
+      AccessKeyId: credentials.accessKeyId,
+      SecretAccessKey: credentials.secretAccessKey,
+      SessionToken: credentials.sessionToken,
+      Expiration: credentials.expiration.toISOString(),
+    }) as never;
   };
   return { issueQueueToken: handler };
 }

@@ -1,0 +1,184 @@
+import type { Context } from 'hono';
+import { HTTPException } from 'hono/http-exception';
+import {
+  type AccessDeniedError,
+  type DomainError,
+  isDomainError,
+  type RateLimitedError,
+  type StoreUnavailableError,
+  type UnauthenticatedError,
+  type UpstreamFailedError,
+} from '../../domain/errors.js';
+import type { AppEnv, HttpLogger } from './env.js';
+import { type ProblemInput, ProblemType, problemResponse } from './problem.js';
+
+const REALM = 'case-read-service';
+
+/** RFC 6750 challenge: no error code when no credentials were sent; `invalid_token` otherwise. */
+function challengeFor(error: UnauthenticatedError): string {
+  if (error.missing) return `Bearer realm="${REALM}"`;
+  return `Bearer realm="${REALM}", error="invalid_token", error_description="${error.message.replaceAll('"', "'")}"`;
+}
+
+function headersForDomainError(error: DomainError): Record<string, string> {
+  if (error.code === 'UNAUTHENTICATED')
+    return { 'WWW-Authenticate': challengeFor(error as UnauthenticatedError) };
+  if (error.code === 'RATE_LIMITED')
+    return { 'Retry-After': String((error as RateLimitedError).retryAfterSeconds) };
+  if (error.code === 'STORE_UNAVAILABLE') return { 'Retry-After': '1' };
+  return {};
+}
+
+export function problemForDomainError(error: DomainError): ProblemInput {
+  switch (error.code) {
+    case 'INVALID_CRN':
+      return { status: 400, type: ProblemType.invalidCrn, title: 'Invalid crn', detail: error.message };
+    case 'CASE_NOT_FOUND':
+      return { status: 404, type: ProblemType.caseNotFound, title: 'Case not found', detail: error.message };
+    case 'COMMUNITY_MANAGER_NOT_FOUND':
+      return {
+        status: 404,
+        type: ProblemType.communityManagerNotFound,
+        title: 'Community manager not found',
+        detail: error.message,
+      };
+    case 'ACCESS_DENIED':
+      return (error as AccessDeniedError).kind === 'client'
+        ? {
+            status: 403,
+            type: ProblemType.clientNotAllowed,
+            title: 'Client not allowed',
+            detail: error.message,
+          }
+        : { status: 403, type: ProblemType.accessDenied, title: 'Forbidden', detail: error.message };
+    case 'UNAUTHENTICATED':
+      return { status: 401, type: ProblemType.unauthenticated, title: 'Unauthorized', detail: error.message };
+    case 'ON_BEHALF_OF_NOT_ALLOWED':
+      return {
+        status: 400,
+        type: ProblemType.onBehalfOfNotAllowed,
+        title: 'On-behalf-of not allowed',
+        detail: error.message,
+      };
+    case 'PERMISSION_DENIED':
+      return {
+        status: 403,
+        type: ProblemType.permissionDenied,
+        title: 'Permission denied',
+        detail: error.message,
+      };
+    case 'RATE_LIMITED':
+      return {
+        status: 429,
+        type: ProblemType.rateLimited,
+        title: 'Too many requests',
+        detail: error.message,
+      };
+    case 'INVALID_PAGINATION':
+      return {
+        status: 400,
+        type: ProblemType.invalidRequest,
+        title: 'Invalid request',
+        detail: error.message,
+      };
+    case 'NO_QUEUE_CONFIGURED':
+      return {
+        status: 403,
+        type: ProblemType.noQueueConfigured,
+        title: 'No queue configured',
+        detail: error.message,
+      };
+    case 'STORE_UNAVAILABLE':
+      return {
+        status: 503,
+        type: ProblemType.storeUnavailable,
+        title: 'Service unavailable',
+        detail: error.message,
+      };
+    case 'UPSTREAM_FAILED':
+      return { status: 502, type: ProblemType.upstreamFailed, title: 'Bad gateway', detail: error.message };
+    case 'UPSTREAM_TIMEOUT':
+      return {
+        status: 504,
+        type: ProblemType.upstreamTimeout,
+        title: 'Gateway timeout',
+        detail: error.message,
+      };
+  }
+}
+
+/**
+ * The app's error handler: a domain error becomes its problem+json (refusals and engine
+ * failures logged with their reason for the operator, never sent to the client); a
+ * framework 4xx a generic invalid-request problem; anything else a 500 that names only the
+ * request id.
+ */
+export function errorHandler(logger: HttpLogger) {
+  return (error: Error, c: Context<AppEnv>): Response => {
+    if (isDomainError(error)) {
+      if (
+        error.code === 'ACCESS_DENIED' ||
+        error.code === 'UNAUTHENTICATED' ||
+        error.code === 'PERMISSION_DENIED' ||
+        error.code === 'ON_BEHALF_OF_NOT_ALLOWED'
+      ) {
+        // The precise reason is for the operator; the client gets only the broad kind.
+        logger.info(
+          {
+            requestId: c.get('requestId'),
+            client: c.get('certificate')?.commonName ?? null,
+            code: error.code,
+            reason: error.code === 'ACCESS_DENIED' ? (error as AccessDeniedError).reason : error.message,
+          },
+          'request refused',
+        );
+      }
+      if (error.code === 'STORE_UNAVAILABLE') {
+        logger.error(
+          {
+            requestId: c.get('requestId'),
+            code: error.code,
+            store: (error as StoreUnavailableError).store,
+            label: (error as StoreUnavailableError).logLabel,
+          },
+          'store unavailable',
+        );
+      }
+      if (error.code === 'UPSTREAM_FAILED' || error.code === 'UPSTREAM_TIMEOUT') {
+        logger.error(
+          {
+            requestId: c.get('requestId'),
+            client: c.get('certificate')?.commonName ?? null,
+            code: error.code,
+            upstream: (error as UpstreamFailedError).upstream,
+            label: (error as Partial<UpstreamFailedError>).logLabel ?? 'timeout',
+          },
+          'upstream failure',
+        );
+      }
+      return problemResponse(c, problemForDomainError(error), headersForDomainError(error));
+    }
+    if (error instanceof HTTPException && error.status < 500) {
+      return problemResponse(c, {
+        status: error.status,
+        type: ProblemType.invalidRequest,
+        title: 'Invalid request',
+        detail: 'the request could not be processed',
+      });
+    }
+    logger.error(
+      {
+        requestId: c.get('requestId'),
+        route: c.req.routePath,
+        err: { name: error.name, message: error.message },
+      },
+      'unhandled error',
+    );
+    return problemResponse(c, {
+      status: 500,
+      type: ProblemType.internal,
+      title: 'Internal error',
+      detail: 'an unexpected error occurred; quote the requestId to the operator',
+    });
+  };
+}

@@ -1,0 +1,69 @@
+import type { MiddlewareHandler } from 'hono';
+import type { AuditWriter } from '../../domain/needs.js';
+import type { AppEnv, HttpLogger } from './env.js';
+import { ProblemType, problemResponse } from './problem.js';
+import { startHeaders } from './respond.js';
+
+export interface RequestCycleOptions {
+  readonly logger: HttpLogger;
+  /** Appended before the response leaves; see `HttpAppOptions.audit`. */
+  readonly audit?: AuditWriter | undefined;
+  readonly observe?: ((operation: string, status: number, seconds: number) => void) | undefined;
+}
+
+/**
+ * What happens around every request, first in and last out: its id and response headers
+ * before anything else runs; after the handler, its audit record (the response is withheld
+ * with a 503 if the record cannot be stored), its metrics, and its access-log line.
+ */
+export function requestCycle({ logger, audit, observe }: RequestCycleOptions): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const started = performance.now();
+    // The request id is always ours: a client-sent X-Request-Id is ignored, so the audit
+    // trail cannot be confused by a caller choosing ids.
+    const id = crypto.randomUUID();
+    c.set('requestId', id);
+    c.set('headers', startHeaders(id));
+    await next();
+    const operation = c.get('operation') ?? `${c.req.method} ${c.req.routePath}`;
+    const certificate = c.get('certificate');
+    if (audit && certificate) {
+      try {
+        await audit.append({
+          at: new Date(),
+          requestId: id,
+          clientId: certificate.commonName,
+          certificateSerial: certificate.serialNumber,
+          onBehalfOf: c.get('caller')?.onBehalfOf?.email ?? null,
+          operation,
+          crn: c.get('crn') ?? null,
+          status: c.res.status,
+        });
+      } catch (error) {
+        logger.error(
+          { requestId: id, err: { name: (error as Error).name, message: (error as Error).message } },
+          'audit record could not be written; the response was withheld',
+        );
+        c.res = problemResponse(c, {
+          status: 503,
+          type: ProblemType.auditUnavailable,
+          title: 'Service unavailable',
+          detail: 'the request could not be recorded, so it was not answered; try again later',
+        });
+      }
+    }
+    const status = c.res.status;
+    const seconds = (performance.now() - started) / 1000;
+    observe?.(operation, status, seconds);
+    logger.info(
+      {
+        requestId: id,
+        method: c.req.method,
+        route: c.req.routePath,
+        status,
+        ms: Math.round(seconds * 100_000) / 100,
+      },
+      'request',
+    );
+  };
+}

@@ -1,0 +1,67 @@
+import type { Context } from 'hono';
+import type { AppEnv } from './env.js';
+
+/**
+ * Response headers as a plain object of lower-case names, one per request, filled as the
+ * request passes each step and handed to the Response as it is. Not a `Headers`: each
+ * `Headers.set` validates and sorts, and the Node adapter then turns `Headers` back into an
+ * object, which together cost about a tenth of a request (see README, "Performance"). A
+ * plain object goes to `writeHead` untouched, and Node still validates every name and value
+ * there. Every response the API sends is built by {@link respond}, so none leaves without
+ * these headers.
+ */
+export type ResponseHeaders = Record<string, string>;
+
+const API_CSP = "default-src 'none'; frame-ancestors 'none'";
+
+/** What every API response carries: hono/secure-headers' set, with this service's choices, then our own. */
+const BASE_HEADERS: Readonly<ResponseHeaders> = Object.freeze({
+  // The guard changes this to `no-store, private` for on-behalf-of requests.
+  'cache-control': 'no-store',
+  // The API answers JSON only: nothing may be loaded or framed. The docs UI sets its own.
+  'content-security-policy': API_CSP,
+  'cross-origin-opener-policy': 'same-origin',
+  'cross-origin-resource-policy': 'same-origin',
+  'origin-agent-cluster': '?1',
+  'referrer-policy': 'no-referrer',
+  'strict-transport-security': 'max-age=31536000',
+  'x-content-type-options': 'nosniff',
+  'x-dns-prefetch-control': 'off',
+  'x-download-options': 'noopen',
+  'x-frame-options': 'DENY',
+  'x-permitted-cross-domain-policies': 'none',
+  'x-xss-protection': '0',
+});
+
+/** A new request's headers: the constant set and its request id. */
+export function startHeaders(requestId: string): ResponseHeaders {
+  return { ...BASE_HEADERS, 'x-request-id': requestId };
+}
+
+/** Sets a response header for this request (lower-case name), whatever response it ends in. */
+export function setHeader(c: Context<AppEnv>, name: string, value: string): void {
+  const headers = c.get('headers');
+  if (headers !== undefined) headers[name] = value;
+}
+
+/**
+ * The response: the request's headers, the content type and any `extra` (a problem's
+ * `Retry-After`, say). A request that never reached the first middleware (there is none)
+ * still gets the constant set.
+ */
+export function respond(
+  c: Context<AppEnv>,
+  status: number,
+  body: string,
+  contentType: string,
+  extra?: Readonly<Record<string, string>>,
+): Response {
+  const headers = c.get('headers') ?? { ...BASE_HEADERS };
+  headers['content-type'] = contentType;
+  if (extra !== undefined) for (const name in extra) headers[name.toLowerCase()] = extra[name] as string;
+  return new Response(body, { status, headers });
+}
+
+/** `respond` with a JSON body. */
+export const respondJson = (c: Context<AppEnv>, status: number, value: unknown): Response =>
+  respond(c, status, JSON.stringify(value), 'application/json');
