@@ -102,3 +102,50 @@ describe('the mutual-TLS handshake', () => {
     expect(outcome).toMatch(/^refused/);
   });
 });
+
+describe('response headers on the wire, through the Node listener', () => {
+  const SECURITY = {
+    'cache-control': 'no-store',
+    'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
+    'cross-origin-opener-policy': 'same-origin',
+    'cross-origin-resource-policy': 'same-origin',
+    'origin-agent-cluster': '?1',
+    'referrer-policy': 'no-referrer',
+    'strict-transport-security': 'max-age=31536000',
+    'x-content-type-options': 'nosniff',
+    'x-dns-prefetch-control': 'off',
+    'x-download-options': 'noopen',
+    'x-frame-options': 'DENY',
+    'x-permitted-cross-domain-policies': 'none',
+    'x-xss-protection': '0',
+  };
+  const get = (path: string, headers: Record<string, string>) =>
+    httpsRequest(`${service.url}${path}`, {
+      ca: pki.ca.certPem,
+      cert: good.certPem,
+      key: good.keyPem,
+      headers,
+    });
+
+  it.each([
+    ['a case', '/case/X123456', true, 200, 'application/json'],
+    ['no API key', '/case/X123456', false, 403, 'application/problem+json'],
+    ['an unknown case', '/case/Q000000', true, 404, 'application/problem+json'],
+    ['no such path', '/nowhere', true, 404, 'application/problem+json'],
+  ])(
+    '%s: the whole security set, a request id, content type and length',
+    async (_label, path, withKey, status, type) => {
+      const response = await get(path, withKey ? { 'x-api-key': key, authorization: `Bearer ${token}` } : {});
+      expect(response.status).toBe(status);
+      expect(response.headers).toMatchObject({
+        ...SECURITY,
+        'content-type': type,
+        'content-length': String(Buffer.byteLength(response.text)),
+        'x-request-id': expect.stringMatching(/^[0-9a-f-]{36}$/),
+      });
+      // Past the API key, the rate-limit fields too.
+      if (withKey) expect(response.headers.ratelimit).toMatch(/^"per-api-key";r=\d+;t=\d+$/);
+      if (withKey) expect(response.headers['ratelimit-policy']).toMatch(/^"per-api-key";q=\d+;w=\d+$/);
+    },
+  );
+});
