@@ -1,17 +1,20 @@
 #!/usr/bin/env node
 // node bench/app-loop.mjs [--requests N] [--audit sqlite|jsonl] [--cpu-prof]
 //
-// The service's own cost per request, without TLS or the Node listener: the full app as
-// `serve` builds it (perimeter with key, client, revocations, rate limit and bearer;
-// permission; SQLite case read; audit record (SQLite, or JSONL with --audit jsonl); metrics; access log to a discarded
-// stream) driven in-process through `app.fetch`, 16 requests in flight, on one fake
-// keep-alive connection carrying the bench client's verified certificate. Prints CPU µs
-// per request for three rounds. Far less noisy than the socket benchmarks, so it is the
-// one to judge a change to the service's own code by; it says nothing about TLS.
+// The service's own cost per request, without TLS or sockets: the full app as `serve`
+// builds it (perimeter with key, client, revocations, rate limit and bearer; permission;
+// SQLite case read; audit record (SQLite, or JSONL with --audit jsonl); metrics; access log
+// to a discarded stream), driven in-process through @hono/node-server's request listener
+// with Node's own IncomingMessage and ServerResponse, 16 requests in flight, each on a
+// socket stand-in carrying the bench client's verified certificate. Prints CPU µs per
+// request for three rounds. Far less noisy than the socket benchmarks, so it is the one to
+// judge a change to the service's own code by; it says nothing about TLS or the parser.
 import { X509Certificate } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { IncomingMessage, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Duplex } from 'node:stream';
 
 const args = process.argv.slice(2);
 const requests = Number(args[args.indexOf('--requests') + 1]) || 20_000;
@@ -22,6 +25,7 @@ const { main: cli } = await import(dist('app/cli.js'));
 const { buildService } = await import(dist('app/composition.js'));
 const { loadConfig } = await import(dist('app/config.js'));
 const { pino } = await import('pino');
+const { getRequestListener } = await import('@hono/node-server');
 
 const dir = mkdtempSync(join(tmpdir(), 'case-read-app-loop-'));
 const lines = [];
@@ -65,28 +69,62 @@ const logger = pino({ level: 'info' }, pino.destination({ dest: '/dev/null', syn
 const service = await buildService(config, logger);
 
 const cert = new X509Certificate(readFileSync(join(pki, 'bench-client.pem')));
-const socket = {
-  authorized: true,
-  getPeerCertificate: () => ({
-    subject: { CN: 'bench-client' },
-    raw: cert.raw,
-    serialNumber: cert.serialNumber,
-    valid_to: cert.validTo,
-  }),
+const peer = {
+  subject: { CN: 'bench-client' },
+  raw: cert.raw,
+  serialNumber: cert.serialNumber,
+  valid_to: cert.validTo,
 };
-const env = { incoming: { socket } };
-const headers = { 'x-api-key': apiKey, authorization: `Bearer ${token}` };
-const once = async () => {
-  const response = await service.app.fetch(new Request('https://localhost/case/X123456', { headers }), env);
-  if (response.status !== 200) throw new Error(`answered ${response.status}`);
-  await response.text();
-};
+// Each request goes through @hono/node-server's own listener, as under `serve`, with Node's
+// own IncomingMessage and ServerResponse on a socket stand-in that carries the verified
+// certificate and discards what is written. One stand-in per request in flight.
+const listener = getRequestListener(service.app.fetch);
+const rawHeaders = ['host', 'localhost', 'x-api-key', apiKey, 'authorization', `Bearer ${token}`];
+const parsedHeaders = { host: 'localhost', 'x-api-key': apiKey, authorization: `Bearer ${token}` };
+function socketStandIn() {
+  const socket = new Duplex({
+    read() {},
+    write(_chunk, _encoding, done) {
+      done();
+    },
+    writev(_chunks, done) {
+      done();
+    },
+  });
+  socket.authorized = true;
+  socket.getPeerCertificate = () => peer;
+  socket.encrypted = true;
+  return socket;
+}
+const once = (socket) =>
+  new Promise((resolve, reject) => {
+    const req = new IncomingMessage(socket);
+    req.method = 'GET';
+    req.url = '/case/X123456';
+    req.httpVersionMajor = 1;
+    req.httpVersionMinor = 1;
+    req.httpVersion = '1.1';
+    req.headers = { ...parsedHeaders };
+    req.rawHeaders = rawHeaders.slice();
+    req.complete = true;
+    req.push(null);
+    const res = new ServerResponse(req);
+    res.shouldKeepAlive = true;
+    res.assignSocket(socket);
+    res.on('finish', () => {
+      res.detachSocket(socket);
+      if (res.statusCode !== 200) reject(new Error(`answered ${res.statusCode}`));
+      else resolve();
+    });
+    listener(req, res);
+  });
 async function round(n) {
   let next = 0;
   const started = process.cpuUsage();
   await Promise.all(
     Array.from({ length: 16 }, async () => {
-      while (next++ < n) await once();
+      const socket = socketStandIn();
+      while (next++ < n) await once(socket);
     }),
   );
   const used = process.cpuUsage(started);

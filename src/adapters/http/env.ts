@@ -1,5 +1,7 @@
 import type { Caller, Client, ClientCertificate } from '../../domain/access/model.js';
-import type { ResponseHeaders } from './respond.js';
+
+/** Response headers by lower-case name: one plain object per request (see respond.ts). */
+export type ResponseHeaders = Record<string, string>;
 
 /** What every request context carries through the HTTP adapter. */
 export interface AppEnv {

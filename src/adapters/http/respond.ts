@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
-import type { AppEnv } from './env.js';
+import type { AppEnv, ResponseHeaders } from './env.js';
 
-/**
+/*
  * Response headers as a plain object of lower-case names, one per request, filled as the
  * request passes each step and handed to the Response as it is. Not a `Headers`: each
  * `Headers.set` validates and sorts, and the Node adapter then turns `Headers` back into an
@@ -10,8 +10,6 @@ import type { AppEnv } from './env.js';
  * there. Every response the API sends is built by {@link respond}, so none leaves without
  * these headers.
  */
-export type ResponseHeaders = Record<string, string>;
-
 const API_CSP = "default-src 'none'; frame-ancestors 'none'";
 
 /** What every API response carries: hono/secure-headers' set, with this service's choices, then our own. */

@@ -11,7 +11,7 @@ import {
 } from '../../domain/audit/record.js';
 import type { AuditLog } from '../../ports/audit-log.js';
 import { StoreError, type StoreLog } from '../../ports/stores.js';
-import { sha256Hex } from './hash.js';
+import { sha256Hex } from '../shared/sha256.js';
 import { WriterLock } from './writer-lock.js';
 
 /** The store cannot be opened or used as asked; the message says what to do. */

@@ -1,6 +1,7 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { formatApiKey } from '../../domain/access/api-key.js';
 import type { SecretHasher } from '../../domain/needs.js';
+import { sha256Hex } from '../shared/sha256.js';
 
 /**
  * API key secrets carry 256 bits from the system CSPRNG, so a fast hash is enough to store
@@ -8,9 +9,9 @@ import type { SecretHasher } from '../../domain/needs.js';
  * hex SHA-256 of the secret; comparison is constant-time.
  */
 export const sha256Hasher: SecretHasher & { hash(secret: string): string } = {
-  hash: (secret) => createHash('sha256').update(secret, 'utf8').digest('hex'),
+  hash: (secret) => sha256Hex(secret),
   matches(secret, secretHash) {
-    const presented = Buffer.from(createHash('sha256').update(secret, 'utf8').digest('hex'), 'utf8');
+    const presented = Buffer.from(sha256Hex(secret), 'utf8');
     const stored = Buffer.from(secretHash, 'utf8');
     return presented.length === stored.length && timingSafeEqual(presented, stored);
   },

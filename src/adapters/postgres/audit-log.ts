@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import {
   type AuditQuery,
@@ -9,6 +8,7 @@ import {
   verifyAuditBatches,
 } from '../../domain/audit/record.js';
 import type { AuditLog } from '../../ports/audit-log.js';
+import { sha256Hex } from '../shared/sha256.js';
 import { inTransaction, type PostgresStoreDescription } from './database.js';
 
 export const AUDIT_STORE: PostgresStoreDescription = {
@@ -45,7 +45,7 @@ export const AUDIT_STORE: PostgresStoreDescription = {
 /** Records read per round trip by `verify`. */
 export const VERIFY_BATCH = 10_000;
 
-const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
+const sha256 = sha256Hex;
 
 interface Row {
   seq: string;

@@ -67,10 +67,24 @@ export class PrometheusMetrics {
     this.rateLimitFallback.set(to === 'fallback' ? 1 : 0);
   };
 
+  /**
+   * The labelled series of each operation and status, found once: prom-client hashes the
+   * label values on every call otherwise. Bounded as the labels are.
+   */
+  private readonly series = new Map<string, { count: () => void; time: (seconds: number) => void }>();
+
   /** Records one answered request. */
   readonly observe = (operation: string, status: number, seconds: number): void => {
-    this.requests.inc({ operation, status: String(status) });
-    this.duration.observe({ operation }, seconds);
+    const key = `${operation}\u0000${status}`;
+    let series = this.series.get(key);
+    if (series === undefined) {
+      const counter = this.requests.labels(operation, String(status));
+      const histogram = this.duration.labels(operation);
+      series = { count: () => counter.inc(), time: (s) => histogram.observe(s) };
+      this.series.set(key, series);
+    }
+    series.count();
+    series.time(seconds);
   };
 
   get contentType(): string {

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import {
   type AuditQuery,
@@ -11,6 +10,7 @@ import {
 } from '../../domain/audit/record.js';
 import type { AuditLog } from '../../ports/audit-log.js';
 import { StoreError } from '../../ports/stores.js';
+import { sha256Hex } from '../shared/sha256.js';
 import { openWritableStore, type StoreDescription } from './database.js';
 
 const MIGRATIONS: readonly string[] = [
@@ -47,7 +47,7 @@ const AUDIT_STORE: StoreDescription = {
 /** Records read per round trip by `verify`: memory stays constant whatever the chain's length. */
 export const VERIFY_BATCH = 10_000;
 
-const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
+const sha256 = sha256Hex;
 
 interface Row {
   seq: number;

@@ -96,16 +96,29 @@ export async function checkOnBehalfOf(
   return verifier.verifyOnBehalfOf(token, client.onBehalfOf);
 }
 
+/**
+ * A client's own permissions as a set, made once per client record: the directory hands out
+ * the same frozen record until the client changes, and a changed client is a new record.
+ */
+const basePermissions = new WeakMap<Client, ReadonlySet<Permission>>();
+function permissionsOf(client: Client): ReadonlySet<Permission> {
+  let permissions = basePermissions.get(client);
+  if (permissions === undefined) {
+    permissions = new Set<Permission>(client.permissions);
+    basePermissions.set(client, permissions);
+  }
+  return permissions;
+}
+
 /** Step 8, first half: the client's base permissions widened by the user's grants. */
 export async function effectivePermissions(
   { directory }: { directory: Pick<AccessDirectory, 'grantsFor'> },
   client: Client,
   onBehalfOf: { email: string } | null,
 ): Promise<ReadonlySet<Permission>> {
+  if (onBehalfOf === null) return permissionsOf(client);
   const permissions = new Set<Permission>(client.permissions);
-  if (onBehalfOf !== null) {
-    for (const granted of await directory.grantsFor(onBehalfOf.email)) permissions.add(granted);
-  }
+  for (const granted of await directory.grantsFor(onBehalfOf.email)) permissions.add(granted);
   return permissions;
 }
 

@@ -73,7 +73,19 @@ export function chainRecord(
   previousHash: string,
   hash: (text: string) => string,
 ): StoredAuditRecord {
-  return { ...record, seq, previousHash, hash: hash(canonicalAuditText(record, seq, previousHash)) };
+  return {
+    at: record.at,
+    requestId: record.requestId,
+    clientId: record.clientId,
+    certificateSerial: record.certificateSerial,
+    onBehalfOf: record.onBehalfOf,
+    operation: record.operation,
+    crn: record.crn,
+    status: record.status,
+    seq,
+    previousHash,
+    hash: hash(canonicalAuditText(record, seq, previousHash)),
+  };
 }
 
 /**

@@ -1,8 +1,9 @@
 import * as crypto from 'node:crypto';
 
 /**
- * Hex SHA-256 of a text. `crypto.hash` (Node ≥ 20.12) hashes in one call, without the Hash
- * object `createHash` builds; runtimes without it use `createHash`.
+ * Hex SHA-256 of a text, for the adapters that hash on the request path (API key checks,
+ * the audit chains). `crypto.hash` (Node ≥ 20.12) hashes in one call, without the Hash
+ * object `createHash` builds for each use; a runtime without it uses `createHash`.
  */
 export const sha256Hex: (text: string) => string =
   typeof crypto.hash === 'function'
