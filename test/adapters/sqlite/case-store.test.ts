@@ -137,6 +137,22 @@ describe('SqliteCaseRepository.openReadOnly', () => {
     });
     repo.close();
   });
+
+  it('reads of one event-loop turn share a snapshot; the next turn sees a write, and a writer is never held up', async () => {
+    const path = storeWith([CaseMother.full('X123456')]);
+    const repo = SqliteCaseRepository.openReadOnly(path);
+    const a = Crn.parse('A000001');
+    expect(await repo.findHomeOfficeInterest(a)).toBeUndefined();
+    // Written while this turn's read transaction is open: the writer does not wait for it.
+    const writer = SqliteCaseWriter.open(path);
+    writer.write([CaseMother.minimal('A000001')]);
+    writer.close();
+    // Still the same turn (awaits resolve in microtasks): the same snapshot.
+    expect(await repo.findHomeOfficeInterest(a)).toBeUndefined();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(await repo.findHomeOfficeInterest(a)).toStrictEqual({ exists: false, notes: null });
+    repo.close();
+  });
 });
 
 describe('SqliteCaseWriter.open on a newer store', () => {
