@@ -65,7 +65,10 @@ const config = loadConfig({
   RATE_LIMIT_DEFAULT: '100000000/1s',
 });
 // The access log as `serve` writes it (JSON lines through an async buffer), to /dev/null.
-const logger = pino({ level: 'info' }, pino.destination({ dest: '/dev/null', sync: false, minLength: 4096 }));
+const logger = pino(
+  { level: process.env.APPLOOP_LEVEL ?? 'info' },
+  pino.destination({ dest: '/dev/null', sync: false, minLength: 4096 }),
+);
 const service = await buildService(config, logger);
 
 const cert = new X509Certificate(readFileSync(join(pki, 'bench-client.pem')));

@@ -6,7 +6,7 @@ import type { Hono } from 'hono';
 import { pino } from 'pino';
 import { createHttpApp } from '../adapters/http/app.js';
 import type { DocsAssets } from '../adapters/http/docs.js';
-import type { AppEnv } from '../adapters/http/env.js';
+import type { AppEnv, HttpLogger } from '../adapters/http/env.js';
 import { type IdentityReader, trustedGatewayIdentity } from '../adapters/http/identity.js';
 import { createManagementApp } from '../adapters/http/management.js';
 import { JoseTokenVerifier } from '../adapters/jose/token-verifier.js';
@@ -19,6 +19,7 @@ import { StsCredentialsIssuer } from '../adapters/sts/credentials-issuer.js';
 import { systemClock } from '../ports/clock.js';
 import type { CredentialsIssuer } from '../ports/credentials-issuer.js';
 import type { Opened, StoreContext } from '../ports/stores.js';
+import { accessLogOf } from './access-log.js';
 import { type Config, ConfigError } from './config.js';
 import {
   openAccessDirectory,
@@ -63,6 +64,16 @@ export function readTlsFiles(config: Config): TlsFiles {
 }
 
 export type Logger = pino.Logger;
+
+/** What the HTTP app logs through: pino, with the access line written by its own template. */
+function httpLoggerOf(logger: Logger): HttpLogger {
+  const request = accessLogOf(logger);
+  return {
+    info: (fields, message) => logger.info(fields, message),
+    error: (fields, message) => logger.error(fields, message),
+    ...(request ? { request } : {}),
+  };
+}
 
 /**
  * Structured JSON logs on stdout, written asynchronously through a 4 KiB buffer so the
@@ -156,7 +167,7 @@ export async function buildService(config: Config, logger: Logger): Promise<Serv
   const app = createHttpApp({
     repository: cases.value,
     crnFormat: config.CRN_PATTERN,
-    logger,
+    logger: httpLoggerOf(logger),
     docs: loadDocsAssets(),
     publicUrl: config.PUBLIC_URL,
     audit: audit.value,

@@ -117,10 +117,11 @@ describe('loadConfig', () => {
       /^ACCESS_STORE: redis cannot hold an access store; expected memory, sqlite:PATH or postgres:/,
     ],
     [{ CREDENTIALS_ISSUER: 'vault' }, /^CREDENTIALS_ISSUER: expected sts or local$/],
-    [{ AUDIT_STORE: 'jsonl:/var/log/audit.jsonl' }, /^AUDIT_STORE: expected sqlite:PATH or postgres:/],
+    [{ AUDIT_STORE: 'jsonl:' }, /^AUDIT_STORE: jsonl: needs a file path/],
+    [{ AUDIT_STORE: 'file:/var/log/audit' }, /^AUDIT_STORE: expected sqlite:PATH, jsonl:PATH or postgres:/],
     [
       { AUDIT_STORE: 'memory' },
-      /^AUDIT_STORE: memory cannot hold an audit store; expected sqlite:PATH or postgres:/,
+      /^AUDIT_STORE: memory cannot hold an audit store; expected sqlite:PATH, jsonl:PATH or postgres:/,
     ],
     [{ AUDIT_STORE: 'sqlite:' }, /^AUDIT_STORE: sqlite: needs a file path/],
     [{ RATE_LIMIT_DEFAULT: 'lots' }, /^RATE_LIMIT_DEFAULT: rate limit must look like N\/DURATION/],

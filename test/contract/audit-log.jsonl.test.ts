@@ -24,9 +24,9 @@ describeAuditLogContract('jsonl', async () => {
       const log = JsonlAuditLog.open(path, {
         mode: 'write',
         // A full disk: half the batch reaches the file, then the write fails.
-        writeBytes: (fd, bytes) => {
-          if (!refusing) return writeSync(fd, bytes);
-          writeSync(fd, bytes.subarray(0, Math.floor(bytes.length / 2)));
+        writeText: (fd, text) => {
+          if (!refusing) return writeSync(fd, text);
+          writeSync(fd, text.slice(0, Math.floor(text.length / 2)));
           throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
         },
       });

@@ -94,3 +94,37 @@ describe('the audit hash chain', () => {
     expect(verifyAuditChain(swapped, hash)).toMatchObject({ ok: false, brokenAt: 2 });
   });
 });
+
+describe('canonicalAuditText', () => {
+  // Chains already stored were hashed over JSON.stringify of the field array: the text put
+  // together from the fields' own JSON must be that, byte for byte, whatever the strings hold.
+  it.each([
+    ['plain', record(1)],
+    ['on behalf of, no crn', record(2, { onBehalfOf: 'officer@probation.example', crn: null })],
+    [
+      'quotes, backslashes and control characters',
+      record(3, { clientId: 'a"b\\c\n\t\u0001', operation: 'GET /x"y' }),
+    ],
+    [
+      'non-ASCII and lone surrogates',
+      record(4, { onBehalfOf: 'zoë@exämple.test', requestId: '\ud800x\u2028' }),
+    ],
+    ['an error status', record(5, { status: 503 })],
+  ])('is JSON.stringify of the field array: %s', (_label, r) => {
+    const previous = 'ab'.repeat(32);
+    expect(canonicalAuditText(r, 7, previous)).toBe(
+      JSON.stringify([
+        7,
+        previous,
+        r.at.toISOString(),
+        r.requestId,
+        r.clientId,
+        r.certificateSerial,
+        r.onBehalfOf,
+        r.operation,
+        r.crn,
+        r.status,
+      ]),
+    );
+  });
+});

@@ -22,8 +22,19 @@ export interface AppEnv {
   };
 }
 
+/** One answered request, for the access log. */
+export interface AccessEntry {
+  readonly requestId: string;
+  readonly method: string;
+  readonly route: string;
+  readonly status: number;
+  readonly ms: number;
+}
+
 /** The structured logger the adapter writes to (pino in production, a spy in tests). */
 export interface HttpLogger {
   info(fields: Record<string, unknown>, message: string): void;
   error(fields: Record<string, unknown>, message: string): void;
+  /** The access-log line of a request; without it, `info(entry, 'request')`. */
+  request?(entry: AccessEntry): void;
 }

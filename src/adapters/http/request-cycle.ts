@@ -1,6 +1,6 @@
 import type { MiddlewareHandler } from 'hono';
 import type { AuditWriter } from '../../domain/needs.js';
-import type { AppEnv, HttpLogger } from './env.js';
+import type { AccessEntry, AppEnv, HttpLogger } from './env.js';
 import { ProblemType, problemResponse } from './problem.js';
 import { startHeaders } from './respond.js';
 
@@ -17,6 +17,9 @@ export interface RequestCycleOptions {
  * with a 503 if the record cannot be stored), its metrics, and its access-log line.
  */
 export function requestCycle({ logger, audit, observe }: RequestCycleOptions): MiddlewareHandler<AppEnv> {
+  const accessLog = logger.request
+    ? logger.request.bind(logger)
+    : (entry: AccessEntry) => logger.info({ ...entry }, 'request');
   return async (c, next) => {
     const started = performance.now();
     // The request id is always ours: a client-sent X-Request-Id is ignored, so the audit
@@ -55,15 +58,12 @@ export function requestCycle({ logger, audit, observe }: RequestCycleOptions): M
     const status = c.res.status;
     const seconds = (performance.now() - started) / 1000;
     observe?.(operation, status, seconds);
-    logger.info(
-      {
-        requestId: id,
-        method: c.req.method,
-        route: c.req.routePath,
-        status,
-        ms: Math.round(seconds * 100_000) / 100,
-      },
-      'request',
-    );
+    accessLog({
+      requestId: id,
+      method: c.req.method,
+      route: c.req.routePath,
+      status,
+      ms: Math.round(seconds * 100_000) / 100,
+    });
   };
 }

@@ -2,9 +2,11 @@ import { closeSync, fstatSync, ftruncateSync, openSync, readSync, statSync, writ
 import { open as openAsync } from 'node:fs/promises';
 import {
   AuditChainWalker,
+  type AuditFieldTexts,
   type AuditQuery,
   type AuditRecord,
   type AuditVerification,
+  auditFieldTexts,
   canonicalAuditText,
   GENESIS_HASH,
   type StoredAuditRecord,
@@ -19,14 +21,14 @@ export class JsonlAuditStoreError extends StoreError {
   override readonly name = 'JsonlAuditStoreError';
 }
 
-/** The one call that puts bytes in the file; tests replace it to act out a full disk. */
-export type WriteBytes = (fd: number, bytes: Uint8Array) => number;
+/** The one call that puts a batch in the file (bytes written); tests replace it to act out a full disk. */
+export type WriteText = (fd: number, text: string) => number;
 
 export interface JsonlAuditOptions {
   /** `write`: `serve` appends (the file is created if absent, one writer at a time). `read`: the audit commands. */
   readonly mode: 'write' | 'read';
   readonly log?: StoreLog;
-  readonly writeBytes?: WriteBytes;
+  readonly writeText?: WriteText;
 }
 
 /** How far back from the end the last record is looked for at a time. */
@@ -35,20 +37,8 @@ const TAIL_CHUNK = 64 * 1024;
 const VERIFY_BATCH = 10_000;
 
 /** The line of one stored record: every field by name, then the two hashes. */
-function lineOf(record: AuditRecord, at: string, seq: number, previousHash: string, hash: string): string {
-  return `${JSON.stringify({
-    seq,
-    at,
-    requestId: record.requestId,
-    clientId: record.clientId,
-    certificateSerial: record.certificateSerial,
-    onBehalfOf: record.onBehalfOf,
-    operation: record.operation,
-    crn: record.crn,
-    status: record.status,
-    previousHash,
-    hash,
-  })}\n`;
+function lineOf(texts: AuditFieldTexts, seq: number, previousHash: string, hash: string): string {
+  return `{"seq":${seq},"at":${texts.at},"requestId":${texts.requestId},"clientId":${texts.clientId},"certificateSerial":${texts.certificateSerial},"onBehalfOf":${texts.onBehalfOf},"operation":${texts.operation},"crn":${texts.crn},"status":${texts.status},"previousHash":"${previousHash}","hash":"${hash}"}\n`;
 }
 
 /** A line read back, or undefined when it is not a whole audit record. */
@@ -163,7 +153,7 @@ export class JsonlAuditLog implements AuditLog {
     private readonly fd: number | undefined,
     private readonly identity: { dev: number; ino: number } | undefined,
     private readonly lock: WriterLock | undefined,
-    private readonly writeBytes: WriteBytes,
+    private readonly writeText: WriteText,
   ) {}
 
   static open(path: string, options: JsonlAuditOptions): JsonlAuditLog {
@@ -173,7 +163,7 @@ export class JsonlAuditLog implements AuditLog {
       } catch (error) {
         throw new JsonlAuditStoreError(`audit store ${path} cannot be read (${(error as Error).message})`);
       }
-      return new JsonlAuditLog(path, undefined, undefined, undefined, writeSync);
+      return new JsonlAuditLog(path, undefined, undefined, undefined, () => 0);
     }
     const lock = WriterLock.take(`${path}.lock`, (message) => new JsonlAuditStoreError(message), path);
     let fd: number | undefined;
@@ -185,7 +175,7 @@ export class JsonlAuditLog implements AuditLog {
         fd,
         { dev: stat.dev, ino: stat.ino },
         lock,
-        options.writeBytes ?? writeSync,
+        options.writeText ?? ((fd, text) => writeSync(fd, text)),
       );
       log.recoverTail(stat.size, options.log);
       return log;
@@ -267,16 +257,16 @@ export class JsonlAuditLog implements AuditLog {
     let text = '';
     for (const record of records) {
       seq++;
-      const at = record.at.toISOString();
-      const hash = sha256Hex(canonicalAuditText(record, seq, head, at));
-      text += lineOf(record, at, seq, head, hash);
+      const texts = auditFieldTexts(record);
+      const hash = sha256Hex(canonicalAuditText(record, seq, head, texts));
+      text += lineOf(texts, seq, head, hash);
       head = hash;
     }
-    const bytes = Buffer.from(text, 'utf8');
+    const length = Buffer.byteLength(text, 'utf8');
     let written = 0;
     try {
-      written = this.writeBytes(fd, bytes);
-      if (written !== bytes.length) throw new Error(`short write: ${written} of ${bytes.length} bytes`);
+      written = this.writeText(fd, text);
+      if (written !== length) throw new Error(`short write: ${written} of ${length} bytes`);
     } catch (error) {
       // Whatever part of the batch reached the file is cut off again; if even that fails,
       // the next batch tries before it writes.
@@ -287,7 +277,7 @@ export class JsonlAuditLog implements AuditLog {
       }
       throw error;
     }
-    this.size += bytes.length;
+    this.size += length;
     this.seq = seq;
     this.head = head;
   }

@@ -42,28 +42,48 @@ export type AuditVerification =
 export const GENESIS_HASH = '0'.repeat(64);
 
 /**
+ * The JSON text of each field of a record, as `JSON.stringify` writes it: what the
+ * canonical text is made of, and what a store that writes records out as JSON can reuse
+ * rather than escape every string twice.
+ */
+export interface AuditFieldTexts {
+  readonly at: string;
+  readonly requestId: string;
+  readonly clientId: string;
+  readonly certificateSerial: string;
+  readonly onBehalfOf: string;
+  readonly operation: string;
+  readonly crn: string;
+  readonly status: string;
+}
+
+export function auditFieldTexts(record: AuditRecord): AuditFieldTexts {
+  return {
+    at: `"${record.at.toISOString()}"`,
+    requestId: JSON.stringify(record.requestId),
+    clientId: JSON.stringify(record.clientId),
+    certificateSerial: JSON.stringify(record.certificateSerial),
+    onBehalfOf: JSON.stringify(record.onBehalfOf),
+    operation: JSON.stringify(record.operation),
+    crn: JSON.stringify(record.crn),
+    status: JSON.stringify(record.status),
+  };
+}
+
+/**
  * The canonical text that a record's hash covers: every field in a fixed order, with the
  * previous record's hash, so changing, removing or reordering a record breaks the chain.
+ * It is `JSON.stringify([seq, previousHash, at, requestId, clientId, certificateSerial,
+ * onBehalfOf, operation, crn, status])`, put together from the fields' own JSON texts.
  */
 export function canonicalAuditText(
   record: AuditRecord,
   seq: number,
   previousHash: string,
-  /** `record.at.toISOString()`, when the caller has it already. */
-  at: string = record.at.toISOString(),
+  /** The record's field texts, when the caller has them already. */
+  texts: AuditFieldTexts = auditFieldTexts(record),
 ): string {
-  return JSON.stringify([
-    seq,
-    previousHash,
-    at,
-    record.requestId,
-    record.clientId,
-    record.certificateSerial,
-    record.onBehalfOf,
-    record.operation,
-    record.crn,
-    record.status,
-  ]);
+  return `[${seq},${JSON.stringify(previousHash)},${texts.at},${texts.requestId},${texts.clientId},${texts.certificateSerial},${texts.onBehalfOf},${texts.operation},${texts.crn},${texts.status}]`;
 }
 
 /** Links a record into the chain: its sequence number, the previous hash, and its own hash. */
