@@ -1,3 +1,4 @@
+import { batchedFetch } from '../../adapters/node/batched-fetch.js';
 import { type RunningServer, startServer } from '../../adapters/node/server.js';
 import { buildService, createLogger, type Logger, type Service } from '../composition.js';
 import { ConfigError, loadConfig } from '../config.js';
@@ -8,7 +9,7 @@ export async function serve(args: string[], io: Io): Promise<number> {
   const config = loadConfig(io.env);
   const logger = createLogger(config.LOG_LEVEL);
   const service = await buildService(config, logger);
-  const server = await startServer(service.app.fetch, {
+  const server = await startServer(batchedFetch(service.app.fetch), {
     host: config.HOST,
     port: config.PORT,
     tls: service.tls,
