@@ -15,7 +15,6 @@ import { LocalCredentialsIssuer } from '../adapters/node/local-credentials-issue
 import { peerCertificateOf } from '../adapters/node/peer-certificate.js';
 import type { TlsFiles } from '../adapters/node/server.js';
 import { PrometheusMetrics } from '../adapters/prometheus/metrics.js';
-import { StsCredentialsIssuer } from '../adapters/sts/credentials-issuer.js';
 import { systemClock } from '../ports/clock.js';
 import type { CredentialsIssuer } from '../ports/credentials-issuer.js';
 import type { Opened, StoreContext } from '../ports/stores.js';
@@ -106,9 +105,15 @@ export interface Service {
 
 const tlsPeerIdentity: IdentityReader = (_request, env) => peerCertificateOf(env);
 
-/** The credentials issuer of `POST /token`: AWS STS, or the local development stand-in. */
-export function createCredentialsIssuer(config: Config): CredentialsIssuer & { close?(): void } {
+/**
+ * The credentials issuer of `POST /token`: AWS STS, or the local development stand-in. The
+ * AWS SDK is loaded only for STS (it is the largest thing the service could load).
+ */
+export async function createCredentialsIssuer(
+  config: Config,
+): Promise<CredentialsIssuer & { close?(): void }> {
   if (config.CREDENTIALS_ISSUER === 'local') return new LocalCredentialsIssuer();
+  const { StsCredentialsIssuer } = await import('../adapters/sts/credentials-issuer.js');
   return new StsCredentialsIssuer({
     region: config.STS_REGION,
     timeoutMs: config.STS_TIMEOUT_MS,
@@ -139,7 +144,7 @@ async function openStores(config: Config, context: StoreContext) {
 
 export async function buildService(config: Config, logger: Logger): Promise<Service> {
   const tls = readTlsFiles(config);
-  const credentialsIssuer = createCredentialsIssuer(config);
+  const credentialsIssuer = await createCredentialsIssuer(config);
   const verifier = (() => {
     try {
       return new JoseTokenVerifier({
