@@ -14,31 +14,34 @@ function tamperFile(path: string, change: AuditTamper): void {
   writeFileSync(path, lines.join('\n'));
 }
 
-describeAuditLogContract('jsonl', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'case-read-audit-jsonl-'));
-  const path = join(dir, 'audit.jsonl');
-  let refusing = false;
-  return {
-    writers: 'one',
-    open: async () => {
-      const log = JsonlAuditLog.open(path, {
-        mode: 'write',
-        // A full disk: half the batch reaches the file, then the write fails.
-        writeText: (fd, text) => {
-          if (!refusing) return writeSync(fd, text);
-          writeSync(fd, text.slice(0, Math.floor(text.length / 2)));
-          throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
-        },
-      });
-      return { log, close: async () => log.close() };
-    },
-    tamper: async (change) => tamperFile(path, change),
-    refuseWrites: async () => {
-      refusing = true;
-    },
-    allowWrites: async () => {
-      refusing = false;
-    },
-    dispose: async () => rmSync(dir, { recursive: true, force: true }),
-  };
-});
+describeAuditLogContract(
+  'jsonl',
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'case-read-audit-jsonl-'));
+    const path = join(dir, 'audit.jsonl');
+    let refusing = false;
+    return {
+      open: async () => {
+        const log = JsonlAuditLog.open(path, {
+          mode: 'write',
+          // A full disk: half the batch reaches the file, then the write fails.
+          writeText: (fd, text) => {
+            if (!refusing) return writeSync(fd, text);
+            writeSync(fd, text.slice(0, Math.floor(text.length / 2)));
+            throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+          },
+        });
+        return { log, close: async () => log.close() };
+      },
+      tamper: async (change) => tamperFile(path, change),
+      refuseWrites: async () => {
+        refusing = true;
+      },
+      allowWrites: async () => {
+        refusing = false;
+      },
+      dispose: async () => rmSync(dir, { recursive: true, force: true }),
+    };
+  },
+  { writers: 'one' },
+);
