@@ -2,10 +2,10 @@ import { once } from 'node:events';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cliIn, ROOT, runCli, serveEnv, startServe } from '../support/cli.js';
 import { httpsRequest } from '../support/https-client.js';
+import { execOn, openSqlite } from '../support/sqlite.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'case-read-cli-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -141,7 +141,7 @@ describe('case-read cases import', () => {
     expect(result.status).toBe(1);
     expect(result.stderr).toContain(bad);
     expect(result.stderr).toContain('cases[0].homeOfficeInterest');
-    expect(() => new Database(path, { fileMustExist: true })).toThrow();
+    expect(() => openSqlite(path, { readonly: true })).toThrow();
   });
 
   it('refuses the same crn in two files', () => {
@@ -161,7 +161,7 @@ describe('case-read cases import', () => {
 describe('case-read cases generate', () => {
   it('is deterministic for a seed', () => {
     const dump = (file: string) => {
-      const db = new Database(file, { readonly: true });
+      const db = openSqlite(file, { readonly: true });
       const rows = db.prepare('SELECT * FROM cases ORDER BY crn').all();
       const managers = db.prepare('SELECT * FROM community_managers ORDER BY crn').all();
       db.close();
@@ -336,9 +336,7 @@ describe('onboarding end to end, through the binary alone', () => {
   it('audit verify exits 1 and names the record when the trail was tampered with', () => {
     const copy = join(base, 'audit-tampered.db');
     copyFileSync(join(base, 'audit.db'), copy);
-    const db = new Database(copy);
-    db.exec('UPDATE audit SET status = 500 WHERE seq = 2');
-    db.close();
+    execOn(copy, 'UPDATE audit SET status = 500 WHERE seq = 2');
     const result = runCli(['audit', 'verify', '--audit-store', `sqlite:${copy}`], env);
     expect(result.status).toBe(1);
     expect(result.stdout).toBe(

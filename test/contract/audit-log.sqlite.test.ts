@@ -1,18 +1,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { SqliteAuditLog } from '../../src/adapters/sqlite/audit-log.js';
+import { execOn } from '../support/sqlite.js';
 import { describeAuditLogContract, tamperSql } from './audit-log.contract.js';
 
 describeAuditLogContract('sqlite', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'case-read-audit-contract-'));
   const path = join(dir, 'audit.db');
-  const exec = async (sql: string) => {
-    const db = new Database(path);
-    db.exec(sql);
-    db.close();
-  };
+  const exec = async (sql: string) => execOn(path, sql);
   return {
     open: async () => {
       const log = SqliteAuditLog.open(path);

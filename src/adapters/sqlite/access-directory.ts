@@ -1,4 +1,3 @@
-import type Database from 'better-sqlite3';
 import type { ApiKeyRecord, Client, OnBehalfOfMode } from '../../domain/access/model.js';
 import { isPermission, type Permission } from '../../domain/access/permissions.js';
 import { deepFreeze } from '../../domain/freeze.js';
@@ -9,7 +8,14 @@ import type {
   UserGrant,
 } from '../../ports/access-directory.js';
 import { StoreError } from '../../ports/stores.js';
-import { openReadOnlyStore, openWritableStore, reading, type StoreDescription } from './database.js';
+import {
+  openReadOnlyStore,
+  openWritableStore,
+  reading,
+  type StoreDescription,
+  transaction,
+} from './database.js';
+import type { SqlDatabase, SqliteDriver } from './driver.js';
 
 const MIGRATIONS: readonly string[] = [
   `
@@ -134,7 +140,7 @@ export class SqliteAccessDirectory implements AccessDirectory, AccessAdministrat
   private readonly revokedCache = new Map<string, boolean>();
   private readonly grantCache = new Map<string, readonly Permission[]>();
 
-  private constructor(private readonly db: Database.Database) {
+  private constructor(private readonly db: SqlDatabase) {
     this.stmts = {
       client: db.prepare<[string], ClientRow>('SELECT * FROM clients WHERE id = ?'),
       clients: db.prepare<[], ClientRow>('SELECT * FROM clients ORDER BY id'),
@@ -148,7 +154,7 @@ export class SqliteAccessDirectory implements AccessDirectory, AccessAdministrat
       grants: db.prepare<[string], { permission: string }>(
         'SELECT permission FROM user_grants WHERE email = ? ORDER BY permission',
       ),
-      dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
+      dataVersion: db.prepare<[], { data_version: number }>('PRAGMA data_version'),
     };
   }
 
@@ -171,7 +177,7 @@ export class SqliteAccessDirectory implements AccessDirectory, AccessAdministrat
     setImmediate(() => {
       this.checkedThisTurn = false;
     });
-    const version = this.stmts.dataVersion.get() as number;
+    const version = this.stmts.dataVersion.get()?.data_version ?? 0;
     if (version === this.version) return;
     this.version = version;
     this.clientCache.clear();
@@ -187,13 +193,13 @@ export class SqliteAccessDirectory implements AccessDirectory, AccessAdministrat
   }
 
   /** Opens a store for reading only; it must exist and be at the current schema version. */
-  static openReadOnly(path: string): SqliteAccessDirectory {
-    return new SqliteAccessDirectory(openReadOnlyStore(path, ACCESS_STORE));
+  static openReadOnly(path: string, driver?: SqliteDriver): SqliteAccessDirectory {
+    return new SqliteAccessDirectory(openReadOnlyStore(path, ACCESS_STORE, driver));
   }
 
   /** Opens (creating and migrating if needed) a store for the operator's changes. */
-  static open(path: string): SqliteAccessDirectory {
-    return new SqliteAccessDirectory(openWritableStore(path, ACCESS_STORE));
+  static open(path: string, driver?: SqliteDriver): SqliteAccessDirectory {
+    return new SqliteAccessDirectory(openWritableStore(path, ACCESS_STORE, driver));
   }
 
   close(): void {
@@ -259,29 +265,33 @@ export class SqliteAccessDirectory implements AccessDirectory, AccessAdministrat
     this.db
       .prepare(
         `INSERT INTO clients (id, permissions, suspended, rate_limit, queue_arn, role_arn, obo_mode, obo_issuer, obo_jwks, obo_audience, obo_email_claim)
-         VALUES (@id, @permissions, @suspended, @rateLimit, @queueArn, @roleArn, @mode, @issuer, @jwks, @audience, @emailClaim)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (id) DO UPDATE SET permissions = excluded.permissions, suspended = excluded.suspended,
            rate_limit = excluded.rate_limit, queue_arn = excluded.queue_arn, role_arn = excluded.role_arn,
            obo_mode = excluded.obo_mode, obo_issuer = excluded.obo_issuer, obo_jwks = excluded.obo_jwks,
            obo_audience = excluded.obo_audience, obo_email_claim = excluded.obo_email_claim`,
       )
-      .run({
-        id: client.id,
-        permissions: client.permissions.join(','),
-        suspended: client.suspended ? 1 : 0,
-        rateLimit: client.rateLimit,
-        queueArn: client.queueArn,
-        roleArn: client.roleArn,
-        ...client.onBehalfOf,
-      });
+      .run(
+        client.id,
+        client.permissions.join(','),
+        client.suspended ? 1 : 0,
+        client.rateLimit,
+        client.queueArn,
+        client.roleArn,
+        client.onBehalfOf.mode,
+        client.onBehalfOf.issuer,
+        client.onBehalfOf.jwks,
+        client.onBehalfOf.audience,
+        client.onBehalfOf.emailClaim,
+      );
   }
 
   async removeClient(id: string): Promise<boolean> {
     localWrites++;
-    return this.db.transaction(() => {
+    return transaction(this.db, () => {
       this.db.prepare('DELETE FROM certificate_revocations WHERE client_id = ?').run(id);
       return this.db.prepare('DELETE FROM clients WHERE id = ?').run(id).changes > 0;
-    })();
+    });
   }
 
   async listClients(): Promise<Client[]> {
@@ -351,17 +361,17 @@ export class SqliteAccessDirectory implements AccessDirectory, AccessAdministrat
   async addGrant(email: string, permissions: readonly Permission[]): Promise<void> {
     localWrites++;
     const insert = this.db.prepare('INSERT OR IGNORE INTO user_grants (email, permission) VALUES (?, ?)');
-    this.db.transaction(() => {
+    transaction(this.db, () => {
       for (const p of permissions) insert.run(email.toLowerCase(), p);
-    })();
+    });
   }
 
   async removeGrant(email: string, permissions: readonly Permission[]): Promise<void> {
     localWrites++;
     const remove = this.db.prepare('DELETE FROM user_grants WHERE email = ? AND permission = ?');
-    this.db.transaction(() => {
+    transaction(this.db, () => {
       for (const p of permissions) remove.run(email.toLowerCase(), p);
-    })();
+    });
   }
 
   async listGrants(): Promise<UserGrant[]> {

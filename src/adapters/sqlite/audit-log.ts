@@ -1,4 +1,3 @@
-import type Database from 'better-sqlite3';
 import {
   type AuditQuery,
   type AuditRecord,
@@ -11,7 +10,8 @@ import {
 import type { AuditLog } from '../../ports/audit-log.js';
 import { StoreError } from '../../ports/stores.js';
 import { sha256Hex } from '../shared/sha256.js';
-import { openWritableStore, type StoreDescription } from './database.js';
+import { openWritableStore, type StoreDescription, transaction } from './database.js';
+import type { SqlDatabase, SqliteDriver, SqlStatement } from './driver.js';
 
 const MIGRATIONS: readonly string[] = [
   `
@@ -93,32 +93,39 @@ const toRecord = (r: Row): StoredAuditRecord => ({
  * machines use PostgreSQL: a SQLite file is not to be shared over a network file system.)
  */
 export class SqliteAuditLog implements AuditLog {
-  private readonly insert: Database.Statement<unknown[]>;
-  private readonly headStmt: Database.Statement<[], { seq: number; hash: string }>;
-  private readonly writeBatch: Database.Transaction<(batch: readonly AuditRecord[]) => void>;
+  private readonly insert: SqlStatement<unknown[]>;
+  private readonly headStmt: SqlStatement<[], { seq: number; hash: string }>;
+  private readonly writeBatch: (batch: readonly AuditRecord[]) => void;
   private pending: { record: AuditRecord; resolve: () => void; reject: (error: unknown) => void }[] = [];
 
-  private constructor(private readonly db: Database.Database) {
+  private constructor(private readonly db: SqlDatabase) {
     this.insert = db.prepare(
       `INSERT INTO audit (seq, at, request_id, client_id, certificate_serial, on_behalf_of, operation, crn, status, previous_hash, hash)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.headStmt = db.prepare('SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1');
-    this.writeBatch = db.transaction((batch: readonly AuditRecord[]) => {
-      const last = this.headStmt.get();
-      let seq = last?.seq ?? 0;
-      let head = last?.hash ?? GENESIS_HASH;
-      for (const record of batch) {
-        const stored = chainRecord(record, seq + 1, head, sha256);
-        this.insertOne(stored);
-        seq = stored.seq;
-        head = stored.hash;
-      }
-    });
+    // IMMEDIATE: the write lock is taken before the head is read, so no other writer can
+    // append between the read and the inserts.
+    this.writeBatch = (batch) =>
+      transaction(
+        db,
+        () => {
+          const last = this.headStmt.get();
+          let seq = last?.seq ?? 0;
+          let head = last?.hash ?? GENESIS_HASH;
+          for (const record of batch) {
+            const stored = chainRecord(record, seq + 1, head, sha256);
+            this.insertOne(stored);
+            seq = stored.seq;
+            head = stored.hash;
+          }
+        },
+        'immediate',
+      );
   }
 
-  static open(path: string): SqliteAuditLog {
-    return new SqliteAuditLog(openWritableStore(path, AUDIT_STORE));
+  static open(path: string, driver?: SqliteDriver): SqliteAuditLog {
+    return new SqliteAuditLog(openWritableStore(path, AUDIT_STORE, driver));
   }
 
   append(record: AuditRecord): Promise<void> {
@@ -133,9 +140,7 @@ export class SqliteAuditLog implements AuditLog {
     const batch = this.pending;
     this.pending = [];
     try {
-      // IMMEDIATE: the write lock is taken before the head is read, so no other writer can
-      // append between the read and the inserts.
-      this.writeBatch.immediate(batch.map((p) => p.record));
+      this.writeBatch(batch.map((p) => p.record));
     } catch (error) {
       // Nothing of the batch was committed.
       for (const { reject } of batch) reject(error);

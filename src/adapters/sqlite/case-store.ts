@@ -1,4 +1,3 @@
-import type Database from 'better-sqlite3';
 import type { Crn } from '../../domain/crn.js';
 import type {
   CaseRecord,
@@ -10,7 +9,14 @@ import type {
 } from '../../domain/types.js';
 import type { CaseRepository } from '../../ports/case-repository.js';
 import { StoreError } from '../../ports/stores.js';
-import { openReadOnlyStore, openWritableStore, reading, type StoreDescription } from './database.js';
+import {
+  openReadOnlyStore,
+  openWritableStore,
+  reading,
+  type StoreDescription,
+  transaction,
+} from './database.js';
+import type { SqlDatabase, SqliteDriver, SqlStatement } from './driver.js';
 import { CASE_STORE_MIGRATIONS, PERSONAL_DETAILS_JSON } from './migrations.js';
 
 /** The store cannot be opened or used as asked; the message says what to do. */
@@ -18,13 +24,20 @@ export class CaseStoreError extends StoreError {
   override readonly name = 'CaseStoreError';
 }
 
+/**
+ * Free text is read as JSON text (`json_quote`, `json_object`): a NUL inside a string is
+ * then the escape `\u0000`, never a raw NUL, which `node:sqlite` would cut the string at.
+ * Every driver returns the same bytes.
+ */
 interface InterestRow {
   home_office_interest_exists: 0 | 1;
-  home_office_interest_notes: string | null;
+  /** JSON: a string or null. */
+  notes_json: string;
 }
 interface RiskRow {
   completed_date: string;
-  assessment_status: string;
+  /** JSON string. */
+  assessment_status_json: string;
   general_level: ScoreLevel | null;
   general_score: number | null;
   violence_level: ScoreLevel | null;
@@ -39,16 +52,11 @@ interface RiskRow {
   sexual_contact_score: number | null;
 }
 
-interface ManagerRow {
-  forename: string;
-  middle_name: string | null;
-  surname: string;
-  pdu: string;
-  job_role: string | null;
-  email_address: string | null;
-  office_name: string | null;
-  team_phone_number: string | null;
-}
+/** The manager as JSON, keys in the order the API sends them. */
+const MANAGER_JSON = `json_object(
+  'name', json_object('forename', forename, 'middleName', middle_name, 'surname', surname),
+  'pdu', pdu, 'jobRole', job_role, 'emailAddress', email_address, 'officeName', office_name,
+  'teamPhoneNumber', team_phone_number)`;
 
 const CASE_STORE: StoreDescription = {
   what: 'case store',
@@ -62,36 +70,36 @@ const CASE_STORE: StoreDescription = {
  * the data it reports. Statements are prepared once, when the store opens.
  */
 export class SqliteCaseRepository implements CaseRepository {
-  private readonly detailsStmt: Database.Statement<[string], string>;
-  private readonly hoiStmt: Database.Statement<[string], InterestRow>;
-  private readonly existsStmt: Database.Statement<[string], { found: 1 }>;
-  private readonly managerStmt: Database.Statement<[string], ManagerRow>;
-  private readonly riskStmt: Database.Statement<[string], RiskRow>;
+  private readonly detailsStmt: SqlStatement<[string], { personal_details_json: string }>;
+  private readonly hoiStmt: SqlStatement<[string], InterestRow>;
+  private readonly existsStmt: SqlStatement<[string], { found: 1 }>;
+  private readonly managerStmt: SqlStatement<[string], { manager_json: string }>;
+  private readonly riskStmt: SqlStatement<[string], RiskRow>;
 
-  private readonly beginStmt: Database.Statement;
-  private readonly endStmt: Database.Statement;
+  private readonly beginStmt: SqlStatement<[]>;
+  private readonly endStmt: SqlStatement<[]>;
 
-  private constructor(private readonly db: Database.Database) {
+  private constructor(private readonly db: SqlDatabase) {
     this.beginStmt = db.prepare('BEGIN');
     this.endStmt = db.prepare('COMMIT');
     // The document is assembled when the case is written: a read is one lookup of text.
-    this.detailsStmt = db
-      .prepare<[string], string>('SELECT personal_details_json FROM cases WHERE crn = ?')
-      .pluck();
+    this.detailsStmt = db.prepare('SELECT personal_details_json FROM cases WHERE crn = ?');
     this.hoiStmt = db.prepare(
-      'SELECT home_office_interest_exists, home_office_interest_notes FROM cases WHERE crn = ?',
+      'SELECT home_office_interest_exists, json_quote(home_office_interest_notes) AS notes_json FROM cases WHERE crn = ?',
     );
-    this.riskStmt = db.prepare('SELECT * FROM risk_scores WHERE crn = ? ORDER BY position');
+    this.riskStmt = db.prepare(
+      `SELECT *, json_quote(assessment_status) AS assessment_status_json
+         FROM risk_scores WHERE crn = ? ORDER BY position`,
+    );
     this.existsStmt = db.prepare('SELECT 1 AS found FROM cases WHERE crn = ?');
     this.managerStmt = db.prepare(
-      `SELECT forename, middle_name, surname, pdu, job_role, email_address, office_name, team_phone_number
-         FROM community_managers WHERE crn = ?`,
+      `SELECT ${MANAGER_JSON} AS manager_json FROM community_managers WHERE crn = ?`,
     );
   }
 
   /** Opens an existing store read-only; it must be at the current schema version. */
-  static openReadOnly(path: string): SqliteCaseRepository {
-    return new SqliteCaseRepository(openReadOnlyStore(path, CASE_STORE));
+  static openReadOnly(path: string, driver?: SqliteDriver): SqliteCaseRepository {
+    return new SqliteCaseRepository(openReadOnlyStore(path, CASE_STORE, driver));
   }
 
   close(): void {
@@ -117,7 +125,7 @@ export class SqliteCaseRepository implements CaseRepository {
   }
 
   private readonly endTurn = (): void => {
-    if (!this.db.open || !this.db.inTransaction) return;
+    if (!this.db.isOpen || !this.db.inTransaction) return;
     try {
       this.endStmt.run();
     } catch {
@@ -133,20 +141,23 @@ export class SqliteCaseRepository implements CaseRepository {
 
   async findPersonalDetails(crn: Crn): Promise<PersonalDetailsAndCircumstances | undefined> {
     return this.read(() => {
-      const json = this.detailsStmt.get(crn.value);
+      const json = this.detailsStmt.get(crn.value)?.personal_details_json;
       return json === undefined ? undefined : (JSON.parse(json) as PersonalDetailsAndCircumstances);
     });
   }
 
   async findPersonalDetailsText(crn: Crn): Promise<string | undefined> {
-    return this.read(() => this.detailsStmt.get(crn.value));
+    return this.read(() => this.detailsStmt.get(crn.value)?.personal_details_json);
   }
 
   async findHomeOfficeInterest(crn: Crn): Promise<HomeOfficeInterest | undefined> {
     return this.read(() => {
       const row = this.hoiStmt.get(crn.value);
       if (row === undefined) return undefined;
-      return { exists: row.home_office_interest_exists === 1, notes: row.home_office_interest_notes };
+      return {
+        exists: row.home_office_interest_exists === 1,
+        notes: JSON.parse(row.notes_json) as string | null,
+      };
     });
   }
 
@@ -156,7 +167,7 @@ export class SqliteCaseRepository implements CaseRepository {
       if (rows.length === 0 && this.existsStmt.get(crn.value) === undefined) return undefined;
       return rows.map((r) => ({
         completedDate: r.completed_date,
-        assessmentStatus: r.assessment_status,
+        assessmentStatus: JSON.parse(r.assessment_status_json) as string,
         generalPredictor: { scoreLevel: r.general_level, score: r.general_score },
         violencePredictor: { scoreLevel: r.violence_level, score: r.violence_score },
         groupReconviction: { scoreLevel: r.group_reconviction_level, score: r.group_reconviction_score },
@@ -177,16 +188,7 @@ export class SqliteCaseRepository implements CaseRepository {
       if (row === undefined) {
         return this.existsStmt.get(crn.value) === undefined ? undefined : { communityManager: null };
       }
-      return {
-        communityManager: {
-          name: { forename: row.forename, middleName: row.middle_name, surname: row.surname },
-          pdu: row.pdu,
-          jobRole: row.job_role,
-          emailAddress: row.email_address,
-          officeName: row.office_name,
-          teamPhoneNumber: row.team_phone_number,
-        },
-      };
+      return { communityManager: JSON.parse(row.manager_json) as CommunityManager };
     });
   }
 }
@@ -197,17 +199,17 @@ export class SqliteCaseRepository implements CaseRepository {
  * turns on WAL. Every write is one transaction: a batch is stored whole or not at all.
  */
 export class SqliteCaseWriter {
-  private readonly deleteCase: Database.Statement<[string]>;
-  private readonly insertCase: Database.Statement<unknown[]>;
-  private readonly insertCircumstance: Database.Statement<unknown[]>;
-  private readonly insertDisability: Database.Statement<unknown[]>;
-  private readonly insertManager: Database.Statement<unknown[]>;
-  private readonly insertRisk: Database.Statement<unknown[]>;
-  private readonly countStmt: Database.Statement<[], { n: number }>;
-  private readonly documentStmt: Database.Statement<[string]>;
+  private readonly deleteCase: SqlStatement<[string]>;
+  private readonly insertCase: SqlStatement<unknown[]>;
+  private readonly insertCircumstance: SqlStatement<unknown[]>;
+  private readonly insertDisability: SqlStatement<unknown[]>;
+  private readonly insertManager: SqlStatement<unknown[]>;
+  private readonly insertRisk: SqlStatement<unknown[]>;
+  private readonly countStmt: SqlStatement<[], { n: number }>;
+  private readonly documentStmt: SqlStatement<[string]>;
   private readonly writeBatch: (records: readonly CaseRecord[]) => void;
 
-  private constructor(private readonly db: Database.Database) {
+  private constructor(private readonly db: SqlDatabase) {
     this.deleteCase = db.prepare('DELETE FROM cases WHERE crn = ?');
     this.insertCase = db.prepare(
       `INSERT INTO cases (crn, preferred_language_code, preferred_language_desc, opd_status_code,
@@ -236,14 +238,15 @@ export class SqliteCaseWriter {
       `UPDATE cases AS c SET personal_details_json = ${PERSONAL_DETAILS_JSON} WHERE c.crn = ?`,
     );
     this.countStmt = db.prepare('SELECT count(*) AS n FROM cases');
-    this.writeBatch = db.transaction((records: readonly CaseRecord[]) => {
-      for (const record of records) this.writeOne(record);
-    });
+    this.writeBatch = (records) =>
+      transaction(db, () => {
+        for (const record of records) this.writeOne(record);
+      });
   }
 
   /** Opens (creating if needed) and migrates a store for writing. */
-  static open(path: string): SqliteCaseWriter {
-    return new SqliteCaseWriter(openWritableStore(path, CASE_STORE));
+  static open(path: string, driver?: SqliteDriver): SqliteCaseWriter {
+    return new SqliteCaseWriter(openWritableStore(path, CASE_STORE, driver));
   }
 
   /** Stores the records in one transaction, replacing any case already held under the same crn. */
@@ -256,8 +259,9 @@ export class SqliteCaseWriter {
   }
 
   close(): void {
-    this.db.pragma('wal_checkpoint(TRUNCATE)');
-    this.db.pragma('optimize');
+    // Without waiting for readers (a running service holds a snapshot for one event-loop
+    // turn at a time): the checkpoint copies what it can now and the WAL is reused.
+    this.db.exec('PRAGMA busy_timeout = 0; PRAGMA wal_checkpoint(TRUNCATE); PRAGMA optimize');
     this.db.close();
   }
 

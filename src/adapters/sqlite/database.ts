@@ -1,11 +1,12 @@
-import Database from 'better-sqlite3';
 import { StoreUnavailableError } from '../../domain/errors.js';
+import { type SqlDatabase, type SqliteDriver, sqliteDriver, sqliteErrorCode } from './driver.js';
 
 /**
  * Opening SQLite stores, shared by every store in this adapter: a read-only connection for
  * the service (it must exist and be at the schema version this code knows), or a writable
  * one for the CLI (created if needed, WAL, foreign keys, pending migrations applied in one
- * transaction, recorded in `PRAGMA user_version`).
+ * transaction, recorded in `PRAGMA user_version`). Each runs on this runtime's driver
+ * unless one is given.
  */
 export interface StoreDescription {
   /** e.g. "case store" */
@@ -17,15 +18,22 @@ export interface StoreDescription {
   readonly error: (message: string) => Error;
 }
 
-const versionOf = (db: Database.Database) => db.pragma('user_version', { simple: true }) as number;
+const versionOf = (db: SqlDatabase) =>
+  db.prepare<[], { user_version: number }>('PRAGMA user_version').get()?.user_version ?? 0;
 
-export function openReadOnlyStore(path: string, store: StoreDescription): Database.Database {
-  let db: Database.Database;
+const messageOf = (error: unknown) => (error as Error).message.split('\n')[0];
+
+export function openReadOnlyStore(
+  path: string,
+  store: StoreDescription,
+  driver: SqliteDriver = sqliteDriver(),
+): SqlDatabase {
+  let db: SqlDatabase;
   try {
-    db = new Database(path, { readonly: true, fileMustExist: true });
+    db = driver.open(path, { readonly: true });
   } catch (error) {
     throw store.error(
-      `${store.what} ${path} cannot be opened (${(error as Error).message}); create it with: ${store.createHint}`,
+      `${store.what} ${path} cannot be opened (${messageOf(error)}); create it with: ${store.createHint}`,
     );
   }
   const version = versionOf(db);
@@ -38,16 +46,18 @@ export function openReadOnlyStore(path: string, store: StoreDescription): Databa
   return db;
 }
 
-export function openWritableStore(path: string, store: StoreDescription): Database.Database {
-  let db: Database.Database;
+export function openWritableStore(
+  path: string,
+  store: StoreDescription,
+  driver: SqliteDriver = sqliteDriver(),
+): SqlDatabase {
+  let db: SqlDatabase;
   try {
-    db = new Database(path);
+    db = driver.open(path, { readonly: false });
   } catch (error) {
-    throw store.error(`${store.what} ${path} cannot be opened for writing (${(error as Error).message})`);
+    throw store.error(`${store.what} ${path} cannot be opened for writing (${messageOf(error)})`);
   }
-  db.pragma('journal_mode = WAL');
-  db.pragma('foreign_keys = ON');
-  db.pragma('synchronous = NORMAL');
+  db.exec('PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL');
   const current = versionOf(db);
   if (current > store.migrations.length) {
     db.close();
@@ -55,13 +65,33 @@ export function openWritableStore(path: string, store: StoreDescription): Databa
       `${store.what} ${path} is at schema version ${current}, newer than this service knows (${store.migrations.length})`,
     );
   }
-  db.transaction(() => {
+  transaction(db, () => {
     for (let version = current; version < store.migrations.length; version++) {
       db.exec(store.migrations[version] as string);
-      db.pragma(`user_version = ${version + 1}`);
+      db.exec(`PRAGMA user_version = ${version + 1}`);
     }
-  })();
+  });
   return db;
+}
+
+/**
+ * Runs `work` in one transaction: committed when it returns, rolled back when it throws.
+ * `immediate` takes the write lock at the start, before anything is read.
+ */
+export function transaction<T>(
+  db: SqlDatabase,
+  work: () => T,
+  mode: 'deferred' | 'immediate' = 'deferred',
+): T {
+  db.exec(mode === 'immediate' ? 'BEGIN IMMEDIATE' : 'BEGIN');
+  try {
+    const result = work();
+    db.exec('COMMIT');
+    return result;
+  } catch (error) {
+    if (db.inTransaction) db.exec('ROLLBACK');
+    throw error;
+  }
 }
 
 /**
@@ -73,6 +103,6 @@ export function reading<T>(what: string, run: () => T): T {
   try {
     return run();
   } catch (error) {
-    throw new StoreUnavailableError(what, (error as { code?: string }).code ?? 'error');
+    throw new StoreUnavailableError(what, sqliteErrorCode(error));
   }
 }

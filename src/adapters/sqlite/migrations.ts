@@ -2,21 +2,25 @@
  * The personal-details document of the case aliased `c`, assembled by SQLite in the order
  * the API sends it. Computed when a case is written (and by migration 3 for stores written
  * before), so a read is one primary-key lookup of stored text.
+ *
+ * Each array comes out of a subquery, and whether a value keeps its JSON subtype across a
+ * subquery differs between SQLite builds (Bun's own SQLite drops it, so the array would be
+ * embedded as a quoted string). `json(…)` makes it JSON again: the same bytes on every driver.
  */
 export const PERSONAL_DETAILS_JSON = `json_object(
   'preferredLanguage', CASE WHEN c.preferred_language_code IS NULL THEN NULL
     ELSE json_object('code', c.preferred_language_code, 'description', c.preferred_language_desc) END,
-  'personalCircumstances', (
+  'personalCircumstances', json((
     SELECT coalesce(json_group_array(json_object(
              'type', json_object('code', type_code, 'description', type_desc),
              'subType', json_object('code', sub_type_code, 'description', sub_type_desc),
              'updatedAt', updated_at)), json('[]'))
-      FROM (SELECT * FROM personal_circumstances WHERE crn = c.crn ORDER BY position)),
-  'disabilities', (
+      FROM (SELECT * FROM personal_circumstances WHERE crn = c.crn ORDER BY position))),
+  'disabilities', json((
     SELECT coalesce(json_group_array(json_object(
              'type', json_object('code', type_code, 'description', type_desc),
              'updatedAt', updated_at)), json('[]'))
-      FROM (SELECT * FROM disabilities WHERE crn = c.crn ORDER BY position)),
+      FROM (SELECT * FROM disabilities WHERE crn = c.crn ORDER BY position))),
   'offenderPersonalityDisorder', CASE WHEN c.opd_status_code IS NULL THEN NULL
     ELSE json_object('status', json_object('code', c.opd_status_code, 'description', c.opd_status_desc)) END
 )`;

@@ -1,10 +1,10 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SqliteAuditLog } from '../../../src/adapters/sqlite/audit-log.js';
 import { auditRecord } from '../../contract/audit-log.contract.js';
+import { openSqlite } from '../../support/sqlite.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'case-read-audit-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -19,7 +19,7 @@ describe('SqliteAuditLog', () => {
     const path = fresh();
     const log = SqliteAuditLog.open(path);
     const writes = Array.from({ length: 50 }, (_, i) => log.append(record(i + 1)));
-    const reader = new Database(path, { readonly: true });
+    const reader = openSqlite(path, { readonly: true });
     // Nothing is committed until the turn ends…
     expect(reader.prepare('SELECT count(*) AS n FROM audit').get()).toEqual({ n: 0 });
     await Promise.all(writes);
@@ -37,7 +37,7 @@ describe('SqliteAuditLog', () => {
     const path = fresh();
     const log = SqliteAuditLog.open(path);
     await log.append(record(1));
-    const reader = new Database(path, { readonly: true });
+    const reader = openSqlite(path, { readonly: true });
     expect(reader.prepare('SELECT count(*) AS n FROM audit').get()).toEqual({ n: 1 });
     reader.close();
     log.close();

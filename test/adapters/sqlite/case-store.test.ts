@@ -1,18 +1,19 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   CaseStoreError,
   SqliteCaseRepository,
   SqliteCaseWriter,
 } from '../../../src/adapters/sqlite/case-store.js';
+import type { SqlDatabase } from '../../../src/adapters/sqlite/driver.js';
 import { CASE_STORE_MIGRATIONS, CASE_STORE_SCHEMA_VERSION } from '../../../src/adapters/sqlite/migrations.js';
 import { Crn } from '../../../src/domain/crn.js';
 import { StoreUnavailableError } from '../../../src/domain/errors.js';
 import type { CaseRecord } from '../../../src/domain/types.js';
 import { CaseMother } from '../../support/mothers.js';
+import { openSqlite, pragma } from '../../support/sqlite.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'case-read-sqlite-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -30,9 +31,9 @@ function storeWith(records: CaseRecord[]): string {
 describe('SqliteCaseWriter', () => {
   it('creates the schema at the current version, in WAL mode', () => {
     const path = storeWith([CaseMother.full()]);
-    const db = new Database(path, { readonly: true });
-    expect(db.pragma('user_version', { simple: true })).toBe(CASE_STORE_SCHEMA_VERSION);
-    expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+    const db = openSqlite(path, { readonly: true });
+    expect(pragma(db, 'user_version')).toBe(CASE_STORE_SCHEMA_VERSION);
+    expect(pragma(db, 'journal_mode')).toBe('wal');
     db.close();
   });
 
@@ -78,7 +79,7 @@ describe('SqliteCaseRepository.openReadOnly', () => {
 
   it('refuses a store at another schema version', () => {
     const path = freshPath();
-    new Database(path).close();
+    openSqlite(path).close();
     expect(() => SqliteCaseRepository.openReadOnly(path)).toThrow(
       new RegExp(`schema version 0, this service needs ${CASE_STORE_SCHEMA_VERSION}`),
     );
@@ -86,10 +87,10 @@ describe('SqliteCaseRepository.openReadOnly', () => {
 
   it('refuses a store of the previous version, and a writer migrates it keeping every case', async () => {
     const path = freshPath();
-    const v1 = new Database(path);
-    v1.pragma('journal_mode = WAL');
+    const v1 = openSqlite(path);
+    v1.exec('PRAGMA journal_mode = WAL');
     v1.exec(CASE_STORE_MIGRATIONS[0] as string);
-    v1.pragma('user_version = 1');
+    v1.exec('PRAGMA user_version = 1');
     v1.prepare(
       "INSERT INTO cases (crn, home_office_interest_exists, home_office_interest_notes) VALUES ('X123456', 1, 'kept')",
     ).run();
@@ -119,8 +120,7 @@ describe('SqliteCaseRepository.openReadOnly', () => {
   it('opens read-only: the connection cannot write', () => {
     const path = storeWith([CaseMother.full()]);
     const repo = SqliteCaseRepository.openReadOnly(path);
-    const db = (repo as unknown as { db: Database.Database }).db;
-    expect(db.readonly).toBe(true);
+    const db = (repo as unknown as { db: SqlDatabase }).db;
     expect(() => db.exec("DELETE FROM cases WHERE crn = 'X123456'")).toThrow(/readonly/);
     repo.close();
   });
@@ -158,8 +158,8 @@ describe('SqliteCaseRepository.openReadOnly', () => {
 describe('SqliteCaseWriter.open on a newer store', () => {
   it('refuses to touch a store from a newer version', () => {
     const path = freshPath();
-    const db = new Database(path);
-    db.pragma(`user_version = ${CASE_STORE_SCHEMA_VERSION + 1}`);
+    const db = openSqlite(path);
+    db.exec(`PRAGMA user_version = ${CASE_STORE_SCHEMA_VERSION + 1}`);
     db.close();
     expect(() => SqliteCaseWriter.open(path)).toThrow(/newer than this service knows/);
   });
