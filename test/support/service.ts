@@ -10,6 +10,7 @@ import { generateApiKey, sha256Hasher } from '../../src/adapters/node/api-keys.j
 import { LocalCredentialsIssuer } from '../../src/adapters/node/local-credentials-issuer.js';
 import { peerCertificateOf } from '../../src/adapters/node/peer-certificate.js';
 import { startServer } from '../../src/adapters/node/server.js';
+import { runtimeOf } from '../../src/app/runtime.js';
 import type { BearerMode } from '../../src/domain/access/admit.js';
 import type { ApiKeyRecord } from '../../src/domain/access/model.js';
 import type { Quota } from '../../src/domain/access/rate-limit.js';
@@ -100,6 +101,8 @@ export async function startTestService(
   const server = await startServer(app.fetch, {
     host: '127.0.0.1',
     port: 0,
+    // The listener `serve` picks for the runtime these tests run on.
+    tlsListener: runtimeOf().tlsListener,
     tls: {
       cert: `${pki.server.certPem}\n${pki.ca.certPem}`,
       key: pki.server.keyPem,

@@ -1,7 +1,8 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { type AddressInfo, Server as NetServer, type Socket } from 'node:net';
-import { type ServerType, serve } from '@hono/node-server';
+import { createServer as createTlsServer, type TlsOptions } from 'node:tls';
+import { createAdaptorServer, type ServerType, serve } from '@hono/node-server';
 
 export interface TlsFiles {
   /** PEM contents (not paths): server certificate chain, its key, the client CA bundle, an optional CRL. */
@@ -11,11 +12,22 @@ export interface TlsFiles {
   readonly crl?: string;
 }
 
+/**
+ * How mutual TLS is served; both give the app the verified peer certificate on the request's
+ * socket (see `peer-certificate.ts`):
+ * - `https`: `node:https`, a TLS server that is itself the HTTP server (Node, Deno);
+ * - `tls-handoff`: a `node:tls` server whose verified sockets are handed to a `node:http`
+ *   server. Bun needs it: its `node:https` gives the app a socket without the certificate.
+ */
+export type TlsListenerKind = 'https' | 'tls-handoff';
+
 export interface ListenOptions {
   readonly host: string;
   readonly port: number;
   /** Mutual TLS. Without it the listener is plain HTTP (tests and loopback tools only). */
   readonly tls?: TlsFiles;
+  /** Which TLS listener; `https` unless given. */
+  readonly tlsListener?: TlsListenerKind;
 }
 
 /** What {@link RunningServer.drain} did: connections that ended by themselves, and those cut at the grace. */
@@ -83,6 +95,48 @@ export async function startServer(
   options: ListenOptions,
 ): Promise<RunningServer> {
   const tls = options.tls;
+  const { listener, http } =
+    tls && options.tlsListener === 'tls-handoff'
+      ? await listenTlsHandoff(fetch, options, tls)
+      : await listenHono(fetch, options);
+  http.headersTimeout = SERVER_LIMITS.headersTimeoutMs;
+  http.requestTimeout = SERVER_LIMITS.requestTimeoutMs;
+  http.keepAliveTimeout = SERVER_LIMITS.keepAliveTimeoutMs;
+  const connections = trackConnections(listener, http, tls !== undefined);
+  const address = listener.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return {
+    url: `${tls ? 'https' : 'http'}://${host}:${address.port}`,
+    port: address.port,
+    verifiesClientCertificates: tls !== undefined,
+    drain: (graceMs, idleCloseMs = DRAIN_IDLE_CLOSE_MS) => connections.drain(graceMs, idleCloseMs),
+    close: () => connections.close(),
+  };
+}
+
+/** The TLS settings of the mutual-TLS listener, whichever form it takes. */
+function tlsOptionsOf(tls: TlsFiles): TlsOptions {
+  return {
+    cert: tls.cert,
+    key: tls.key,
+    ca: tls.clientCa,
+    ...(tls.crl ? { crl: tls.crl } : {}),
+    requestCert: true,
+    rejectUnauthorized: true,
+    minVersion: 'TLSv1.2',
+    ciphers: TLS_CIPHERS,
+    honorCipherOrder: true,
+  };
+}
+
+type HttpServer = ReturnType<typeof createHttpServer>;
+
+/** Plain HTTP, or `node:https`: one server that both accepts and speaks HTTP. */
+async function listenHono(
+  fetch: (request: Request, env: unknown) => Response | Promise<Response>,
+  options: ListenOptions,
+): Promise<{ listener: NetServer; http: HttpServer }> {
+  const tls = options.tls;
   const server = await new Promise<ServerType>((resolve, reject) => {
     const s = serve(
       {
@@ -92,18 +146,7 @@ export async function startServer(
         ...(tls
           ? {
               createServer: createHttpsServer,
-              serverOptions: {
-                cert: tls.cert,
-                key: tls.key,
-                ca: tls.clientCa,
-                ...(tls.crl ? { crl: tls.crl } : {}),
-                requestCert: true,
-                rejectUnauthorized: true,
-                minVersion: 'TLSv1.2' as const,
-                ciphers: TLS_CIPHERS,
-                honorCipherOrder: true,
-                maxHeaderSize: SERVER_LIMITS.maxHeaderSize,
-              },
+              serverOptions: { ...tlsOptionsOf(tls), maxHeaderSize: SERVER_LIMITS.maxHeaderSize },
             }
           : { serverOptions: { maxHeaderSize: SERVER_LIMITS.maxHeaderSize } }),
       },
@@ -111,25 +154,37 @@ export async function startServer(
     );
     s.once('error', reject);
   });
-  if ('headersTimeout' in server) {
-    server.headersTimeout = SERVER_LIMITS.headersTimeoutMs;
-    server.requestTimeout = SERVER_LIMITS.requestTimeoutMs;
-    server.keepAliveTimeout = SERVER_LIMITS.keepAliveTimeoutMs;
-  }
-  const connections = trackConnections(server, tls !== undefined);
-  const address = server.address() as AddressInfo;
-  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  return {
-    url: `${tls ? 'https' : 'http'}://${host}:${address.port}`,
-    port: address.port,
-    verifiesClientCertificates: tls !== undefined,
-    drain: (graceMs, idleCloseMs = DRAIN_IDLE_CLOSE_MS) => connections.drain(graceMs, idleCloseMs),
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.close((error) => (error ? reject(error) : resolve()));
-        if ('closeIdleConnections' in server) server.closeIdleConnections();
-      }),
-  };
+  return { listener: server as NetServer, http: server as HttpServer };
+}
+
+/**
+ * `node:tls` accepts and verifies; each socket that completed the handshake is handed to a
+ * `node:http` server that never listens itself. A client without a certificate from the
+ * client CA never completes the handshake, so never reaches HTTP.
+ */
+async function listenTlsHandoff(
+  fetch: (request: Request, env: unknown) => Response | Promise<Response>,
+  options: ListenOptions,
+  tls: TlsFiles,
+): Promise<{ listener: NetServer; http: HttpServer }> {
+  const http = createAdaptorServer({
+    fetch,
+    createServer: createHttpServer,
+    serverOptions: { maxHeaderSize: SERVER_LIMITS.maxHeaderSize },
+  }) as HttpServer;
+  const listener = createTlsServer(tlsOptionsOf(tls), (socket) => {
+    http.emit('connection', socket);
+  });
+  await new Promise<void>((resolve, reject) => {
+    listener.once('error', reject);
+    listener.listen(options.port, options.host, () => {
+      listener.off('error', reject);
+      resolve();
+    });
+  });
+  // The HTTP server's own timers (headers and request timeouts) start when it is 'listening'.
+  http.emit('listening');
+  return { listener, http };
 }
 
 /** Requests in progress on an HTTP-level socket (the TLS socket on HTTPS). */
@@ -141,7 +196,7 @@ type HttpSocket = Socket & { [inProgress]?: number };
  * known too, and the HTTP-level socket) and how many requests each is serving, so a drain
  * can close exactly the idle ones and cut only what is left at the end of the grace.
  */
-function trackConnections(server: ServerType, isTls: boolean) {
+function trackConnections(listener: NetServer, httpServer: HttpServer, isTls: boolean) {
   const raw = new Set<Socket>();
   const http = new Set<HttpSocket>();
   let draining = false;
@@ -149,12 +204,12 @@ function trackConnections(server: ServerType, isTls: boolean) {
     set.add(socket);
     socket.once('close', () => set.delete(socket));
   };
-  server.on('connection', follow(raw));
-  // On HTTPS the HTTP parser reads the TLS socket of 'secureConnection'; on HTTP, the raw one.
-  server.on(isTls ? 'secureConnection' : 'connection', follow(http));
+  listener.on('connection', follow(raw));
+  // On TLS the HTTP parser reads the TLS socket of 'secureConnection'; on HTTP, the raw one.
+  listener.on(isTls ? 'secureConnection' : 'connection', follow(http));
 
   // Runs before the app's listener, so the header is in place whenever the app answers.
-  server.prependListener('request', (request: IncomingMessage, response: ServerResponse) => {
+  httpServer.prependListener('request', (request: IncomingMessage, response: ServerResponse) => {
     const socket = request.socket as HttpSocket;
     socket[inProgress] = (socket[inProgress] ?? 0) + 1;
     if (draining) {
@@ -180,13 +235,23 @@ function trackConnections(server: ServerType, isTls: boolean) {
         // net.Server's close: stop accepting, and call back once every connection has ended.
         // (http.Server's own close also ends idle keep-alive connections at once, racing a
         // client that is about to send on one: that is how requests were lost.)
-        NetServer.prototype.close.call(server, () => {
+        NetServer.prototype.close.call(listener, () => {
           clearTimeout(timer);
           resolve({ closedGracefully: open - destroyedAtGrace, destroyedAtGrace });
         });
         // An idle keep-alive connection is ended once it has stayed idle for idleCloseMs:
         // Node's own 'timeout' handler on an HTTP socket ends it when no request is in progress.
         for (const socket of http) if (!socket[inProgress]) socket.setTimeout(idleCloseMs);
+      });
+    },
+    /** Stops at once: no new connections, idle ones closed, resolves when the rest have ended. */
+    close(): Promise<void> {
+      return new Promise<void>((resolve, reject) => {
+        NetServer.prototype.close.call(listener, (error?: Error) => {
+          if (error) reject(error);
+          else resolve();
+        });
+        for (const socket of http) if (!socket[inProgress]) socket.destroy();
       });
     },
   };

@@ -2,6 +2,7 @@ import { batchedFetch } from '../../adapters/node/batched-fetch.js';
 import { type RunningServer, startServer } from '../../adapters/node/server.js';
 import { buildService, createLogger, type Logger, type Service } from '../composition.js';
 import { ConfigError, loadConfig } from '../config.js';
+import { runtimeOf } from '../runtime.js';
 import { EXIT, type Io, parse, positionals } from './common.js';
 
 export async function serve(args: string[], io: Io): Promise<number> {
@@ -9,10 +10,12 @@ export async function serve(args: string[], io: Io): Promise<number> {
   const config = loadConfig(io.env);
   const logger = createLogger(config.LOG_LEVEL);
   const service = await buildService(config, logger);
+  const runtime = runtimeOf();
   const server = await startServer(batchedFetch(service.app.fetch), {
     host: config.HOST,
     port: config.PORT,
     tls: service.tls,
+    tlsListener: runtime.tlsListener,
   }).catch(async (error: unknown) => {
     await service.close();
     throw error;
@@ -34,6 +37,8 @@ export async function serve(args: string[], io: Io): Promise<number> {
   logger.info(
     {
       url: server.url,
+      runtime: `${runtime.name} ${runtime.version}`,
+      tlsListener: runtime.tlsListener,
       managementUrl: management.url,
       caseStore: service.stores.cases,
       accessStore: service.stores.access,

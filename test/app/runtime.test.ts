@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest';
+import { runtimeOf } from '../../src/app/runtime.js';
+
+describe('runtimeOf', () => {
+  it('hands Bun the node:tls listener, whose sockets carry the peer certificate', () => {
+    expect(runtimeOf({ Bun: { version: '1.4.5' }, process: { versions: { node: '24.3.0' } } })).toStrictEqual(
+      {
+        name: 'bun',
+        version: '1.4.5',
+        tlsListener: 'tls-handoff',
+      },
+    );
+  });
+
+  it('keeps node:https on Deno and Node', () => {
+    expect(
+      runtimeOf({ Deno: { version: { deno: '2.9.6' } }, process: { versions: { node: '24.2.0' } } }),
+    ).toStrictEqual({
+      name: 'deno',
+      version: '2.9.6',
+      tlsListener: 'https',
+    });
+    expect(runtimeOf({ process: { versions: { node: '20.20.2' } } })).toStrictEqual({
+      name: 'node',
+      version: '20.20.2',
+      tlsListener: 'https',
+    });
+  });
+});
