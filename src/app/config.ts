@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { parseQuota } from '../domain/access/rate-limit.js';
 import { CrnFormat, DEFAULT_CRN_PATTERN } from '../domain/crn.js';
 import type { StoreRole } from '../ports/stores.js';

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { z } from 'zod';
+import * as z from 'zod';
 import { CrnFormat } from '../../domain/crn.js';
 import { type CaseRecord, SCORE_LEVELS } from '../../domain/types.js';
 import { StoreError } from '../../ports/stores.js';

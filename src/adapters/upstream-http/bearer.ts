@@ -1,4 +1,6 @@
-import { request } from 'undici';
+// The package's own entry by path: Bun answers a bare `undici` with its built-in stand-in,
+// which has no Agent.close and no connection pool of its own.
+import { request } from 'undici/index.js';
 import { UpstreamFailedError, UpstreamTimeoutError } from '../../domain/errors.js';
 
 const UPSTREAM = 'case store upstream';

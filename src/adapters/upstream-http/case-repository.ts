@@ -9,7 +9,9 @@ import {
   retry,
   wrap,
 } from 'cockatiel';
-import { Agent, request } from 'undici';
+// The package's own entry by path: Bun answers a bare `undici` with its built-in stand-in,
+// which has no Agent.close and no connection pool of its own.
+import { Agent, request } from 'undici/index.js';
 import type { ZodType } from 'zod';
 import type { Crn } from '../../domain/crn.js';
 import { StoreUnavailableError, UpstreamFailedError, UpstreamTimeoutError } from '../../domain/errors.js';
