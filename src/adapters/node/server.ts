@@ -172,9 +172,19 @@ async function listenTlsHandoff(
     createServer: createHttpServer,
     serverOptions: { maxHeaderSize: SERVER_LIMITS.maxHeaderSize },
   }) as HttpServer;
-  const listener = createTlsServer(tlsOptionsOf(tls), (socket) => {
-    http.emit('connection', socket);
-  });
+  let listener: NetServer;
+  try {
+    listener = createTlsServer(tlsOptionsOf(tls), (socket) => {
+      http.emit('connection', socket);
+    });
+  } catch (error) {
+    // Bun's TLS cannot load a CRL at all. Starting without it would accept revoked
+    // certificates: refuse, and say what to use instead.
+    if (tls.crl === undefined) throw error;
+    throw new Error(
+      `TLS_CRL cannot be loaded by this runtime's TLS (${(error as Error).message}); leave TLS_CRL unset here and revoke certificates with \`case-read certs revoke SERIAL\`, which the service checks on every request`,
+    );
+  }
   await new Promise<void>((resolve, reject) => {
     listener.once('error', reject);
     listener.listen(options.port, options.host, () => {
@@ -185,6 +195,17 @@ async function listenTlsHandoff(
   // The HTTP server's own timers (headers and request timeouts) start when it is 'listening'.
   http.emit('listening');
   return { listener, http };
+}
+
+/**
+ * Stops accepting and calls back once every connection has ended: net.Server's own close.
+ * (http.Server's close also ends idle keep-alive connections at once, racing a client that
+ * is about to send on one: that is how requests were lost.) Bun's http.Server is not a
+ * net.Server; its own close is the one it has.
+ */
+function closeListener(listener: NetServer, done: (error?: Error) => void): void {
+  if (listener instanceof NetServer) NetServer.prototype.close.call(listener, done);
+  else (listener as { close(callback: (error?: Error) => void): void }).close(done);
 }
 
 /** Requests in progress on an HTTP-level socket (the TLS socket on HTTPS). */
@@ -232,10 +253,7 @@ function trackConnections(listener: NetServer, httpServer: HttpServer, isTls: bo
           for (const socket of [...http, ...raw]) socket.destroy();
         }, graceMs);
         timer.unref();
-        // net.Server's close: stop accepting, and call back once every connection has ended.
-        // (http.Server's own close also ends idle keep-alive connections at once, racing a
-        // client that is about to send on one: that is how requests were lost.)
-        NetServer.prototype.close.call(listener, () => {
+        closeListener(listener, () => {
           clearTimeout(timer);
           resolve({ closedGracefully: open - destroyedAtGrace, destroyedAtGrace });
         });
@@ -247,7 +265,7 @@ function trackConnections(listener: NetServer, httpServer: HttpServer, isTls: bo
     /** Stops at once: no new connections, idle ones closed, resolves when the rest have ended. */
     close(): Promise<void> {
       return new Promise<void>((resolve, reject) => {
-        NetServer.prototype.close.call(listener, (error?: Error) => {
+        closeListener(listener, (error?: Error) => {
           if (error) reject(error);
           else resolve();
         });
