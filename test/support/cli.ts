@@ -2,6 +2,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { NODE, type RuntimeCommand } from './runtimes.js';
 
 export const BIN = fileURLToPath(new URL('../../bin/case-read.js', import.meta.url));
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -13,8 +14,12 @@ export interface CliResult {
 }
 
 /** Runs the built `case-read` binary (dist/ is made by `npm run build`, which `npm test` runs first). */
-export function runCli(args: string[], env: Record<string, string> = {}): CliResult {
-  const result = spawnSync(process.execPath, [BIN, ...args], {
+export function runCli(
+  args: string[],
+  env: Record<string, string> = {},
+  runtime: RuntimeCommand = NODE,
+): CliResult {
+  const result = spawnSync(runtime.command, [...runtime.args, BIN, ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', ...env },
     encoding: 'utf8',
@@ -26,8 +31,9 @@ export function runCli(args: string[], env: Record<string, string> = {}): CliRes
 /** Starts `case-read serve` and resolves with its URL once it logs that it is listening. */
 export function startServe(
   env: Record<string, string>,
+  runtime: RuntimeCommand = NODE,
 ): Promise<{ url: string; managementUrl: string; child: ChildProcess; output: () => string }> {
-  const child = spawn(process.execPath, [BIN, 'serve'], {
+  const child = spawn(runtime.command, [...runtime.args, BIN, 'serve'], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', MANAGEMENT_PORT: '0', ...env },
   });
