@@ -1,0 +1,43 @@
+#!/usr/bin/env node
+// Runs the runtime-portable part of the test suite under Bun and Deno (both installed as
+// devDependencies): the domain, every port's contract suite on every adapter (SQLite on
+// bun:sqlite and node:sqlite), the SQLite driver seam, the JSONL audit store and the HTTP
+// adapter behind the mutual-TLS listener `serve` picks for the runtime. `npm test` runs it
+// after vitest has run everything under Node. The end-to-end suite (test/e2e) starts
+// `serve` itself under all three runtimes from Node.
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const bin = (name) => fileURLToPath(new URL(`../node_modules/.bin/${name}`, import.meta.url));
+const vitest = 'node_modules/vitest/vitest.mjs';
+const SUITES = [
+  'test/domain',
+  'test/contract',
+  'test/adapters/sqlite',
+  'test/adapters/jsonl',
+  'test/adapters/http',
+];
+
+const RUNTIMES = [
+  { name: 'Bun', command: bin('bun'), args: ['--bun', vitest] },
+  { name: 'Deno', command: bin('deno'), args: ['run', '-A', vitest] },
+];
+
+const only = process.argv.slice(2);
+let failed = false;
+for (const runtime of RUNTIMES) {
+  if (only.length > 0 && !only.includes(runtime.name.toLowerCase())) continue;
+  process.stdout.write(`\n=== vitest under ${runtime.name}: ${SUITES.join(' ')}\n`);
+  const result = spawnSync(runtime.command, [...runtime.args, 'run', ...SUITES], {
+    cwd: root,
+    stdio: 'inherit',
+  });
+  if (result.status !== 0) {
+    process.stderr.write(
+      `vitest under ${runtime.name} failed (${result.error?.message ?? `exit ${result.status}`})\n`,
+    );
+    failed = true;
+  }
+}
+process.exit(failed ? 1 : 0);
