@@ -11,6 +11,8 @@
 //   engines: the same request against SQLite + in-process counts and against PostgreSQL +
 //            Redis, with the server's CPU time per request (from /proc/PID/stat).
 //   audit:   audit append throughput, SQLite and PostgreSQL, from one and from two writers.
+//   runtimes: the same request against `serve` started under Node, Bun and Deno (the
+//            devDependencies), with each one's CPU time per request.
 //   upstream: the same request against a service reading SQLite and against a second service
 //            reading the first over HTTPS (CASE_STORE=https://…, mutual TLS, key, bearer).
 //   --postgres: `scale` generates its stores in PostgreSQL instead of SQLite.
@@ -24,6 +26,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { NODE, RUNTIMES } from '../scripts/runtimes.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const args = process.argv.slice(2);
@@ -44,7 +47,7 @@ const profileDir = join(root, 'bench/results/profiles');
 const scenarios = args.filter(
   (a, i) => !a.startsWith('--') && !['--audit', '--rounds'].includes(args[i - 1]),
 );
-const KNOWN = ['keepalive', 'handshake', 'scale', 'token', 'engines', 'audit', 'upstream'];
+const KNOWN = ['keepalive', 'handshake', 'scale', 'token', 'engines', 'audit', 'upstream', 'runtimes'];
 const onPostgres = args.includes('--postgres');
 const PG = process.env.BENCH_POSTGRES_URL ?? 'postgres://root@127.0.0.1:5432/test';
 const REDIS = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -168,10 +171,15 @@ function startProcess(command, argv, env, readyMatch) {
     child.once('exit', (code) => reject(new Error(`exited ${code}:\n${output}`)));
   });
 }
-const startService = (caseStore, overrides = {}) =>
+const startService = (caseStore, overrides = {}, runtime = NODE) =>
   startProcess(
-    process.execPath,
-    [...(cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), 'bin/case-read.js', 'serve'],
+    runtime.command,
+    [
+      ...runtime.args,
+      ...(cpuProf && runtime === NODE ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
+      'bin/case-read.js',
+      'serve',
+    ],
     { ...serviceEnv(caseStore, overrides), LOG_LEVEL: 'info' },
     (out) => {
       const line = out.split('\n').find((l) => l.includes('"listening"'));
@@ -468,6 +476,30 @@ async function tokenScenario() {
 }
 
 /**
+ * The same request (`GET /case/X123456`, the whole pipeline, keep-alive) against `serve`
+ * under each runtime: the same stores, each with its own audit file.
+ */
+async function runtimesScenario() {
+  const services = [];
+  try {
+    for (const runtime of RUNTIMES) {
+      const started = await startService(`sqlite:${join(dir, 'cases.db')}`, {}, runtime);
+      services.push({ name: runtime.name, ...started });
+    }
+    const targets = services.map((s) => ({ name: s.name, port: s.port, child: s.child }));
+    const { rounds, totals } = await alternate(targets, (t) => ({
+      port: t.port,
+      path: '/case/X123456',
+      headers: auth,
+    }));
+    process.stdout.write(`${targets.map((t) => fmt(t.name, totals[t.name])).join('\n')}\n`);
+    return { scenario: 'runtimes', rounds, totals, ratio: null };
+  } finally {
+    for (const s of services) await stop(s.child);
+  }
+}
+
+/**
  * The same request (`GET /case/X123456`, the whole pipeline) against two configurations:
  * every store local (SQLite cases, access and audit; rate-limit counts in process) and
  * every store shared (PostgreSQL cases, access and audit; rate-limit counts in Redis).
@@ -677,6 +709,7 @@ try {
     if (scenario === 'engines') results.push(await engines());
     if (scenario === 'audit') results.push(await auditScenario());
     if (scenario === 'upstream') results.push(await upstreamScenario());
+    if (scenario === 'runtimes') results.push(await runtimesScenario());
   }
 } finally {
   rmSync(dir, { recursive: true, force: true });

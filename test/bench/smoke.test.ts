@@ -44,17 +44,23 @@ describe('npm run bench -- --smoke', () => {
     for (const r of saved.results) for (const t of Object.values(r.totals)) expect(t.non2xx).toBe(0);
   }, 150_000);
 
-  it('runs the engines, audit and upstream scenarios (PostgreSQL, Redis, an upstream), every request answered 2xx', () => {
-    const result = spawnSync(process.execPath, ['bench/run.mjs', '--smoke', 'engines', 'audit', 'upstream'], {
-      cwd: ROOT,
-      encoding: 'utf8',
-      timeout: 120_000,
-      env: { PATH: process.env.PATH ?? '' },
-    });
+  it('runs the engines, audit, upstream and runtimes scenarios (PostgreSQL, Redis, an upstream, Bun, Deno), every request answered 2xx', () => {
+    const result = spawnSync(
+      process.execPath,
+      ['bench/run.mjs', '--smoke', 'engines', 'audit', 'upstream', 'runtimes'],
+      {
+        cwd: ROOT,
+        encoding: 'utf8',
+        timeout: 120_000,
+        env: { PATH: process.env.PATH ?? '' },
+      },
+    );
     expect(result.status, result.stderr).toBe(0);
     expect(result.stdout).toMatch(/^local +\d+ req\/s .* cpu \d+ µs\/req {2}generator \d+% of a core$/m);
     expect(result.stdout).toMatch(/^shared +\d+ req\/s .* cpu \d+ µs\/req {2}generator \d+% of a core$/m);
     expect(result.stdout).toMatch(/^cpu per request shared\/local \d+(\.\d+)?$/m);
+    for (const runtime of ['node', 'bun', 'deno'])
+      expect(result.stdout).toMatch(new RegExp(`^${runtime} +\\d+ req/s .* cpu \\d+ µs/req`, 'm'));
     for (const store of ['sqlite1', 'sqlite2', 'postgres1', 'postgres2'])
       expect(result.stdout).toMatch(new RegExp(`^${store} +\\d+ appends/s \\(chain verified\\)$`, 'm'));
     const file = /^wrote (.+)$/m.exec(result.stdout)?.[1] ?? '';
@@ -64,9 +70,13 @@ describe('npm run bench -- --smoke', () => {
     expect(result.stdout).toMatch(
       /^added latency -?\d+(\.\d+)? ms \(mean, one connection\); added p50 -?\d+(\.\d+)? ms at \d+ connections;/m,
     );
-    for (const scenario of ['engines', 'upstream']) {
+    for (const [scenario, servers] of [
+      ['engines', 2],
+      ['upstream', 2],
+      ['runtimes', 3],
+    ] as const) {
       const found = saved.results.find((r) => r.scenario === scenario);
-      expect(Object.keys(found?.totals ?? {})).toHaveLength(2);
+      expect(Object.keys(found?.totals ?? {})).toHaveLength(servers);
       for (const t of Object.values(found?.totals ?? {})) expect(t).toMatchObject({ non2xx: 0, errors: 0 });
     }
   }, 150_000);

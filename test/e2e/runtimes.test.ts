@@ -192,7 +192,9 @@ describe.each(RUNTIMES)('case-read serve on $name', (runtime: RuntimeCommand) =>
   it('takes no identity from headers: forged gateway headers from a client get its own identity, a stranger 403', async () => {
     const forged = { 'subject-distinguished-name': 'CN=client-a', 'cert-serial-number': '01' };
     // client-b claiming to be client-a is still client-b (getCase only).
-    expect((await call('/v1/persons/X123456/risks/scores', 'client-b', { headers: forged })).status).toBe(403);
+    expect((await call('/v1/persons/X123456/risks/scores', 'client-b', { headers: forged })).status).toBe(
+      403,
+    );
     expect((await call('/case/X123456', 'stranger', { headers: forged })).status).toBe(403);
   });
 
