@@ -61,7 +61,9 @@ module.exports = {
       name: 'not-to-unresolvable',
       severity: 'error',
       from: {},
-      to: { couldNotResolve: true },
+      // node:sqlite is built into Deno and Node 22.5+, not into the Node 20 this runs on; the
+      // SQLite driver seam loads it only where it exists.
+      to: { couldNotResolve: true, pathNot: '^node:sqlite$' },
     },
   ],
   options: {
