@@ -6,6 +6,8 @@ export interface RuntimeCommand {
 }
 export declare const NODE: RuntimeCommand;
 export declare const BUN: RuntimeCommand;
+/** The Deno permission flags the service runs with. */
+export declare const DENO_PERMISSIONS: readonly string[];
 export declare const DENO: RuntimeCommand;
 /** Every runtime the service supports, Node first. */
 export declare const RUNTIMES: readonly RuntimeCommand[];

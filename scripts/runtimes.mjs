@@ -22,5 +22,14 @@ function denoBinary() {
 export const NODE = { name: 'node', command: process.execPath, args: [] };
 // The bun package names its binary bun.exe on every platform.
 export const BUN = { name: 'bun', command: join(packageDir('bun'), 'bin', 'bun.exe'), args: [] };
-export const DENO = { name: 'deno', command: denoBinary(), args: ['run', '-A'] };
+// The permissions the service needs, and no more: its files, its environment, the network
+// (listening and its stores), and the system facts Node's os module reads. No -A.
+export const DENO_PERMISSIONS = [
+  '--allow-read',
+  '--allow-write',
+  '--allow-net',
+  '--allow-env',
+  '--allow-sys',
+];
+export const DENO = { name: 'deno', command: denoBinary(), args: ['run', ...DENO_PERMISSIONS] };
 export const RUNTIMES = [NODE, BUN, DENO];
