@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { connect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prepareServe, runCli, type ServeSetup, startServe } from '../support/cli.js';
+import { BUN, DENO, NODE, type RuntimeCommand } from '../support/runtimes.js';
 
 /**
  * SIGTERM under keep-alive load: readiness turns 503, the listener closes, every open
@@ -52,17 +53,24 @@ function get(url: string, agent: Agent): Promise<Outcome> {
 }
 
 // Each audit store that `serve` can write on one machine: what it holds when the process
-// has gone must be every answered request.
-describe.each(['sqlite', 'jsonl'])('serve: graceful drain on SIGTERM, audit in %s', (kind) => {
+// has gone must be every answered request. On Node with both; on Bun and Deno with SQLite
+// (their own SQLite drivers, and Bun's hand-off listener).
+const CASES: readonly (readonly [string, RuntimeCommand])[] = [
+  ['sqlite', NODE],
+  ['jsonl', NODE],
+  ['sqlite', BUN],
+  ['sqlite', DENO],
+];
+describe.each(CASES)('serve: graceful drain on SIGTERM, audit in %s, on %o', (kind, runtime) => {
   it('under 16 keep-alive loops: no reset, no hang-up, readiness 503 first, exit 0, audit intact', async () => {
     const env = {
       ...setup.env,
       ...(kind === 'jsonl' ? { AUDIT_STORE: `jsonl:${join(dir, 'audit.jsonl')}` } : {}),
     };
-    const { url, managementUrl, child, output } = await startServe({
-      ...env,
-      RATE_LIMIT_DEFAULT: '1000000/1s',
-    });
+    const { url, managementUrl, child, output } = await startServe(
+      { ...env, RATE_LIMIT_DEFAULT: '1000000/1s' },
+      runtime,
+    );
     const base = url.replace('127.0.0.1', 'localhost');
     const agent = new Agent({
       keepAlive: true,
@@ -146,11 +154,16 @@ describe.each(['sqlite', 'jsonl'])('serve: graceful drain on SIGTERM, audit in %
       .filter((line) => line.includes('"phase"'))
       .map((line) => (JSON.parse(line) as { phase: string }).phase);
     expect(phases).toEqual(['readiness', 'listener', 'drained', 'stores', 'stopped']);
+    // Every connection ended within the grace, the idle one after its idle second: none cut.
+    const drained = output()
+      .split('\n')
+      .find((line) => line.includes('"phase":"drained"'));
+    expect(JSON.parse(drained ?? '{}')).toMatchObject({ destroyedAtGrace: 0 });
 
     // Every answered request is in the trail, once, and the chain is intact.
-    const verify = runCli(['audit', 'verify'], env);
+    const verify = runCli(['audit', 'verify'], env, runtime);
     expect(verify.status).toBe(0);
-    const query = runCli(['audit', 'query', '--json', '--limit', '100000'], env);
+    const query = runCli(['audit', 'query', '--json', '--limit', '100000'], env, runtime);
     expect(query.status).toBe(0);
     const records = JSON.parse(query.stdout) as { requestId: string }[];
     const recorded = new Set(records.map((r) => r.requestId));

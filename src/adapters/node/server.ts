@@ -257,9 +257,16 @@ function trackConnections(listener: NetServer, httpServer: HttpServer, isTls: bo
           clearTimeout(timer);
           resolve({ closedGracefully: open - destroyedAtGrace, destroyedAtGrace });
         });
-        // An idle keep-alive connection is ended once it has stayed idle for idleCloseMs:
-        // Node's own 'timeout' handler on an HTTP socket ends it when no request is in progress.
-        for (const socket of http) if (!socket[inProgress]) socket.setTimeout(idleCloseMs);
+        // An idle keep-alive connection is ended once it has stayed idle for idleCloseMs.
+        // Node's own 'timeout' handler on an HTTP socket would do it; Bun's http server has
+        // none for a socket handed to it, so the end is ours on every runtime.
+        for (const socket of http) {
+          if (socket[inProgress]) continue;
+          socket.setTimeout(idleCloseMs);
+          socket.once('timeout', () => {
+            if (!socket[inProgress]) socket.end();
+          });
+        }
       });
     },
     /** Stops at once: no new connections, idle ones closed, resolves when the rest have ended. */
