@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // Runs the runtime-portable part of the test suite under Bun and Deno (both installed as
 // devDependencies): the domain, every port's contract suite on every adapter (SQLite on
-// bun:sqlite and node:sqlite), the SQLite driver seam, the JSONL audit store and the HTTP
-// adapter behind the mutual-TLS listener `serve` picks for the runtime. `npm test` runs it
+// bun:sqlite and node:sqlite), the SQLite driver seam, the JSONL audit store, the HTTP
+// adapter behind the mutual-TLS listener `serve` picks for the runtime, and that listener's
+// slow-client limits. `npm test` runs it
 // after vitest has run everything under Node. The end-to-end suite (test/e2e) starts
 // `serve` itself under all three runtimes from Node.
 import { spawnSync } from 'node:child_process';
@@ -17,6 +18,7 @@ const SUITES = [
   'test/adapters/sqlite',
   'test/adapters/jsonl',
   'test/adapters/http',
+  'test/adapters/node/slow-client.test.ts',
 ];
 
 const RUNTIMES = [

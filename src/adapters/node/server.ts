@@ -3,6 +3,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import { type AddressInfo, Server as NetServer, type Socket } from 'node:net';
 import { createServer as createTlsServer, type TlsOptions } from 'node:tls';
 import { createAdaptorServer, type ServerType, serve } from '@hono/node-server';
+import { guardHandedOffSockets } from './idle-guard.js';
 
 export interface TlsFiles {
   /** PEM contents (not paths): server certificate chain, its key, the client CA bundle, an optional CRL. */
@@ -28,6 +29,8 @@ export interface ListenOptions {
   readonly tls?: TlsFiles;
   /** Which TLS listener; `https` unless given. */
   readonly tlsListener?: TlsListenerKind;
+  /** Tighter (or looser) limits than {@link SERVER_LIMITS}, for tests. */
+  readonly limits?: Partial<ServerLimits>;
 }
 
 /** What {@link RunningServer.drain} did: connections that ended by themselves, and those cut at the grace. */
@@ -64,7 +67,20 @@ export const SERVER_LIMITS = {
   requestTimeoutMs: 30_000,
   keepAliveTimeoutMs: 5_000,
   maxHeaderSize: 16_384,
+  /**
+   * How often Node checks open connections against the headers and request timeouts. Its
+   * default is 30 s, which let a client trickling headers hold a socket for up to 40 s.
+   */
+  connectionsCheckingIntervalMs: 1_000,
 } as const;
+
+export type ServerLimits = { readonly [K in keyof typeof SERVER_LIMITS]: number };
+
+/** The options every HTTP server of the listener is created with. */
+const httpOptionsOf = (limits: ServerLimits) => ({
+  maxHeaderSize: limits.maxHeaderSize,
+  connectionsCheckingInterval: limits.connectionsCheckingIntervalMs,
+});
 
 /**
  * TLS 1.2 suites offered: ECDHE key exchange (forward secrecy) with AEAD ciphers only, no
@@ -95,13 +111,14 @@ export async function startServer(
   options: ListenOptions,
 ): Promise<RunningServer> {
   const tls = options.tls;
+  const limits: ServerLimits = { ...SERVER_LIMITS, ...options.limits };
   const { listener, http } =
     tls && options.tlsListener === 'tls-handoff'
-      ? await listenTlsHandoff(fetch, options, tls)
-      : await listenHono(fetch, options);
-  http.headersTimeout = SERVER_LIMITS.headersTimeoutMs;
-  http.requestTimeout = SERVER_LIMITS.requestTimeoutMs;
-  http.keepAliveTimeout = SERVER_LIMITS.keepAliveTimeoutMs;
+      ? await listenTlsHandoff(fetch, options, tls, limits)
+      : await listenHono(fetch, options, limits);
+  http.headersTimeout = limits.headersTimeoutMs;
+  http.requestTimeout = limits.requestTimeoutMs;
+  http.keepAliveTimeout = limits.keepAliveTimeoutMs;
   const connections = trackConnections(listener, http, tls !== undefined);
   const address = listener.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
@@ -135,6 +152,7 @@ type HttpServer = ReturnType<typeof createHttpServer>;
 async function listenHono(
   fetch: (request: Request, env: unknown) => Response | Promise<Response>,
   options: ListenOptions,
+  limits: ServerLimits,
 ): Promise<{ listener: NetServer; http: HttpServer }> {
   const tls = options.tls;
   const server = await new Promise<ServerType>((resolve, reject) => {
@@ -146,9 +164,9 @@ async function listenHono(
         ...(tls
           ? {
               createServer: createHttpsServer,
-              serverOptions: { ...tlsOptionsOf(tls), maxHeaderSize: SERVER_LIMITS.maxHeaderSize },
+              serverOptions: { ...tlsOptionsOf(tls), ...httpOptionsOf(limits) },
             }
-          : { serverOptions: { maxHeaderSize: SERVER_LIMITS.maxHeaderSize } }),
+          : { serverOptions: httpOptionsOf(limits) }),
       },
       () => resolve(s),
     );
@@ -166,11 +184,12 @@ async function listenTlsHandoff(
   fetch: (request: Request, env: unknown) => Response | Promise<Response>,
   options: ListenOptions,
   tls: TlsFiles,
+  limits: ServerLimits,
 ): Promise<{ listener: NetServer; http: HttpServer }> {
   const http = createAdaptorServer({
     fetch,
     createServer: createHttpServer,
-    serverOptions: { maxHeaderSize: SERVER_LIMITS.maxHeaderSize },
+    serverOptions: httpOptionsOf(limits),
   }) as HttpServer;
   let listener: NetServer;
   try {
@@ -192,8 +211,10 @@ async function listenTlsHandoff(
       resolve();
     });
   });
-  // The HTTP server's own timers (headers and request timeouts) start when it is 'listening'.
+  // Node's HTTP server starts its own timeout checks when it is 'listening'; Bun's has none
+  // for a handed-off socket, so the guard applies the same limits itself.
   http.emit('listening');
+  guardHandedOffSockets(listener, http, limits);
   return { listener, http };
 }
 
