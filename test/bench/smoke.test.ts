@@ -7,18 +7,18 @@ import { ROOT } from '../support/cli.js';
  * Keeps the benchmark harness working. It asserts that the harness runs every scenario and
  * reports, never how fast anything was: speed is judged from `npm run bench` output.
  */
+/** `node bench/run.mjs --smoke SCENARIO...`, as `npm run bench` would run it. */
+const smokeRun = (...scenarios: string[]) =>
+  spawnSync(process.execPath, ['bench/run.mjs', '--smoke', ...scenarios], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    timeout: 120_000,
+    env: { PATH: process.env.PATH ?? '' },
+  });
+
 describe('npm run bench -- --smoke', () => {
   it('runs every scenario against real servers and reports ratios and a results file', () => {
-    const result = spawnSync(
-      process.execPath,
-      ['bench/run.mjs', '--smoke', 'keepalive', 'handshake', 'scale', 'token'],
-      {
-        cwd: ROOT,
-        encoding: 'utf8',
-        timeout: 120_000,
-        env: { PATH: process.env.PATH ?? '' },
-      },
-    );
+    const result = smokeRun('keepalive', 'handshake', 'scale', 'token');
     expect(result.status, result.stderr).toBe(0);
     const lines = result.stdout.trim().split('\n');
     for (const scenario of ['keepalive', 'handshake', 'scale', 'token'])
@@ -45,16 +45,7 @@ describe('npm run bench -- --smoke', () => {
   }, 150_000);
 
   it('runs the engines, audit, upstream and runtimes scenarios (PostgreSQL, Redis, an upstream, Bun, Deno), every request answered 2xx', () => {
-    const result = spawnSync(
-      process.execPath,
-      ['bench/run.mjs', '--smoke', 'engines', 'audit', 'upstream', 'runtimes'],
-      {
-        cwd: ROOT,
-        encoding: 'utf8',
-        timeout: 120_000,
-        env: { PATH: process.env.PATH ?? '' },
-      },
-    );
+    const result = smokeRun('engines', 'audit', 'upstream', 'runtimes');
     expect(result.status, result.stderr).toBe(0);
     expect(result.stdout).toMatch(/^local +\d+ req\/s .* cpu \d+ µs\/req {2}generator \d+% of a core$/m);
     expect(result.stdout).toMatch(/^shared +\d+ req\/s .* cpu \d+ µs\/req {2}generator \d+% of a core$/m);

@@ -43,6 +43,15 @@ const comparable = (response: HttpsResponse) => {
   return `${response.status} ${type}\n${body}`;
 };
 
+/** Never leaves a server or its files behind, whatever the tests did. */
+async function stopAndRemove(child: ChildProcess | undefined, dir: string): Promise<void> {
+  if (child && child.exitCode === null) {
+    child.kill('SIGKILL');
+    await once(child, 'exit');
+  }
+  rmSync(dir, { recursive: true, force: true });
+}
+
 describe.each(RUNTIMES)('case-read serve on $name', (runtime: RuntimeCommand) => {
   let dir: string;
   let env: Record<string, string>;
@@ -100,13 +109,7 @@ describe.each(RUNTIMES)('case-read serve on $name', (runtime: RuntimeCommand) =>
     expect(started.output()).toContain(`"runtime":"${runtime.name} `);
   }, 120_000);
 
-  afterAll(async () => {
-    if (child && child.exitCode === null) {
-      child.kill('SIGKILL');
-      await once(child, 'exit');
-    }
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => stopAndRemove(child, dir));
 
   const call = (
     path: string,
@@ -243,13 +246,7 @@ describe.each(RUNTIMES)('case-read serve on $name behind a trusted gateway', (ru
     url = started.url.replace('127.0.0.1', 'localhost');
   }, 120_000);
 
-  afterAll(async () => {
-    if (child && child.exitCode === null) {
-      child.kill('SIGKILL');
-      await once(child, 'exit');
-    }
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => stopAndRemove(child, dir));
 
   const asClientA = (from: string | undefined) =>
     httpsRequest(`${url}/case/X123456`, {

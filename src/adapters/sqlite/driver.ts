@@ -104,17 +104,55 @@ export function sqliteErrorCode(error: unknown): string {
 }
 
 // ---------------------------------------------------------------------------------------
-// better-sqlite3 (Node)
+// What the three bindings have in common, and one wrapper over it.
 
-interface BetterStatement {
+interface NativeStatement {
   get(...params: unknown[]): unknown;
   all(...params: unknown[]): unknown[];
-  run(...params: unknown[]): { changes: number };
+  run(...params: unknown[]): { changes: number | bigint };
 }
-interface BetterDatabase {
-  prepare(sql: string): BetterStatement;
+interface NativeDatabase {
+  prepare(sql: string): NativeStatement;
   exec(sql: string): void;
   close(): void;
+}
+
+/**
+ * A driver's connection as a {@link SqlDatabase}. Statements are adapted (a missing row is
+ * `undefined`, `changes` a number) unless the binding's own already keep that shape.
+ */
+function wrap(
+  driver: SqliteDriverName,
+  db: NativeDatabase,
+  state: { inTransaction(): boolean; isOpen(): boolean },
+  statementsFit = false,
+): SqlDatabase {
+  return {
+    driver,
+    prepare<P extends readonly unknown[], R>(sql: string): SqlStatement<P, R> {
+      const statement = db.prepare(sql);
+      if (statementsFit) return statement as unknown as SqlStatement<P, R>;
+      return {
+        get: (...params) => (statement.get(...params) ?? undefined) as R | undefined,
+        all: (...params) => statement.all(...params) as R[],
+        run: (...params) => ({ changes: Number(statement.run(...params).changes) }),
+      };
+    },
+    exec: (sql) => db.exec(sql),
+    get inTransaction() {
+      return state.inTransaction();
+    },
+    get isOpen() {
+      return state.isOpen();
+    },
+    close: () => db.close(),
+  };
+}
+
+// ---------------------------------------------------------------------------------------
+// better-sqlite3 (Node)
+
+interface BetterDatabase extends NativeDatabase {
   readonly inTransaction: boolean;
   readonly open: boolean;
 }
@@ -131,20 +169,13 @@ function betterSqlite3(): SqliteDriver {
     name: 'better-sqlite3',
     open(path, { readonly }) {
       const db = new Database(path, { readonly, fileMustExist: readonly, timeout: BUSY_TIMEOUT_MS });
-      return {
-        driver: 'better-sqlite3',
-        // better-sqlite3's statements already have this shape.
-        prepare: <P extends readonly unknown[], R>(sql: string) =>
-          db.prepare(sql) as unknown as SqlStatement<P, R>,
-        exec: (sql) => db.exec(sql),
-        get inTransaction() {
-          return db.inTransaction;
-        },
-        get isOpen() {
-          return db.open;
-        },
-        close: () => db.close(),
-      };
+      // Its statements already answer undefined for no row and a numeric `changes`.
+      return wrap(
+        'better-sqlite3',
+        db,
+        { inTransaction: () => db.inTransaction, isOpen: () => db.open },
+        true,
+      );
     },
   };
 }
@@ -152,15 +183,7 @@ function betterSqlite3(): SqliteDriver {
 // ---------------------------------------------------------------------------------------
 // node:sqlite (Deno; Node where present)
 
-interface NodeSqliteStatement {
-  get(...params: unknown[]): unknown;
-  all(...params: unknown[]): unknown[];
-  run(...params: unknown[]): { changes: number | bigint };
-}
-interface NodeSqliteDatabase {
-  prepare(sql: string): NodeSqliteStatement;
-  exec(sql: string): void;
-  close(): void;
+interface NodeSqliteDatabase extends NativeDatabase {
   readonly isTransaction: boolean;
   readonly isOpen: boolean;
 }
@@ -185,25 +208,7 @@ function nodeSqlite(): SqliteDriver {
     open(path, { readonly }) {
       // node:sqlite creates a missing file unless it is opened read-only, which fails on one.
       const db = new DatabaseSync(path, { readOnly: readonly, timeout: BUSY_TIMEOUT_MS });
-      return {
-        driver: 'node:sqlite',
-        prepare<P extends readonly unknown[], R>(sql: string): SqlStatement<P, R> {
-          const statement = db.prepare(sql);
-          return {
-            get: (...params) => statement.get(...params) as R | undefined,
-            all: (...params) => statement.all(...params) as R[],
-            run: (...params) => ({ changes: Number(statement.run(...params).changes) }),
-          };
-        },
-        exec: (sql) => db.exec(sql),
-        get inTransaction() {
-          return db.isTransaction;
-        },
-        get isOpen() {
-          return db.isOpen;
-        },
-        close: () => db.close(),
-      };
+      return wrap('node:sqlite', db, { inTransaction: () => db.isTransaction, isOpen: () => db.isOpen });
     },
   };
 }
@@ -211,15 +216,7 @@ function nodeSqlite(): SqliteDriver {
 // ---------------------------------------------------------------------------------------
 // bun:sqlite (Bun)
 
-interface BunStatement {
-  get(...params: unknown[]): unknown;
-  all(...params: unknown[]): unknown[];
-  run(...params: unknown[]): { changes: number };
-}
-interface BunDatabase {
-  prepare(sql: string): BunStatement;
-  exec(sql: string): void;
-  close(): void;
+interface BunDatabase extends NativeDatabase {
   readonly inTransaction: boolean;
 }
 type BunConstructor = new (
@@ -237,29 +234,18 @@ function bunSqlite(): SqliteDriver {
         readonly ? { readonly: true, strict: true } : { readwrite: true, create: true, strict: true },
       );
       db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+      // Bun's connection cannot say whether it is open: closing through the wrapper is tracked.
       let open = true;
-      return {
-        driver: 'bun:sqlite',
-        prepare<P extends readonly unknown[], R>(sql: string): SqlStatement<P, R> {
-          const statement = db.prepare(sql);
-          return {
-            get: (...params) => (statement.get(...params) ?? undefined) as R | undefined,
-            all: (...params) => statement.all(...params) as R[],
-            run: (...params) => ({ changes: statement.run(...params).changes }),
-          };
-        },
+      const tracked: NativeDatabase = {
+        prepare: (sql) => db.prepare(sql),
         exec: (sql) => db.exec(sql),
-        get inTransaction() {
-          return db.inTransaction;
-        },
-        get isOpen() {
-          return open;
-        },
         close: () => {
           open = false;
           db.close();
         },
       };
+      // Its `get` answers null for no row; the wrapper makes that undefined.
+      return wrap('bun:sqlite', tracked, { inTransaction: () => db.inTransaction, isOpen: () => open });
     },
   };
 }
