@@ -11,8 +11,9 @@ import { RUNTIMES, type RuntimeCommand } from '../support/runtimes.js';
 /**
  * The whole service, end to end, as `case-read serve` started under each runtime: Node, Bun
  * and Deno (both from this project's devDependencies). Everything is set up with the CLI
- * alone; requests cross real mutual-TLS handshakes. What every runtime answers is kept and
- * compared with Node's, byte for byte.
+ * alone, run on the same runtime (PKI, case import, clients, keys, tokens); requests cross
+ * real mutual-TLS handshakes. What every runtime answers is kept and compared with Node's,
+ * byte for byte.
  */
 
 const QUEUE = 'arn:aws:sqs:eu-west-2:000000000000:e2e-queue';
@@ -69,7 +70,8 @@ describe.each(RUNTIMES)('case-read serve on $name', (runtime: RuntimeCommand) =>
       CREDENTIALS_ISSUER: 'local',
       STS_ROLE_ARN: 'arn:aws:iam::000000000000:role/e2e',
     };
-    const cli = cliIn(env);
+    // The CLI runs on the runtime under test too.
+    const cli = cliIn(env, runtime);
     const pkiDir = join(dir, 'pki');
     cli('pki', 'init', '--dir', pkiDir);
     const issue = (cn: string, pki = pkiDir) => {
@@ -226,7 +228,8 @@ describe.each(RUNTIMES)('case-read serve on $name behind a trusted gateway', (ru
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), `case-read-e2e-gw-${runtime.name}-`));
     const env = { ...serveEnv(dir), IDENTITY_MODE: 'trusted-header', TRUSTED_GATEWAYS: 'gateway-1' };
-    const cli = cliIn(env);
+    // The CLI runs on the runtime under test too.
+    const cli = cliIn(env, runtime);
     const pkiDir = join(dir, 'pki');
     cli('pki', 'init', '--dir', pkiDir);
     for (const cn of ['gateway-1', 'stranger', 'client-a']) {

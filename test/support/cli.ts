@@ -91,9 +91,9 @@ export function serveEnv(dir: string) {
 }
 
 /** A CLI runner with a fixed environment that returns stdout and throws when the command fails. */
-export function cliIn(env: Record<string, string>) {
+export function cliIn(env: Record<string, string>, runtime: RuntimeCommand = NODE) {
   return (...args: string[]): string => {
-    const result = runCli(args, env);
+    const result = runCli(args, env, runtime);
     if (result.status !== 0)
       throw new Error(`case-read ${args.join(' ')} exited ${result.status}: ${result.stderr}`);
     return result.stdout;
