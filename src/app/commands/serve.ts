@@ -1,13 +1,10 @@
 import { batchedFetch } from '../../adapters/node/batched-fetch.js';
 import { type RunningServer, startServer } from '../../adapters/node/server.js';
-import { probeWithoutCertificate } from '../../adapters/node/tls-probe.js';
 import { buildService, createLogger, type Logger, type Service } from '../composition.js';
 import { ConfigError, loadConfig } from '../config.js';
+import { whyNotMutualTls } from '../listener-check.js';
 import { runtimeOf } from '../runtime.js';
 import { EXIT, type Io, parse, positionals } from './common.js';
-
-/** Where this process reaches its own listener: an unspecified address is reached on loopback. */
-const reachableHost = (host: string) => (host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host);
 
 export async function serve(args: string[], io: Io): Promise<number> {
   positionals(parse(args, {}).positionals, []);
@@ -24,21 +21,11 @@ export async function serve(args: string[], io: Io): Promise<number> {
     await service.close();
     throw error;
   });
-  // Identity is the verified client certificate (or a verified gateway's): a listener that
-  // cannot demand one would let anyone claim any identity. Never fail open: the listener
-  // must say it verifies, and must be seen to, refusing this process's own request without
-  // a certificate (a runtime may ignore the setting: Deno.serve does).
-  const probe = server.verifiesClientCertificates
-    ? await probeWithoutCertificate(reachableHost(config.HOST), server.port)
-    : 'not-verifying';
-  if (probe !== 'refused') {
+  const refusal = await whyNotMutualTls(server, config.HOST, runtime);
+  if (refusal !== undefined) {
     await server.close();
     await service.close();
-    throw new ConfigError([
-      probe === 'not-verifying'
-        ? 'the HTTPS listener on this runtime cannot verify client certificates; refusing to serve without mutual TLS'
-        : `the HTTPS listener ${probe === 'answered' ? 'answered a request without a client certificate' : 'did not refuse a client without a certificate in time'} on ${runtime.name} ${runtime.version}; refusing to serve without mutual TLS`,
-    ]);
+    throw new ConfigError([refusal]);
   }
   // Plain HTTP for the platform (health, metrics); it serves no case data and needs no credentials.
   const management = await startServer(service.management.fetch, {
