@@ -11,3 +11,5 @@ export declare const DENO_PERMISSIONS: readonly string[];
 export declare const DENO: RuntimeCommand;
 /** Every runtime the service supports, Node first. */
 export declare const RUNTIMES: readonly RuntimeCommand[];
+/** The runtime running this process. */
+export declare const CURRENT: RuntimeCommand;

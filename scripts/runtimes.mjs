@@ -19,7 +19,11 @@ function denoBinary() {
   return join(packageDir(`@deno/${platform}`), process.platform === 'win32' ? 'deno.exe' : 'deno');
 }
 
-export const NODE = { name: 'node', command: process.execPath, args: [] };
+const onBun = globalThis.Bun !== undefined;
+const onDeno = globalThis.Deno !== undefined;
+
+// Under Node, this very binary; under Bun or Deno (whose execPath is their own), node on PATH.
+export const NODE = { name: 'node', command: onBun || onDeno ? 'node' : process.execPath, args: [] };
 // The bun package names its binary bun.exe on every platform.
 export const BUN = { name: 'bun', command: join(packageDir('bun'), 'bin', 'bun.exe'), args: [] };
 // The permissions the service needs, and no more: its files, its environment, the network
@@ -33,3 +37,5 @@ export const DENO_PERMISSIONS = [
 ];
 export const DENO = { name: 'deno', command: denoBinary(), args: ['run', ...DENO_PERMISSIONS] };
 export const RUNTIMES = [NODE, BUN, DENO];
+/** The runtime running this process: the CLI tests run the binary on it. */
+export const CURRENT = onBun ? BUN : onDeno ? DENO : NODE;

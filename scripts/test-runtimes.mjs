@@ -22,16 +22,21 @@ const SUITES = [
 ];
 
 const RUNTIMES = [
-  { name: 'Bun', command: bin('bun'), args: ['--bun', vitest] },
-  { name: 'Deno', command: bin('deno'), args: ['run', '-A', vitest] },
+  // The CLI suite runs the binary on the runtime running the tests: on Bun, every command
+  // and `serve` under Bun. Not under Deno: its child_process reports a child that handled
+  // SIGTERM and exited 0 as killed by the signal (code null), so the suite's exit-code
+  // checks cannot be read there; test/e2e runs `serve` and the CLI under Deno from Node.
+  { name: 'Bun', command: bin('bun'), args: ['--bun', vitest], extra: ['test/app/cli.test.ts'] },
+  { name: 'Deno', command: bin('deno'), args: ['run', '-A', vitest], extra: [] },
 ];
 
 const only = process.argv.slice(2);
 let failed = false;
 for (const runtime of RUNTIMES) {
   if (only.length > 0 && !only.includes(runtime.name.toLowerCase())) continue;
-  process.stdout.write(`\n=== vitest under ${runtime.name}: ${SUITES.join(' ')}\n`);
-  const result = spawnSync(runtime.command, [...runtime.args, 'run', ...SUITES], {
+  const suites = [...SUITES, ...runtime.extra];
+  process.stdout.write(`\n=== vitest under ${runtime.name}: ${suites.join(' ')}\n`);
+  const result = spawnSync(runtime.command, [...runtime.args, 'run', ...suites], {
     cwd: root,
     stdio: 'inherit',
   });

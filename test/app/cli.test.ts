@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cliIn, ROOT, runCli, serveEnv, startServe } from '../support/cli.js';
 import { httpsRequest } from '../support/https-client.js';
+import { CURRENT } from '../support/runtimes.js';
 import { execOn, openSqlite } from '../support/sqlite.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'case-read-cli-'));
@@ -226,6 +227,8 @@ describe('onboarding end to end, through the binary alone', () => {
     expect(tokenA.split('.')).toHaveLength(3);
 
     const { url, managementUrl, child, output } = await startServe(env);
+    // On the runtime running these tests (Node under `vitest`, Bun under `npm run test:runtimes`).
+    expect(output()).toContain(`"runtime":"${CURRENT.name} `);
     const ca = readFileSync(join(pkiDir, 'ca.pem'), 'utf8');
     const as = (cred: { cert: string; key: string }, key: string, token: string) => (path: string) =>
       httpsRequest(`${url.replace('127.0.0.1', 'localhost')}${path}`, {

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { NODE, type RuntimeCommand } from './runtimes.js';
+import { CURRENT, type RuntimeCommand } from './runtimes.js';
 
 export const BIN = fileURLToPath(new URL('../../bin/case-read.js', import.meta.url));
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -13,11 +13,14 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs the built `case-read` binary (dist/ is made by `npm run build`, which `npm test` runs first). */
+/**
+ * Runs the built `case-read` binary (dist/ is made by `npm run build`, which `npm test` runs
+ * first), on the runtime running the tests unless another is given.
+ */
 export function runCli(
   args: string[],
   env: Record<string, string> = {},
-  runtime: RuntimeCommand = NODE,
+  runtime: RuntimeCommand = CURRENT,
 ): CliResult {
   const result = spawnSync(runtime.command, [...runtime.args, BIN, ...args], {
     cwd: ROOT,
@@ -31,7 +34,7 @@ export function runCli(
 /** Starts `case-read serve` and resolves with its URL once it logs that it is listening. */
 export function startServe(
   env: Record<string, string>,
-  runtime: RuntimeCommand = NODE,
+  runtime: RuntimeCommand = CURRENT,
 ): Promise<{ url: string; managementUrl: string; child: ChildProcess; output: () => string }> {
   const child = spawn(runtime.command, [...runtime.args, BIN, 'serve'], {
     cwd: ROOT,
@@ -91,7 +94,7 @@ export function serveEnv(dir: string) {
 }
 
 /** A CLI runner with a fixed environment that returns stdout and throws when the command fails. */
-export function cliIn(env: Record<string, string>, runtime: RuntimeCommand = NODE) {
+export function cliIn(env: Record<string, string>, runtime: RuntimeCommand = CURRENT) {
   return (...args: string[]): string => {
     const result = runCli(args, env, runtime);
     if (result.status !== 0)

@@ -1,2 +1,2 @@
 /** The runtimes `serve` is tested on, as commands (shared with the benchmark). */
-export { BUN, DENO, NODE, RUNTIMES, type RuntimeCommand } from '../../scripts/runtimes.mjs';
+export { BUN, CURRENT, DENO, NODE, RUNTIMES, type RuntimeCommand } from '../../scripts/runtimes.mjs';
