@@ -119,7 +119,8 @@ export async function startServer(
   http.headersTimeout = limits.headersTimeoutMs;
   http.requestTimeout = limits.requestTimeoutMs;
   http.keepAliveTimeout = limits.keepAliveTimeoutMs;
-  const connections = trackConnections(listener, http, tls !== undefined);
+  const handedOff = tls !== undefined && options.tlsListener === 'tls-handoff';
+  const connections = trackConnections(listener, http, tls !== undefined, handedOff);
   const address = listener.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return {
@@ -238,7 +239,13 @@ type HttpSocket = Socket & { [inProgress]?: number };
  * known too, and the HTTP-level socket) and how many requests each is serving, so a drain
  * can close exactly the idle ones and cut only what is left at the end of the grace.
  */
-function trackConnections(listener: NetServer, httpServer: HttpServer, isTls: boolean) {
+function trackConnections(
+  listener: NetServer,
+  httpServer: HttpServer,
+  isTls: boolean,
+  /** The HTTP server did not accept its sockets itself (the hand-off): idle ends are ours. */
+  handedOff: boolean,
+) {
   const raw = new Set<Socket>();
   const http = new Set<HttpSocket>();
   let draining = false;
@@ -278,14 +285,18 @@ function trackConnections(listener: NetServer, httpServer: HttpServer, isTls: bo
           clearTimeout(timer);
           resolve({ closedGracefully: open - destroyedAtGrace, destroyedAtGrace });
         });
-        // An idle keep-alive connection is ended once it has stayed idle for idleCloseMs.
-        // Node's own 'timeout' handler on an HTTP socket would do it; Bun's http server has
-        // none for a socket handed to it, so the end is ours on every runtime.
+        // An idle keep-alive connection is ended once it has stayed idle for idleCloseMs:
+        // the HTTP server's own 'timeout' handler ends it when no request is in progress.
+        // Bun's has none for a handed-off socket, so there the end is ours, and only for a
+        // socket that has read nothing since (a request may be on its way).
         for (const socket of http) {
           if (socket[inProgress]) continue;
           socket.setTimeout(idleCloseMs);
-          socket.once('timeout', () => {
-            if (!socket[inProgress]) socket.end();
+          if (!handedOff) continue;
+          let readSoFar = socket.bytesRead;
+          socket.on('timeout', () => {
+            if (!socket[inProgress] && socket.bytesRead === readSoFar) socket.end();
+            readSoFar = socket.bytesRead;
           });
         }
       });
