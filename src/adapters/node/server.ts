@@ -119,7 +119,8 @@ export async function startServer(
   http.headersTimeout = limits.headersTimeoutMs;
   http.requestTimeout = limits.requestTimeoutMs;
   http.keepAliveTimeout = limits.keepAliveTimeoutMs;
-  const handedOff = tls !== undefined && options.tlsListener === 'tls-handoff';
+  // The hand-off is exactly the case where the accepting server is not the HTTP server.
+  const handedOff = (listener as unknown) !== http;
   const connections = trackConnections(listener, http, tls !== undefined, handedOff);
   const address = listener.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
