@@ -7,9 +7,18 @@ module.exports = {
     {
       name: 'domain-is-pure',
       severity: 'error',
-      comment: 'src/domain imports nothing outside src/domain: no framework, no driver, no node:* module.',
+      comment:
+        'src/domain imports nothing outside src/domain but the port interfaces it needs: no framework, no driver, no node:* module.',
       from: { path: '^src/domain/' },
-      to: { pathNot: '^src/domain/' },
+      to: { pathNot: ['^src/domain/', '^src/ports/'] },
+    },
+    {
+      name: 'domain-knows-ports-as-types',
+      severity: 'error',
+      comment:
+        'The domain names the ports it needs (src/ports, their one home) by type only: no code of theirs runs in it.',
+      from: { path: '^src/domain/' },
+      to: { path: '^src/ports/', dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'ports-only-know-the-domain',

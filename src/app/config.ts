@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { parseQuota } from '../domain/access/rate-limit.js';
+import { parseQuota } from '../domain/access/quota.js';
 import { CrnFormat, DEFAULT_CRN_PATTERN } from '../domain/crn.js';
 import type { StoreRole } from '../ports/stores.js';
 import { parseStore } from './stores.js';

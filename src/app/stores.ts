@@ -7,10 +7,9 @@ import { sqliteStores } from '../adapters/sqlite/store-kind.js';
 import { upstreamStores } from '../adapters/upstream-http/store-kind.js';
 import type { AccessAdministration, AccessDirectory } from '../ports/access-directory.js';
 import type { AuditLog } from '../ports/audit-log.js';
-import type { CaseRepository } from '../ports/case-repository.js';
+import type { CaseRepository, CaseWriter } from '../ports/case-repository.js';
 import type { RateLimiter } from '../ports/rate-limiter.js';
 import {
-  type CaseWriter,
   type Opened,
   type StoreContext,
   StoreError,

@@ -1,9 +1,26 @@
 import type { ApiKeyRecord, Client } from '../domain/access/model.js';
 import type { Permission } from '../domain/access/permissions.js';
-import type { AccessDirectory } from '../domain/needs.js';
 
-/** The access directory port as the service reads it; its contract is where it is declared. */
-export type { AccessDirectory };
+/**
+ * The access directory port, as the perimeter reads it on every request: clients, API keys,
+ * user grants and revoked certificate serials (the CLI writes it through
+ * `AccessAdministration`). Contract, checked by `test/contract/access-directory.contract.ts`:
+ *
+ * - a change is seen by the next read at once on the connection that made it, and on every
+ *   instance within the bound the adapter states;
+ * - client ids (certificate CNs) are matched exactly; e-mails case-insensitively;
+ *   certificate serials as upper-case hex without leading zeros;
+ * - only hashes of key secrets are ever stored;
+ * - removing a client removes its keys and per-client revocations.
+ */
+export interface AccessDirectory {
+  findClient(id: string): Promise<Client | undefined>;
+  findApiKey(id: string): Promise<ApiKeyRecord | undefined>;
+  /** True when the serial is revoked globally or for this client. */
+  isCertificateRevoked(serialNumber: string, clientId: string): Promise<boolean>;
+  /** The permissions granted to a user, by e-mail (case-insensitive); [] when none. */
+  grantsFor(email: string): Promise<readonly Permission[]>;
+}
 
 export interface UserGrant {
   readonly email: string;

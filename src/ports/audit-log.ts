@@ -4,10 +4,17 @@ import type {
   AuditVerification,
   StoredAuditRecord,
 } from '../domain/audit/record.js';
-import type { AuditWriter } from '../domain/needs.js';
 
 /**
- * The audit log port (adapters: SQLite, PostgreSQL). Contract, checked by
+ * Appends audit records. Resolves once the record is durably stored; rejects (or throws)
+ * when it cannot be kept, and the caller then fails closed.
+ */
+export interface AuditWriter {
+  append(record: AuditRecord): void | Promise<void>;
+}
+
+/**
+ * The audit log port (adapters: SQLite, JSONL, PostgreSQL). Contract, checked by
  * `test/contract/audit-log.contract.ts`:
  *
  * - `append` resolves only once the record is stored, or rejects: a record is never silently lost;

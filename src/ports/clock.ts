@@ -1,5 +1,5 @@
-import type { Clock } from '../domain/needs.js';
-
-export type { Clock };
+export interface Clock {
+  now(): Date;
+}
 
 export const systemClock: Clock = { now: () => new Date() };

@@ -1,9 +1,7 @@
 import type { CrnFormat } from '../domain/crn.js';
-import type { AccessDirectory } from '../domain/needs.js';
-import type { CaseRecord } from '../domain/types.js';
-import type { AccessAdministration } from './access-directory.js';
+import type { AccessAdministration, AccessDirectory } from './access-directory.js';
 import type { AuditLog } from './audit-log.js';
-import type { CaseRepository } from './case-repository.js';
+import type { CaseRepository, CaseWriter } from './case-repository.js';
 import type { RateLimiter } from './rate-limiter.js';
 
 /**
@@ -30,14 +28,6 @@ export interface Opened<T> {
   ping(): Promise<void>;
   /** Writes anything pending, then releases the store. */
   close(): Promise<void>;
-}
-
-/** Writes cases: `cases import` and `cases generate`, never `serve`. */
-export interface CaseWriter {
-  /** Stores the records as one unit, replacing any case already held under the same crn. */
-  write(records: readonly CaseRecord[]): Promise<void>;
-  /** How many cases are held. */
-  count(): Promise<number>;
 }
 
 /** What a failing rate-limit store is replaced by while it is down. */

@@ -1,2 +1,13 @@
-/** The token verifier port; its contract is documented where it is declared. */
-export type { TokenVerifier } from '../domain/needs.js';
+import type { BearerClaims, OnBehalfOfSettings } from '../domain/access/model.js';
+
+/**
+ * Verifies bearer and on-behalf-of JWTs (adapter: jose). Contract: an algorithm allowlist
+ * of asymmetric algorithms only (never `none`, never HS*), `iss`, `aud`, `exp` and `nbf`
+ * with a small clock tolerance; every failure is an `UnauthenticatedError` whose reason
+ * names what failed and never contains token material.
+ */
+export interface TokenVerifier {
+  verifyBearer(token: string): Promise<BearerClaims>;
+  /** Verifies an on-behalf-of token with the client's own settings; returns the user's e-mail. */
+  verifyOnBehalfOf(token: string, settings: OnBehalfOfSettings): Promise<{ email: string }>;
+}

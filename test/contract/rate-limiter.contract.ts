@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Quota } from '../../src/domain/access/rate-limit.js';
+import type { Quota } from '../../src/domain/access/quota.js';
 import type { RateLimiter } from '../../src/ports/rate-limiter.js';
 
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0); // a multiple of every window used here

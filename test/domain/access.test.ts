@@ -15,7 +15,7 @@ import {
   PermissionDeniedError,
   UnauthenticatedError,
 } from '../../src/domain/errors.js';
-import type { AccessDirectory } from '../../src/domain/needs.js';
+import type { AccessDirectory } from '../../src/ports/access-directory.js';
 import { AccessMother } from '../support/mothers.js';
 
 const NOW = new Date('2026-06-01T12:00:00Z');

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { applyRateLimit, parseQuota, type RateDecision } from '../../src/domain/access/rate-limit.js';
+import { parseQuota, type RateDecision } from '../../src/domain/access/quota.js';
+import { applyRateLimit } from '../../src/domain/access/rate-limit.js';
 import { RateLimitedError } from '../../src/domain/errors.js';
 
 describe('parseQuota', () => {

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { Crn } from '../../src/domain/crn.js';
 import { CaseNotFoundError, CommunityManagerNotFoundError } from '../../src/domain/errors.js';
-import type { CaseRepository } from '../../src/domain/needs.js';
 import type { CaseRecord } from '../../src/domain/types.js';
 import { getCase } from '../../src/domain/use-cases/get-case.js';
 import { getCommunityManagerByCrn } from '../../src/domain/use-cases/get-community-manager.js';
 import { getHomeOfficeInterest } from '../../src/domain/use-cases/get-home-office-interest.js';
+import type { CaseRepository } from '../../src/ports/case-repository.js';
 import { CaseMother } from '../support/mothers.js';
 
 /** A reader over records held in a plain Map: the domain needs nothing more. */

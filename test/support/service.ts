@@ -13,9 +13,12 @@ import { startServer } from '../../src/adapters/node/server.js';
 import { runtimeOf } from '../../src/app/runtime.js';
 import type { BearerMode } from '../../src/domain/access/admit.js';
 import type { ApiKeyRecord } from '../../src/domain/access/model.js';
-import type { Quota } from '../../src/domain/access/rate-limit.js';
+import type { Quota } from '../../src/domain/access/quota.js';
 import { CrnFormat } from '../../src/domain/crn.js';
-import type { AuditWriter, CaseRepository, Clock, CredentialsIssuer } from '../../src/domain/needs.js';
+import type { AuditWriter } from '../../src/ports/audit-log.js';
+import type { CaseRepository } from '../../src/ports/case-repository.js';
+import type { Clock } from '../../src/ports/clock.js';
+import type { CredentialsIssuer } from '../../src/ports/credentials-issuer.js';
 import { fixtureCases } from './fixtures.js';
 import type { TestPki } from './pki.js';
 

@@ -1,7 +1,8 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { CrnFormat } from '../../domain/crn.js';
-import type { AuditWriter, CaseRepository } from '../../domain/needs.js';
 import type { IssueQueueTokenDeps } from '../../domain/queue/credentials.js';
+import type { AuditWriter } from '../../ports/audit-log.js';
+import type { CaseRepository } from '../../ports/case-repository.js';
 import { caseHandlers } from './cases.handlers.js';
 import { caseRoutes, type OperationGuard } from './cases.routes.js';
 import { type DocsAssets, mountDocs } from './docs.js';

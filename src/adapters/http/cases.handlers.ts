@@ -1,9 +1,9 @@
 import type { RouteHandler } from '@hono/zod-openapi';
 import type { CrnFormat } from '../../domain/crn.js';
-import type { CaseRepository } from '../../domain/needs.js';
 import { getCase, getCaseText } from '../../domain/use-cases/get-case.js';
 import { getCommunityManagerByCrn } from '../../domain/use-cases/get-community-manager.js';
 import { getHomeOfficeInterest } from '../../domain/use-cases/get-home-office-interest.js';
+import type { CaseRepository } from '../../ports/case-repository.js';
 import type { CaseRoutes } from './cases.routes.js';
 import { crnParam } from './crn-param.js';
 import type { AppEnv } from './env.js';

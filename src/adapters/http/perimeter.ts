@@ -9,15 +9,14 @@ import {
 } from '../../domain/access/admit.js';
 import type { Caller } from '../../domain/access/model.js';
 import type { Permission } from '../../domain/access/permissions.js';
-import {
-  applyRateLimit,
-  parseQuota,
-  type Quota,
-  type RateDecision,
-  type RateLimiter,
-} from '../../domain/access/rate-limit.js';
+import { parseQuota, type Quota, type RateDecision } from '../../domain/access/quota.js';
+import { applyRateLimit } from '../../domain/access/rate-limit.js';
 import { AccessDeniedError, RateLimitedError, UnauthenticatedError } from '../../domain/errors.js';
-import type { AccessDirectory, Clock, SecretHasher, TokenVerifier } from '../../domain/needs.js';
+import type { AccessDirectory } from '../../ports/access-directory.js';
+import type { Clock } from '../../ports/clock.js';
+import type { RateLimiter } from '../../ports/rate-limiter.js';
+import type { SecretHasher } from '../../ports/secret-hasher.js';
+import type { TokenVerifier } from '../../ports/token-verifier.js';
 import type { AppEnv } from './env.js';
 import type { IdentityReader } from './identity.js';
 import { setHeader } from './respond.js';

@@ -1,5 +1,5 @@
 import type { MiddlewareHandler } from 'hono';
-import type { AuditWriter } from '../../domain/needs.js';
+import type { AuditWriter } from '../../ports/audit-log.js';
 import type { AccessEntry, AppEnv, HttpLogger } from './env.js';
 import { ProblemType, problemResponse } from './problem.js';
 import { startHeaders } from './respond.js';

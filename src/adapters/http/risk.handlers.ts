@@ -1,7 +1,7 @@
 import type { RouteHandler } from '@hono/zod-openapi';
 import type { CrnFormat } from '../../domain/crn.js';
-import type { CaseRepository } from '../../domain/needs.js';
 import { getRiskScores } from '../../domain/use-cases/get-risk-scores.js';
+import type { CaseRepository } from '../../ports/case-repository.js';
 import { crnParam } from './crn-param.js';
 import type { AppEnv } from './env.js';
 import { respondJson } from './respond.js';

@@ -1,4 +1,4 @@
-import { decisionFor, type Quota, type RateDecision, windowIndex } from '../../domain/access/rate-limit.js';
+import { decisionFor, type Quota, type RateDecision, windowIndex } from '../../domain/access/quota.js';
 import type { RateLimiter } from '../../ports/rate-limiter.js';
 
 /**

@@ -1,6 +1,6 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { formatApiKey } from '../../domain/access/api-key.js';
-import type { SecretHasher } from '../../domain/needs.js';
+import type { SecretHasher } from '../../ports/secret-hasher.js';
 import { sha256Hex } from '../shared/sha256.js';
 
 /**

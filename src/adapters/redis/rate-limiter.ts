@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { decisionFor, type Quota, type RateDecision, windowIndex } from '../../domain/access/rate-limit.js';
+import { decisionFor, type Quota, type RateDecision, windowIndex } from '../../domain/access/quota.js';
 import { StoreUnavailableError } from '../../domain/errors.js';
 import type { RateLimiter } from '../../ports/rate-limiter.js';
 import type { RateLimitFailureMode, StoreLog } from '../../ports/stores.js';

@@ -1,6 +1,7 @@
 import cliProgress from 'cli-progress';
 import type { CaseRecord } from '../../domain/types.js';
-import type { CaseWriter, Opened, StoreContext } from '../../ports/stores.js';
+import type { CaseWriter } from '../../ports/case-repository.js';
+import type { Opened, StoreContext } from '../../ports/stores.js';
 import { generateCases, MAX_GENERATED_CASES } from '../generate.js';
 import { CaseFileError, displayStore, loadCaseFile, openCaseWriter, type StoreRef } from '../stores.js';
 import { EXIT, type Io, parse, report, storeContext, storeOption, UsageError } from './common.js';

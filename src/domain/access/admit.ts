@@ -1,10 +1,13 @@
+import type { AccessDirectory } from '../../ports/access-directory.js';
+import type { Clock } from '../../ports/clock.js';
+import type { SecretHasher } from '../../ports/secret-hasher.js';
+import type { TokenVerifier } from '../../ports/token-verifier.js';
 import {
   AccessDeniedError,
   OnBehalfOfNotAllowedError,
   PermissionDeniedError,
   UnauthenticatedError,
 } from '../errors.js';
-import type { AccessDirectory, Clock, SecretHasher, TokenVerifier } from '../needs.js';
 import { parseApiKey } from './api-key.js';
 import type { ApiKeyRecord, Caller, Client, ClientCertificate } from './model.js';
 import type { Permission } from './permissions.js';

@@ -1,6 +1,6 @@
+import type { CaseRepository } from '../../ports/case-repository.js';
 import type { Crn } from '../crn.js';
 import { CaseNotFoundError } from '../errors.js';
-import type { CaseRepository } from '../needs.js';
 import type { PersonalDetailsAndCircumstances } from '../types.js';
 
 export interface GetCaseDeps {

@@ -1,6 +1,6 @@
+import type { CaseRepository } from '../../ports/case-repository.js';
 import type { Crn } from '../crn.js';
 import { CaseNotFoundError, InvalidPaginationError } from '../errors.js';
-import type { CaseRepository } from '../needs.js';
 import type { RiskPredictorScore } from '../types.js';
 
 export const MAX_PER_PAGE = 100;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { CaseRepository } from '../../../src/domain/needs.js';
+import type { CaseRepository } from '../../../src/ports/case-repository.js';
 import { fixtureApp, recordingLogger, servedDocument } from '../../support/http.js';
 import { OpenApiValidator } from '../../support/openapi-validator.js';
 
