@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { parseQuota } from '../domain/access/quota.js';
 import { CrnFormat, DEFAULT_CRN_PATTERN } from '../domain/crn.js';
+import { RoleArn } from '../domain/queue/arns.js';
 import type { StoreRole } from '../ports/stores.js';
 import { parseStore } from './stores.js';
 
@@ -136,9 +137,7 @@ const variablesSchema = z.object({
   STS_ENDPOINT: z.url({ protocol: /^https?$/, error: 'expected an http(s):// URL' }).optional(),
   STS_ROLE_ARN: z
     .string()
-    .regex(/^arn:aws[a-z-]*:iam::\d{12}:role\/[A-Za-z0-9+=,.@_/-]{1,128}$/, {
-      error: 'expected an IAM role ARN',
-    })
+    .refine((raw) => RoleArn.tryParse(raw) !== undefined, { error: 'expected an IAM role ARN' })
     .optional(),
   STS_DURATION_SECONDS: wholeNumber('STS_DURATION_SECONDS', 3600, 900, 43_200),
   STS_TIMEOUT_MS: wholeNumber('STS_TIMEOUT_MS', 5000, 100, 60_000),

@@ -1,8 +1,9 @@
 import type { TlsListenerKind } from '../adapters/node/server.js';
+import { detectRuntime, type RuntimeGlobals, type RuntimeName } from '../adapters/shared/runtime.js';
 
 /** The JavaScript runtime this process runs on, and what the composition root picks for it. */
 export interface Runtime {
-  readonly name: 'node' | 'bun' | 'deno';
+  readonly name: RuntimeName;
   readonly version: string;
   /**
    * The mutual-TLS listener that hands the app a verified peer certificate here: Bun's
@@ -11,16 +12,9 @@ export interface Runtime {
   readonly tlsListener: TlsListenerKind;
 }
 
-interface RuntimeGlobals {
-  readonly Bun?: { readonly version: string };
-  readonly Deno?: { readonly version: { readonly deno: string } };
-  readonly process?: { readonly versions?: { readonly node?: string } };
-}
+const LISTENERS: Record<RuntimeName, TlsListenerKind> = { node: 'https', bun: 'tls-handoff', deno: 'https' };
 
-export function runtimeOf(globals: RuntimeGlobals = globalThis as RuntimeGlobals): Runtime {
-  if (globals.Bun !== undefined)
-    return { name: 'bun', version: globals.Bun.version, tlsListener: 'tls-handoff' };
-  if (globals.Deno !== undefined)
-    return { name: 'deno', version: globals.Deno.version.deno, tlsListener: 'https' };
-  return { name: 'node', version: globals.process?.versions?.node ?? 'unknown', tlsListener: 'https' };
+export function runtimeOf(globals?: RuntimeGlobals): Runtime {
+  const runtime = detectRuntime(globals);
+  return { ...runtime, tlsListener: LISTENERS[runtime.name] };
 }

@@ -56,11 +56,3 @@ export interface AccessAdministration {
   removeGrant(email: string, permissions: readonly Permission[]): Promise<void>;
   listGrants(): Promise<UserGrant[]>;
 }
-
-/** Normalises a certificate serial: upper-case hex, no separators, no leading zeros. */
-export function normaliseSerial(serial: string): string {
-  const hex = serial.replaceAll(':', '').trim().toUpperCase();
-  if (!/^[0-9A-F]+$/.test(hex))
-    throw new Error('a certificate serial is hexadecimal, e.g. 4F1A09 or 4f:1a:09');
-  return hex.replace(/^0+(?=.)/, '');
-}

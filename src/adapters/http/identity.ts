@@ -1,3 +1,4 @@
+import { CertificateSerial } from '../../domain/access/certificate-serial.js';
 import type { ClientCertificate } from '../../domain/access/model.js';
 
 /**
@@ -23,9 +24,9 @@ function identityFromHeaders(request: Request): ClientCertificate | undefined {
   const serial = request.headers.get(SERIAL_HEADER);
   if (dn === null || serial === null || dn.length > 1024) return undefined;
   const commonName = commonNameOf(dn);
-  const hex = serial.replaceAll(':', '').trim().toUpperCase();
-  if (commonName === undefined || !/^[0-9A-F]{1,64}$/.test(hex)) return undefined;
-  return { commonName, serialNumber: hex.replace(/^0+(?=.)/, ''), thumbprintS256: null, notAfter: null };
+  const serialNumber = CertificateSerial.tryParse(serial);
+  if (commonName === undefined || serialNumber === undefined) return undefined;
+  return { commonName, serialNumber, thumbprintS256: null, notAfter: null };
 }
 
 /**

@@ -1,6 +1,7 @@
 import { createHash, X509Certificate } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
+import { CertificateSerial } from '../../domain/access/certificate-serial.js';
 import type { ClientCertificate } from '../../domain/access/model.js';
 
 const bySocket = new WeakMap<object, ClientCertificate | null>();
@@ -14,9 +15,6 @@ export function thumbprintOfDer(der: Uint8Array): string {
 export function thumbprintOfPem(pem: string): string {
   return thumbprintOfDer(new X509Certificate(pem).raw);
 }
-
-/** Upper-case hex without leading zeros. */
-const normaliseSerial = (hex: string) => hex.toUpperCase().replace(/^0+(?=.)/, '');
 
 /**
  * The verified client certificate of a request on the mutual-TLS listener, or undefined
@@ -32,10 +30,11 @@ export function peerCertificateOf(env: unknown): ClientCertificate | undefined {
   let certificate: ClientCertificate | null = null;
   const peer = socket.authorized ? socket.getPeerCertificate() : undefined;
   const cn = peer?.subject?.CN;
-  if (peer?.raw && typeof cn === 'string' && cn.length > 0) {
+  const serialNumber = peer ? CertificateSerial.tryParse(peer.serialNumber ?? '') : undefined;
+  if (peer?.raw && typeof cn === 'string' && cn.length > 0 && serialNumber !== undefined) {
     certificate = {
       commonName: cn,
-      serialNumber: normaliseSerial(peer.serialNumber),
+      serialNumber,
       thumbprintS256: thumbprintOfDer(peer.raw),
       notAfter: new Date(peer.valid_to),
     };

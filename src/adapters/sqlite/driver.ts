@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import { detectRuntime, type RuntimeName } from '../shared/runtime.js';
 
 /**
  * The seam between the SQLite stores and the binding that runs SQLite in this runtime:
@@ -258,17 +259,16 @@ const LOADERS: Record<SqliteDriverName, () => SqliteDriver> = {
   'bun:sqlite': bunSqlite,
 };
 
+/** The drivers to try on each runtime, best first. */
+const PREFERENCE: Record<RuntimeName, readonly SqliteDriverName[]> = {
+  node: ['better-sqlite3', 'node:sqlite'],
+  bun: ['bun:sqlite'],
+  deno: ['node:sqlite'],
+};
+
 /** The drivers to try in this runtime, best first. */
-export function driverPreference(
-  runtime: { bun?: unknown; deno?: unknown } = {
-    bun: (globalThis as { Bun?: unknown }).Bun,
-    deno: (globalThis as { Deno?: unknown }).Deno,
-  },
-): readonly SqliteDriverName[] {
-  if (runtime.bun !== undefined) return ['bun:sqlite'];
-  if (runtime.deno !== undefined) return ['node:sqlite'];
-  return ['better-sqlite3', 'node:sqlite'];
-}
+export const driverPreference = (runtime: RuntimeName = detectRuntime().name): readonly SqliteDriverName[] =>
+  PREFERENCE[runtime];
 
 const loaded = new Map<SqliteDriverName, SqliteDriver>();
 

@@ -1,6 +1,8 @@
 import 'reflect-metadata';
 import { webcrypto } from 'node:crypto';
 import * as x509 from '@peculiar/x509';
+import { CertificateSerial } from '../../domain/access/certificate-serial.js';
+import { ClientName } from '../../domain/access/client-name.js';
 
 /**
  * A development PKI on WebCrypto (ECDSA P-256, SHA-256) with @peculiar/x509: a CA, a
@@ -44,8 +46,6 @@ function randomSerial(): string {
   return Buffer.from(bytes).toString('hex');
 }
 
-export const normaliseHexSerial = (hex: string) => hex.toUpperCase().replace(/^0+(?=.)/, '');
-
 export async function createCa(options: { commonName?: string; days?: number } = {}): Promise<Ca> {
   const keys = await keyPair();
   const serial = randomSerial();
@@ -67,7 +67,7 @@ export async function createCa(options: { commonName?: string; days?: number } =
     privateKey: keys.privateKey,
     certPem: certificate.toString('pem'),
     keyPem: await privateKeyPem(keys.privateKey),
-    serialNumber: normaliseHexSerial(serial),
+    serialNumber: CertificateSerial.parse(serial),
   };
 }
 
@@ -86,7 +86,7 @@ export async function loadCa(certPem: string, keyPem: string): Promise<Ca> {
     privateKey,
     certPem,
     keyPem,
-    serialNumber: normaliseHexSerial(certificate.serialNumber),
+    serialNumber: CertificateSerial.parse(certificate.serialNumber),
   };
 }
 
@@ -129,7 +129,7 @@ async function issueLeaf(
   return {
     certPem: certificate.toString('pem'),
     keyPem: await privateKeyPem(keys.privateKey),
-    serialNumber: normaliseHexSerial(serial),
+    serialNumber: CertificateSerial.parse(serial),
   };
 }
 
@@ -149,7 +149,7 @@ export function issueServerCertificate(
 
 /** A client certificate whose subject CN names the client. */
 export function issueClientCertificate(ca: Ca, options: LeafOptions): Promise<Issued> {
-  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(options.commonName)) {
+  if (ClientName.tryParse(options.commonName) === undefined) {
     throw new Error('client CN must be 1-64 characters of letters, digits, dot, underscore or hyphen');
   }
   return issueLeaf(ca, options, 'clientAuth');

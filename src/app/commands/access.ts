@@ -1,7 +1,8 @@
 import { generateApiKey } from '../../adapters/node/api-keys.js';
+import { CertificateSerial } from '../../domain/access/certificate-serial.js';
 import type { ApiKeyRecord, Client, OnBehalfOfMode } from '../../domain/access/model.js';
 import { parsePermissionList } from '../../domain/access/permissions.js';
-import { normaliseSerial } from '../../ports/access-directory.js';
+import { QueueArn, RoleArn } from '../../domain/queue/arns.js';
 import { parseDuration, parseRateLimit } from '../durations.js';
 import { openAccessAdministration } from '../stores.js';
 import {
@@ -15,6 +16,7 @@ import {
   storeContext,
   storeOption,
   UsageError,
+  usage,
   using,
 } from './common.js';
 
@@ -31,16 +33,6 @@ function withStore<T>(
   return using(openAccessAdministration(ref, storeContext(io)), (opened) => run(opened.value));
 }
 
-const usage = (fn: () => unknown) => {
-  try {
-    return fn();
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
-};
-
-const SQS_ARN = /^arn:aws[a-z-]*:sqs:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,80}(\.fifo)?$/;
-const ROLE_ARN = /^arn:aws[a-z-]*:iam::\d{12}:role\/[A-Za-z0-9+=,.@_/-]{1,128}$/;
 const OBO_MODES: readonly OnBehalfOfMode[] = ['forbidden', 'optional', 'required'];
 
 function describeClient(c: Client): string[] {
@@ -85,18 +77,12 @@ async function clients(sub: string | undefined, args: string[], io: Io): Promise
       });
       const id = clientIdOf(positionals(rest, ['CN'])[0] as string);
       if (values.permissions === undefined) throw new UsageError('clients add needs --permissions P[,P...]');
-      const permissions = usage(() =>
-        parsePermissionList(values.permissions as string),
-      ) as Client['permissions'];
-      if (values['queue-arn'] !== undefined && !SQS_ARN.test(values['queue-arn'])) {
-        throw new UsageError(
-          '--queue-arn must be an SQS queue ARN, e.g. arn:aws:sqs:eu-west-2:123456789012:my-queue',
-        );
+      const permissions = usage(() => parsePermissionList(values.permissions as string));
+      if (values['queue-arn'] !== undefined && !QueueArn.tryParse(values['queue-arn'])) {
+        throw new UsageError(`--queue-arn must be an SQS queue ARN, e.g. ${QueueArn.example}`);
       }
-      if (values['role-arn'] !== undefined && !ROLE_ARN.test(values['role-arn'])) {
-        throw new UsageError(
-          '--role-arn must be an IAM role ARN, e.g. arn:aws:iam::123456789012:role/my-role',
-        );
+      if (values['role-arn'] !== undefined && !RoleArn.tryParse(values['role-arn'])) {
+        throw new UsageError(`--role-arn must be an IAM role ARN, e.g. ${RoleArn.example}`);
       }
       if (values['rate-limit'] !== undefined) usage(() => parseRateLimit(values['rate-limit'] as string));
       const mode = (values.obo ?? 'forbidden') as OnBehalfOfMode;
@@ -209,7 +195,7 @@ async function keys(sub: string | undefined, args: string[], io: Io): Promise<nu
       const lifetime =
         values['expires-in'] === undefined
           ? null
-          : (usage(() => parseDuration(values['expires-in'] as string, '--expires-in')) as number);
+          : usage(() => parseDuration(values['expires-in'] as string, '--expires-in'));
       const now = new Date();
       const generated = generateApiKey();
       const record: ApiKeyRecord = {
@@ -281,7 +267,7 @@ async function certs(sub: string | undefined, args: string[], io: Io): Promise<n
       sub === undefined ? 'certs needs a subcommand: revoke' : `unknown certs subcommand: ${sub}`,
     );
   const { values, positionals: rest } = parse(args, { ...STORE, client: { type: 'string' } });
-  const serial = usage(() => normaliseSerial(positionals(rest, ['SERIAL'])[0] as string)) as string;
+  const serial = usage(() => CertificateSerial.parse(positionals(rest, ['SERIAL'])[0] as string));
   const clientId = values.client === undefined ? null : clientIdOf(values.client);
   await withStore(values['access-store'], io, (store) =>
     store.revokeCertificate({ serialNumber: serial, clientId, revokedAt: new Date() }),

@@ -1,4 +1,5 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { ClientName } from '../../domain/access/client-name.js';
 import type { Opened, StoreContext } from '../../ports/stores.js';
 import { loadSome, STORE_VARIABLES } from '../config.js';
 import { parseStore, STORE_SETTINGS, type StoreRef, storeContextOf } from '../stores.js';
@@ -79,9 +80,14 @@ export function report(io: Io, json: boolean | undefined, data: unknown, human: 
   else for (const line of Array.isArray(human) ? human : [human]) io.out(line);
 }
 
-const CN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-export function clientIdOf(raw: string): string {
-  if (!CN.test(raw))
-    throw new UsageError('CN must be 1-64 characters: letters, digits, dot, underscore, hyphen');
-  return raw;
+/** Runs a parse of the operator's input; its error becomes a usage error with the same message. */
+export function usage<T>(parseInput: () => T): T {
+  try {
+    return parseInput();
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
 }
+
+/** A client name given on the command line; a bad one is a usage error naming the rule. */
+export const clientIdOf = (raw: string): ClientName => usage(() => ClientName.parse(raw));

@@ -141,8 +141,8 @@ describe(`SQLite driver on ${runtimeOf().name}`, () => {
 
 describe('driverPreference', () => {
   it("takes Bun's and Deno's own driver there, and better-sqlite3 before node:sqlite on Node", () => {
-    expect(driverPreference({ bun: {} })).toStrictEqual(['bun:sqlite']);
-    expect(driverPreference({ deno: {} })).toStrictEqual(['node:sqlite']);
-    expect(driverPreference({})).toStrictEqual(['better-sqlite3', 'node:sqlite']);
+    expect(driverPreference('bun')).toStrictEqual(['bun:sqlite']);
+    expect(driverPreference('deno')).toStrictEqual(['node:sqlite']);
+    expect(driverPreference('node')).toStrictEqual(['better-sqlite3', 'node:sqlite']);
   });
 });
