@@ -104,3 +104,10 @@ export interface CaseRecord {
   /** Risk assessments, in any order; `[]` when none. */
   readonly riskScores: RiskPredictorScore[];
 }
+
+/**
+ * JSON text that holds a `T`: a document a store keeps as text and the service sends as it
+ * is. The type is a promise made by the store that produced it; the case-repository
+ * contract suite checks it by parsing.
+ */
+export type JsonText<T> = string & { readonly __holds?: T };

@@ -3,6 +3,7 @@ import type {
   CaseRecord,
   CommunityManager,
   HomeOfficeInterest,
+  JsonText,
   PersonalDetailsAndCircumstances,
   RiskPredictorScore,
 } from '../domain/types.js';
@@ -25,7 +26,7 @@ export interface CaseRepository {
    * adapter that holds the text offers it, so the service need not parse and re-serialise
    * it; the contract suite checks that it parses to exactly what `findPersonalDetails` says.
    */
-  findPersonalDetailsText?(crn: Crn): Promise<string | undefined>;
+  findPersonalDetailsText?(crn: Crn): Promise<JsonText<PersonalDetailsAndCircumstances> | undefined>;
   findHomeOfficeInterest(crn: Crn): Promise<HomeOfficeInterest | undefined>;
   /**
    * `{ communityManager: null }` when the case is held but has no active community manager;

@@ -62,15 +62,12 @@ export function createHttpApp(options: HttpAppOptions): OpenAPIHono<AppEnv> {
     (permission) =>
       'disabled' in perimeter ? [] : [guardOperation(perimeter, permission, { bearer })];
   const cases = caseRoutes(crnFormat, guard(true));
-  const caseHandler = caseHandlers({ repository, crnFormat });
+  const caseHandler = caseHandlers({ repository });
   app.openapi(cases.getCase, caseHandler.getCase);
   app.openapi(cases.getHomeOfficeInterest, caseHandler.getHomeOfficeInterest);
   app.openapi(cases.getCommunityManagerByCrn, caseHandler.getCommunityManagerByCrn);
   app.openapi(tokenRoutes(guard(false)).issueQueueToken, tokenHandlers(options.queueTokens).issueQueueToken);
-  app.openapi(
-    riskRoutes(crnFormat, guard(false)).getRiskScores,
-    riskHandlers({ repository, crnFormat }).getRiskScores,
-  );
+  app.openapi(riskRoutes(crnFormat, guard(false)).getRiskScores, riskHandlers({ repository }).getRiskScores);
 
   const documentJson = buildOpenApiDocument(app, options.publicUrl ?? '/');
   app.get('/openapi.json', (c) => respond(c, 200, documentJson, 'application/json'));

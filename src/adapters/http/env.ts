@@ -17,8 +17,6 @@ export interface AppEnv {
     caller?: Caller;
     /** The operation id of the route, once the guard has run: for the audit record. */
     operation?: string;
-    /** The crn asked for, once it is known to be valid: for the audit record. */
-    crn?: string;
   };
 }
 

@@ -1,4 +1,5 @@
 import type { MiddlewareHandler } from 'hono';
+import type { Crn } from '../../domain/crn.js';
 import type { AuditWriter } from '../../ports/audit-log.js';
 import type { AccessEntry, AppEnv, HttpLogger } from './env.js';
 import { ProblemType, problemResponse } from './problem.js';
@@ -16,7 +17,17 @@ export interface RequestCycleOptions {
  * before anything else runs; after the handler, its audit record (the response is withheld
  * with a 503 if the record cannot be stored), its metrics, and its access-log line.
  */
-export function requestCycle({ logger, audit, observe }: RequestCycleOptions): MiddlewareHandler<AppEnv> {
+/**
+ * What the cycle reads of a request's validated input: the crn route's `Crn` (its schema
+ * parses it), absent when the route has no crn or the request never got that far.
+ */
+type ValidatedCrn = { out: { param: { crn?: Crn } | undefined } };
+
+export function requestCycle({
+  logger,
+  audit,
+  observe,
+}: RequestCycleOptions): MiddlewareHandler<AppEnv, string, ValidatedCrn> {
   const accessLog = logger.request
     ? logger.request.bind(logger)
     : (entry: AccessEntry) => logger.info({ ...entry }, 'request');
@@ -39,7 +50,8 @@ export function requestCycle({ logger, audit, observe }: RequestCycleOptions): M
           certificateSerial: certificate.serialNumber,
           onBehalfOf: c.get('caller')?.onBehalfOf?.email ?? null,
           operation,
-          crn: c.get('crn') ?? null,
+          // The crn of the request as its route validated it; none when refused before that.
+          crn: c.req.valid('param')?.crn?.value ?? null,
           status: c.res.status,
         });
       } catch (error) {

@@ -1,4 +1,7 @@
-import type { Context } from 'hono';
+import type { Context, TypedResponse } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type { JSONParsed } from 'hono/utils/types';
+import type { JsonText } from '../../domain/types.js';
 import type { AppEnv, ResponseHeaders } from './env.js';
 
 /*
@@ -60,6 +63,31 @@ export function respond(
   return new Response(body, { status, headers });
 }
 
-/** `respond` with a JSON body. */
-export const respondJson = (c: Context<AppEnv>, status: number, value: unknown): Response =>
-  respond(c, status, JSON.stringify(value), 'application/json');
+/**
+ * A JSON response whose body type is known: what `c.json` gives, so a handler's return is
+ * checked against its route's declared responses (`RouteHandler`). The body type lives in
+ * the type only; the response itself is the one {@link respond} builds.
+ */
+export type JsonResponse<T, S extends ContentfulStatusCode> = Response &
+  TypedResponse<JSONParsed<T>, S, 'json'>;
+
+/**
+ * The one place the body type is attached: the value handed in is what the body holds.
+ * (`TypedResponse` is a phantom type; hono's own `c.json` attaches it the same way.)
+ */
+const typed = <T, S extends ContentfulStatusCode>(response: Response): JsonResponse<T, S> =>
+  response as JsonResponse<T, S>;
+
+/** `respond` with `value` as the JSON body. */
+export const respondJson = <T, S extends ContentfulStatusCode>(
+  c: Context<AppEnv>,
+  status: S,
+  value: T,
+): JsonResponse<T, S> => typed(respond(c, status, JSON.stringify(value), 'application/json'));
+
+/** `respond` with JSON text that already holds a `T` (a store's stored document), sent as it is. */
+export const respondJsonText = <T, S extends ContentfulStatusCode>(
+  c: Context<AppEnv>,
+  status: S,
+  text: JsonText<T>,
+): JsonResponse<T, S> => typed(respond(c, status, text, 'application/json'));

@@ -9,11 +9,13 @@ const problem = (description: string) => ({
   content: { 'application/problem+json': { schema: ProblemSchema } },
 });
 
+/** A page number or size: digits only (no sign, no exponent), read as a number once here. */
 const wholeNumber = (name: string, fallback: number) =>
   z
     .string()
     .regex(/^\d{1,6}$/, { error: 'must be a whole number' })
     .default(String(fallback))
+    .transform(Number)
     .openapi({ param: { name, in: 'query', required: false }, example: String(fallback) });
 
 /** The gateway's versioned path for risk predictor scores (decisions §4). */

@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { CRN_MAX_LENGTH, type CrnFormat } from '../../domain/crn.js';
+import { CRN_MAX_LENGTH, Crn, type CrnFormat } from '../../domain/crn.js';
 import { SCORE_LEVELS } from '../../domain/types.js';
 import { ProblemType } from './problem.js';
 
@@ -127,18 +127,30 @@ export const ProblemSchema = z
   })
   .openapi('Problem', { description: 'RFC 9457 problem details' });
 
-/** The `crn` path parameter, validated against the configured pattern. */
+/**
+ * The `crn` path parameter: parsed once, by the domain's `Crn.parse`, into a `Crn` that the
+ * handler hands on as it is. The document states the same rule (pattern and length) for
+ * consumers; the schema does not check it a second time.
+ */
 export function crnParamsSchema(format: CrnFormat) {
   const message = `must match the pattern ${format.pattern}`;
   return z.object({
     crn: z
       .string()
-      .min(1, { error: 'must not be empty' })
-      .max(CRN_MAX_LENGTH, { error: message, abort: true })
-      // No flags: the generator appends them to the document's `pattern` (`…$/u`).
-      .regex(new RegExp(format.pattern), { error: message })
+      .transform((raw, ctx) => {
+        try {
+          return Crn.parse(raw, format);
+        } catch {
+          ctx.addIssue({ code: 'custom', message });
+          return z.NEVER;
+        }
+      })
       .openapi({
         param: { name: 'crn', in: 'path', required: true },
+        type: 'string',
+        minLength: 1,
+        maxLength: CRN_MAX_LENGTH,
+        pattern: format.pattern,
         description: 'Case reference number',
         example: 'X123456',
       }),

@@ -16,7 +16,7 @@ export function tokenHandlers(deps: IssueQueueTokenDeps) {
       SecretAccessKey: credentials.secretAccessKey,
       SessionToken: credentials.sessionToken,
       Expiration: credentials.expiration.toISOString(),
-    }) as never;
+    });
   };
   return { issueQueueToken: handler };
 }

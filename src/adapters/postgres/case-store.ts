@@ -7,6 +7,7 @@ import type {
   CaseRecord,
   CommunityManager,
   HomeOfficeInterest,
+  JsonText,
   PersonalDetailsAndCircumstances,
   RiskPredictorScore,
 } from '../../domain/types.js';
@@ -56,7 +57,7 @@ export class PostgresCaseRepository implements CaseRepository {
     return (await this.column<PersonalDetailsAndCircumstances>('personal_details', crn))?.value;
   }
 
-  async findPersonalDetailsText(crn: Crn): Promise<string | undefined> {
+  async findPersonalDetailsText(crn: Crn): Promise<JsonText<PersonalDetailsAndCircumstances> | undefined> {
     // ::text keeps the json column's text as stored, unparsed.
     return (await this.column<string>('personal_details::text', crn))?.value;
   }

@@ -3,6 +3,7 @@ import type {
   CaseRecord,
   CommunityManager,
   HomeOfficeInterest,
+  JsonText,
   PersonalDetailsAndCircumstances,
   RiskPredictorScore,
   ScoreLevel,
@@ -146,7 +147,7 @@ export class SqliteCaseRepository implements CaseRepository {
     });
   }
 
-  async findPersonalDetailsText(crn: Crn): Promise<string | undefined> {
+  async findPersonalDetailsText(crn: Crn): Promise<JsonText<PersonalDetailsAndCircumstances> | undefined> {
     return this.read(() => this.detailsStmt.get(crn.value)?.personal_details_json);
   }
 

@@ -1,7 +1,7 @@
 import type { CaseRepository } from '../../ports/case-repository.js';
 import type { Crn } from '../crn.js';
 import { CaseNotFoundError } from '../errors.js';
-import type { PersonalDetailsAndCircumstances } from '../types.js';
+import type { JsonText, PersonalDetailsAndCircumstances } from '../types.js';
 
 export interface GetCaseDeps {
   readonly repository: Pick<CaseRepository, 'findPersonalDetails'>;
@@ -21,7 +21,7 @@ export async function getCase(
 export async function getCaseText(
   { repository }: { readonly repository: Required<Pick<CaseRepository, 'findPersonalDetailsText'>> },
   crn: Crn,
-): Promise<string> {
+): Promise<JsonText<PersonalDetailsAndCircumstances>> {
   const text = await repository.findPersonalDetailsText(crn);
   if (text === undefined) throw new CaseNotFoundError(crn.value);
   return text;
