@@ -36,6 +36,14 @@ module.exports = {
       to: { path: '^src/app/' },
     },
     {
+      name: 'only-the-composition-root-chooses-adapters',
+      severity: 'error',
+      comment:
+        'Adapters are chosen and wired in src/app/composition (the service, the store kinds, the listener, and what the operator commands use); the rest of src/app reaches them only through it. src/adapters/shared holds helpers of no technology of their own (reading variables, SHA-256, the runtime), which config.ts uses too.',
+      from: { path: '^src/app/', pathNot: '^src/app/composition/' },
+      to: { path: '^src/adapters/', pathNot: '^src/adapters/shared/' },
+    },
+    {
       name: 'adapters-are-independent',
       severity: 'error',
       comment:

@@ -22,8 +22,7 @@ const auditKind = args.includes('--audit') ? args[args.indexOf('--audit') + 1] :
 if (!['sqlite', 'jsonl'].includes(auditKind)) throw new Error('--audit takes sqlite or jsonl');
 const dist = (path) => new URL(`../dist/${path}`, import.meta.url).href;
 const { main: cli } = await import(dist('app/cli.js'));
-const { buildService } = await import(dist('app/composition.js'));
-const { loadConfig } = await import(dist('app/config.js'));
+const { buildService, loadServiceConfig: loadConfig } = await import(dist('app/composition/service.js'));
 const { pino } = await import('pino');
 const { getRequestListener } = await import('@hono/node-server');
 

@@ -540,12 +540,13 @@ async function engines() {
 
 /** Audit appends per second: as many as the store takes, in rounds of 64 concurrent appends. */
 async function auditScenario() {
-  const { openAuditLog, parseStore, STORE_SETTINGS, storeContextOf } = await import(
-    new URL('../dist/app/stores.js', import.meta.url).href
+  const { STORE_REGISTRY, storeWiring } = await import(
+    new URL('../dist/app/composition/store-kinds.js', import.meta.url).href
   );
-  const { loadSome } = await import(new URL('../dist/app/config.js', import.meta.url).href);
+  const { CrnFormat } = await import(new URL('../dist/domain/crn.js', import.meta.url).href);
   // Every setting at its default, as `serve` would read an empty environment.
-  const context = storeContextOf(loadSome({}, STORE_SETTINGS), () => {});
+  const wiring = storeWiring(CrnFormat.default, () => {});
+  const { byKind } = STORE_REGISTRY.readSettings({});
   const record = (i) => ({
     at: new Date(),
     requestId: `bench-${i}`,
@@ -560,7 +561,7 @@ async function auditScenario() {
   const measure = async (url, writers) => {
     const logs = [];
     for (let w = 0; w < writers; w++)
-      logs.push(await openAuditLog(parseStore('audit', url), context, { create: true }));
+      logs.push(await STORE_REGISTRY.openAuditLog(STORE_REGISTRY.refOf('audit', url, byKind), wiring, { create: true }));
     let appended = 0;
     const deadline = performance.now() + durationMs;
     await Promise.all(

@@ -1,8 +1,19 @@
 import { StoreError } from '../ports/stores.js';
 import { CommandError, EXIT, type Io, UsageError } from './commands/common.js';
-import { ConfigError } from './config.js';
+import { STORE_REGISTRY } from './composition/store-kinds.js';
+import { ConfigError, STORE_VARIABLES } from './config.js';
 
 export { EXIT };
+
+/** One line of the usage text: which commands take which store option, and the forms the registry accepts. */
+function storeLine(
+  commands: string,
+  flag: string,
+  variable: keyof typeof STORE_VARIABLES,
+  forms: string,
+): string {
+  return `  ${commands} commands: ${flag} ${forms} (else ${variable}, else ${STORE_VARIABLES[variable].fallback})`;
+}
 
 export const USAGE = `usage:
   case-read serve
@@ -22,9 +33,15 @@ export const USAGE = `usage:
   case-read help
 
 Permissions: getCase, getHomeOfficeInterest, getCommunityManagerByCrn, getRiskScores, issueQueueToken.
-A STORE is sqlite:PATH or postgres://USER@HOST:PORT/DB[?schema=NAME]. cases commands take --store
-(else CASE_STORE, else sqlite:./data/cases.db); admin commands take --access-store (else ACCESS_STORE,
-else sqlite:./data/access.db); audit commands take --audit-store (else AUDIT_STORE, else sqlite:./data/audit.db).
+Stores (each option, else its variable, else the default):
+${storeLine('cases', '--store', 'CASE_STORE', STORE_REGISTRY.caseWriterForms())}
+${storeLine(
+  'admin',
+  '--access-store',
+  'ACCESS_STORE',
+  STORE_REGISTRY.formsFor('access', (k) => k.access?.openAdmin !== undefined),
+)}
+${storeLine('audit', '--audit-store', 'AUDIT_STORE', STORE_REGISTRY.formsFor('audit'))}
 Every command takes --json for machine-readable output. Configuration: see README, "Configuration".`;
 
 const defaultIo: Io = {

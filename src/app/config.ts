@@ -1,29 +1,20 @@
 import * as z from 'zod';
+import { httpUrl, presentIn, problemsOf, wholeNumber } from '../adapters/shared/variables.js';
 import { parseQuota } from '../domain/access/quota.js';
 import { CrnFormat, DEFAULT_CRN_PATTERN } from '../domain/crn.js';
 import { RoleArn } from '../domain/queue/arns.js';
-import type { StoreRole } from '../ports/stores.js';
-import { parseStore } from './stores.js';
+import type { Environment, StoreRole } from '../ports/stores.js';
+import type { StoreRef, StoreRegistry } from './stores.js';
 
 /**
- * The service's configuration, read from environment variables and validated at start-up.
- * A bad value stops the process with a message naming the variable and the expected form.
+ * The service's configuration, read from environment variables and validated at start-up,
+ * as plain data. A bad value stops the process with a message naming the variable and the
+ * expected form. The four store variables become `{ role, kind, url, settings }`: which
+ * store kind recognised the URL and what that kind's own variables say (each kind reads
+ * its own, in its adapter folder); the composition root opens them.
  */
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-
-const wholeNumber = (name: string, fallback: number, min: number, max: number) =>
-  z
-    .string()
-    .default(String(fallback))
-    .transform((raw, ctx) => {
-      const n = Number(raw);
-      if (!/^\d+$/.test(raw) || n < min || n > max) {
-        ctx.addIssue({ code: 'custom', message: `${name} must be a whole number ${min}..${max}` });
-        return z.NEVER;
-      }
-      return n;
-    });
 
 const port = (name: string, fallback: number) =>
   z
@@ -46,18 +37,15 @@ export const STORE_VARIABLES = {
   RATE_LIMIT_STORE: { role: 'rateLimit', fallback: 'memory' },
 } as const satisfies Record<string, { role: StoreRole; fallback: string }>;
 
-const storeVariable = (name: keyof typeof STORE_VARIABLES) =>
-  z
-    .string()
-    .default(STORE_VARIABLES[name].fallback)
-    .transform((raw, ctx) => {
-      const parsed = parseStore(STORE_VARIABLES[name].role, raw);
-      if ('error' in parsed) {
-        ctx.addIssue({ code: 'custom', message: parsed.error });
-        return z.NEVER;
-      }
-      return parsed;
-    });
+export type StoreVariable = keyof typeof STORE_VARIABLES;
+export const STORE_VARIABLE_NAMES = Object.keys(STORE_VARIABLES) as readonly StoreVariable[];
+
+/**
+ * The URL a store variable names: `given` (a CLI option) if any, else the variable, else
+ * its default. The one fall-back rule, for `serve` and every CLI command.
+ */
+export const storeUrlOf = (name: StoreVariable, env: Environment, given?: string): string =>
+  given ?? (env[name] || STORE_VARIABLES[name].fallback);
 
 const filePath = (what: string) => z.string({ error: `required: the path of ${what}` }).min(1);
 
@@ -86,7 +74,6 @@ const variablesSchema = z.object({
       return [...new Set(names)];
     }),
   SHUTDOWN_GRACE_MS: wholeNumber('SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
-  ACCESS_STORE: storeVariable('ACCESS_STORE'),
   BEARER_MODE: z
     .enum(['required', 'optional', 'off'], { error: 'expected required, optional or off' })
     .default('required'),
@@ -96,17 +83,6 @@ const variablesSchema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
   PORT: port('PORT', 8443),
   MANAGEMENT_PORT: port('MANAGEMENT_PORT', 9464),
-  CASE_STORE: storeVariable('CASE_STORE'),
-  AUDIT_STORE: storeVariable('AUDIT_STORE'),
-  RATE_LIMIT_STORE: storeVariable('RATE_LIMIT_STORE'),
-  RATE_LIMIT_PREFIX: z
-    .string()
-    .regex(/^[A-Za-z0-9:._-]{1,64}$/, { error: 'expected 1-64 letters, digits or : . _ -' })
-    .default('case-read:'),
-  RATE_LIMIT_TIMEOUT_MS: wholeNumber('RATE_LIMIT_TIMEOUT_MS', 50, 1, 10_000),
-  RATE_LIMIT_ON_STORE_FAILURE: z
-    .enum(['local', 'allow', 'deny'], { error: 'expected local, allow or deny' })
-    .default('local'),
   RATE_LIMIT_DEFAULT: z
     .string()
     .default('100/1s')
@@ -118,23 +94,12 @@ const variablesSchema = z.object({
         return z.NEVER;
       }
     }),
-  UPSTREAM_CONNECTIONS: wholeNumber('UPSTREAM_CONNECTIONS', 16, 1, 1024),
-  UPSTREAM_TIMEOUT_MS: wholeNumber('UPSTREAM_TIMEOUT_MS', 2000, 50, 60_000),
-  UPSTREAM_RETRIES: wholeNumber('UPSTREAM_RETRIES', 2, 0, 5),
-  UPSTREAM_TLS_CERT: z.string().min(1).optional(),
-  UPSTREAM_TLS_KEY: z.string().min(1).optional(),
-  UPSTREAM_TLS_CA: z.string().min(1).optional(),
-  UPSTREAM_API_KEY_FILE: z.string().min(1).optional(),
-  UPSTREAM_BEARER_FILE: z.string().min(1).optional(),
-  UPSTREAM_TOKEN_URL: z.url({ protocol: /^https?$/, error: 'expected an http(s):// URL' }).optional(),
-  UPSTREAM_CLIENT_ID: z.string().min(1).optional(),
-  UPSTREAM_CLIENT_SECRET_FILE: z.string().min(1).optional(),
   CREDENTIALS_ISSUER: z.enum(['sts', 'local'], { error: 'expected sts or local' }).default('sts'),
   STS_REGION: z
     .string()
     .regex(/^[a-z]{2}(-[a-z]+)+-\d$/, { error: 'expected an AWS region such as eu-west-2' })
     .default('eu-west-2'),
-  STS_ENDPOINT: z.url({ protocol: /^https?$/, error: 'expected an http(s):// URL' }).optional(),
+  STS_ENDPOINT: httpUrl().optional(),
   STS_ROLE_ARN: z
     .string()
     .refine((raw) => RoleArn.tryParse(raw) !== undefined, { error: 'expected an IAM role ARN' })
@@ -173,27 +138,6 @@ const envSchema = variablesSchema.superRefine((env, ctx) => {
         'required when IDENTITY_MODE=trusted-header: the CNs of the gateways whose verified certificates may set the identity headers',
     });
   }
-  if ((env.UPSTREAM_TLS_CERT === undefined) !== (env.UPSTREAM_TLS_KEY === undefined)) {
-    ctx.addIssue({
-      code: 'custom',
-      path: [env.UPSTREAM_TLS_CERT === undefined ? 'UPSTREAM_TLS_CERT' : 'UPSTREAM_TLS_KEY'],
-      message: 'UPSTREAM_TLS_CERT and UPSTREAM_TLS_KEY go together',
-    });
-  }
-  if (env.UPSTREAM_TOKEN_URL !== undefined) {
-    for (const name of ['UPSTREAM_CLIENT_ID', 'UPSTREAM_CLIENT_SECRET_FILE'] as const) {
-      if (env[name] === undefined) {
-        ctx.addIssue({ code: 'custom', path: [name], message: 'required with UPSTREAM_TOKEN_URL' });
-      }
-    }
-    if (env.UPSTREAM_BEARER_FILE !== undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['UPSTREAM_BEARER_FILE'],
-        message: 'a static bearer and OAuth2 client credentials (UPSTREAM_TOKEN_URL) are exclusive',
-      });
-    }
-  }
   if (env.BEARER_MODE === 'off') return;
   for (const name of ['BEARER_JWKS', 'BEARER_ISSUER', 'BEARER_AUDIENCE'] as const) {
     if (env[name] === undefined) {
@@ -217,7 +161,10 @@ const envSchema = variablesSchema.superRefine((env, ctx) => {
   }
 });
 
-export type Config = z.output<typeof envSchema>;
+type ServiceVariables = z.output<typeof envSchema>;
+
+/** The configuration: the service's own variables, and its four stores. */
+export type Config = ServiceVariables & { readonly [K in StoreVariable]: StoreRef };
 
 export class ConfigError extends Error {
   constructor(readonly problems: readonly string[]) {
@@ -226,38 +173,38 @@ export class ConfigError extends Error {
   }
 }
 
-/** The variables `serve` needs; the CLI's admin commands read only the ones they use. */
-export const SERVE_VARIABLES = Object.keys(variablesSchema.shape);
-
-/** Reads the configuration from `env`; throws {@link ConfigError} naming every bad variable. */
-export function loadConfig(env: Record<string, string | undefined>): Config {
-  // An empty variable is treated as unset, as shells and .env files commonly produce them.
-  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
-  const parsed = envSchema.safeParse(present);
-  if (!parsed.success) {
-    throw new ConfigError(
-      parsed.error.issues.map((issue) => {
-        const name = String(issue.path[0] ?? '(environment)');
-        return `${name}: ${issue.message}`;
-      }),
-    );
-  }
+/** The crn pattern alone, for the CLI's stores: `CRN_PATTERN` or its default. */
+export function crnFormatOf(env: Environment): Config['CRN_PATTERN'] {
+  const parsed = variablesSchema.shape.CRN_PATTERN.safeParse(presentIn(env, ['CRN_PATTERN']).CRN_PATTERN);
+  if (!parsed.success) throw new ConfigError(problemsOf(parsed.error, 'CRN_PATTERN'));
   return parsed.data;
 }
 
-/** Only the variables named, validated alone: for CLI commands that need a few of them. */
-export function loadSome<K extends keyof Config>(
-  env: Record<string, string | undefined>,
-  names: readonly K[],
-): Pick<Config, K> {
-  const mask = Object.fromEntries(names.map((n) => [n, true])) as Record<string, true>;
-  const picked = variablesSchema.pick(mask as never) as unknown as z.ZodType<Pick<Config, K>>;
-  const present = Object.fromEntries(
-    names.map((n) => [n, env[n as string]] as const).filter(([, v]) => v !== undefined && v !== ''),
-  );
-  const parsed = picked.safeParse(present);
-  if (!parsed.success) {
-    throw new ConfigError(parsed.error.issues.map((issue) => `${String(issue.path[0])}: ${issue.message}`));
+/** The service's own variables, besides the four store variables (the store kinds' own are listed by the registry). */
+export const SERVICE_VARIABLES = Object.keys(variablesSchema.shape) as readonly (keyof ServiceVariables)[];
+
+/** Reads the configuration from `env`; throws {@link ConfigError} naming every bad variable. */
+export function loadConfig(env: Environment, registry: StoreRegistry): Config {
+  const parsed = envSchema.safeParse(presentIn(env, Object.keys(variablesSchema.shape)));
+  const problems = parsed.success ? [] : problemsOf(parsed.error);
+  const settings = registry.readSettings(env);
+  problems.push(...settings.problems);
+  const stores: Partial<Record<StoreVariable, StoreRef>> = {};
+  for (const name of STORE_VARIABLE_NAMES) {
+    const ref = registry.refOf(STORE_VARIABLES[name].role, storeUrlOf(name, env), settings.byKind);
+    if ('error' in ref) problems.push(`${name}: ${ref.error}`);
+    else stores[name] = ref;
   }
-  return parsed.data;
+  const { CASE_STORE, ACCESS_STORE, AUDIT_STORE, RATE_LIMIT_STORE } = stores;
+  if (
+    !parsed.success ||
+    problems.length > 0 ||
+    !CASE_STORE ||
+    !ACCESS_STORE ||
+    !AUDIT_STORE ||
+    !RATE_LIMIT_STORE
+  ) {
+    throw new ConfigError(problems);
+  }
+  return { ...parsed.data, CASE_STORE, ACCESS_STORE, AUDIT_STORE, RATE_LIMIT_STORE };
 }

@@ -1,6 +1,12 @@
-import type { RunningServer } from '../adapters/node/server.js';
-import { type ProbeOutcome, probeWithoutCertificate } from '../adapters/node/tls-probe.js';
-import type { Runtime } from './runtime.js';
+/** What a TLS connection without a client certificate met: a refused handshake, an HTTP answer, or nothing in time. */
+export type ProbeOutcome = 'refused' | 'answered' | 'timeout';
+
+/** The listener as this check sees it. */
+export interface ProbedListener {
+  /** Whether the listener says it demands and verifies client certificates. */
+  readonly verifiesClientCertificates: boolean;
+  readonly port: number;
+}
 
 /** Where this process reaches its own listener: an unspecified address is reached on loopback. */
 export const reachableHost = (host: string) =>
@@ -14,10 +20,10 @@ export const reachableHost = (host: string) =>
  * setting: Deno.serve does).
  */
 export async function whyNotMutualTls(
-  server: Pick<RunningServer, 'verifiesClientCertificates' | 'port'>,
+  server: ProbedListener,
   host: string,
-  runtime: Pick<Runtime, 'name' | 'version'>,
-  probe: (host: string, port: number) => Promise<ProbeOutcome> = probeWithoutCertificate,
+  runtime: { readonly name: string; readonly version: string },
+  probe: (host: string, port: number) => Promise<ProbeOutcome>,
 ): Promise<string | undefined> {
   if (!server.verifiesClientCertificates) {
     return 'the HTTPS listener on this runtime cannot verify client certificates; refusing to serve without mutual TLS';

@@ -1,46 +1,35 @@
-import { jsonlStores } from '../adapters/jsonl/store-kind.js';
-import { InMemoryRateLimiter } from '../adapters/memory/rate-limiter.js';
-import { memoryStores } from '../adapters/memory/store-kind.js';
-import { postgresStores } from '../adapters/postgres/store-kind.js';
-import { redisStores } from '../adapters/redis/store-kind.js';
-import { sqliteStores } from '../adapters/sqlite/store-kind.js';
-import { upstreamStores } from '../adapters/upstream-http/store-kind.js';
 import type { AccessAdministration, AccessDirectory } from '../ports/access-directory.js';
 import type { AuditLog } from '../ports/audit-log.js';
 import type { CaseRepository, CaseWriter } from '../ports/case-repository.js';
 import type { RateLimiter } from '../ports/rate-limiter.js';
 import {
+  type Environment,
   type Opened,
-  type StoreContext,
   StoreError,
   type StoreKind,
   type StoreRole,
+  type StoreVariable,
+  type StoreWiring,
 } from '../ports/stores.js';
 
-/** The CLI reads case files with the same loader the memory store uses. */
-export { CaseFileError, loadCaseFile } from '../adapters/memory/case-file.js';
+/**
+ * A store as configuration names it: plain data. `kind` is the name of the store kind that
+ * recognised `url`, and `settings` are what that kind's own reader made of the environment.
+ * Only the registry below opens it.
+ */
+export interface StoreRef {
+  readonly role: StoreRole;
+  readonly kind: string;
+  readonly url: string;
+  readonly settings: unknown;
+}
 
 /**
- * The registry of store kinds. Each adapter folder that holds state brings its own
- * {@link StoreKind}: how its URLs look, how they are shown, and how each role opens. A new
- * store technology is that folder plus one line here; configuration, `config check`,
- * `serve` and every CLI command reach stores only through this file.
+ * The registry's view of a kind: any kind, whatever its settings. (A kind's roles take their
+ * settings as a method parameter, so a `StoreKind<UpstreamSettings>` is one of these; each
+ * ref's settings were read by the reader of the kind it names.)
  */
-const KINDS: readonly StoreKind[] = [
-  memoryStores,
-  sqliteStores,
-  jsonlStores,
-  postgresStores,
-  redisStores,
-  upstreamStores,
-];
-
-/** A store named by a URL the registry accepted for a role. */
-export interface StoreRef {
-  readonly kind: StoreKind;
-  readonly url: string;
-  readonly role: StoreRole;
-}
+export type AnyStoreKind = StoreKind<unknown>;
 
 const ROLE_NAMES: Record<StoreRole, string> = {
   cases: 'a case store',
@@ -49,158 +38,124 @@ const ROLE_NAMES: Record<StoreRole, string> = {
   rateLimit: 'a rate-limit store',
 };
 
-/** The forms accepted for a role, for messages: `memory or sqlite:PATH`. */
-export function formsFor(
-  role: StoreRole,
-  need: (kind: StoreKind) => boolean = (k) => Boolean(k[role]),
-): string {
-  const forms = KINDS.filter(need).map((k) => k.form);
-  return forms.length <= 1 ? (forms[0] ?? '(none)') : `${forms.slice(0, -1).join(', ')} or ${forms.at(-1)}`;
-}
+const orList = (forms: readonly string[]) =>
+  forms.length <= 1 ? (forms[0] ?? '(none)') : `${forms.slice(0, -1).join(', ')} or ${forms.at(-1)}`;
 
-/** Parses a store URL for a role; the error names what is accepted. */
-export function parseStore(role: StoreRole, url: string): StoreRef | { error: string } {
-  const kind = KINDS.find((k) => k.recognises(url));
-  if (kind === undefined) return { error: `expected ${formsFor(role)}` };
-  if (kind[role] === undefined) {
-    return { error: `${kind.name} cannot hold ${ROLE_NAMES[role]}; expected ${formsFor(role)}` };
+/**
+ * The store kinds the service knows, and everything done with them: which kind owns a
+ * URL, what each kind's settings are, how a store is shown, and how each role opens. It
+ * holds no adapter of its own: the composition root hands it the kinds.
+ */
+export class StoreRegistry {
+  constructor(readonly kinds: readonly AnyStoreKind[]) {}
+
+  /** The forms accepted for a role, for messages and the usage text: `memory or sqlite:PATH`. */
+  formsFor(role: StoreRole, need: (kind: AnyStoreKind) => boolean = (k) => k[role] !== undefined): string {
+    return orList(this.kinds.filter(need).map((k) => k.form));
   }
-  const problem = kind.problem(url);
-  return problem === undefined ? { kind, url, role } : { error: problem };
-}
 
-/** The store as it may be shown in logs and `config check`: any password masked. */
-export const displayStore = (ref: StoreRef): string => ref.kind.display(ref.url);
-
-export const isStoreRef = (value: unknown): value is StoreRef =>
-  typeof value === 'object' && value !== null && 'kind' in value && 'url' in value && 'role' in value;
-
-export function openCaseRepository(ref: StoreRef, context: StoreContext): Promise<Opened<CaseRepository>> {
-  const role = ref.kind.cases;
-  if (!role) throw new StoreError(`${displayStore(ref)} cannot hold cases`);
-  return role.open(ref.url, context);
-}
-
-export function openCaseWriter(ref: StoreRef, context: StoreContext): Promise<Opened<CaseWriter>> {
-  const open = ref.kind.cases?.openWriter;
-  if (!open) {
-    throw new StoreError(
-      `${displayStore(ref)} cannot be written; cases are written to ${formsFor('cases', (k) => Boolean(k.cases?.openWriter))}`,
-    );
+  /** Whether `cases import` and `cases generate` can write to the store. */
+  acceptsCaseWrites(ref: StoreRef): boolean {
+    return this.kindOf(ref).cases?.openWriter !== undefined;
   }
-  return open(ref.url, context);
-}
 
-export function openAccessDirectory(ref: StoreRef, context: StoreContext): Promise<Opened<AccessDirectory>> {
-  const role = ref.kind.access;
-  if (!role) throw new StoreError(`${displayStore(ref)} cannot hold clients`);
-  return role.open(ref.url, context);
-}
-
-export function openAccessAdministration(
-  ref: StoreRef,
-  context: StoreContext,
-): Promise<Opened<AccessDirectory & AccessAdministration>> {
-  const open = ref.kind.access?.openAdmin;
-  if (!open) {
-    throw new StoreError(
-      `the operator commands need a persistent access store: ${formsFor('access', (k) => Boolean(k.access?.openAdmin))}`,
-    );
+  /** The forms `cases import` and `cases generate` write to. */
+  caseWriterForms(): string {
+    return this.formsFor('cases', (k) => k.cases?.openWriter !== undefined);
   }
-  return open(ref.url, context);
-}
 
-export function openAuditLog(
-  ref: StoreRef,
-  context: StoreContext,
-  options: { create: boolean },
-): Promise<Opened<AuditLog>> {
-  const role = ref.kind.audit;
-  if (!role) throw new StoreError(`${displayStore(ref)} cannot hold the audit trail`);
-  return role.open(ref.url, context, options);
-}
+  /** Every kind's own variables, in registry order. */
+  variables(): readonly StoreVariable[] {
+    return this.kinds.flatMap((k) => k.settings.variables);
+  }
 
-export function openRateLimiter(ref: StoreRef, context: StoreContext): Promise<Opened<RateLimiter>> {
-  const role = ref.kind.rateLimit;
-  if (!role) throw new StoreError(`${displayStore(ref)} cannot count requests`);
-  return role.open(ref.url, context);
-}
+  /**
+   * Every kind's settings read from `env`. All are validated, whichever kinds are in use, so
+   * a bad variable is reported the same way whatever the stores are.
+   */
+  readSettings(env: Environment): { byKind: ReadonlyMap<string, unknown>; problems: readonly string[] } {
+    const byKind = new Map<string, unknown>();
+    const problems: string[] = [];
+    for (const kind of this.kinds) {
+      const read = kind.settings.read(env);
+      if ('problems' in read) problems.push(...read.problems);
+      else byKind.set(kind.name, read.settings);
+    }
+    return { byKind, problems };
+  }
 
-/** The variables the stores read: what the CLI loads (with `loadSome`) to open a store. */
-export const STORE_SETTINGS = [
-  'CRN_PATTERN',
-  'RATE_LIMIT_PREFIX',
-  'RATE_LIMIT_TIMEOUT_MS',
-  'RATE_LIMIT_ON_STORE_FAILURE',
-  'UPSTREAM_CONNECTIONS',
-  'UPSTREAM_TIMEOUT_MS',
-  'UPSTREAM_RETRIES',
-  'UPSTREAM_TLS_CERT',
-  'UPSTREAM_TLS_KEY',
-  'UPSTREAM_TLS_CA',
-  'UPSTREAM_API_KEY_FILE',
-  'UPSTREAM_BEARER_FILE',
-  'UPSTREAM_TOKEN_URL',
-  'UPSTREAM_CLIENT_ID',
-  'UPSTREAM_CLIENT_SECRET_FILE',
-] as const satisfies readonly (keyof StoreSettings)[];
+  /** The store `url` names for `role`, with its kind's settings; the error names what is accepted. */
+  refOf(
+    role: StoreRole,
+    url: string,
+    settings: ReadonlyMap<string, unknown>,
+  ): StoreRef | { readonly error: string } {
+    const kind = this.kinds.find((k) => k.recognises(url));
+    if (kind === undefined) return { error: `expected ${this.formsFor(role)}` };
+    if (kind[role] === undefined) {
+      return { error: `${kind.name} cannot hold ${ROLE_NAMES[role]}; expected ${this.formsFor(role)}` };
+    }
+    const problem = kind.problem(url);
+    return problem === undefined
+      ? { role, kind: kind.name, url, settings: settings.get(kind.name) }
+      : { error: problem };
+  }
 
-/** The configuration the stores read (a subset of `Config`). */
-export interface StoreSettings {
-  readonly CRN_PATTERN: StoreContext['crnFormat'];
-  readonly RATE_LIMIT_PREFIX: string;
-  readonly RATE_LIMIT_TIMEOUT_MS: number;
-  readonly RATE_LIMIT_ON_STORE_FAILURE: StoreContext['rateLimit']['onStoreFailure'];
-  readonly UPSTREAM_CONNECTIONS: number;
-  readonly UPSTREAM_TIMEOUT_MS: number;
-  readonly UPSTREAM_RETRIES: number;
-  readonly UPSTREAM_TLS_CERT?: string | undefined;
-  readonly UPSTREAM_TLS_KEY?: string | undefined;
-  readonly UPSTREAM_TLS_CA?: string | undefined;
-  readonly UPSTREAM_API_KEY_FILE?: string | undefined;
-  readonly UPSTREAM_BEARER_FILE?: string | undefined;
-  readonly UPSTREAM_TOKEN_URL?: string | undefined;
-  readonly UPSTREAM_CLIENT_ID?: string | undefined;
-  readonly UPSTREAM_CLIENT_SECRET_FILE?: string | undefined;
-}
+  /** The store as it may be shown in logs and `config check`: any password masked. */
+  display(ref: StoreRef): string {
+    return this.kindOf(ref).display(ref.url);
+  }
 
-const defined = <T extends object>(o: T) =>
-  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as {
-    [K in keyof T]: Exclude<T[K], undefined>;
-  };
+  openCaseRepository(ref: StoreRef, wiring: StoreWiring): Promise<Opened<CaseRepository>> {
+    const kind = this.kindOf(ref);
+    if (!kind.cases) throw new StoreError(`${this.display(ref)} cannot hold cases`);
+    return kind.cases.open(ref.url, { ...wiring, settings: ref.settings });
+  }
 
-/** What the stores need from the configuration, and where they log (for `serve` and the CLI). */
-export function storeContextOf(
-  config: StoreSettings,
-  log: StoreContext['log'],
-  onTransition?: (to: 'store' | 'fallback') => void,
-  observeUpstream?: StoreContext['observeUpstream'],
-): StoreContext {
-  return {
-    crnFormat: config.CRN_PATTERN,
-    log,
-    upstream: {
-      connections: config.UPSTREAM_CONNECTIONS,
-      timeoutMs: config.UPSTREAM_TIMEOUT_MS,
-      retries: config.UPSTREAM_RETRIES,
-      ...defined({
-        tlsCertFile: config.UPSTREAM_TLS_CERT,
-        tlsKeyFile: config.UPSTREAM_TLS_KEY,
-        tlsCaFile: config.UPSTREAM_TLS_CA,
-        apiKeyFile: config.UPSTREAM_API_KEY_FILE,
-        bearerFile: config.UPSTREAM_BEARER_FILE,
-        tokenUrl: config.UPSTREAM_TOKEN_URL,
-        clientId: config.UPSTREAM_CLIENT_ID,
-        clientSecretFile: config.UPSTREAM_CLIENT_SECRET_FILE,
-      }),
-    },
-    ...(observeUpstream ? { observeUpstream } : {}),
-    rateLimit: {
-      prefix: config.RATE_LIMIT_PREFIX,
-      timeoutMs: config.RATE_LIMIT_TIMEOUT_MS,
-      onStoreFailure: config.RATE_LIMIT_ON_STORE_FAILURE,
-      local: () => new InMemoryRateLimiter(),
-      ...(onTransition ? { onTransition } : {}),
-    },
-  };
+  openCaseWriter(ref: StoreRef, wiring: StoreWiring): Promise<Opened<CaseWriter>> {
+    const kind = this.kindOf(ref);
+    if (!kind.cases?.openWriter) {
+      throw new StoreError(
+        `${this.display(ref)} cannot be written; cases are written to ${this.caseWriterForms()}`,
+      );
+    }
+    return kind.cases.openWriter(ref.url, { ...wiring, settings: ref.settings });
+  }
+
+  openAccessDirectory(ref: StoreRef, wiring: StoreWiring): Promise<Opened<AccessDirectory>> {
+    const kind = this.kindOf(ref);
+    if (!kind.access) throw new StoreError(`${this.display(ref)} cannot hold clients`);
+    return kind.access.open(ref.url, { ...wiring, settings: ref.settings });
+  }
+
+  openAccessAdministration(
+    ref: StoreRef,
+    wiring: StoreWiring,
+  ): Promise<Opened<AccessDirectory & AccessAdministration>> {
+    const kind = this.kindOf(ref);
+    if (!kind.access?.openAdmin) {
+      throw new StoreError(
+        `the operator commands need a persistent access store: ${this.formsFor('access', (k) => k.access?.openAdmin !== undefined)}`,
+      );
+    }
+    return kind.access.openAdmin(ref.url, { ...wiring, settings: ref.settings });
+  }
+
+  openAuditLog(ref: StoreRef, wiring: StoreWiring, options: { create: boolean }): Promise<Opened<AuditLog>> {
+    const kind = this.kindOf(ref);
+    if (!kind.audit) throw new StoreError(`${this.display(ref)} cannot hold the audit trail`);
+    return kind.audit.open(ref.url, { ...wiring, settings: ref.settings }, options);
+  }
+
+  openRateLimiter(ref: StoreRef, wiring: StoreWiring): Promise<Opened<RateLimiter>> {
+    const kind = this.kindOf(ref);
+    if (!kind.rateLimit) throw new StoreError(`${this.display(ref)} cannot count requests`);
+    return kind.rateLimit.open(ref.url, { ...wiring, settings: ref.settings });
+  }
+
+  private kindOf(ref: StoreRef): AnyStoreKind {
+    const kind = this.kinds.find((k) => k.name === ref.kind);
+    if (kind === undefined) throw new StoreError(`no store kind is named ${ref.kind}`);
+    return kind;
+  }
 }

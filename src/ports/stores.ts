@@ -5,10 +5,12 @@ import type { CaseRepository, CaseWriter } from './case-repository.js';
 import type { RateLimiter } from './rate-limiter.js';
 
 /**
- * Store kinds: how the composition root and the CLI open a store named by a URL
- * (`sqlite:PATH`, `postgres://…`, `redis://…`, `memory`). Each adapter folder that holds
- * state exports one {@link StoreKind}; `src/app/stores.ts` lists them. Adding a store
- * technology is one adapter folder plus one line in that list.
+ * Store kinds: how a store named by a URL (`sqlite:PATH`, `postgres://…`, `redis://…`,
+ * `memory`) is recognised, configured and opened. Each adapter folder that holds state
+ * exports one {@link StoreKind}, which describes itself whole: its URL form, its own
+ * settings (variables, defaults and the checks between them), its masked display and the
+ * roles it can open. The composition root lists the kinds (`src/app/composition/
+ * store-kinds.ts`); adding a store technology is one adapter folder plus one line there.
  */
 
 /** A store cannot be opened or used as asked; the message says what to do and holds no secret. */
@@ -30,6 +32,28 @@ export interface Opened<T> {
   close(): Promise<void>;
 }
 
+/** The process environment, as configuration is read from it. */
+export type Environment = Readonly<Record<string, string | undefined>>;
+
+/** One variable a store kind reads, for `config check` and the CLI's usage text. */
+export interface StoreVariable {
+  readonly name: string;
+  /** Its default as written in the environment; absent when it has none. */
+  readonly fallback?: string;
+  /** Whether its value must never be shown (a secret, or a URL that may carry one). */
+  readonly secret?: boolean;
+}
+
+/**
+ * A store kind's own settings. `read` validates every variable it names (an empty one counts
+ * as unset) and the checks between them; each problem starts with the variable it is about
+ * (`UPSTREAM_TLS_KEY: …`). The settings it returns are plain data.
+ */
+export interface StoreSettingsReader<S> {
+  readonly variables: readonly StoreVariable[];
+  read(env: Environment): { readonly settings: S } | { readonly problems: readonly string[] };
+}
+
 /** What a failing rate-limit store is replaced by while it is down. */
 export type RateLimitFailureMode = 'local' | 'allow' | 'deny';
 
@@ -39,22 +63,6 @@ export type StoreLog = (
   fields: Record<string, unknown>,
   message: string,
 ) => void;
-
-/** How the upstream-HTTP case store connects and authenticates (files hold the secrets). */
-export interface UpstreamSettings {
-  readonly connections: number;
-  /** The whole call, retries included. */
-  readonly timeoutMs: number;
-  readonly retries: number;
-  readonly tlsCertFile?: string;
-  readonly tlsKeyFile?: string;
-  readonly tlsCaFile?: string;
-  readonly apiKeyFile?: string;
-  readonly bearerFile?: string;
-  readonly tokenUrl?: string;
-  readonly clientId?: string;
-  readonly clientSecretFile?: string;
-}
 
 /** One upstream call, for the metrics: how it ended and how long it took. */
 export type UpstreamOutcome =
@@ -67,55 +75,63 @@ export type UpstreamOutcome =
   | 'connection'
   | 'circuit-open';
 
-/** What a store may need beyond its URL, from the service's configuration. */
-export interface StoreContext {
+/** What every store is opened with, whatever its kind: the service's wiring, not a kind's settings. */
+export interface StoreWiring {
   readonly crnFormat: CrnFormat;
   readonly log: StoreLog;
-  readonly upstream: UpstreamSettings;
+  /** Counts each upstream call (a metric). */
   readonly observeUpstream?: (outcome: UpstreamOutcome, seconds: number) => void;
-  readonly rateLimit: {
-    readonly prefix: string;
-    readonly timeoutMs: number;
-    readonly onStoreFailure: RateLimitFailureMode;
-    /** The in-process limiter used by the `local` failure mode, supplied by the composition root. */
-    readonly local: () => RateLimiter;
-    /** Counts each switch to and from the failure mode (a metric). */
-    readonly onTransition?: (to: 'store' | 'fallback') => void;
-  };
+  /** The in-process limiter a shared rate-limit store falls back to, supplied by the composition root. */
+  readonly localRateLimiter: () => RateLimiter;
+  /** Counts each switch of a rate-limit store to and from its failure mode (a metric). */
+  readonly onRateLimitTransition?: (to: 'store' | 'fallback') => void;
 }
 
+/** What one kind's store is opened with: the wiring, and that kind's own settings. */
+export interface StoreContext<S> extends StoreWiring {
+  readonly settings: S;
+}
+
+/** The settings of a kind that reads no variables of its own. */
+export type NoSettings = Readonly<Record<string, never>>;
+
 /** One store technology and the roles it can play. A role it cannot play is absent. */
-export interface StoreKind {
+export interface StoreKind<S> {
   /** e.g. `sqlite`; the first kind whose `recognises` is true owns the URL. */
   readonly name: string;
-  /** How it is written, for messages, e.g. `sqlite:PATH`. */
+  /** How it is written, for messages and the usage text, e.g. `sqlite:PATH`. */
   readonly form: string;
   recognises(url: string): boolean;
   /** What is wrong with the URL, or undefined when it is well formed. */
   problem(url: string): string | undefined;
   /** The URL as it may be shown: any password masked. */
   display(url: string): string;
+  /** Its own variables. */
+  readonly settings: StoreSettingsReader<S>;
 
   readonly cases?: {
     /** For `serve`: read-only where the engine allows; refuses an older schema, naming the command that migrates it. */
-    open(url: string, context: StoreContext): Promise<Opened<CaseRepository>>;
-    /** For the CLI: created and migrated if needed. */
-    openWriter?(url: string, context: StoreContext): Promise<Opened<CaseWriter>>;
+    open(url: string, context: StoreContext<S>): Promise<Opened<CaseRepository>>;
+    /** For `cases import` and `cases generate`: created and migrated if needed. Absent: it accepts no case writes. */
+    openWriter?(url: string, context: StoreContext<S>): Promise<Opened<CaseWriter>>;
   };
   readonly access?: {
-    open(url: string, context: StoreContext): Promise<Opened<AccessDirectory>>;
+    open(url: string, context: StoreContext<S>): Promise<Opened<AccessDirectory>>;
     /** For the operator commands: created and migrated if needed. */
-    openAdmin?(url: string, context: StoreContext): Promise<Opened<AccessDirectory & AccessAdministration>>;
+    openAdmin?(
+      url: string,
+      context: StoreContext<S>,
+    ): Promise<Opened<AccessDirectory & AccessAdministration>>;
   };
   readonly audit?: {
     /**
      * `create`: for `serve`, which creates (and migrates) the store and appends to it.
      * Without it the store must exist, and is opened for the audit commands, which only read.
      */
-    open(url: string, context: StoreContext, options: { create: boolean }): Promise<Opened<AuditLog>>;
+    open(url: string, context: StoreContext<S>, options: { create: boolean }): Promise<Opened<AuditLog>>;
   };
   readonly rateLimit?: {
-    open(url: string, context: StoreContext): Promise<Opened<RateLimiter>>;
+    open(url: string, context: StoreContext<S>): Promise<Opened<RateLimiter>>;
   };
 }
 

@@ -29,11 +29,11 @@ describe('case-read usage errors exit 2 with a usage line', () => {
     [['cases', 'generate', '--count', '5', '--seed', '1.5'], '--seed must be a whole number'],
     [
       ['cases', 'import', 'x.json', '--store', 'https://records.example'],
-      '--store: cases cannot be written to upstream; use a sqlite:PATH or postgres:// store',
+      '--store: cases cannot be written to upstream; use sqlite:PATH or postgres://USER@HOST:PORT/DB[?schema=NAME]',
     ],
     [
       ['cases', 'generate', '--count', '5', '--store', 'memory'],
-      '--store: cases cannot be written to memory; use a sqlite:PATH or postgres:// store',
+      '--store: cases cannot be written to memory; use sqlite:PATH or postgres://USER@HOST:PORT/DB[?schema=NAME]',
     ],
     [
       ['cases', 'generate', '--count', '5', '--store', 'redis://x'],

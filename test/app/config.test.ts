@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/app/config.js';
+import { STORE_REGISTRY } from '../../src/app/composition/store-kinds.js';
+import { type Config, ConfigError, loadConfig as loadConfigWith } from '../../src/app/config.js';
+import type { Environment } from '../../src/ports/stores.js';
+
+const loadConfig = (env: Environment): Config => loadConfigWith(env, STORE_REGISTRY);
 
 /** The variables that have no default: TLS files and the bearer token settings. */
 const BASE = {
@@ -30,16 +34,19 @@ describe('loadConfig', () => {
     expect(config.TLS_CRL).toBeUndefined();
     expect(config.CREDENTIALS_ISSUER).toBe('sts');
     expect(config.RATE_LIMIT_STORE).toMatchObject({ url: 'memory', role: 'rateLimit' });
-    expect(config.RATE_LIMIT_PREFIX).toBe('case-read:');
-    expect(config.RATE_LIMIT_TIMEOUT_MS).toBe(50);
-    expect(config.RATE_LIMIT_ON_STORE_FAILURE).toBe('local');
-    expect([config.UPSTREAM_CONNECTIONS, config.UPSTREAM_TIMEOUT_MS, config.UPSTREAM_RETRIES]).toEqual([
-      16, 2000, 2,
-    ]);
-    expect(loadConfig({ ...BASE, CASE_STORE: 'https://records.internal:8443/api' }).CASE_STORE).toMatchObject(
+    const kindSettings = STORE_REGISTRY.readSettings(BASE).byKind;
+    expect(kindSettings.get('redis')).toStrictEqual({
+      prefix: 'case-read:',
+      timeoutMs: 50,
+      onStoreFailure: 'local',
+    });
+    expect(kindSettings.get('upstream')).toStrictEqual({ connections: 16, timeoutMs: 2000, retries: 2 });
+    expect(loadConfig({ ...BASE, CASE_STORE: 'https://records.internal:8443/api' }).CASE_STORE).toStrictEqual(
       {
-        kind: { name: 'upstream' },
+        role: 'cases',
+        kind: 'upstream',
         url: 'https://records.internal:8443/api',
+        settings: { connections: 16, timeoutMs: 2000, retries: 2 },
       },
     );
     expect(config.AUDIT_STORE).toMatchObject({ url: 'sqlite:./data/audit.db', role: 'audit' });
@@ -75,9 +82,17 @@ describe('loadConfig', () => {
     expect(config).toMatchObject({ HOST: '::1', PORT: 0, CASE_STORE: { url: 'memory' }, LOG_LEVEL: 'warn' });
     expect(config.CRN_PATTERN.accepts('AB1234')).toBe(true);
     expect(loadConfig({ ...BASE, CASE_STORE: 'sqlite:/tmp/x.db' }).CASE_STORE).toMatchObject({
-      kind: { name: 'sqlite' },
+      kind: 'sqlite',
       url: 'sqlite:/tmp/x.db',
     });
+    expect(
+      loadConfig({
+        ...BASE,
+        RATE_LIMIT_STORE: 'redis://cache:6379',
+        RATE_LIMIT_PREFIX: 'p:',
+        RATE_LIMIT_TIMEOUT_MS: '75',
+      }).RATE_LIMIT_STORE.settings,
+    ).toStrictEqual({ prefix: 'p:', timeoutMs: 75, onStoreFailure: 'local' });
   });
 
   it('treats an empty variable as unset', () => {
@@ -148,6 +163,24 @@ describe('loadConfig', () => {
     [{ STS_REGION: 'europe' }, /^STS_REGION: expected an AWS region such as eu-west-2$/],
     [{ STS_ENDPOINT: 'sts.local' }, /^STS_ENDPOINT: expected an http\(s\):\/\/ URL$/],
     [{ STS_ROLE_ARN: 'my-role' }, /^STS_ROLE_ARN: expected an IAM role ARN$/],
+    // A store kind's own variables are read by the kind, and reported the same way.
+    [
+      { UPSTREAM_TLS_CERT: '/etc/upstream.pem' },
+      /^UPSTREAM_TLS_KEY: UPSTREAM_TLS_CERT and UPSTREAM_TLS_KEY go together$/,
+    ],
+    [
+      { UPSTREAM_TOKEN_URL: 'https://idp.example/token', UPSTREAM_CLIENT_ID: 'svc' },
+      /^UPSTREAM_CLIENT_SECRET_FILE: required with UPSTREAM_TOKEN_URL$/,
+    ],
+    [
+      { UPSTREAM_TIMEOUT_MS: '10' },
+      /^UPSTREAM_TIMEOUT_MS: UPSTREAM_TIMEOUT_MS must be a whole number 50\.\.60000$/,
+    ],
+    [
+      { UPSTREAM_TOKEN_URL: 'idp', UPSTREAM_CLIENT_ID: 'svc', UPSTREAM_CLIENT_SECRET_FILE: '/run/secret' },
+      /^UPSTREAM_TOKEN_URL: expected an http\(s\):\/\/ URL$/,
+    ],
+    [{ RATE_LIMIT_PREFIX: 'a b' }, /^RATE_LIMIT_PREFIX: expected 1-64 letters, digits or : \. _ -$/],
   ])('refuses %j, naming the variable', (env, message) => {
     const problems = problemsOf(env);
     expect(problems).toHaveLength(1);

@@ -2,6 +2,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer } from '../../src/adapters/node/server.js';
+import { probeWithoutCertificate } from '../../src/adapters/node/tls-probe.js';
 import { reachableHost, whyNotMutualTls } from '../../src/app/listener-check.js';
 import { makeTestPki, type TestPki } from '../support/pki.js';
 
@@ -22,7 +23,7 @@ describe('whyNotMutualTls', () => {
       tls: { cert: pki.server.certPem, key: pki.server.keyPem, clientCa: pki.ca.certPem },
     });
     try {
-      expect(await whyNotMutualTls(server, '127.0.0.1', RUNTIME)).toBeUndefined();
+      expect(await whyNotMutualTls(server, '127.0.0.1', RUNTIME, probeWithoutCertificate)).toBeUndefined();
     } finally {
       await server.close();
     }
@@ -37,7 +38,7 @@ describe('whyNotMutualTls', () => {
     await new Promise<void>((resolve) => lax.listen(0, '127.0.0.1', resolve));
     try {
       const server = { verifiesClientCertificates: true, port: (lax.address() as AddressInfo).port };
-      expect(await whyNotMutualTls(server, '0.0.0.0', RUNTIME)).toBe(
+      expect(await whyNotMutualTls(server, '0.0.0.0', RUNTIME, probeWithoutCertificate)).toBe(
         'the HTTPS listener answered a request without a client certificate on deno 9.9.9; refusing to serve without mutual TLS',
       );
     } finally {

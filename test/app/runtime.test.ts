@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runtimeOf } from '../../src/app/runtime.js';
+import { runtimeOf } from '../../src/app/composition/runtime.js';
 
 describe('runtimeOf', () => {
   it('hands Bun the node:tls listener, whose sockets carry the peer certificate', () => {

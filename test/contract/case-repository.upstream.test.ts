@@ -9,7 +9,7 @@ describeCaseRepositoryContract('upstream-http', async (records) => {
   const upstream = await startUpstreamInstance(records);
   const opened = await upstreamStores.cases?.open(upstream.url, {
     ...testContext,
-    upstream: upstreamSettings(upstream),
+    settings: upstreamSettings(upstream),
   });
   if (!opened) throw new Error('the upstream store cannot hold cases');
   return {

@@ -10,7 +10,7 @@ import { generateApiKey, sha256Hasher } from '../../src/adapters/node/api-keys.j
 import { LocalCredentialsIssuer } from '../../src/adapters/node/local-credentials-issuer.js';
 import { peerCertificateOf } from '../../src/adapters/node/peer-certificate.js';
 import { startServer } from '../../src/adapters/node/server.js';
-import { runtimeOf } from '../../src/app/runtime.js';
+import { runtimeOf } from '../../src/app/composition/runtime.js';
 import type { BearerMode } from '../../src/domain/access/admit.js';
 import type { ApiKeyRecord } from '../../src/domain/access/model.js';
 import type { Quota } from '../../src/domain/access/quota.js';

@@ -1,4 +1,5 @@
-import type { Opened, StoreKind } from '../../ports/stores.js';
+import type { NoSettings, Opened, StoreKind } from '../../ports/stores.js';
+import { noSettings } from '../shared/variables.js';
 import { InMemoryAccessDirectory } from './access-directory.js';
 import { FIXTURES_PATH, loadCaseFile } from './case-file.js';
 import { InMemoryCaseRepository } from './case-repository.js';
@@ -15,12 +16,13 @@ const held = <T>(value: T, description: string): Opened<T> => ({
  * `memory`: the fixture cases, an empty access directory (every request is refused), and
  * rate-limit counts held by this instance alone. Nothing survives a restart.
  */
-export const memoryStores: StoreKind = {
+export const memoryStores: StoreKind<NoSettings> = {
   name: 'memory',
   form: 'memory',
   recognises: (url) => url === 'memory',
   problem: () => undefined,
   display: () => 'memory',
+  settings: noSettings,
   cases: {
     open: async (_url, { crnFormat }) => {
       const repository = new InMemoryCaseRepository(loadCaseFile(FIXTURES_PATH.pathname, { crnFormat }));

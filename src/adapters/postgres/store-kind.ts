@@ -1,5 +1,6 @@
 import type pg from 'pg';
-import type { Opened, StoreContext, StoreKind } from '../../ports/stores.js';
+import type { NoSettings, Opened, StoreKind, StoreWiring } from '../../ports/stores.js';
+import { noSettings } from '../shared/variables.js';
 import type { PostgresStoreDescription } from './database.js';
 import { displayPostgresUrl, type PostgresTarget, postgresUrlProblem, targetOf } from './url.js';
 
@@ -18,7 +19,7 @@ interface Connected {
 
 async function connect(
   url: string,
-  context: StoreContext,
+  context: StoreWiring,
   store: PostgresStoreDescription,
   how: { create: boolean; max: number },
 ): Promise<Connected> {
@@ -60,12 +61,13 @@ function opened<T>(value: T, { pool, description }: Connected, close?: () => Pro
   };
 }
 
-export const postgresStores: StoreKind = {
+export const postgresStores: StoreKind<NoSettings> = {
   name: 'postgres',
   form: 'postgres://USER@HOST:PORT/DB[?schema=NAME]',
   recognises: (url) => /^postgres(ql)?:\/\//.test(url),
   problem: postgresUrlProblem,
   display: displayPostgresUrl,
+  settings: noSettings,
   cases: {
     open: async (url, context) => {
       const { CASE_STORE, PostgresCaseRepository } = await import('./case-store.js');

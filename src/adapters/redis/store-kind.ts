@@ -1,4 +1,5 @@
 import type { StoreKind } from '../../ports/stores.js';
+import { type RedisSettings, redisSettings } from './settings.js';
 
 const REDIS_URL = /^rediss?:\/\//;
 
@@ -27,17 +28,19 @@ function displayRedisUrl(url: string): string {
  * `redis://[:PASSWORD@]HOST:PORT[/DB]` (or `rediss://` for TLS): rate-limit counts shared by
  * every instance. The client is loaded only when a Redis store is opened.
  */
-export const redisStores: StoreKind = {
+export const redisStores: StoreKind<RedisSettings> = {
   name: 'redis',
   form: 'redis://HOST:PORT[/DB]',
   recognises: (url) => REDIS_URL.test(url),
   problem: redisUrlProblem,
   display: displayRedisUrl,
+  settings: redisSettings,
   rateLimit: {
     open: async (url, context) => {
       const { Redis } = await import('ioredis');
       const { RedisRateLimiter } = await import('./rate-limiter.js');
-      const { timeoutMs, prefix, onStoreFailure, local, onTransition } = context.rateLimit;
+      const { timeoutMs, prefix, onStoreFailure } = context.settings;
+      const { localRateLimiter, onRateLimitTransition: onTransition } = context;
       const redis = new Redis(url, {
         commandTimeout: timeoutMs,
         connectTimeout: Math.max(timeoutMs, 1000),
@@ -62,7 +65,7 @@ export const redisStores: StoreKind = {
       const limiter = new RedisRateLimiter(redis, {
         prefix,
         onStoreFailure,
-        local: local(),
+        local: localRateLimiter(),
         log: context.log,
         ...(onTransition ? { onTransition } : {}),
       });

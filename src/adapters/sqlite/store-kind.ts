@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
-import { type Opened, StoreError, type StoreKind } from '../../ports/stores.js';
+import { type NoSettings, type Opened, StoreError, type StoreKind } from '../../ports/stores.js';
+import { noSettings } from '../shared/variables.js';
 
 const PREFIX = 'sqlite:';
 
@@ -19,13 +20,14 @@ const pathOf = (url: string) => url.slice(PREFIX.length);
  * head it finds), never by several machines. The driver is loaded only when a SQLite
  * store is opened.
  */
-export const sqliteStores: StoreKind = {
+export const sqliteStores: StoreKind<NoSettings> = {
   name: 'sqlite',
   form: 'sqlite:PATH',
   recognises: (url) => url.startsWith(PREFIX),
   problem: (url) =>
     pathOf(url).length === 0 ? 'sqlite: needs a file path, e.g. sqlite:./data/cases.db' : undefined,
   display: (url) => url,
+  settings: noSettings,
   cases: {
     open: async (url) => {
       const { SqliteCaseRepository } = await import('./case-store.js');

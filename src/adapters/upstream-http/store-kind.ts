@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { StoreError, type StoreKind } from '../../ports/stores.js';
+import { type UpstreamSettings, upstreamSettings } from './settings.js';
 
 const HTTP_URL = /^https?:\/\//;
 
@@ -33,15 +34,16 @@ function fileOf(variable: string, path: string | undefined): string | undefined 
  * `http(s)://HOST[:PORT][/BASE]`: cases read from the system of record, which speaks this
  * service's `/case/…` API. Read-only: it cannot be written by `cases import`.
  */
-export const upstreamStores: StoreKind = {
+export const upstreamStores: StoreKind<UpstreamSettings> = {
   name: 'upstream',
   form: 'https://UPSTREAM',
   recognises: (url) => HTTP_URL.test(url),
   problem: upstreamUrlProblem,
   display: (url) => url,
+  settings: upstreamSettings,
   cases: {
     open: async (url, context) => {
-      const settings = context.upstream;
+      const settings = context.settings;
       const { UpstreamCaseRepository } = await import('./case-repository.js');
       const { clientCredentialsBearer } = await import('./bearer.js');
       const tls = {

@@ -1,10 +1,11 @@
-import { generateApiKey } from '../../adapters/node/api-keys.js';
 import { CertificateSerial } from '../../domain/access/certificate-serial.js';
 import type { ApiKeyRecord, Client, OnBehalfOfMode } from '../../domain/access/model.js';
 import { parsePermissionList } from '../../domain/access/permissions.js';
 import { QueueArn, RoleArn } from '../../domain/queue/arns.js';
+import type { AccessAdministration, AccessDirectory } from '../../ports/access-directory.js';
+import { generateApiKey } from '../composition/operator.js';
+import { STORE_REGISTRY } from '../composition/store-kinds.js';
 import { parseDuration, parseRateLimit } from '../durations.js';
-import { openAccessAdministration } from '../stores.js';
 import {
   CommandError,
   clientIdOf,
@@ -22,7 +23,7 @@ import {
 
 const STORE = { 'access-store': { type: 'string' }, json: { type: 'boolean' } } as const;
 
-type AccessStore = Awaited<ReturnType<typeof openAccessAdministration>>['value'];
+type AccessStore = AccessDirectory & AccessAdministration;
 
 function withStore<T>(
   option: string | undefined,
@@ -30,7 +31,7 @@ function withStore<T>(
   run: (store: AccessStore) => Promise<T>,
 ): Promise<T> {
   const ref = storeOption('--access-store', 'ACCESS_STORE', option, io.env);
-  return using(openAccessAdministration(ref, storeContext(io)), (opened) => run(opened.value));
+  return using(STORE_REGISTRY.openAccessAdministration(ref, storeContext(io)), (opened) => run(opened.value));
 }
 
 const OBO_MODES: readonly OnBehalfOfMode[] = ['forbidden', 'optional', 'required'];

@@ -1,7 +1,7 @@
 import type { StoredAuditRecord } from '../../domain/audit/record.js';
 import type { AuditLog } from '../../ports/audit-log.js';
 import type { Opened } from '../../ports/stores.js';
-import { openAuditLog } from '../stores.js';
+import { STORE_REGISTRY } from '../composition/store-kinds.js';
 import {
   EXIT,
   type Io,
@@ -19,7 +19,7 @@ const STORE = { 'audit-store': { type: 'string' }, json: { type: 'boolean' } } a
 /** The audit commands read an existing trail; they never create one. */
 function open(option: string | undefined, io: Io): Promise<Opened<AuditLog>> {
   const ref = storeOption('--audit-store', 'AUDIT_STORE', option, io.env);
-  return openAuditLog(ref, storeContext(io), { create: false });
+  return STORE_REGISTRY.openAuditLog(ref, storeContext(io), { create: false });
 }
 
 const line = (r: StoredAuditRecord) =>

@@ -1,23 +1,25 @@
 import cliProgress from 'cli-progress';
 import type { CaseRecord } from '../../domain/types.js';
 import type { CaseWriter } from '../../ports/case-repository.js';
-import type { Opened, StoreContext } from '../../ports/stores.js';
+import type { Opened, StoreWiring } from '../../ports/stores.js';
+import { CaseFileError, loadCaseFile } from '../composition/operator.js';
+import { STORE_REGISTRY } from '../composition/store-kinds.js';
 import { generateCases, MAX_GENERATED_CASES } from '../generate.js';
-import { CaseFileError, displayStore, loadCaseFile, openCaseWriter, type StoreRef } from '../stores.js';
+import type { StoreRef } from '../stores.js';
 import { EXIT, type Io, parse, report, storeContext, storeOption, UsageError } from './common.js';
 
 /** The store cases are written to: a usage error when it cannot be written. */
 function writableStore(
   option: string | undefined,
   io: Io,
-): { ref: StoreRef; open: (context: StoreContext) => Promise<Opened<CaseWriter>> } {
+): { ref: StoreRef; open: (wiring: StoreWiring) => Promise<Opened<CaseWriter>> } {
   const ref = storeOption('--store', 'CASE_STORE', option, io.env);
-  if (!ref.kind.cases?.openWriter) {
+  if (!STORE_REGISTRY.acceptsCaseWrites(ref)) {
     throw new UsageError(
-      `--store: cases cannot be written to ${ref.kind.name}; use a sqlite:PATH or postgres:// store`,
+      `--store: cases cannot be written to ${ref.kind}; use ${STORE_REGISTRY.caseWriterForms()}`,
     );
   }
-  return { ref, open: (context) => openCaseWriter(ref, context) };
+  return { ref, open: (wiring) => STORE_REGISTRY.openCaseWriter(ref, wiring) };
 }
 
 async function importCases(args: string[], io: Io): Promise<number> {
@@ -37,7 +39,7 @@ async function importCases(args: string[], io: Io): Promise<number> {
       records.push(record);
     }
   }
-  const shown = displayStore(store.ref);
+  const shown = STORE_REGISTRY.display(store.ref);
   const opened = await store.open(context);
   try {
     await opened.value.write(records);
@@ -75,7 +77,7 @@ async function generate(args: string[], io: Io): Promise<number> {
   }
   const count = Number(values.count);
   const store = writableStore(values.store, io);
-  const shown = displayStore(store.ref);
+  const shown = STORE_REGISTRY.display(store.ref);
   const opened = await store.open(storeContext(io));
   const writer = opened.value;
   const bar = new cliProgress.SingleBar(

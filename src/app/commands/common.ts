@@ -1,8 +1,9 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { ClientName } from '../../domain/access/client-name.js';
-import type { Opened, StoreContext } from '../../ports/stores.js';
-import { loadSome, STORE_VARIABLES } from '../config.js';
-import { parseStore, STORE_SETTINGS, type StoreRef, storeContextOf } from '../stores.js';
+import type { Opened, StoreWiring } from '../../ports/stores.js';
+import { STORE_REGISTRY, storeWiring } from '../composition/store-kinds.js';
+import { ConfigError, crnFormatOf, STORE_VARIABLES, type StoreVariable, storeUrlOf } from '../config.js';
+import type { StoreRef } from '../stores.js';
 
 /** Exit statuses: 0 success, 1 failure, 2 usage. */
 export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
@@ -40,23 +41,25 @@ export function positionals(given: string[], names: readonly string[]): string[]
 
 /**
  * A store named by a CLI option, else by its environment variable, else the variable's
- * default (the same one `serve` uses); a value that does not parse is a usage error.
+ * default (the same rule `serve` follows), with its kind's settings from the environment.
+ * A URL that does not parse is a usage error; a bad setting is a configuration error.
  */
 export function storeOption(
   flag: string,
-  variable: keyof typeof STORE_VARIABLES,
+  variable: StoreVariable,
   option: string | undefined,
   env: Io['env'],
 ): StoreRef {
-  const { role, fallback } = STORE_VARIABLES[variable];
-  const parsed = parseStore(role, option ?? (env[variable] || fallback));
-  if ('error' in parsed) throw new UsageError(`${flag}: ${parsed.error}`);
-  return parsed;
+  const { byKind, problems } = STORE_REGISTRY.readSettings(env);
+  if (problems.length > 0) throw new ConfigError(problems);
+  const ref = STORE_REGISTRY.refOf(STORE_VARIABLES[variable].role, storeUrlOf(variable, env, option), byKind);
+  if ('error' in ref) throw new UsageError(`${flag}: ${ref.error}`);
+  return ref;
 }
 
-/** What a store opened by the CLI needs: the crn pattern, and warnings on stderr. */
-export function storeContext(io: Io): StoreContext {
-  return storeContextOf(loadSome(io.env, STORE_SETTINGS), (level, _fields, message) => {
+/** What a store opened by the CLI is wired with: the crn pattern, and warnings on stderr. */
+export function storeContext(io: Io): StoreWiring {
+  return storeWiring(crnFormatOf(io.env), (level, _fields, message) => {
     if (level !== 'info') io.err(`case-read: ${message}`);
   });
 }

@@ -1,7 +1,7 @@
-import { keySetFrom } from '../../adapters/jose/token-verifier.js';
-import { readTlsFiles } from '../composition.js';
-import { loadConfig, SERVE_VARIABLES } from '../config.js';
-import { displayStore, isStoreRef } from '../stores.js';
+import { keySetFrom, readTlsFiles } from '../composition/operator.js';
+import { loadServiceConfig } from '../composition/service.js';
+import { STORE_REGISTRY } from '../composition/store-kinds.js';
+import { SERVICE_VARIABLES, STORE_VARIABLE_NAMES } from '../config.js';
 import { EXIT, type Io, parse, positionals, report } from './common.js';
 
 /** Hides passwords in URLs and any value whose name says it is a secret. */
@@ -10,10 +10,9 @@ export function maskValue(name: string, value: string): string {
   return value.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*):[^@/]*@/i, '$1:********@');
 }
 
-/** A parsed configuration value as the operator wrote it: a store, a pattern, a quota, or plain. */
+/** A parsed configuration value as the operator wrote it: a pattern, a quota, or plain. */
 function display(value: unknown): string {
   if (typeof value !== 'object' || value === null) return String(value);
-  if (isStoreRef(value)) return displayStore(value);
   const v = value as { pattern?: string; limit?: number; windowMs?: number };
   if (v.pattern !== undefined) return v.pattern;
   if (v.limit !== undefined) return `${v.limit}/${v.windowMs}ms`;
@@ -24,7 +23,7 @@ function display(value: unknown): string {
 export async function configCheck(args: string[], io: Io): Promise<number> {
   const { values, positionals: rest } = parse(args, { json: { type: 'boolean' } });
   positionals(rest, []);
-  const config = loadConfig(io.env);
+  const config = loadServiceConfig(io.env);
   readTlsFiles(config);
   if (config.BEARER_MODE !== 'off' && config.BEARER_JWKS && !/^https:/i.test(config.BEARER_JWKS)) {
     try {
@@ -34,12 +33,20 @@ export async function configCheck(args: string[], io: Io): Promise<number> {
     }
   }
   const effective: Record<string, { value: string; source: 'environment' | 'default' }> = {};
-  for (const name of SERVE_VARIABLES) {
-    const fromEnv = io.env[name];
-    const value = config[name as keyof typeof config];
+  const source = (name: string): 'environment' | 'default' => (io.env[name] ? 'environment' : 'default');
+  for (const name of SERVICE_VARIABLES) {
+    const value = config[name];
     if (value === undefined) continue;
-    const shown = display(value);
-    effective[name] = { value: maskValue(name, shown), source: fromEnv ? 'environment' : 'default' };
+    effective[name] = { value: maskValue(name, display(value)), source: source(name) };
+  }
+  for (const name of STORE_VARIABLE_NAMES) {
+    effective[name] = { value: maskValue(name, STORE_REGISTRY.display(config[name])), source: source(name) };
+  }
+  // Each store kind's own variables, as set or by their defaults (all validated above).
+  for (const { name, fallback, secret } of STORE_REGISTRY.variables()) {
+    const value = io.env[name] || fallback;
+    if (value === undefined) continue;
+    effective[name] = { value: secret ? '********' : maskValue(name, value), source: source(name) };
   }
   report(io, values.json, effective, [
     'configuration is valid',

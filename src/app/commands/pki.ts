@@ -1,6 +1,11 @@
 import { existsSync } from 'node:fs';
-import { createDevIssuer } from '../../adapters/jose/dev-issuer.js';
-import { createCa, issueClientCertificate, issueServerCertificate, loadCa } from '../../adapters/x509/pki.js';
+import {
+  createCa,
+  createDevIssuer,
+  issueClientCertificate,
+  issueServerCertificate,
+  loadCa,
+} from '../composition/operator.js';
 import { CommandError, clientIdOf, EXIT, type Io, parse, positionals, report, UsageError } from './common.js';
 import { devFiles, ensureDir, readRequired, writePublicFile, writeSecretFile } from './dev-dir.js';
 

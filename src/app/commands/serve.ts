@@ -1,34 +1,42 @@
-import { batchedFetch } from '../../adapters/node/batched-fetch.js';
-import { type RunningServer, startServer } from '../../adapters/node/server.js';
-import { buildService, createLogger, type Logger, type Service } from '../composition.js';
-import { ConfigError, loadConfig } from '../config.js';
-import { whyNotMutualTls } from '../listener-check.js';
-import { runtimeOf } from '../runtime.js';
+import {
+  type RunningServer,
+  runtimeOf,
+  startApiListener,
+  startManagementListener,
+  whyNotServe,
+} from '../composition/runtime.js';
+import {
+  buildService,
+  createLogger,
+  type Logger,
+  loadServiceConfig,
+  type Service,
+} from '../composition/service.js';
+import { ConfigError } from '../config.js';
 import { EXIT, type Io, parse, positionals } from './common.js';
 
 export async function serve(args: string[], io: Io): Promise<number> {
   positionals(parse(args, {}).positionals, []);
-  const config = loadConfig(io.env);
+  const config = loadServiceConfig(io.env);
   const logger = createLogger(config.LOG_LEVEL);
   const service = await buildService(config, logger);
   const runtime = runtimeOf();
-  const server = await startServer(batchedFetch(service.app.fetch), {
-    host: config.HOST,
-    port: config.PORT,
-    tls: service.tls,
-    tlsListener: runtime.tlsListener,
-  }).catch(async (error: unknown) => {
+  const server = await startApiListener(
+    service.app.fetch,
+    { host: config.HOST, port: config.PORT, tls: service.tls },
+    runtime,
+  ).catch(async (error: unknown) => {
     await service.close();
     throw error;
   });
-  const refusal = await whyNotMutualTls(server, config.HOST, runtime);
+  const refusal = await whyNotServe(server, config.HOST, runtime);
   if (refusal !== undefined) {
     await server.close();
     await service.close();
     throw new ConfigError([refusal]);
   }
   // Plain HTTP for the platform (health, metrics); it serves no case data and needs no credentials.
-  const management = await startServer(service.management.fetch, {
+  const management = await startManagementListener(service.management.fetch, {
     host: config.HOST,
     port: config.MANAGEMENT_PORT,
   });

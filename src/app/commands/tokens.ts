@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { JWK } from 'jose';
-import { DEV_AUDIENCE, DEV_ISSUER, mintToken } from '../../adapters/jose/dev-issuer.js';
-import { thumbprintOfPem } from '../../adapters/node/peer-certificate.js';
+import { DEV_AUDIENCE, DEV_ISSUER, mintToken, thumbprintOfPem } from '../composition/operator.js';
 import { parseDuration } from '../durations.js';
 import { CommandError, clientIdOf, EXIT, type Io, parse, positionals, report, UsageError } from './common.js';
 import { devFiles, readRequired } from './dev-dir.js';

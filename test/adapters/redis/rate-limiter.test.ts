@@ -3,7 +3,7 @@ import { redisStores } from '../../../src/adapters/redis/store-kind.js';
 import { StoreUnavailableError } from '../../../src/domain/errors.js';
 import type { RateLimitFailureMode } from '../../../src/ports/stores.js';
 import { OwnRedis, uniquePrefix } from '../../support/redis.js';
-import { makeTestContext } from '../../support/stores.js';
+import { makeRedisContext } from '../../support/stores.js';
 
 const quota = { limit: 3, windowMs: 60_000 };
 
@@ -17,12 +17,10 @@ afterAll(async () => {
 
 async function limiterWith(mode: RateLimitFailureMode) {
   const transitions: string[] = [];
-  const { context, lines } = makeTestContext({
-    prefix: uniquePrefix(mode),
-    onStoreFailure: mode,
-    timeoutMs: 200,
-    onTransition: (to) => transitions.push(to),
-  });
+  const { context, lines } = makeRedisContext(
+    { prefix: uniquePrefix(mode), onStoreFailure: mode, timeoutMs: 200 },
+    { onRateLimitTransition: (to) => transitions.push(to) },
+  );
   const store = await redisStores.rateLimit?.open(redis.url, context);
   if (!store) throw new Error('redis cannot count requests');
   return { store, limiter: store.value, transitions, lines };

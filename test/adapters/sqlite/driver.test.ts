@@ -9,7 +9,7 @@ import {
   sqliteDriver,
   sqliteErrorCode,
 } from '../../../src/adapters/sqlite/driver.js';
-import { runtimeOf } from '../../../src/app/runtime.js';
+import { runtimeOf } from '../../../src/app/composition/runtime.js';
 import { Crn } from '../../../src/domain/crn.js';
 import { fixtureCases } from '../../support/fixtures.js';
 

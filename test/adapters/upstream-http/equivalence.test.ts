@@ -24,7 +24,7 @@ beforeAll(async () => {
   upstream = await startUpstreamInstance(fixtureCases());
   const opened = await upstreamStores.cases?.open(upstream.url, {
     ...testContext,
-    upstream: upstreamSettings(upstream, 8),
+    settings: upstreamSettings(upstream, 8),
   });
   if (!opened) throw new Error('no upstream store');
   store = opened;

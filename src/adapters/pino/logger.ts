@@ -1,5 +1,13 @@
 import { pino } from 'pino';
-import type { AccessEntry } from '../adapters/http/env.js';
+
+/** What one access-log line holds (the HTTP adapter's `AccessEntry`, as this adapter writes it). */
+export interface AccessLine {
+  readonly requestId: string;
+  readonly method: string;
+  readonly route: string;
+  readonly status: number;
+  readonly ms: number;
+}
 
 /**
  * Each request's access-log line, written to the logger's own destination in the form pino
@@ -11,7 +19,7 @@ import type { AccessEntry } from '../adapters/http/env.js';
  * itself buffers 4 KiB and writes asynchronously, so this delays nothing that was not
  * delayed). Nothing is written when the level is above info.
  */
-export function accessLogOf(logger: pino.Logger): ((entry: AccessEntry) => void) | undefined {
+export function accessLogOf(logger: pino.Logger): ((entry: AccessLine) => void) | undefined {
   if (!logger.isLevelEnabled('info')) return () => {};
   const stream = (logger as unknown as Record<symbol, unknown>)[pino.symbols.streamSym] as
     | { write(line: string): unknown }
@@ -33,4 +41,17 @@ export function accessLogOf(logger: pino.Logger): ((entry: AccessEntry) => void)
     if (pending === '') setImmediate(flush);
     pending += `{"level":${level},"time":${Date.now()}${bindings},"requestId":${JSON.stringify(entry.requestId)},"method":${JSON.stringify(entry.method)},"route":${JSON.stringify(entry.route)},"status":${entry.status},"ms":${entry.ms},"msg":"request"}\n`;
   };
+}
+
+export type Logger = pino.Logger;
+
+/**
+ * Structured JSON logs on stdout, written asynchronously through a 4 KiB buffer so the
+ * request path never waits on a write. The buffer is flushed every second and at shutdown.
+ */
+export function createLogger(level: pino.LevelWithSilent): Logger {
+  const destination = pino.destination({ dest: 1, sync: false, minLength: 4096 });
+  const logger = pino({ level, base: { service: 'case-read-service' } }, destination);
+  setInterval(() => logger.flush(), 1000).unref();
+  return logger;
 }

@@ -3,35 +3,35 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Hono } from 'hono';
-import { pino } from 'pino';
-import { createHttpApp } from '../adapters/http/app.js';
-import type { DocsAssets } from '../adapters/http/docs.js';
-import type { AppEnv, HttpLogger } from '../adapters/http/env.js';
-import { type IdentityReader, trustedGatewayIdentity } from '../adapters/http/identity.js';
-import { createManagementApp } from '../adapters/http/management.js';
-import { JoseTokenVerifier } from '../adapters/jose/token-verifier.js';
-import { sha256Hasher } from '../adapters/node/api-keys.js';
-import { LocalCredentialsIssuer } from '../adapters/node/local-credentials-issuer.js';
-import { peerCertificateOf } from '../adapters/node/peer-certificate.js';
-import type { TlsFiles } from '../adapters/node/server.js';
-import { PrometheusMetrics } from '../adapters/prometheus/metrics.js';
-import { systemClock } from '../ports/clock.js';
-import type { CredentialsIssuer } from '../ports/credentials-issuer.js';
-import type { Opened, StoreContext } from '../ports/stores.js';
-import { accessLogOf } from './access-log.js';
-import { type Config, ConfigError } from './config.js';
-import {
-  openAccessDirectory,
-  openAuditLog,
-  openCaseRepository,
-  openRateLimiter,
-  storeContextOf,
-} from './stores.js';
+import { createHttpApp } from '../../adapters/http/app.js';
+import type { DocsAssets } from '../../adapters/http/docs.js';
+import type { AppEnv, HttpLogger } from '../../adapters/http/env.js';
+import { type IdentityReader, trustedGatewayIdentity } from '../../adapters/http/identity.js';
+import { createManagementApp } from '../../adapters/http/management.js';
+import { JoseTokenVerifier } from '../../adapters/jose/token-verifier.js';
+import { sha256Hasher } from '../../adapters/node/api-keys.js';
+import { LocalCredentialsIssuer } from '../../adapters/node/local-credentials-issuer.js';
+import { peerCertificateOf } from '../../adapters/node/peer-certificate.js';
+import type { TlsFiles } from '../../adapters/node/server.js';
+import { accessLogOf, createLogger, type Logger } from '../../adapters/pino/logger.js';
+import { PrometheusMetrics } from '../../adapters/prometheus/metrics.js';
+import { systemClock } from '../../ports/clock.js';
+import type { CredentialsIssuer } from '../../ports/credentials-issuer.js';
+import type { Environment, Opened, StoreWiring } from '../../ports/stores.js';
+import { type Config, ConfigError, loadConfig } from '../config.js';
+import { STORE_REGISTRY, storeWiring } from './store-kinds.js';
 
 /**
- * The composition root: configuration in, adapters built, the app wired. Stores are chosen
- * by the registry in `stores.ts`; nothing else in the code base chooses an adapter.
+ * The composition root of `serve`: configuration in, adapters built, the app wired. Only
+ * the files of this folder choose adapters (the dependency rules enforce it): this one for
+ * the service, `store-kinds.ts` for the stores, `runtime.ts` for the listener, and
+ * `operator.ts` for what the operator commands use.
  */
+
+/** The service's configuration, with the store kinds this service knows. */
+export { createLogger, type Logger };
+
+export const loadServiceConfig = (env: Environment): Config => loadConfig(env, STORE_REGISTRY);
 
 /** Reads the Swagger UI assets from the swagger-ui-dist package, once. */
 export function loadDocsAssets(): DocsAssets {
@@ -62,8 +62,6 @@ export function readTlsFiles(config: Config): TlsFiles {
   };
 }
 
-export type Logger = pino.Logger;
-
 /** What the HTTP app logs through: pino, with the access line written by its own template. */
 function httpLoggerOf(logger: Logger): HttpLogger {
   const request = accessLogOf(logger);
@@ -72,17 +70,6 @@ function httpLoggerOf(logger: Logger): HttpLogger {
     error: (fields, message) => logger.error(fields, message),
     ...(request ? { request } : {}),
   };
-}
-
-/**
- * Structured JSON logs on stdout, written asynchronously through a 4 KiB buffer so the
- * request path never waits on a write. The buffer is flushed every second and at shutdown.
- */
-export function createLogger(level: Config['LOG_LEVEL']): Logger {
-  const destination = pino.destination({ dest: 1, sync: false, minLength: 4096 });
-  const logger = pino({ level, base: { service: 'case-read-service' } }, destination);
-  setInterval(() => logger.flush(), 1000).unref();
-  return logger;
 }
 
 export interface Service {
@@ -113,7 +100,7 @@ export async function createCredentialsIssuer(
   config: Config,
 ): Promise<CredentialsIssuer & { close?(): void }> {
   if (config.CREDENTIALS_ISSUER === 'local') return new LocalCredentialsIssuer();
-  const { StsCredentialsIssuer } = await import('../adapters/sts/credentials-issuer.js');
+  const { StsCredentialsIssuer } = await import('../../adapters/sts/credentials-issuer.js');
   return new StsCredentialsIssuer({
     region: config.STS_REGION,
     timeoutMs: config.STS_TIMEOUT_MS,
@@ -122,7 +109,7 @@ export async function createCredentialsIssuer(
 }
 
 /** Opens every store, or none: a store that fails to open closes the ones already open. */
-async function openStores(config: Config, context: StoreContext) {
+async function openStores(config: Config, wiring: StoreWiring) {
   const opened: Opened<unknown>[] = [];
   const keep = async <T>(opening: Promise<Opened<T>>): Promise<Opened<T>> => {
     const store = await opening;
@@ -131,10 +118,10 @@ async function openStores(config: Config, context: StoreContext) {
   };
   try {
     return {
-      cases: await keep(openCaseRepository(config.CASE_STORE, context)),
-      access: await keep(openAccessDirectory(config.ACCESS_STORE, context)),
-      audit: await keep(openAuditLog(config.AUDIT_STORE, context, { create: true })),
-      rateLimit: await keep(openRateLimiter(config.RATE_LIMIT_STORE, context)),
+      cases: await keep(STORE_REGISTRY.openCaseRepository(config.CASE_STORE, wiring)),
+      access: await keep(STORE_REGISTRY.openAccessDirectory(config.ACCESS_STORE, wiring)),
+      audit: await keep(STORE_REGISTRY.openAuditLog(config.AUDIT_STORE, wiring, { create: true })),
+      rateLimit: await keep(STORE_REGISTRY.openRateLimiter(config.RATE_LIMIT_STORE, wiring)),
     };
   } catch (error) {
     for (const store of opened.reverse()) await store.close().catch(() => {});
@@ -162,13 +149,11 @@ export async function buildService(config: Config, logger: Logger): Promise<Serv
     }
   })();
   const metrics = new PrometheusMetrics();
-  const context = storeContextOf(
-    config,
-    (level, fields, message) => logger[level](fields, message),
-    metrics.rateLimitStoreTransition,
-    metrics.upstreamCall,
-  );
-  const { cases, access, audit, rateLimit } = await openStores(config, context);
+  const wiring = storeWiring(config.CRN_PATTERN, (level, fields, message) => logger[level](fields, message), {
+    onRateLimitTransition: metrics.rateLimitStoreTransition,
+    observeUpstream: metrics.upstreamCall,
+  });
+  const { cases, access, audit, rateLimit } = await openStores(config, wiring);
   const app = createHttpApp({
     repository: cases.value,
     crnFormat: config.CRN_PATTERN,

@@ -1,0 +1,75 @@
+import * as z from 'zod';
+import type { Environment, NoSettings, StoreSettingsReader } from '../../ports/stores.js';
+
+/**
+ * Reading variables from the environment: the rules every setting follows, whether the
+ * service's own (`src/app/config.ts`) or a store kind's (each kind's `settings.ts`). An empty
+ * variable counts as unset, as shells and `.env` files commonly produce them; each problem
+ * names its variable.
+ */
+
+/** A whole number in `min..max`, written in digits only. */
+export const wholeNumber = (name: string, fallback: number, min: number, max: number) =>
+  z
+    .string()
+    .default(String(fallback))
+    .transform((raw, ctx) => {
+      const n = Number(raw);
+      if (!/^\d+$/.test(raw) || n < min || n > max) {
+        ctx.addIssue({ code: 'custom', message: `${name} must be a whole number ${min}..${max}` });
+        return z.NEVER;
+      }
+      return n;
+    });
+
+/** An http(s):// URL. */
+export const httpUrl = () => z.url({ protocol: /^https?$/, error: 'expected an http(s):// URL' });
+
+/** The variables of `names` that are set to something. */
+export function presentIn(env: Environment, names: readonly string[]): Record<string, string> {
+  const present: Record<string, string> = {};
+  for (const name of names) {
+    const value = env[name];
+    if (value !== undefined && value !== '') present[name] = value;
+  }
+  return present;
+}
+
+/** `VARIABLE: message` for each issue, the variable being the first element of its path. */
+export const problemsOf = (error: z.ZodError, fallbackName = '(environment)'): string[] =>
+  error.issues.map((issue) => `${String(issue.path[0] ?? fallbackName)}: ${issue.message}`);
+
+/**
+ * A store kind's settings from a zod object over its variables (with any checks between
+ * them), mapped to the kind's own plain settings. The variables, and their defaults as
+ * written, are read off the schema.
+ */
+export function settingsReader<Schema extends z.ZodObject, S>(
+  schema: Schema,
+  toSettings: (values: z.output<Schema>) => S,
+  options: { secret?: readonly (keyof z.output<Schema> & string)[] } = {},
+): StoreSettingsReader<S> {
+  const names = Object.keys(schema.shape);
+  const variables = names.map((name) => {
+    const fallback = (schema.shape[name] as z.ZodType).safeParse(undefined);
+    const shown = fallback.success && fallback.data !== undefined ? String(fallback.data) : undefined;
+    return {
+      name,
+      ...(shown !== undefined ? { fallback: shown } : {}),
+      ...(options.secret?.includes(name) ? { secret: true } : {}),
+    };
+  });
+  return {
+    variables,
+    read: (env) => {
+      const parsed = schema.safeParse(presentIn(env, names));
+      return parsed.success ? { settings: toSettings(parsed.data) } : { problems: problemsOf(parsed.error) };
+    },
+  };
+}
+
+/** The reader of a kind that has no variables of its own. */
+export const noSettings: StoreSettingsReader<NoSettings> = {
+  variables: [],
+  read: () => ({ settings: {} }),
+};

@@ -1,0 +1,82 @@
+import * as z from 'zod';
+import { httpUrl, settingsReader, wholeNumber } from '../shared/variables.js';
+
+/** How the upstream-HTTP case store connects and authenticates (files hold the secrets). */
+export interface UpstreamSettings {
+  readonly connections: number;
+  /** The whole call, retries included. */
+  readonly timeoutMs: number;
+  readonly retries: number;
+  readonly tlsCertFile?: string;
+  readonly tlsKeyFile?: string;
+  readonly tlsCaFile?: string;
+  readonly apiKeyFile?: string;
+  readonly bearerFile?: string;
+  readonly tokenUrl?: string;
+  readonly clientId?: string;
+  readonly clientSecretFile?: string;
+}
+
+const file = () => z.string().min(1).optional();
+
+const variables = z
+  .object({
+    UPSTREAM_CONNECTIONS: wholeNumber('UPSTREAM_CONNECTIONS', 16, 1, 1024),
+    UPSTREAM_TIMEOUT_MS: wholeNumber('UPSTREAM_TIMEOUT_MS', 2000, 50, 60_000),
+    UPSTREAM_RETRIES: wholeNumber('UPSTREAM_RETRIES', 2, 0, 5),
+    UPSTREAM_TLS_CERT: file(),
+    UPSTREAM_TLS_KEY: file(),
+    UPSTREAM_TLS_CA: file(),
+    UPSTREAM_API_KEY_FILE: file(),
+    UPSTREAM_BEARER_FILE: file(),
+    UPSTREAM_TOKEN_URL: httpUrl().optional(),
+    UPSTREAM_CLIENT_ID: z.string().min(1).optional(),
+    UPSTREAM_CLIENT_SECRET_FILE: file(),
+  })
+  .superRefine((env, ctx) => {
+    if ((env.UPSTREAM_TLS_CERT === undefined) !== (env.UPSTREAM_TLS_KEY === undefined)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [env.UPSTREAM_TLS_CERT === undefined ? 'UPSTREAM_TLS_CERT' : 'UPSTREAM_TLS_KEY'],
+        message: 'UPSTREAM_TLS_CERT and UPSTREAM_TLS_KEY go together',
+      });
+    }
+    if (env.UPSTREAM_TOKEN_URL === undefined) return;
+    for (const name of ['UPSTREAM_CLIENT_ID', 'UPSTREAM_CLIENT_SECRET_FILE'] as const) {
+      if (env[name] === undefined) {
+        ctx.addIssue({ code: 'custom', path: [name], message: 'required with UPSTREAM_TOKEN_URL' });
+      }
+    }
+    if (env.UPSTREAM_BEARER_FILE !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['UPSTREAM_BEARER_FILE'],
+        message: 'a static bearer and OAuth2 client credentials (UPSTREAM_TOKEN_URL) are exclusive',
+      });
+    }
+  });
+
+const defined = <T extends object>(o: T) =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as {
+    [K in keyof T]: Exclude<T[K], undefined>;
+  };
+
+/** The `UPSTREAM_*` variables: the upstream kind's own settings. */
+export const upstreamSettings = settingsReader(
+  variables,
+  (v): UpstreamSettings => ({
+    connections: v.UPSTREAM_CONNECTIONS,
+    timeoutMs: v.UPSTREAM_TIMEOUT_MS,
+    retries: v.UPSTREAM_RETRIES,
+    ...defined({
+      tlsCertFile: v.UPSTREAM_TLS_CERT,
+      tlsKeyFile: v.UPSTREAM_TLS_KEY,
+      tlsCaFile: v.UPSTREAM_TLS_CA,
+      apiKeyFile: v.UPSTREAM_API_KEY_FILE,
+      bearerFile: v.UPSTREAM_BEARER_FILE,
+      tokenUrl: v.UPSTREAM_TOKEN_URL,
+      clientId: v.UPSTREAM_CLIENT_ID,
+      clientSecretFile: v.UPSTREAM_CLIENT_SECRET_FILE,
+    }),
+  }),
+);
