@@ -561,7 +561,11 @@ async function auditScenario() {
   const measure = async (url, writers) => {
     const logs = [];
     for (let w = 0; w < writers; w++)
-      logs.push(await STORE_REGISTRY.openAuditLog(STORE_REGISTRY.refOf('audit', url, byKind), wiring, { create: true }));
+      logs.push(
+        await STORE_REGISTRY.openAuditLog(STORE_REGISTRY.refOf('audit', url, byKind), wiring, {
+          create: true,
+        }),
+      );
     let appended = 0;
     const deadline = performance.now() + durationMs;
     await Promise.all(
