@@ -13,6 +13,8 @@ import {
 } from '../../domain/audit/record.js';
 import type { AuditLog } from '../../ports/audit-log.js';
 import { StoreError, type StoreLog } from '../../ports/stores.js';
+import { VERIFY_BATCH } from '../shared/audit-chain.js';
+import { GroupCommit } from '../shared/group-commit.js';
 import { sha256Hex } from '../shared/sha256.js';
 import { WriterLock } from './writer-lock.js';
 
@@ -33,8 +35,6 @@ export interface JsonlAuditOptions {
 
 /** How far back from the end the last record is looked for at a time. */
 const TAIL_CHUNK = 64 * 1024;
-/** Records per batch handed to the chain walker by `verify`, as for the SQL stores. */
-const VERIFY_BATCH = 10_000;
 
 /** The line of one stored record: every field by name, then the two hashes. */
 function lineOf(texts: AuditFieldTexts, seq: number, previousHash: string, hash: string): string {
@@ -140,7 +140,7 @@ async function* linesOf(path: string): AsyncGenerator<{ line: string; number: nu
  * the file, so a refused batch leaves no half line behind, and the chain stays where it was.
  */
 export class JsonlAuditLog implements AuditLog {
-  private pending: { record: AuditRecord; resolve: () => void; reject: (error: unknown) => void }[] = [];
+  private readonly commits = new GroupCommit<AuditRecord>((batch) => this.write(batch));
   /** The file's length up to the last whole record this writer knows of. */
   private size = 0;
   /** Set when a failed write could not be cut back: nothing is appended until it can. */
@@ -225,24 +225,7 @@ export class JsonlAuditLog implements AuditLog {
     if (this.fd === undefined) {
       return Promise.reject(new JsonlAuditStoreError(`audit store ${this.path} was opened to be read`));
     }
-    return new Promise((resolve, reject) => {
-      if (this.pending.length === 0) setImmediate(() => this.flush());
-      this.pending.push({ record, resolve, reject });
-    });
-  }
-
-  /** Writes every pending record in one write, then settles each append. */
-  private flush(): void {
-    const batch = this.pending;
-    this.pending = [];
-    if (batch.length === 0) return;
-    try {
-      this.write(batch.map((p) => p.record));
-    } catch (error) {
-      for (const { reject } of batch) reject(error);
-      return;
-    }
-    for (const { resolve } of batch) resolve();
+    return this.commits.append(record);
   }
 
   private write(records: readonly AuditRecord[]): void {
@@ -354,7 +337,7 @@ export class JsonlAuditLog implements AuditLog {
 
   /** Writes anything still pending, then closes and gives up the writer lock. */
   close(): void {
-    if (this.pending.length > 0) this.flush();
+    this.commits.flushNow();
     if (this.fd !== undefined) closeSync(this.fd);
     this.lock?.release();
   }

@@ -1,0 +1,149 @@
+import {
+  type AuditQuery,
+  type AuditRecord,
+  type AuditVerification,
+  chainRecord,
+  GENESIS_HASH,
+  type StoredAuditRecord,
+  verifyAuditBatches,
+} from '../../domain/audit/record.js';
+import { sha256Hex } from './sha256.js';
+
+/**
+ * What the audit stores share (SQLite, PostgreSQL and JSONL): linking a batch onto the
+ * chain's head, and for the two SQL stores the one table layout, its row mapping, the
+ * query filter and the paged walk that `verify` makes.
+ */
+
+/** The last record of the chain: what the next batch links onto. */
+export interface ChainHead {
+  readonly seq: number;
+  readonly hash: string;
+}
+
+/** The head of an empty chain. */
+export const EMPTY_CHAIN: ChainHead = { seq: 0, hash: GENESIS_HASH };
+
+/** Links `records`, in order, onto `head`; returns them as stored, and the new head. */
+export function linkRecords(
+  records: readonly AuditRecord[],
+  head: ChainHead,
+): { readonly stored: StoredAuditRecord[]; readonly head: ChainHead } {
+  let { seq, hash } = head;
+  const stored = records.map((record) => {
+    const linked = chainRecord(record, seq + 1, hash, sha256Hex);
+    seq = linked.seq;
+    hash = linked.hash;
+    return linked;
+  });
+  return { stored, head: { seq, hash } };
+}
+
+/** The audit table's columns, in the order the SQL stores insert them. */
+export const AUDIT_COLUMNS = [
+  'seq',
+  'at',
+  'request_id',
+  'client_id',
+  'certificate_serial',
+  'on_behalf_of',
+  'operation',
+  'crn',
+  'status',
+  'previous_hash',
+  'hash',
+] as const;
+
+/** A stored record as one row's values, in {@link AUDIT_COLUMNS} order (the time as ISO 8601). */
+export function rowValuesOf(stored: StoredAuditRecord): unknown[] {
+  return [
+    stored.seq,
+    stored.at.toISOString(),
+    stored.requestId,
+    stored.clientId,
+    stored.certificateSerial,
+    stored.onBehalfOf,
+    stored.operation,
+    stored.crn,
+    stored.status,
+    stored.previousHash,
+    stored.hash,
+  ];
+}
+
+/** One row of the audit table, as a driver returns it: PostgreSQL's BIGINT as text, its TIMESTAMPTZ as a Date. */
+export interface AuditRow {
+  readonly seq: number | string;
+  readonly at: string | Date;
+  readonly request_id: string;
+  readonly client_id: string;
+  readonly certificate_serial: string;
+  readonly on_behalf_of: string | null;
+  readonly operation: string;
+  readonly crn: string | null;
+  readonly status: number;
+  readonly previous_hash: string;
+  readonly hash: string;
+}
+
+export const recordOfRow = (r: AuditRow): StoredAuditRecord => ({
+  seq: Number(r.seq),
+  at: new Date(r.at),
+  requestId: r.request_id,
+  clientId: r.client_id,
+  certificateSerial: r.certificate_serial,
+  onBehalfOf: r.on_behalf_of,
+  operation: r.operation,
+  crn: r.crn,
+  status: r.status,
+  previousHash: r.previous_hash,
+  hash: r.hash,
+});
+
+/**
+ * `SELECT * FROM audit` filtered as `audit query` asks, oldest first, with the engine's
+ * placeholders (`?` or `$n`).
+ */
+export function auditQuerySql(
+  filter: AuditQuery,
+  placeholder: (n: number) => string,
+): { readonly text: string; readonly values: unknown[] } {
+  const where: string[] = [];
+  const values: unknown[] = [];
+  const add = (column: string, value: unknown) => {
+    values.push(value);
+    where.push(`${column} ${placeholder(values.length)}`);
+  };
+  if (filter.clientId !== undefined) add('client_id =', filter.clientId);
+  if (filter.crn !== undefined) add('crn =', filter.crn);
+  if (filter.since !== undefined) add('at >=', filter.since.toISOString());
+  values.push(filter.limit ?? 1000);
+  const text = `SELECT * FROM audit ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY seq LIMIT ${placeholder(values.length)}`;
+  return { text, values };
+}
+
+/** Records read per round trip by `verify`: memory stays constant whatever the chain's length. */
+export const VERIFY_BATCH = 10_000;
+
+/** The text of one page of the walk: the records after `$1`/`?`, at most `$2`/`?` of them. */
+export const verifyPageSql = (placeholder: (n: number) => string) =>
+  `SELECT * FROM audit WHERE seq > ${placeholder(1)} ORDER BY seq LIMIT ${placeholder(2)}`;
+
+/** Verifies the chain by keyset paging through it, {@link VERIFY_BATCH} records at a time. */
+export function verifyByPages(
+  page: (afterSeq: number, limit: number) => Promise<readonly AuditRow[]> | readonly AuditRow[],
+): Promise<AuditVerification> {
+  async function* batches() {
+    let after = 0;
+    for (;;) {
+      const rows = await page(after, VERIFY_BATCH);
+      if (rows.length === 0) return;
+      const records = rows.map(recordOfRow);
+      after = (records.at(-1) as StoredAuditRecord).seq;
+      yield records;
+      // Let the event loop breathe between pages.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+  return verifyAuditBatches(batches(), sha256Hex);
+}
