@@ -82,16 +82,18 @@ export const postgresStores: StoreKind<NoSettings> = {
   },
   access: {
     open: async (url, context) => {
-      const { ACCESS_STORE, PostgresAccessDirectory } = await import('./access-directory.js');
+      const { ACCESS_STORE } = await import('./access-schema.js');
+      const { PostgresAccessDirectory } = await import('./access-directory.js');
       const db = await connect(url, context, ACCESS_STORE, { create: false, max: 4 });
       const directory = new PostgresAccessDirectory(db.pool, db.target, context.log);
       await directory.listen();
       return opened(directory, db, () => directory.close());
     },
     openAdmin: async (url, context) => {
-      const { ACCESS_STORE, PostgresAccessDirectory } = await import('./access-directory.js');
+      const { ACCESS_STORE } = await import('./access-schema.js');
+      const { PostgresAccessAdministration } = await import('./access-administration.js');
       const db = await connect(url, context, ACCESS_STORE, { create: true, max: 2 });
-      return opened(new PostgresAccessDirectory(db.pool, db.target, context.log), db);
+      return opened(new PostgresAccessAdministration(db.pool, db.target, context.log), db);
     },
   },
   audit: {

@@ -50,8 +50,8 @@ export const sqliteStores: StoreKind<NoSettings> = {
       return opened(SqliteAccessDirectory.openReadOnly(pathOf(url)), `${url} (read-only)`);
     },
     openAdmin: async (url) => {
-      const { SqliteAccessDirectory } = await import('./access-directory.js');
-      return opened(SqliteAccessDirectory.open(pathOf(url)), url);
+      const { SqliteAccessAdministration } = await import('./access-administration.js');
+      return opened(SqliteAccessAdministration.open(pathOf(url)), url);
     },
   },
   audit: {

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { ACCESS_STORE } from '../../../src/adapters/postgres/access-directory.js';
+import { ACCESS_STORE } from '../../../src/adapters/postgres/access-schema.js';
 import { CASE_STORE } from '../../../src/adapters/postgres/case-store.js';
 import { createPool, migrate, requireCurrent } from '../../../src/adapters/postgres/database.js';
 import { postgresStores } from '../../../src/adapters/postgres/store-kind.js';

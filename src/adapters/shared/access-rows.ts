@@ -1,0 +1,147 @@
+import type { ApiKeyRecord, Client, OnBehalfOfMode } from '../../domain/access/model.js';
+import { isPermission, type Permission } from '../../domain/access/permissions.js';
+import type { CertificateRevocation, UserGrant } from '../../ports/access-directory.js';
+
+/**
+ * The access tables as both SQL stores lay them out, and the one mapping between their rows
+ * and the domain's clients, keys and revocations. Each engine keeps its own encoding of a
+ * list, a flag and a time (SQLite: comma-separated text, 0/1, epoch milliseconds;
+ * PostgreSQL: TEXT[], BOOLEAN, TIMESTAMPTZ), handed in as a {@link SqlEncoding}.
+ */
+
+export interface SqlEncoding<List, Flag, Time> {
+  readonly list: { read(value: List): readonly string[]; write(value: readonly string[]): List };
+  readonly flag: { read(value: Flag): boolean; write(value: boolean): Flag };
+  readonly time: { read(value: Time): Date; write(value: Date): Time };
+}
+
+export interface ClientRow<List, Flag> {
+  readonly id: string;
+  readonly permissions: List;
+  readonly suspended: Flag;
+  readonly rate_limit: string | null;
+  readonly queue_arn: string | null;
+  readonly role_arn: string | null;
+  readonly obo_mode: OnBehalfOfMode;
+  readonly obo_issuer: string | null;
+  readonly obo_jwks: string | null;
+  readonly obo_audience: string | null;
+  readonly obo_email_claim: string;
+}
+
+export interface KeyRow<Time> {
+  readonly id: string;
+  readonly client_id: string;
+  readonly secret_hash: string;
+  readonly created_at: Time;
+  readonly expires_at: Time | null;
+  readonly revoked_at: Time | null;
+}
+
+export interface RevocationRow<Time> {
+  readonly serial_number: string;
+  /** '' revokes for every client. */
+  readonly client_id: string;
+  readonly revoked_at: Time;
+}
+
+/** The columns of `clients` and `api_keys`, in the order the row values below are given. */
+export const CLIENT_COLUMNS = [
+  'id',
+  'permissions',
+  'suspended',
+  'rate_limit',
+  'queue_arn',
+  'role_arn',
+  'obo_mode',
+  'obo_issuer',
+  'obo_jwks',
+  'obo_audience',
+  'obo_email_claim',
+] as const;
+export const KEY_COLUMNS = [
+  'id',
+  'client_id',
+  'secret_hash',
+  'created_at',
+  'expires_at',
+  'revoked_at',
+] as const;
+
+/** `INSERT … ON CONFLICT (id) DO UPDATE` of a whole client, with the engine's placeholders. */
+export const upsertClientSql = (placeholder: (n: number) => string) =>
+  `INSERT INTO clients (${CLIENT_COLUMNS.join(', ')})
+   VALUES (${CLIENT_COLUMNS.map((_, i) => placeholder(i + 1)).join(', ')})
+   ON CONFLICT (id) DO UPDATE SET ${CLIENT_COLUMNS.slice(1)
+     .map((c) => `${c} = excluded.${c}`)
+     .join(', ')}`;
+
+/** The row mapping for one engine's encoding. */
+export function accessRows<List, Flag, Time>({ list, flag, time }: SqlEncoding<List, Flag, Time>) {
+  const optionalTime = (value: Time | null) => (value === null ? null : time.read(value));
+  return {
+    toClient: (row: ClientRow<List, Flag>): Client => ({
+      id: row.id,
+      permissions: list.read(row.permissions).filter(isPermission),
+      suspended: flag.read(row.suspended),
+      rateLimit: row.rate_limit,
+      queueArn: row.queue_arn,
+      roleArn: row.role_arn,
+      onBehalfOf: {
+        mode: row.obo_mode,
+        issuer: row.obo_issuer,
+        jwks: row.obo_jwks,
+        audience: row.obo_audience,
+        emailClaim: row.obo_email_claim,
+      },
+    }),
+    /** A client's row values, in {@link CLIENT_COLUMNS} order. */
+    clientValues: (client: Client): unknown[] => [
+      client.id,
+      list.write(client.permissions),
+      flag.write(client.suspended),
+      client.rateLimit,
+      client.queueArn,
+      client.roleArn,
+      client.onBehalfOf.mode,
+      client.onBehalfOf.issuer,
+      client.onBehalfOf.jwks,
+      client.onBehalfOf.audience,
+      client.onBehalfOf.emailClaim,
+    ],
+    toKey: (row: KeyRow<Time>): ApiKeyRecord => ({
+      id: row.id,
+      clientId: row.client_id,
+      secretHash: row.secret_hash,
+      createdAt: time.read(row.created_at),
+      expiresAt: optionalTime(row.expires_at),
+      revokedAt: optionalTime(row.revoked_at),
+    }),
+    /** A key's row values, in {@link KEY_COLUMNS} order. */
+    keyValues: (key: ApiKeyRecord): unknown[] => [
+      key.id,
+      key.clientId,
+      key.secretHash,
+      time.write(key.createdAt),
+      key.expiresAt && time.write(key.expiresAt),
+      key.revokedAt && time.write(key.revokedAt),
+    ],
+    toRevocation: (row: RevocationRow<Time>): CertificateRevocation => ({
+      serialNumber: row.serial_number,
+      clientId: row.client_id === '' ? null : row.client_id,
+      revokedAt: time.read(row.revoked_at),
+    }),
+  };
+}
+
+/** Grant rows (`email`, `permission`, ordered by e-mail) as one grant per e-mail; unknown permissions are dropped. */
+export function grantsOf(
+  rows: readonly { readonly email: string; readonly permission: string }[],
+): UserGrant[] {
+  const byEmail = new Map<string, Permission[]>();
+  for (const { email, permission } of rows) {
+    if (!isPermission(permission)) continue;
+    byEmail.set(email, [...(byEmail.get(email) ?? []), permission]);
+  }
+  return [...byEmail].map(([email, permissions]) => ({ email, permissions }));
+}
