@@ -1,10 +1,9 @@
-import { existsSync } from 'node:fs';
 import type { AuditLog } from '../../ports/audit-log.js';
-import { type NoSettings, type Opened, StoreError, type StoreKind } from '../../ports/stores.js';
+import type { NoSettings, Opened, StoreKind } from '../../ports/stores.js';
+import { fileUrls, requireExistingAudit } from '../shared/store-urls.js';
 import { noSettings } from '../shared/variables.js';
 
-const PREFIX = 'jsonl:';
-const pathOf = (url: string) => url.slice(PREFIX.length);
+const urls = fileUrls('jsonl:', './data/audit.jsonl');
 
 /**
  * `jsonl:PATH`: the audit trail as an append-only file of hash-chained JSON lines, written
@@ -14,16 +13,15 @@ const pathOf = (url: string) => url.slice(PREFIX.length);
 export const jsonlStores: StoreKind<NoSettings> = {
   name: 'jsonl',
   form: 'jsonl:PATH',
-  recognises: (url) => url.startsWith(PREFIX),
-  problem: (url) =>
-    pathOf(url).length === 0 ? 'jsonl: needs a file path, e.g. jsonl:./data/audit.jsonl' : undefined,
-  display: (url) => url,
+  recognises: urls.recognises,
+  problem: urls.problem,
+  display: urls.display,
   settings: noSettings,
   audit: {
     open: async (url, context, { create }): Promise<Opened<AuditLog>> => {
       const { JsonlAuditLog } = await import('./audit-log.js');
-      const path = pathOf(url);
-      if (!create && !existsSync(path)) throw new StoreError(`audit store ${path} does not exist`);
+      const path = urls.pathOf(url);
+      if (!create) requireExistingAudit(path);
       const log = JsonlAuditLog.open(path, { mode: create ? 'write' : 'read', log: context.log });
       return { value: log, description: url, ping: () => log.ping(), close: async () => log.close() };
     },

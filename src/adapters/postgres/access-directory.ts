@@ -127,25 +127,32 @@ export class PostgresAccessDirectory implements AccessDirectory {
     await listener?.end().catch(() => {});
   }
 
-  async findClient(id: string): Promise<Client | undefined> {
+  /** The rows of one prepared read on the request path. */
+  private async rowsOf<R extends pg.QueryResultRow>(
+    name: string,
+    text: string,
+    values: unknown[],
+  ): Promise<R[]> {
+    return (await this.pool.query<R>({ name, text, values })).rows;
+  }
+
+  findClient(id: string): Promise<Client | undefined> {
     return this.cached(this.cache.clients, id, async () => {
-      const { rows } = await this.pool.query<PostgresClientRow>({
-        name: 'access-client',
-        text: 'SELECT * FROM clients WHERE id = $1',
-        values: [id],
-      });
-      return rows[0] && ROWS.toClient(rows[0]);
+      const [row] = await this.rowsOf<PostgresClientRow>(
+        'access-client',
+        'SELECT * FROM clients WHERE id = $1',
+        [id],
+      );
+      return row && ROWS.toClient(row);
     });
   }
 
-  async findApiKey(id: string): Promise<ApiKeyRecord | undefined> {
+  findApiKey(id: string): Promise<ApiKeyRecord | undefined> {
     return this.cached(this.cache.keys, id, async () => {
-      const { rows } = await this.pool.query<PostgresKeyRow>({
-        name: 'access-key',
-        text: 'SELECT * FROM api_keys WHERE id = $1',
-        values: [id],
-      });
-      return rows[0] && ROWS.toKey(rows[0]);
+      const [row] = await this.rowsOf<PostgresKeyRow>('access-key', 'SELECT * FROM api_keys WHERE id = $1', [
+        id,
+      ]);
+      return row && ROWS.toKey(row);
     });
   }
 
@@ -153,25 +160,25 @@ export class PostgresAccessDirectory implements AccessDirectory {
     const revoked = await this.cached(
       this.cache.revoked,
       AccessCache.revocationKey(serialNumber, clientId),
-      async () => {
-        const { rowCount } = await this.pool.query({
-          name: 'access-revoked',
-          text: "SELECT 1 FROM certificate_revocations WHERE serial_number = $1 AND client_id IN ('', $2) LIMIT 1",
-          values: [serialNumber, clientId],
-        });
-        return (rowCount ?? 0) > 0;
-      },
+      async () =>
+        (
+          await this.rowsOf(
+            'access-revoked',
+            "SELECT 1 FROM certificate_revocations WHERE serial_number = $1 AND client_id IN ('', $2) LIMIT 1",
+            [serialNumber, clientId],
+          )
+        ).length > 0,
     );
     return revoked === true;
   }
 
   async grantsFor(email: string): Promise<readonly Permission[]> {
     const grants = await this.cached(this.cache.grants, email.toLowerCase(), async () => {
-      const { rows } = await this.pool.query<{ permission: string }>({
-        name: 'access-grants',
-        text: 'SELECT permission FROM user_grants WHERE email = $1 ORDER BY permission',
-        values: [email.toLowerCase()],
-      });
+      const rows = await this.rowsOf<{ permission: string }>(
+        'access-grants',
+        'SELECT permission FROM user_grants WHERE email = $1 ORDER BY permission',
+        [email.toLowerCase()],
+      );
       return rows.map((r) => r.permission).filter(isPermission);
     });
     return grants ?? [];

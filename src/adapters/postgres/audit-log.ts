@@ -7,17 +7,7 @@ import {
   type StoredAuditRecord,
 } from '../../domain/audit/record.js';
 import type { AuditLog } from '../../ports/audit-log.js';
-import {
-  AUDIT_COLUMNS,
-  type AuditRow,
-  auditQuerySql,
-  EMPTY_CHAIN,
-  linkRecords,
-  recordOfRow,
-  rowValuesOf,
-  verifyByPages,
-  verifyPageSql,
-} from '../shared/audit-chain.js';
+import * as chain from '../shared/audit-chain.js';
 import { GroupCommit } from '../shared/group-commit.js';
 import { inTransaction, type PostgresStoreDescription } from './database.js';
 
@@ -25,22 +15,7 @@ export const AUDIT_STORE: PostgresStoreDescription = {
   what: 'audit store',
   createHint: 'case-read serve (it creates the audit store)',
   migrations: [
-    `
-    CREATE TABLE audit (
-      seq                 BIGINT PRIMARY KEY,
-      at                  TIMESTAMPTZ NOT NULL,
-      request_id          TEXT NOT NULL,
-      client_id           TEXT NOT NULL,
-      certificate_serial  TEXT NOT NULL,
-      on_behalf_of        TEXT,
-      operation           TEXT NOT NULL,
-      crn                 TEXT,
-      status              INTEGER NOT NULL,
-      previous_hash       TEXT NOT NULL,
-      hash                TEXT NOT NULL
-    );
-    CREATE INDEX audit_by_client ON audit (client_id, at);
-    CREATE INDEX audit_by_crn ON audit (crn, at) WHERE crn IS NOT NULL;
+    `${chain.auditTableSql({ seq: 'BIGINT', at: 'TIMESTAMPTZ' })}
     -- The chain head: one row, locked by each append transaction.
     CREATE TABLE audit_head (
       id    BOOLEAN PRIMARY KEY DEFAULT true CHECK (id),
@@ -78,17 +53,17 @@ export class PostgresAuditLog implements AuditLog {
       const { rows } = await client.query<{ seq: string; hash: string }>(
         'SELECT seq, hash FROM audit_head FOR UPDATE',
       );
-      const stored = rows[0] ? { seq: Number(rows[0].seq), hash: rows[0].hash } : EMPTY_CHAIN;
-      const linked = linkRecords(records, stored);
+      const stored = rows[0] ? { seq: Number(rows[0].seq), hash: rows[0].hash } : chain.EMPTY_CHAIN;
+      const linked = chain.linkRecords(records, stored);
       // One statement for the batch: each column as an array, unnested into rows.
-      const columns: unknown[][] = AUDIT_COLUMNS.map(() => []);
+      const columns: unknown[][] = chain.AUDIT_COLUMNS.map(() => []);
       for (const record of linked.stored) {
-        rowValuesOf(record).forEach((value, i) => {
+        chain.rowValuesOf(record).forEach((value, i) => {
           columns[i]?.push(value);
         });
       }
       await client.query(
-        `INSERT INTO audit (${AUDIT_COLUMNS.join(', ')})
+        `INSERT INTO audit (${chain.AUDIT_COLUMNS.join(', ')})
          SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::text[],
                               $7::text[], $8::text[], $9::int[], $10::text[], $11::text[])`,
         columns,
@@ -98,17 +73,18 @@ export class PostgresAuditLog implements AuditLog {
   }
 
   async query(filter: AuditQuery): Promise<StoredAuditRecord[]> {
-    const { text, values } = auditQuerySql(filter, (n) => `$${n}`);
-    const { rows } = await this.pool.query<AuditRow>(text, values);
-    return rows.map(recordOfRow);
+    const { text, values } = chain.auditQuerySql(filter, (n) => `$${n}`);
+    const { rows } = await this.pool.query<chain.AuditRow>(text, values);
+    return rows.map(chain.recordOfRow);
   }
 
   /** Walks the chain a page at a time, by sequence number (keyset paging). */
   async verify(): Promise<AuditVerification> {
-    const text = verifyPageSql((n) => `$${n}`);
-    return verifyByPages(
+    const text = chain.verifyPageSql((n) => `$${n}`);
+    return chain.verifyByPages(
       async (after, limit) =>
-        (await this.pool.query<AuditRow>({ name: 'audit-verify-page', text, values: [after, limit] })).rows,
+        (await this.pool.query<chain.AuditRow>({ name: 'audit-verify-page', text, values: [after, limit] }))
+          .rows,
     );
   }
 

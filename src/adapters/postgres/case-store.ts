@@ -3,14 +3,7 @@ import { pipeline } from 'node:stream/promises';
 import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { Crn } from '../../domain/crn.js';
-import type {
-  CaseRecord,
-  CommunityManager,
-  HomeOfficeInterest,
-  JsonText,
-  PersonalDetailsAndCircumstances,
-  RiskPredictorScore,
-} from '../../domain/types.js';
+import type * as Case from '../../domain/types.js';
 import type { CaseRepository } from '../../ports/case-repository.js';
 import { inTransaction, onRequestPath, type PostgresStoreDescription } from './database.js';
 
@@ -53,26 +46,30 @@ export class PostgresCaseRepository implements CaseRepository {
     return result.rows[0];
   }
 
-  async findPersonalDetails(crn: Crn): Promise<PersonalDetailsAndCircumstances | undefined> {
-    return (await this.column<PersonalDetailsAndCircumstances>('personal_details', crn))?.value;
+  async findPersonalDetails(crn: Crn): Promise<Case.PersonalDetailsAndCircumstances | undefined> {
+    return (await this.column<Case.PersonalDetailsAndCircumstances>('personal_details', crn))?.value;
   }
 
-  async findPersonalDetailsText(crn: Crn): Promise<JsonText<PersonalDetailsAndCircumstances> | undefined> {
+  async findPersonalDetailsText(
+    crn: Crn,
+  ): Promise<Case.JsonText<Case.PersonalDetailsAndCircumstances> | undefined> {
     // ::text keeps the json column's text as stored, unparsed.
     return (await this.column<string>('personal_details::text', crn))?.value;
   }
 
-  async findHomeOfficeInterest(crn: Crn): Promise<HomeOfficeInterest | undefined> {
-    return (await this.column<HomeOfficeInterest>('home_office_interest', crn))?.value;
+  async findHomeOfficeInterest(crn: Crn): Promise<Case.HomeOfficeInterest | undefined> {
+    return (await this.column<Case.HomeOfficeInterest>('home_office_interest', crn))?.value;
   }
 
-  async findCommunityManager(crn: Crn): Promise<{ communityManager: CommunityManager | null } | undefined> {
-    const row = await this.column<CommunityManager | null>('community_manager', crn);
+  async findCommunityManager(
+    crn: Crn,
+  ): Promise<{ communityManager: Case.CommunityManager | null } | undefined> {
+    const row = await this.column<Case.CommunityManager | null>('community_manager', crn);
     return row && { communityManager: row.value };
   }
 
-  async findRiskScores(crn: Crn): Promise<RiskPredictorScore[] | undefined> {
-    return (await this.column<RiskPredictorScore[]>('risk_scores', crn))?.value;
+  async findRiskScores(crn: Crn): Promise<Case.RiskPredictorScore[] | undefined> {
+    return (await this.column<Case.RiskPredictorScore[]>('risk_scores', crn))?.value;
   }
 }
 
@@ -88,7 +85,7 @@ const copyField = (text: string | null) => (text === null ? '\\N' : text.replace
 export class PostgresCaseWriter {
   constructor(private readonly pool: pg.Pool) {}
 
-  async write(records: readonly CaseRecord[]): Promise<void> {
+  async write(records: readonly Case.CaseRecord[]): Promise<void> {
     if (records.length === 0) return;
     // The last occurrence of a crn wins (one INSERT … ON CONFLICT cannot touch a row twice).
     const unique = [...new Map(records.map((r) => [r.crn, r])).values()];

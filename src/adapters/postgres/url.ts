@@ -3,6 +3,8 @@
  * Kept apart from the driver so that checking a configuration never loads it.
  */
 
+import { maskedUrl, parsedUrl } from '../shared/store-urls.js';
+
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 const ALLOWED_PARAMS = new Set(['schema']);
 
@@ -13,12 +15,8 @@ export interface PostgresTarget {
 }
 
 export function postgresUrlProblem(url: string): string | undefined {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return 'expected postgres://USER@HOST:PORT/DB[?schema=NAME]';
-  }
+  const parsed = parsedUrl(url);
+  if (parsed === undefined) return 'expected postgres://USER@HOST:PORT/DB[?schema=NAME]';
   if (parsed.hostname === '') return 'postgres:// needs a host: postgres://USER@HOST:PORT/DB[?schema=NAME]';
   if (parsed.pathname.length <= 1) {
     return 'postgres:// needs a database: postgres://USER@HOST:PORT/DB[?schema=NAME]';
@@ -41,12 +39,4 @@ export function targetOf(url: string): PostgresTarget {
 }
 
 /** The URL as it may be shown: the password, if any, masked. */
-export function displayPostgresUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password !== '') parsed.password = '********';
-    return parsed.toString();
-  } catch {
-    return 'postgres://(unparseable)';
-  }
-}
+export const displayPostgresUrl = (url: string): string => maskedUrl(url, 'postgres://(unparseable)');

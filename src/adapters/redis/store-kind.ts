@@ -1,15 +1,12 @@
 import type { StoreKind } from '../../ports/stores.js';
+import { maskedUrl, parsedUrl } from '../shared/store-urls.js';
 import { type RedisSettings, redisSettings } from './settings.js';
 
 const REDIS_URL = /^rediss?:\/\//;
 
 function redisUrlProblem(url: string): string | undefined {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return 'redis:// needs a host and port: redis://HOST:PORT[/DB]';
-  }
+  const parsed = parsedUrl(url);
+  if (parsed === undefined) return 'redis:// needs a host and port: redis://HOST:PORT[/DB]';
   if (parsed.hostname === '') return 'redis:// needs a host: redis://HOST:PORT[/DB]';
   if (parsed.pathname.length > 1 && !/^\/\d{1,2}$/.test(parsed.pathname)) {
     return 'the redis:// database is a number 0..99: redis://HOST:PORT/DB';
@@ -18,11 +15,7 @@ function redisUrlProblem(url: string): string | undefined {
   return undefined;
 }
 
-function displayRedisUrl(url: string): string {
-  const parsed = new URL(url);
-  if (parsed.password !== '') parsed.password = '********';
-  return parsed.toString();
-}
+const displayRedisUrl = (url: string): string => maskedUrl(url, 'redis://(unparseable)');
 
 /**
  * `redis://[:PASSWORD@]HOST:PORT[/DB]` (or `rediss://` for TLS): rate-limit counts shared by

@@ -45,6 +45,55 @@ export interface RevocationRow<Time> {
   readonly revoked_at: Time;
 }
 
+/** The engine's column types for what the access tables hold, and what ends each table (`WITHOUT ROWID`). */
+export interface AccessTableTypes {
+  readonly list: string;
+  readonly flag: string;
+  readonly time: string;
+  readonly tableEnd: string;
+}
+
+/**
+ * The four access tables as both SQL stores create them: clients, API keys (hashes only),
+ * user grants (e-mails in lower case) and certificate revocations ('' revokes for every
+ * client).
+ */
+export const accessTablesSql = ({ list, flag, time, tableEnd }: AccessTableTypes) => `
+  CREATE TABLE clients (
+    id                 TEXT PRIMARY KEY NOT NULL,
+    permissions        ${list} NOT NULL,
+    suspended          ${flag},
+    rate_limit         TEXT,
+    queue_arn          TEXT,
+    role_arn           TEXT,
+    obo_mode           TEXT NOT NULL DEFAULT 'forbidden' CHECK (obo_mode IN ('forbidden', 'optional', 'required')),
+    obo_issuer         TEXT,
+    obo_jwks           TEXT,
+    obo_audience       TEXT,
+    obo_email_claim    TEXT NOT NULL DEFAULT 'email'
+  )${tableEnd};
+  CREATE TABLE api_keys (
+    id           TEXT PRIMARY KEY NOT NULL,
+    client_id    TEXT NOT NULL REFERENCES clients (id) ON DELETE CASCADE,
+    secret_hash  TEXT NOT NULL,
+    created_at   ${time} NOT NULL,
+    expires_at   ${time},
+    revoked_at   ${time}
+  )${tableEnd};
+  CREATE INDEX api_keys_by_client ON api_keys (client_id);
+  CREATE TABLE user_grants (
+    email       TEXT NOT NULL,
+    permission  TEXT NOT NULL,
+    PRIMARY KEY (email, permission)
+  )${tableEnd};
+  CREATE TABLE certificate_revocations (
+    serial_number  TEXT NOT NULL,
+    client_id      TEXT NOT NULL DEFAULT '',
+    revoked_at     ${time} NOT NULL,
+    PRIMARY KEY (serial_number, client_id)
+  )${tableEnd};
+`;
+
 /** The columns of `clients` and `api_keys`, in the order the row values below are given. */
 export const CLIENT_COLUMNS = [
   'id',

@@ -54,6 +54,28 @@ export const AUDIT_COLUMNS = [
   'hash',
 ] as const;
 
+/**
+ * The audit table and its indexes, as both SQL stores create it; only the types of the
+ * sequence number and the time differ between engines.
+ */
+export const auditTableSql = (types: { readonly seq: string; readonly at: string }) => `
+  CREATE TABLE audit (
+    seq                 ${types.seq} PRIMARY KEY,
+    at                  ${types.at} NOT NULL,
+    request_id          TEXT NOT NULL,
+    client_id           TEXT NOT NULL,
+    certificate_serial  TEXT NOT NULL,
+    on_behalf_of        TEXT,
+    operation           TEXT NOT NULL,
+    crn                 TEXT,
+    status              INTEGER NOT NULL,
+    previous_hash       TEXT NOT NULL,
+    hash                TEXT NOT NULL
+  );
+  CREATE INDEX audit_by_client ON audit (client_id, at);
+  CREATE INDEX audit_by_crn ON audit (crn, at) WHERE crn IS NOT NULL;
+`;
+
 /** A stored record as one row's values, in {@link AUDIT_COLUMNS} order (the time as ISO 8601). */
 export function rowValuesOf(stored: StoredAuditRecord): unknown[] {
   return [

@@ -76,48 +76,53 @@ export class SqliteAccessDirectory implements AccessDirectory {
     this.db.prepare('SELECT 1 FROM clients LIMIT 1').get();
   }
 
-  async findClient(id: string): Promise<Client | undefined> {
+  /** A cached read: the cache's answer, else `load`'s (kept when it found something). */
+  private async lookup<V>(
+    cache: Map<string, V>,
+    key: string,
+    load: () => V | undefined,
+  ): Promise<V | undefined> {
     return reading('access store', () => {
       this.fresh();
-      const cached = this.cache.clients.get(id);
-      if (cached) return cached;
-      const row = this.reads.client.get(id);
-      return row && AccessCache.remember(this.cache.clients, id, ROWS.toClient(row));
+      const cached = cache.get(key);
+      if (cached !== undefined) return cached;
+      const value = load();
+      return value === undefined ? undefined : AccessCache.remember(cache, key, value);
     });
   }
 
-  async findApiKey(id: string): Promise<ApiKeyRecord | undefined> {
-    return reading('access store', () => {
-      this.fresh();
-      const cached = this.cache.keys.get(id);
-      if (cached) return cached;
+  findClient(id: string): Promise<Client | undefined> {
+    return this.lookup(this.cache.clients, id, () => {
+      const row = this.reads.client.get(id);
+      return row && ROWS.toClient(row);
+    });
+  }
+
+  findApiKey(id: string): Promise<ApiKeyRecord | undefined> {
+    return this.lookup(this.cache.keys, id, () => {
       const row = this.reads.key.get(id);
-      return row && AccessCache.remember(this.cache.keys, id, ROWS.toKey(row));
+      return row && ROWS.toKey(row);
     });
   }
 
   async isCertificateRevoked(serialNumber: string, clientId: string): Promise<boolean> {
-    return reading('access store', () => {
-      this.fresh();
-      const key = AccessCache.revocationKey(serialNumber, clientId);
-      const cached = this.cache.revoked.get(key);
-      if (cached !== undefined) return cached;
-      const revoked = this.reads.revoked.get(serialNumber, clientId) !== undefined;
-      return AccessCache.remember(this.cache.revoked, key, revoked);
-    });
+    const key = AccessCache.revocationKey(serialNumber, clientId);
+    const revoked = await this.lookup(
+      this.cache.revoked,
+      key,
+      () => this.reads.revoked.get(serialNumber, clientId) !== undefined,
+    );
+    return revoked === true;
   }
 
   async grantsFor(email: string): Promise<readonly Permission[]> {
-    return reading('access store', () => {
-      this.fresh();
-      const key = email.toLowerCase();
-      const cached = this.cache.grants.get(key);
-      if (cached) return cached;
-      const grants = this.reads.grants
+    const key = email.toLowerCase();
+    const grants = await this.lookup(this.cache.grants, key, () =>
+      this.reads.grants
         .all(key)
         .map((r) => r.permission)
-        .filter(isPermission);
-      return AccessCache.remember(this.cache.grants, key, grants);
-    });
+        .filter(isPermission),
+    );
+    return grants ?? [];
   }
 }

@@ -6,41 +6,13 @@ import type {
 } from '../../domain/audit/record.js';
 import type { AuditLog } from '../../ports/audit-log.js';
 import { StoreError } from '../../ports/stores.js';
-import {
-  AUDIT_COLUMNS,
-  type AuditRow,
-  auditQuerySql,
-  type ChainHead,
-  EMPTY_CHAIN,
-  linkRecords,
-  recordOfRow,
-  rowValuesOf,
-  verifyByPages,
-  verifyPageSql,
-} from '../shared/audit-chain.js';
+import * as chain from '../shared/audit-chain.js';
 import { GroupCommit } from '../shared/group-commit.js';
 import { openWritableStore, type StoreDescription, transaction } from './database.js';
 import type { SqlDatabase, SqliteDriver } from './driver.js';
 
-const MIGRATIONS: readonly string[] = [
-  `
-  CREATE TABLE audit (
-    seq                 INTEGER PRIMARY KEY,
-    at                  TEXT NOT NULL,
-    request_id          TEXT NOT NULL,
-    client_id           TEXT NOT NULL,
-    certificate_serial  TEXT NOT NULL,
-    on_behalf_of        TEXT,
-    operation           TEXT NOT NULL,
-    crn                 TEXT,
-    status              INTEGER NOT NULL,
-    previous_hash       TEXT NOT NULL,
-    hash                TEXT NOT NULL
-  );
-  CREATE INDEX audit_by_client ON audit (client_id, at);
-  CREATE INDEX audit_by_crn ON audit (crn, at) WHERE crn IS NOT NULL;
-  `,
-];
+/** Times as ISO 8601 text, which sorts as time does. */
+const MIGRATIONS: readonly string[] = [chain.auditTableSql({ seq: 'INTEGER', at: 'TEXT' })];
 
 export class AuditStoreError extends StoreError {
   override readonly name = 'AuditStoreError';
@@ -73,17 +45,17 @@ export class SqliteAuditLog implements AuditLog {
 
   private constructor(private readonly db: SqlDatabase) {
     const insert = db.prepare<unknown[]>(
-      `INSERT INTO audit (${AUDIT_COLUMNS.join(', ')}) VALUES (${AUDIT_COLUMNS.map(() => '?').join(', ')})`,
+      `INSERT INTO audit (${chain.AUDIT_COLUMNS.join(', ')}) VALUES (${chain.AUDIT_COLUMNS.map(() => '?').join(', ')})`,
     );
-    const head = db.prepare<[], ChainHead>('SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1');
+    const head = db.prepare<[], chain.ChainHead>('SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1');
     // IMMEDIATE: the write lock is taken before the head is read, so no other writer can
     // append between the read and the inserts.
     this.commits = new GroupCommit((batch) =>
       transaction(
         db,
         () => {
-          for (const stored of linkRecords(batch, head.get() ?? EMPTY_CHAIN).stored) {
-            insert.run(...rowValuesOf(stored));
+          for (const stored of chain.linkRecords(batch, head.get() ?? chain.EMPTY_CHAIN).stored) {
+            insert.run(...chain.rowValuesOf(stored));
           }
         },
         'immediate',
@@ -100,17 +72,17 @@ export class SqliteAuditLog implements AuditLog {
   }
 
   async query(filter: AuditQuery): Promise<StoredAuditRecord[]> {
-    const { text, values } = auditQuerySql(filter, () => '?');
+    const { text, values } = chain.auditQuerySql(filter, () => '?');
     return this.db
-      .prepare<unknown[], AuditRow>(text)
+      .prepare<unknown[], chain.AuditRow>(text)
       .all(...values)
-      .map(recordOfRow);
+      .map(chain.recordOfRow);
   }
 
   /** Walks the chain a page at a time, by sequence number. */
   async verify(): Promise<AuditVerification> {
-    const page = this.db.prepare<[number, number], AuditRow>(verifyPageSql(() => '?'));
-    return verifyByPages((after, limit) => page.all(after, limit));
+    const page = this.db.prepare<[number, number], chain.AuditRow>(chain.verifyPageSql(() => '?'));
+    return chain.verifyByPages((after, limit) => page.all(after, limit));
   }
 
   /** For readiness: throws when the store cannot be written (a write lock can be taken). */

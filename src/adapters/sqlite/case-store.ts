@@ -1,13 +1,5 @@
 import type { Crn } from '../../domain/crn.js';
-import type {
-  CaseRecord,
-  CommunityManager,
-  HomeOfficeInterest,
-  JsonText,
-  PersonalDetailsAndCircumstances,
-  RiskPredictorScore,
-  ScoreLevel,
-} from '../../domain/types.js';
+import type * as Case from '../../domain/types.js';
 import type { CaseRepository } from '../../ports/case-repository.js';
 import { StoreError } from '../../ports/stores.js';
 import {
@@ -39,16 +31,16 @@ interface RiskRow {
   completed_date: string;
   /** JSON string. */
   assessment_status_json: string;
-  general_level: ScoreLevel | null;
+  general_level: Case.ScoreLevel | null;
   general_score: number | null;
-  violence_level: ScoreLevel | null;
+  violence_level: Case.ScoreLevel | null;
   violence_score: number | null;
-  group_reconviction_level: ScoreLevel | null;
+  group_reconviction_level: Case.ScoreLevel | null;
   group_reconviction_score: number | null;
-  rsr_level: ScoreLevel | null;
+  rsr_level: Case.ScoreLevel | null;
   rsr_score: number | null;
-  sexual_indecent_level: ScoreLevel | null;
-  sexual_contact_level: ScoreLevel | null;
+  sexual_indecent_level: Case.ScoreLevel | null;
+  sexual_contact_level: Case.ScoreLevel | null;
   sexual_indecent_score: number | null;
   sexual_contact_score: number | null;
 }
@@ -140,18 +132,20 @@ export class SqliteCaseRepository implements CaseRepository {
     this.db.prepare('SELECT 1 FROM cases LIMIT 1').get();
   }
 
-  async findPersonalDetails(crn: Crn): Promise<PersonalDetailsAndCircumstances | undefined> {
+  async findPersonalDetails(crn: Crn): Promise<Case.PersonalDetailsAndCircumstances | undefined> {
     return this.read(() => {
       const json = this.detailsStmt.get(crn.value)?.personal_details_json;
-      return json === undefined ? undefined : (JSON.parse(json) as PersonalDetailsAndCircumstances);
+      return json === undefined ? undefined : (JSON.parse(json) as Case.PersonalDetailsAndCircumstances);
     });
   }
 
-  async findPersonalDetailsText(crn: Crn): Promise<JsonText<PersonalDetailsAndCircumstances> | undefined> {
+  async findPersonalDetailsText(
+    crn: Crn,
+  ): Promise<Case.JsonText<Case.PersonalDetailsAndCircumstances> | undefined> {
     return this.read(() => this.detailsStmt.get(crn.value)?.personal_details_json);
   }
 
-  async findHomeOfficeInterest(crn: Crn): Promise<HomeOfficeInterest | undefined> {
+  async findHomeOfficeInterest(crn: Crn): Promise<Case.HomeOfficeInterest | undefined> {
     return this.read(() => {
       const row = this.hoiStmt.get(crn.value);
       if (row === undefined) return undefined;
@@ -162,7 +156,7 @@ export class SqliteCaseRepository implements CaseRepository {
     });
   }
 
-  async findRiskScores(crn: Crn): Promise<RiskPredictorScore[] | undefined> {
+  async findRiskScores(crn: Crn): Promise<Case.RiskPredictorScore[] | undefined> {
     return this.read(() => {
       const rows = this.riskStmt.all(crn.value);
       if (rows.length === 0 && this.existsStmt.get(crn.value) === undefined) return undefined;
@@ -183,13 +177,15 @@ export class SqliteCaseRepository implements CaseRepository {
     });
   }
 
-  async findCommunityManager(crn: Crn): Promise<{ communityManager: CommunityManager | null } | undefined> {
+  async findCommunityManager(
+    crn: Crn,
+  ): Promise<{ communityManager: Case.CommunityManager | null } | undefined> {
     return this.read(() => {
       const row = this.managerStmt.get(crn.value);
       if (row === undefined) {
         return this.existsStmt.get(crn.value) === undefined ? undefined : { communityManager: null };
       }
-      return { communityManager: JSON.parse(row.manager_json) as CommunityManager };
+      return { communityManager: JSON.parse(row.manager_json) as Case.CommunityManager };
     });
   }
 }
@@ -208,7 +204,7 @@ export class SqliteCaseWriter {
   private readonly insertRisk: SqlStatement<unknown[]>;
   private readonly countStmt: SqlStatement<[], { n: number }>;
   private readonly documentStmt: SqlStatement<[string]>;
-  private readonly writeBatch: (records: readonly CaseRecord[]) => void;
+  private readonly writeBatch: (records: readonly Case.CaseRecord[]) => void;
 
   private constructor(private readonly db: SqlDatabase) {
     this.deleteCase = db.prepare('DELETE FROM cases WHERE crn = ?');
@@ -251,7 +247,7 @@ export class SqliteCaseWriter {
   }
 
   /** Stores the records in one transaction, replacing any case already held under the same crn. */
-  write(records: readonly CaseRecord[]): void {
+  write(records: readonly Case.CaseRecord[]): void {
     this.writeBatch(records);
   }
 
@@ -266,7 +262,7 @@ export class SqliteCaseWriter {
     this.db.close();
   }
 
-  private writeOne(record: CaseRecord): void {
+  private writeOne(record: Case.CaseRecord): void {
     const { crn, personalDetails: pd, homeOfficeInterest: hoi, communityManager: cm } = record;
     this.deleteCase.run(crn);
     this.insertCase.run(

@@ -23,27 +23,37 @@ const versionOf = (db: SqlDatabase) =>
 
 const messageOf = (error: unknown) => (error as Error).message.split('\n')[0];
 
+/** Opens the file; a failure becomes the store's own error, told why in SQLite's first line. */
+function openOrExplain(
+  driver: SqliteDriver,
+  path: string,
+  readonly: boolean,
+  explain: (why: string) => Error,
+): SqlDatabase {
+  try {
+    return driver.open(path, { readonly });
+  } catch (error) {
+    throw explain(messageOf(error) ?? 'error');
+  }
+}
+
 export function openReadOnlyStore(
   path: string,
   store: StoreDescription,
   driver: SqliteDriver = sqliteDriver(),
 ): SqlDatabase {
-  let db: SqlDatabase;
-  try {
-    db = driver.open(path, { readonly: true });
-  } catch (error) {
-    throw store.error(
-      `${store.what} ${path} cannot be opened (${messageOf(error)}); create it with: ${store.createHint}`,
-    );
-  }
+  const db = openOrExplain(driver, path, true, (why) =>
+    store.error(`${store.what} ${path} cannot be opened (${why}); create it with: ${store.createHint}`),
+  );
   const version = versionOf(db);
-  if (version !== store.migrations.length) {
-    db.close();
-    throw store.error(
-      `${store.what} ${path} is at schema version ${version}, this service needs ${store.migrations.length}; ${version < store.migrations.length ? `run ${store.createHint} against it to migrate` : 'it was written by a newer version'}`,
-    );
-  }
-  return db;
+  const needs = store.migrations.length;
+  if (version === needs) return db;
+  db.close();
+  const advice =
+    version < needs ? `run ${store.createHint} against it to migrate` : 'it was written by a newer version';
+  throw store.error(
+    `${store.what} ${path} is at schema version ${version}, this service needs ${needs}; ${advice}`,
+  );
 }
 
 export function openWritableStore(
@@ -51,12 +61,9 @@ export function openWritableStore(
   store: StoreDescription,
   driver: SqliteDriver = sqliteDriver(),
 ): SqlDatabase {
-  let db: SqlDatabase;
-  try {
-    db = driver.open(path, { readonly: false });
-  } catch (error) {
-    throw store.error(`${store.what} ${path} cannot be opened for writing (${messageOf(error)})`);
-  }
+  const db = openOrExplain(driver, path, false, (why) =>
+    store.error(`${store.what} ${path} cannot be opened for writing (${why})`),
+  );
   db.exec('PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL');
   const current = versionOf(db);
   if (current > store.migrations.length) {

@@ -1,8 +1,13 @@
-import { existsSync } from 'node:fs';
-import { type NoSettings, type Opened, StoreError, type StoreKind } from '../../ports/stores.js';
+import type { NoSettings, Opened, StoreKind } from '../../ports/stores.js';
+import { fileUrls, requireExistingAudit } from '../shared/store-urls.js';
 import { noSettings } from '../shared/variables.js';
 
-const PREFIX = 'sqlite:';
+/** A store `serve` opened read-only, said so in its description. */
+const readOnly = <T extends { ping(): void; close(): void }>(url: string, value: T): Opened<T> =>
+  opened(value, `${url} (read-only)`);
+
+const urls = fileUrls('sqlite:', './data/cases.db');
+const { pathOf } = urls;
 
 /** A SQLite store as opened: its synchronous ping and close, as the port's async ones. */
 const opened = <T extends { ping(): void; close(): void }>(value: T, description: string): Opened<T> => ({
@@ -11,7 +16,6 @@ const opened = <T extends { ping(): void; close(): void }>(value: T, description
   ping: async () => value.ping(),
   close: async () => value.close(),
 });
-const pathOf = (url: string) => url.slice(PREFIX.length);
 
 /**
  * `sqlite:PATH`: one file per store, on this machine. The service opens case and access
@@ -23,16 +27,13 @@ const pathOf = (url: string) => url.slice(PREFIX.length);
 export const sqliteStores: StoreKind<NoSettings> = {
   name: 'sqlite',
   form: 'sqlite:PATH',
-  recognises: (url) => url.startsWith(PREFIX),
-  problem: (url) =>
-    pathOf(url).length === 0 ? 'sqlite: needs a file path, e.g. sqlite:./data/cases.db' : undefined,
-  display: (url) => url,
+  recognises: urls.recognises,
+  problem: urls.problem,
+  display: urls.display,
   settings: noSettings,
   cases: {
-    open: async (url) => {
-      const { SqliteCaseRepository } = await import('./case-store.js');
-      return opened(SqliteCaseRepository.openReadOnly(pathOf(url)), `${url} (read-only)`);
-    },
+    open: async (url) =>
+      readOnly(url, (await import('./case-store.js')).SqliteCaseRepository.openReadOnly(pathOf(url))),
     openWriter: async (url) => {
       const { SqliteCaseWriter } = await import('./case-store.js');
       const writer = SqliteCaseWriter.open(pathOf(url));
@@ -45,10 +46,8 @@ export const sqliteStores: StoreKind<NoSettings> = {
     },
   },
   access: {
-    open: async (url) => {
-      const { SqliteAccessDirectory } = await import('./access-directory.js');
-      return opened(SqliteAccessDirectory.openReadOnly(pathOf(url)), `${url} (read-only)`);
-    },
+    open: async (url) =>
+      readOnly(url, (await import('./access-directory.js')).SqliteAccessDirectory.openReadOnly(pathOf(url))),
     openAdmin: async (url) => {
       const { SqliteAccessAdministration } = await import('./access-administration.js');
       return opened(SqliteAccessAdministration.open(pathOf(url)), url);
@@ -57,7 +56,7 @@ export const sqliteStores: StoreKind<NoSettings> = {
   audit: {
     open: async (url, _context, { create }) => {
       const path = pathOf(url);
-      if (!create && !existsSync(path)) throw new StoreError(`audit store ${path} does not exist`);
+      if (!create) requireExistingAudit(path);
       const { SqliteAuditLog } = await import('./audit-log.js');
       const log = SqliteAuditLog.open(path);
       return { value: log, description: url, ping: () => log.ping(), close: async () => log.close() };

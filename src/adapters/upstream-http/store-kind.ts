@@ -1,16 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { StoreError, type StoreKind } from '../../ports/stores.js';
+import { parsedUrl } from '../shared/store-urls.js';
 import { type UpstreamSettings, upstreamSettings } from './settings.js';
 
 const HTTP_URL = /^https?:\/\//;
 
 function upstreamUrlProblem(url: string): string | undefined {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return 'expected https://HOST[:PORT][/BASE]';
-  }
+  const parsed = parsedUrl(url);
+  if (parsed === undefined) return 'expected https://HOST[:PORT][/BASE]';
   if (parsed.username !== '' || parsed.password !== '') {
     return 'put no credentials in the upstream URL; use UPSTREAM_API_KEY_FILE, UPSTREAM_BEARER_FILE or a client certificate';
   }

@@ -4,18 +4,16 @@ import { parsePermissionList } from '../../domain/access/permissions.js';
 import { QueueArn, RoleArn } from '../../domain/queue/arns.js';
 import type { AccessAdministration, AccessDirectory } from '../../ports/access-directory.js';
 import { generateApiKey } from '../composition/operator.js';
-import { STORE_REGISTRY } from '../composition/store-kinds.js';
 import { parseDuration, parseRateLimit } from '../durations.js';
 import {
   CommandError,
   clientIdOf,
   EXIT,
   type Io,
+  openAccessStore,
   parse,
   positionals,
   report,
-  storeContext,
-  storeOption,
   UsageError,
   usage,
   using,
@@ -30,8 +28,7 @@ function withStore<T>(
   io: Io,
   run: (store: AccessStore) => Promise<T>,
 ): Promise<T> {
-  const ref = storeOption('--access-store', 'ACCESS_STORE', option, io.env);
-  return using(STORE_REGISTRY.openAccessAdministration(ref, storeContext(io)), (opened) => run(opened.value));
+  return using(openAccessStore(option, io), (opened) => run(opened.value));
 }
 
 const OBO_MODES: readonly OnBehalfOfMode[] = ['forbidden', 'optional', 'required'];

@@ -1,26 +1,7 @@
 import type { StoredAuditRecord } from '../../domain/audit/record.js';
-import type { AuditLog } from '../../ports/audit-log.js';
-import type { Opened } from '../../ports/stores.js';
-import { STORE_REGISTRY } from '../composition/store-kinds.js';
-import {
-  EXIT,
-  type Io,
-  parse,
-  positionals,
-  report,
-  storeContext,
-  storeOption,
-  UsageError,
-  using,
-} from './common.js';
+import { EXIT, type Io, openAuditStore, parse, positionals, report, UsageError, using } from './common.js';
 
 const STORE = { 'audit-store': { type: 'string' }, json: { type: 'boolean' } } as const;
-
-/** The audit commands read an existing trail; they never create one. */
-function open(option: string | undefined, io: Io): Promise<Opened<AuditLog>> {
-  const ref = storeOption('--audit-store', 'AUDIT_STORE', option, io.env);
-  return STORE_REGISTRY.openAuditLog(ref, storeContext(io), { create: false });
-}
 
 const line = (r: StoredAuditRecord) =>
   `${r.seq}  ${r.at.toISOString()}  ${r.clientId}  ${r.operation}${r.crn ? ` ${r.crn}` : ''}  ${r.status}${r.onBehalfOf ? `  on behalf of ${r.onBehalfOf}` : ''}  ${r.requestId}`;
@@ -30,7 +11,7 @@ export async function audit(sub: string | undefined, args: string[], io: Io): Pr
   if (sub === 'verify') {
     const { values, positionals: rest } = parse(args, STORE);
     positionals(rest, []);
-    return using(open(values['audit-store'], io), async ({ value: log }) => {
+    return using(openAuditStore(values['audit-store'], io), async ({ value: log }) => {
       const result = await log.verify();
       if (result.ok) {
         report(io, values.json, result, `audit chain intact: ${result.records} record(s)`);
@@ -54,7 +35,7 @@ export async function audit(sub: string | undefined, args: string[], io: Io): Pr
       throw new UsageError('--since must be an ISO 8601 date-time, e.g. 2026-11-22T09:00:00Z');
     if (values.limit !== undefined && !/^\d{1,7}$/.test(values.limit))
       throw new UsageError('--limit must be a whole number');
-    return using(open(values['audit-store'], io), async ({ value: log }) => {
+    return using(openAuditStore(values['audit-store'], io), async ({ value: log }) => {
       const records = await log.query({
         ...(values.client ? { clientId: values.client } : {}),
         ...(values.crn ? { crn: values.crn } : {}),

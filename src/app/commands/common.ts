@@ -64,6 +64,19 @@ export function storeContext(io: Io): StoreWiring {
   });
 }
 
+/** The access store of the operator commands: `--access-store`, else `ACCESS_STORE`, else its default. */
+export const openAccessStore = (option: string | undefined, io: Io) =>
+  STORE_REGISTRY.openAccessAdministration(
+    storeOption('--access-store', 'ACCESS_STORE', option, io.env),
+    storeContext(io),
+  );
+
+/** The trail the audit commands read: `--audit-store`, else `AUDIT_STORE`, else its default. It must exist. */
+export const openAuditStore = (option: string | undefined, io: Io) =>
+  STORE_REGISTRY.openAuditLog(storeOption('--audit-store', 'AUDIT_STORE', option, io.env), storeContext(io), {
+    create: false,
+  });
+
 /** Runs `run` on an opened store and closes it whatever happens. */
 export async function using<T, R>(
   opening: Promise<Opened<T>>,

@@ -1,7 +1,7 @@
 import type { CaseRepository } from '../../ports/case-repository.js';
 import type { Crn } from '../crn.js';
-import { CaseNotFoundError } from '../errors.js';
 import type { JsonText, PersonalDetailsAndCircumstances } from '../types.js';
+import { foundFor } from './case-found.js';
 
 export interface GetCaseDeps {
   readonly repository: Pick<CaseRepository, 'findPersonalDetails'>;
@@ -12,9 +12,7 @@ export async function getCase(
   { repository }: GetCaseDeps,
   crn: Crn,
 ): Promise<PersonalDetailsAndCircumstances> {
-  const details = await repository.findPersonalDetails(crn);
-  if (details === undefined) throw new CaseNotFoundError(crn.value);
-  return details;
+  return foundFor(crn, await repository.findPersonalDetails(crn));
 }
 
 /** `getCase` as JSON text, for a repository that holds it (see `findPersonalDetailsText`). */
@@ -22,7 +20,5 @@ export async function getCaseText(
   { repository }: { readonly repository: Required<Pick<CaseRepository, 'findPersonalDetailsText'>> },
   crn: Crn,
 ): Promise<JsonText<PersonalDetailsAndCircumstances>> {
-  const text = await repository.findPersonalDetailsText(crn);
-  if (text === undefined) throw new CaseNotFoundError(crn.value);
-  return text;
+  return foundFor(crn, await repository.findPersonalDetailsText(crn));
 }

@@ -1,7 +1,8 @@
 import type { CaseRepository } from '../../ports/case-repository.js';
 import type { Crn } from '../crn.js';
-import { CaseNotFoundError, CommunityManagerNotFoundError } from '../errors.js';
+import { CommunityManagerNotFoundError } from '../errors.js';
 import type { CommunityOffenderManager } from '../types.js';
+import { foundFor } from './case-found.js';
 
 export interface GetCommunityManagerDeps {
   readonly repository: Pick<CaseRepository, 'findCommunityManager'>;
@@ -15,8 +16,7 @@ export async function getCommunityManagerByCrn(
   { repository }: GetCommunityManagerDeps,
   crn: Crn,
 ): Promise<CommunityOffenderManager> {
-  const found = await repository.findCommunityManager(crn);
-  if (found === undefined) throw new CaseNotFoundError(crn.value);
+  const found = foundFor(crn, await repository.findCommunityManager(crn));
   if (found.communityManager === null) throw new CommunityManagerNotFoundError(crn.value);
   return { crn: crn.value, communityManager: found.communityManager };
 }

@@ -1,7 +1,7 @@
 import type { CaseRepository } from '../../ports/case-repository.js';
 import type { Crn } from '../crn.js';
-import { CaseNotFoundError } from '../errors.js';
 import type { HomeOfficeInterest } from '../types.js';
+import { foundFor } from './case-found.js';
 
 export interface GetHomeOfficeInterestDeps {
   readonly repository: Pick<CaseRepository, 'findHomeOfficeInterest'>;
@@ -12,7 +12,5 @@ export async function getHomeOfficeInterest(
   { repository }: GetHomeOfficeInterestDeps,
   crn: Crn,
 ): Promise<HomeOfficeInterest> {
-  const interest = await repository.findHomeOfficeInterest(crn);
-  if (interest === undefined) throw new CaseNotFoundError(crn.value);
-  return interest;
+  return foundFor(crn, await repository.findHomeOfficeInterest(crn));
 }

@@ -1,7 +1,8 @@
 import type { CaseRepository } from '../../ports/case-repository.js';
 import type { Crn } from '../crn.js';
-import { CaseNotFoundError, InvalidPaginationError } from '../errors.js';
+import { InvalidPaginationError } from '../errors.js';
 import type { RiskPredictorScore } from '../types.js';
+import { foundFor } from './case-found.js';
 
 export const MAX_PER_PAGE = 100;
 
@@ -58,8 +59,7 @@ export async function getRiskScores(
   request: PageRequest,
 ): Promise<Page<RiskPredictorScore>> {
   const checked = pageRequest(request.page, request.perPage);
-  const scores = await repository.findRiskScores(crn);
-  if (scores === undefined) throw new CaseNotFoundError(crn.value);
+  const scores = foundFor(crn, await repository.findRiskScores(crn));
   const newestFirst = [...scores].sort((a, b) => Date.parse(b.completedDate) - Date.parse(a.completedDate));
   return paginate(newestFirst, checked);
 }

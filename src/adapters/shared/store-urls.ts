@@ -1,0 +1,41 @@
+import { existsSync } from 'node:fs';
+import { StoreError } from '../../ports/stores.js';
+
+/** How the store kinds read their URLs: the parts they share. */
+
+/** The URL parsed, or `undefined` when it is not one (the kind then says what form it expected). */
+export function parsedUrl(url: string): URL | undefined {
+  try {
+    return new URL(url);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The URL with any password masked, for logs and `config check`. */
+export function maskedUrl(url: string, unparseable: string): string {
+  const parsed = parsedUrl(url);
+  if (parsed === undefined) return unparseable;
+  if (parsed.password !== '') parsed.password = '********';
+  return parsed.toString();
+}
+
+/**
+ * A kind named by a prefix and a file path (`sqlite:PATH`, `jsonl:PATH`): how it recognises
+ * its URLs, what it says of one without a path, and the path.
+ */
+export function fileUrls(prefix: string, example: string) {
+  const pathOf = (url: string) => url.slice(prefix.length);
+  return {
+    pathOf,
+    recognises: (url: string) => url.startsWith(prefix),
+    problem: (url: string) =>
+      pathOf(url).length === 0 ? `${prefix} needs a file path, e.g. ${prefix}${example}` : undefined,
+    display: (url: string) => url,
+  };
+}
+
+/** The audit commands read an existing trail and never create one: a missing file is refused. */
+export function requireExistingAudit(path: string): void {
+  if (!existsSync(path)) throw new StoreError(`audit store ${path} does not exist`);
+}
