@@ -18,7 +18,7 @@ const SUITES = [
   'test/adapters/sqlite',
   'test/adapters/jsonl',
   'test/adapters/http',
-  'test/adapters/node/slow-client.test.ts',
+  'test/adapters/tls-listener/slow-client.test.ts',
 ];
 
 const RUNTIMES = [

@@ -5,8 +5,8 @@ import {
   chainRecord,
   GENESIS_HASH,
   type StoredAuditRecord,
-  verifyAuditChain,
 } from '../../src/domain/audit/record.js';
+import { verifyAuditChain } from '../support/audit.js';
 
 /** A stand-in hash: any injective function of the text proves the chain rules. */
 const hash = (text: string) => `h(${text})`;

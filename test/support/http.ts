@@ -1,7 +1,7 @@
 import { createHttpApp, type HttpAppOptions } from '../../src/adapters/http/app.js';
 import type { HttpLogger } from '../../src/adapters/http/env.js';
+import { LocalCredentialsIssuer } from '../../src/adapters/local-credentials/credentials-issuer.js';
 import { InMemoryCaseRepository } from '../../src/adapters/memory/case-repository.js';
-import { LocalCredentialsIssuer } from '../../src/adapters/node/local-credentials-issuer.js';
 import { CrnFormat } from '../../src/domain/crn.js';
 import { fixtureCases } from './fixtures.js';
 import type { OpenApiDocument } from './openapi-validator.js';

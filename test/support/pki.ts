@@ -2,15 +2,15 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDevIssuer, type DevIssuerKeys } from '../../src/adapters/jose/dev-issuer.js';
-import { thumbprintOfPem } from '../../src/adapters/node/peer-certificate.js';
+import { thumbprintOfPem } from '../../src/adapters/tls-listener/peer-certificate.js';
 import {
   type Ca,
   createCa,
-  createCrl,
   type Issued,
   issueClientCertificate,
   issueServerCertificate,
 } from '../../src/adapters/x509/pki.js';
+import { createCrl } from './crl.js';
 
 export interface ClientCredentials extends Issued {
   readonly commonName: string;

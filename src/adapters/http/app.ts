@@ -47,7 +47,7 @@ const silentLogger: HttpLogger = { info: () => {}, error: () => {} };
 /**
  * The Hono application: the request cycle, the perimeter, the routes with their guards, and
  * what answers everything else. It uses web-standard APIs only, so it runs on any runtime;
- * the Node listener lives in `src/adapters/node`.
+ * the mutual-TLS listener lives in `src/adapters/tls-listener`.
  */
 export function createHttpApp(options: HttpAppOptions): OpenAPIHono<AppEnv> {
   const logger = options.logger ?? silentLogger;

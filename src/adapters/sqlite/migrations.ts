@@ -102,5 +102,3 @@ export const CASE_STORE_MIGRATIONS: readonly string[] = [
   UPDATE cases AS c SET personal_details_json = ${PERSONAL_DETAILS_JSON};
   `,
 ];
-
-export const CASE_STORE_SCHEMA_VERSION = CASE_STORE_MIGRATIONS.length;

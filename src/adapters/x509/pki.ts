@@ -154,22 +154,3 @@ export function issueClientCertificate(ca: Ca, options: LeafOptions): Promise<Is
   }
   return issueLeaf(ca, options, 'clientAuth');
 }
-
-/** A CRL signed by the CA, listing the given serials (hex). */
-export async function createCrl(
-  ca: Ca,
-  serials: readonly string[],
-  options: { days?: number } = {},
-): Promise<string> {
-  const crl = await x509.X509CrlGenerator.create({
-    issuer: ca.certificate.subject,
-    thisUpdate: new Date(Date.now() - 60_000),
-    nextUpdate: new Date(Date.now() + (options.days ?? 30) * DAY),
-    entries: serials.map((serialNumber) => ({ serialNumber, revocationDate: new Date(Date.now() - 60_000) })),
-    signingKey: ca.privateKey,
-    signingAlgorithm: SIGN,
-    extensions: [await x509.AuthorityKeyIdentifierExtension.create(ca.certificate, false)],
-  });
-  // OpenSSL (and so Node's `crl` option) reads only the RFC 7468 label "X509 CRL".
-  return x509.PemConverter.encode(crl.rawData, 'X509 CRL');
-}

@@ -4,16 +4,16 @@
  * `src/adapters`, so this list is the whole of what the CLI depends on.
  */
 
+/** `keys issue`: a new API key and the hash that is stored (node:crypto). */
+export { generateApiKey } from '../../adapters/crypto/api-keys.js';
 /** `pki init`, `tokens mint`: the development JWT issuer and its JWKS (jose). */
 export { createDevIssuer, DEV_AUDIENCE, DEV_ISSUER, mintToken } from '../../adapters/jose/dev-issuer.js';
 /** `config check`: the bearer JWKS file is read as `serve` would read it (jose). */
 export { keySetFrom } from '../../adapters/jose/token-verifier.js';
 /** `cases import`: case files are read and validated as the memory store reads its fixtures. */
 export { CaseFileError, loadCaseFile } from '../../adapters/memory/case-file.js';
-/** `keys issue`: a new API key and the hash that is stored (node:crypto). */
-export { generateApiKey } from '../../adapters/node/api-keys.js';
 /** `tokens mint --bind-cert`: RFC 8705's thumbprint of a certificate (node:crypto). */
-export { thumbprintOfPem } from '../../adapters/node/peer-certificate.js';
+export { thumbprintOfPem } from '../../adapters/tls-listener/peer-certificate.js';
 /** `pki init`, `pki client`: a development CA, server and client certificates (@peculiar/x509). */
 export { createCa, issueClientCertificate, issueServerCertificate, loadCa } from '../../adapters/x509/pki.js';
 /** `config check`: the TLS files are read as `serve` reads them. */

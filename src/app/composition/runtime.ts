@@ -1,12 +1,12 @@
-import { batchedFetch } from '../../adapters/node/batched-fetch.js';
+import { detectRuntime, type RuntimeGlobals, type RuntimeName } from '../../adapters/shared/runtime.js';
+import { batchedFetch } from '../../adapters/tls-listener/batched-fetch.js';
 import {
   type RunningServer,
   startServer,
   type TlsFiles,
   type TlsListenerKind,
-} from '../../adapters/node/server.js';
-import { probeWithoutCertificate } from '../../adapters/node/tls-probe.js';
-import { detectRuntime, type RuntimeGlobals, type RuntimeName } from '../../adapters/shared/runtime.js';
+} from '../../adapters/tls-listener/server.js';
+import { probeWithoutCertificate } from '../../adapters/tls-listener/tls-probe.js';
 import { whyNotMutualTls } from '../listener-check.js';
 
 /** The JavaScript runtime this process runs on, and what the composition root picks for it. */

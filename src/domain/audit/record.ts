@@ -149,16 +149,6 @@ export class AuditChainWalker {
   }
 }
 
-/** Verifies a whole chain held in memory (see {@link AuditChainWalker}). */
-export function verifyAuditChain(
-  records: Iterable<StoredAuditRecord>,
-  hash: (text: string) => string,
-): AuditVerification {
-  const walker = new AuditChainWalker(hash);
-  for (const record of records) if (!walker.next(record)) break;
-  return walker.result();
-}
-
 /** Verifies a chain read in batches (oldest first), holding one batch at a time. */
 export async function verifyAuditBatches(
   batches: AsyncIterable<readonly StoredAuditRecord[]>,

@@ -8,7 +8,10 @@ import {
   SqliteCaseWriter,
 } from '../../../src/adapters/sqlite/case-store.js';
 import type { SqlDatabase } from '../../../src/adapters/sqlite/driver.js';
-import { CASE_STORE_MIGRATIONS, CASE_STORE_SCHEMA_VERSION } from '../../../src/adapters/sqlite/migrations.js';
+import { CASE_STORE_MIGRATIONS } from '../../../src/adapters/sqlite/migrations.js';
+
+const CASE_STORE_SCHEMA_VERSION = CASE_STORE_MIGRATIONS.length;
+
 import { Crn } from '../../../src/domain/crn.js';
 import { StoreUnavailableError } from '../../../src/domain/errors.js';
 import type { CaseRecord } from '../../../src/domain/types.js';

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { request } from 'node:http';
 import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { startServer } from '../../../src/adapters/node/server.js';
+import { startServer } from '../../../src/adapters/tls-listener/server.js';
 
 /** The listener's drain, on plain HTTP (the TLS path is driven end to end in test/app/shutdown.test.ts). */
 

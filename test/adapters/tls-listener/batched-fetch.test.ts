@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { batchedFetch } from '../../../src/adapters/node/batched-fetch.js';
+import { batchedFetch } from '../../../src/adapters/tls-listener/batched-fetch.js';
 
 const request = (path: string) => new Request(`https://localhost${path}`);
 

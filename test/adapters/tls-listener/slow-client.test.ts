@@ -1,6 +1,10 @@
 import { connect, type TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningServer, startServer, type TlsListenerKind } from '../../../src/adapters/node/server.js';
+import {
+  type RunningServer,
+  startServer,
+  type TlsListenerKind,
+} from '../../../src/adapters/tls-listener/server.js';
 import { runtimeOf } from '../../../src/app/composition/runtime.js';
 import { type ClientCredentials, makeTestPki, type TestPki } from '../../support/pki.js';
 

@@ -1,8 +1,8 @@
 import { createServer as createHttpsServer } from 'node:https';
 import { type AddressInfo, createServer as createNetServer, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type TlsListenerKind } from '../../../src/adapters/node/server.js';
-import { probeWithoutCertificate } from '../../../src/adapters/node/tls-probe.js';
+import { startServer, type TlsListenerKind } from '../../../src/adapters/tls-listener/server.js';
+import { probeWithoutCertificate } from '../../../src/adapters/tls-listener/tls-probe.js';
 import { makeTestPki, type TestPki } from '../../support/pki.js';
 
 let pki: TestPki;
