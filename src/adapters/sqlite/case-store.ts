@@ -10,7 +10,7 @@ import {
   transaction,
 } from './database.js';
 import type { SqlDatabase, SqliteDriver, SqlStatement } from './driver.js';
-import { CASE_STORE_MIGRATIONS, PERSONAL_DETAILS_JSON } from './migrations.js';
+import { CASE_STORE_MIGRATIONS, PERSONAL_DETAILS_JSON } from './case-schema.js';
 
 /** The store cannot be opened or used as asked; the message says what to do. */
 export class CaseStoreError extends StoreError {

@@ -8,7 +8,7 @@ import {
   SqliteCaseWriter,
 } from '../../../src/adapters/sqlite/case-store.js';
 import type { SqlDatabase } from '../../../src/adapters/sqlite/driver.js';
-import { CASE_STORE_MIGRATIONS } from '../../../src/adapters/sqlite/migrations.js';
+import { CASE_STORE_MIGRATIONS } from '../../../src/adapters/sqlite/case-schema.js';
 
 const CASE_STORE_SCHEMA_VERSION = CASE_STORE_MIGRATIONS.length;
 
