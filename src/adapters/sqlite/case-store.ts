@@ -2,6 +2,7 @@ import type { Crn } from '../../domain/crn.js';
 import type * as Case from '../../domain/types.js';
 import type { CaseRepository } from '../../ports/case-repository.js';
 import { StoreError } from '../../ports/stores.js';
+import { CASE_STORE_MIGRATIONS, PERSONAL_DETAILS_JSON } from './case-schema.js';
 import {
   openReadOnlyStore,
   openWritableStore,
@@ -10,7 +11,6 @@ import {
   transaction,
 } from './database.js';
 import type { SqlDatabase, SqliteDriver, SqlStatement } from './driver.js';
-import { CASE_STORE_MIGRATIONS, PERSONAL_DETAILS_JSON } from './case-schema.js';
 
 /** The store cannot be opened or used as asked; the message says what to do. */
 export class CaseStoreError extends StoreError {

@@ -2,13 +2,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { CASE_STORE_MIGRATIONS } from '../../../src/adapters/sqlite/case-schema.js';
 import {
   CaseStoreError,
   SqliteCaseRepository,
   SqliteCaseWriter,
 } from '../../../src/adapters/sqlite/case-store.js';
 import type { SqlDatabase } from '../../../src/adapters/sqlite/driver.js';
-import { CASE_STORE_MIGRATIONS } from '../../../src/adapters/sqlite/case-schema.js';
 
 const CASE_STORE_SCHEMA_VERSION = CASE_STORE_MIGRATIONS.length;
 
