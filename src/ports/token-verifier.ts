@@ -1,4 +1,4 @@
-import type { BearerClaims, OnBehalfOfSettings } from '../domain/access/model.js';
+import type { BearerClaims, OnBehalfOfClaims, OnBehalfOfSettings } from '../domain/access/model.js';
 
 /**
  * Verifies bearer and on-behalf-of JWTs (adapter: jose). Contract: an algorithm allowlist
@@ -9,5 +9,5 @@ import type { BearerClaims, OnBehalfOfSettings } from '../domain/access/model.js
 export interface TokenVerifier {
   verifyBearer(token: string): Promise<BearerClaims>;
   /** Verifies an on-behalf-of token with the client's own settings; returns the user's e-mail. */
-  verifyOnBehalfOf(token: string, settings: OnBehalfOfSettings): Promise<{ email: string }>;
+  verifyOnBehalfOf(token: string, settings: OnBehalfOfSettings): Promise<OnBehalfOfClaims>;
 }

@@ -191,7 +191,9 @@ describe('checkBearer (step 6)', () => {
 });
 
 describe('checkOnBehalfOf (step 7) and permissions (step 8)', () => {
-  const verifier = { verifyOnBehalfOf: async () => ({ email: 'officer@probation.example' }) };
+  const verifier = {
+    verifyOnBehalfOf: async () => ({ email: 'officer@probation.example', certificateThumbprint: null }),
+  };
   const obo = (mode: 'forbidden' | 'optional' | 'required') =>
     AccessMother.client('client-a', {
       permissions: ['getCase'],
@@ -199,19 +201,43 @@ describe('checkOnBehalfOf (step 7) and permissions (step 8)', () => {
     });
 
   it('forbidden: absent is fine, present is a 400', async () => {
-    expect(await checkOnBehalfOf({ verifier }, obo('forbidden'), undefined)).toBeNull();
-    await expect(checkOnBehalfOf({ verifier }, obo('forbidden'), 'token')).rejects.toBeInstanceOf(
-      OnBehalfOfNotAllowedError,
-    );
+    expect(await checkOnBehalfOf({ verifier }, obo('forbidden'), cert('client-a'), undefined)).toBeNull();
+    await expect(
+      checkOnBehalfOf({ verifier }, obo('forbidden'), cert('client-a'), 'token'),
+    ).rejects.toBeInstanceOf(OnBehalfOfNotAllowedError);
   });
   it('optional and required verify a present token', async () => {
-    expect(await checkOnBehalfOf({ verifier }, obo('optional'), 'token')).toEqual({
+    expect(await checkOnBehalfOf({ verifier }, obo('optional'), cert('client-a'), 'token')).toEqual({
       email: 'officer@probation.example',
     });
-    expect(await checkOnBehalfOf({ verifier }, obo('optional'), undefined)).toBeNull();
-    await expect(checkOnBehalfOf({ verifier }, obo('required'), undefined)).rejects.toBeInstanceOf(
-      UnauthenticatedError,
-    );
+    expect(await checkOnBehalfOf({ verifier }, obo('optional'), cert('client-a'), undefined)).toBeNull();
+    await expect(
+      checkOnBehalfOf({ verifier }, obo('required'), cert('client-a'), undefined),
+    ).rejects.toBeInstanceOf(UnauthenticatedError);
+  });
+  it('a certificate-bound on-behalf-of token counts only with that certificate', async () => {
+    const bound = (thumbprint: string | null) => ({
+      verifyOnBehalfOf: async () => ({
+        email: 'officer@probation.example',
+        certificateThumbprint: thumbprint,
+      }),
+    });
+    const own = cert('client-a');
+    expect(
+      await checkOnBehalfOf({ verifier: bound(own.thumbprintS256) }, obo('optional'), own, 'token'),
+    ).toEqual({ email: 'officer@probation.example' });
+    await expect(
+      checkOnBehalfOf({ verifier: bound('B'.repeat(43)) }, obo('optional'), own, 'token'),
+    ).rejects.toThrow('bound to another certificate');
+    // Behind a gateway that forwards no certificate, the binding cannot be checked: refused.
+    await expect(
+      checkOnBehalfOf(
+        { verifier: bound(own.thumbprintS256) },
+        obo('optional'),
+        { ...own, thumbprintS256: null },
+        'token',
+      ),
+    ).rejects.toThrow('bound to another certificate');
   });
   it('grants widen the base permissions by union, only for a verified user', async () => {
     const directory = directoryOf([], [], [], { 'officer@probation.example': ['getCommunityManagerByCrn'] });

@@ -121,7 +121,12 @@ export function guardOperation(
         bearerTokenOf(c.req.header('authorization')),
       );
     }
-    const onBehalfOf = await checkOnBehalfOf(options, admitted.client, c.req.header('x-on-behalf-of'));
+    const onBehalfOf = await checkOnBehalfOf(
+      options,
+      admitted.client,
+      admitted.certificate,
+      c.req.header('x-on-behalf-of'),
+    );
     // Data returned to an on-behalf-of request is for that user alone. Set before the
     // handler runs (see respond.ts).
     if (onBehalfOf !== null) setHeader(c, 'cache-control', 'no-store, private');

@@ -9,7 +9,7 @@ import {
   jwtVerify,
 } from 'jose';
 import { LRUCache } from 'lru-cache';
-import type { BearerClaims, OnBehalfOfSettings } from '../../domain/access/model.js';
+import type { BearerClaims, OnBehalfOfClaims, OnBehalfOfSettings } from '../../domain/access/model.js';
 import { UnauthenticatedError } from '../../domain/errors.js';
 import type { TokenVerifier } from '../../ports/token-verifier.js';
 
@@ -95,6 +95,37 @@ const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
  * each until its `exp`), so a keep-alive client does not pay a signature check per request;
  * the per-request binding checks (client id, certificate) still run every time.
  */
+/** RFC 8705 `x5t#S256`: the base64url SHA-256 of a DER certificate, 43 characters, unpadded. */
+const THUMBPRINT = /^[A-Za-z0-9_-]{43}$/;
+
+/**
+ * The certificate a token is confirmed by (RFC 7800 `cnf`, RFC 8705 `x5t#S256`), or null
+ * for a token that carries no `cnf`. Fails closed: a `cnf` that is not an object, that
+ * confirms nothing, that holds a thumbprint of any other shape, or that names any other
+ * confirmation method (`jkt` for DPoP, `jwk`, `kid`, …) cannot be checked here, so the token
+ * is refused rather than taken as unbound. The reason names no member and no value of the
+ * token.
+ */
+export function certificateBindingOf(scheme: 'bearer' | 'on-behalf-of', cnf: unknown): string | null {
+  if (cnf === undefined) return null;
+  const refuse = (reason: string): never => {
+    throw new UnauthenticatedError(scheme, reason);
+  };
+  if (typeof cnf !== 'object' || cnf === null || Array.isArray(cnf)) {
+    return refuse("the token's cnf claim is not an object");
+  }
+  const members = Object.keys(cnf);
+  if (members.length === 0) return refuse("the token's cnf claim confirms nothing");
+  if (members.some((member) => member !== 'x5t#S256')) {
+    return refuse('the token is bound by a confirmation method this service cannot check');
+  }
+  const thumbprint = (cnf as Record<string, unknown>)['x5t#S256'];
+  if (typeof thumbprint !== 'string' || !THUMBPRINT.test(thumbprint)) {
+    return refuse("the token's certificate thumbprint is not a base64url SHA-256 thumbprint");
+  }
+  return thumbprint;
+}
+
 export class JoseTokenVerifier implements TokenVerifier {
   private readonly bearerKeys: JWTVerifyGetKey | null;
   private readonly oboKeys = new Map<string, JWTVerifyGetKey>();
@@ -120,12 +151,10 @@ export class JoseTokenVerifier implements TokenVerifier {
     if (cached !== undefined && cached.expiresAt.getTime() + this.tolerance * 1000 > this.now().getTime())
       return cached;
     const payload = await this.verify('bearer', token, this.bearerKeys, bearer.issuer, bearer.audience);
-    const cnf = payload.cnf as Record<string, unknown> | undefined;
-    const thumbprint = cnf?.['x5t#S256'];
     const clientId = typeof payload.client_id === 'string' ? payload.client_id : (payload.sub ?? null);
     const claims: BearerClaims = {
       clientId,
-      certificateThumbprint: typeof thumbprint === 'string' ? thumbprint : null,
+      certificateThumbprint: certificateBindingOf('bearer', payload.cnf),
       expiresAt: new Date((payload.exp ?? 0) * 1000),
     };
     const ttl = claims.expiresAt.getTime() - this.now().getTime();
@@ -133,7 +162,7 @@ export class JoseTokenVerifier implements TokenVerifier {
     return claims;
   }
 
-  async verifyOnBehalfOf(token: string, settings: OnBehalfOfSettings): Promise<{ email: string }> {
+  async verifyOnBehalfOf(token: string, settings: OnBehalfOfSettings): Promise<OnBehalfOfClaims> {
     if (settings.jwks === null || settings.issuer === null || settings.audience === null) {
       throw new UnauthenticatedError(
         'on-behalf-of',
@@ -157,7 +186,10 @@ export class JoseTokenVerifier implements TokenVerifier {
         `the token has no e-mail in its ${settings.emailClaim} claim`,
       );
     }
-    return { email: email.toLowerCase() };
+    return {
+      email: email.toLowerCase(),
+      certificateThumbprint: certificateBindingOf('on-behalf-of', payload.cnf),
+    };
   }
 
   private async verify(

@@ -70,8 +70,21 @@ export async function checkBearer(
   if (claims.clientId !== certificate.commonName) {
     throw new UnauthenticatedError('bearer', 'the token was not issued to this client');
   }
-  if (claims.certificateThumbprint !== null && claims.certificateThumbprint !== certificate.thumbprintS256) {
-    throw new UnauthenticatedError('bearer', 'the token is bound to another certificate');
+  requireBoundTo('bearer', claims.certificateThumbprint, certificate);
+}
+
+/**
+ * RFC 8705: a certificate-bound token is good only with that very certificate. A binding
+ * that cannot be checked (the listener knows no thumbprint, as behind a gateway that does
+ * not forward the certificate) is refused, never taken as met.
+ */
+function requireBoundTo(
+  scheme: 'bearer' | 'on-behalf-of',
+  thumbprint: string | null,
+  certificate: ClientCertificate,
+): void {
+  if (thumbprint !== null && thumbprint !== certificate.thumbprintS256) {
+    throw new UnauthenticatedError(scheme, 'the token is bound to another certificate');
   }
 }
 
@@ -82,6 +95,7 @@ export async function checkBearer(
 export async function checkOnBehalfOf(
   { verifier }: { verifier: Pick<TokenVerifier, 'verifyOnBehalfOf'> },
   client: Client,
+  certificate: ClientCertificate,
   token: string | undefined,
 ): Promise<{ email: string } | null> {
   const { mode } = client.onBehalfOf;
@@ -96,7 +110,9 @@ export async function checkOnBehalfOf(
     return null;
   }
   if (mode === 'forbidden') throw new OnBehalfOfNotAllowedError();
-  return verifier.verifyOnBehalfOf(token, client.onBehalfOf);
+  const claims = await verifier.verifyOnBehalfOf(token, client.onBehalfOf);
+  requireBoundTo('on-behalf-of', claims.certificateThumbprint, certificate);
+  return { email: claims.email };
 }
 
 /**

@@ -61,3 +61,11 @@ export interface BearerClaims {
   readonly certificateThumbprint: string | null;
   readonly expiresAt: Date;
 }
+
+/** What a verified on-behalf-of token says: the user, and the certificate it is bound to, if any. */
+export interface OnBehalfOfClaims {
+  /** Lower case. */
+  readonly email: string;
+  /** `cnf["x5t#S256"]` when the token is certificate-bound (it must then be the client's certificate). */
+  readonly certificateThumbprint: string | null;
+}

@@ -312,6 +312,30 @@ describe('step 6: the bearer token → 401 with WWW-Authenticate', () => {
         bearer: await mint('client-a', { certificateThumbprint: certs['client-b']!.thumbprint }),
       }),
     ],
+    // A binding that cannot be checked is refused, never taken as unbound (tokens signed by
+    // the real issuer, as an attacker holding a token bound elsewhere would present them).
+    [
+      'cnf x5t#S256 an array holding the right thumbprint',
+      async () => ({
+        bearer: await mint('client-a', {
+          extraClaims: { cnf: { 'x5t#S256': [certs['client-a']!.thumbprint] } },
+        }),
+      }),
+    ],
+    [
+      'cnf x5t#S256 a number',
+      async () => ({ bearer: await mint('client-a', { extraClaims: { cnf: { 'x5t#S256': 7 } } }) }),
+    ],
+    [
+      'cnf bound by DPoP (jkt), which this service cannot check',
+      async () => ({
+        bearer: await mint('client-a', { extraClaims: { cnf: { jkt: certs['client-a']!.thumbprint } } }),
+      }),
+    ],
+    [
+      'cnf not an object',
+      async () => ({ bearer: await mint('client-a', { extraClaims: { cnf: 'bound' } }) }),
+    ],
     [
       'a token without exp',
       async () => {
@@ -383,9 +407,34 @@ describe('step 7: on-behalf-of', () => {
     ['with no e-mail claim', async () => mintObo({})],
     ['with a malformed e-mail', async () => mintObo({ email: 'not an email' })],
     ['expired', async () => mintObo({ email: 'officer@probation.example' }, { exp: -120 })],
+    [
+      'bound to another certificate',
+      async () =>
+        mintObo({ email: 'officer@probation.example', cnf: { 'x5t#S256': certs['client-b']!.thumbprint } }),
+    ],
+    [
+      'with cnf x5t#S256 an array holding the right thumbprint',
+      async () =>
+        mintObo({
+          email: 'officer@probation.example',
+          cnf: { 'x5t#S256': [certs['obo-optional']!.thumbprint] },
+        }),
+    ],
+    [
+      'bound by DPoP (jkt), which this service cannot check',
+      async () => mintObo({ email: 'officer@probation.example', cnf: { jkt: 'x'.repeat(43) } }),
+    ],
   ])('an invalid token (%s) → 401', async (_label, make) => {
     await expectRefused({ cn: 'obo-optional', obo: await make() }, 401, UNAUTHENTICATED);
     await expectRefused({ cn: 'obo-required', obo: await make() }, 401, UNAUTHENTICATED);
+  });
+  it('a token bound to the presented certificate is accepted', async () => {
+    const obo = await mintObo({
+      email: 'officer@probation.example',
+      cnf: { 'x5t#S256': certs['obo-optional']!.thumbprint },
+    });
+    const { response } = await attempt({ cn: 'obo-optional', obo });
+    expect(response.status).toBe(200);
   });
   it('present where forbidden → 400', async () => {
     const { body } = await expectRefused(

@@ -18,6 +18,8 @@ const issuer = await createDevIssuer();
 const jwksPath = join(dir, 'jwks.json');
 writeFileSync(jwksPath, JSON.stringify(issuer.jwks));
 const bearer = { jwks: jwksPath, issuer: 'https://issuer.test', audience: 'svc' };
+/** A well-formed RFC 8705 thumbprint: 43 base64url characters. */
+const THUMBPRINT = 'q3f0J2Xw8bYc1aZkP9mN4rT6uV0wE5sD7gH2jK1lL8o';
 const mint = (extra: Partial<Parameters<typeof mintToken>[0]> = {}) =>
   mintToken({
     privateJwk: issuer.privateJwk,
@@ -31,9 +33,9 @@ const mint = (extra: Partial<Parameters<typeof mintToken>[0]> = {}) =>
 describe('JoseTokenVerifier.verifyBearer', () => {
   it('returns client id, certificate binding and expiry', async () => {
     const verifier = new JoseTokenVerifier({ bearer });
-    const claims = await verifier.verifyBearer(await mint({ certificateThumbprint: 'abc' }));
+    const claims = await verifier.verifyBearer(await mint({ certificateThumbprint: THUMBPRINT }));
     expect(claims.clientId).toBe('client-a');
-    expect(claims.certificateThumbprint).toBe('abc');
+    expect(claims.certificateThumbprint).toBe(THUMBPRINT);
     expect(claims.expiresAt.getTime()).toBeGreaterThan(Date.now());
   });
 
@@ -72,6 +74,71 @@ describe('JoseTokenVerifier.verifyBearer', () => {
   it('refuses an over-long token before parsing it', async () => {
     const verifier = new JoseTokenVerifier({ bearer });
     await expect(verifier.verifyBearer('a'.repeat(9000))).rejects.toThrow('too long');
+  });
+});
+
+describe('a cnf claim this service cannot check fails closed (bearer and on-behalf-of alike)', () => {
+  const obo = {
+    mode: 'optional' as const,
+    issuer: bearer.issuer,
+    jwks: jwksPath,
+    audience: bearer.audience,
+    emailClaim: 'email',
+  };
+  const verifier = new JoseTokenVerifier({ bearer });
+  const withCnf = (cnf: unknown) => mint({ extraClaims: { email: 'officer@probation.example', cnf } });
+  const refused: [string, unknown, RegExp][] = [
+    [
+      'an array holding the right thumbprint',
+      { 'x5t#S256': [THUMBPRINT] },
+      /thumbprint is not a base64url SHA-256/,
+    ],
+    ['a number', { 'x5t#S256': 42 }, /thumbprint is not a base64url SHA-256/],
+    ['null', { 'x5t#S256': null }, /thumbprint is not a base64url SHA-256/],
+    ['too short', { 'x5t#S256': THUMBPRINT.slice(1) }, /thumbprint is not a base64url SHA-256/],
+    ['padded base64', { 'x5t#S256': `${THUMBPRINT.slice(0, 42)}=` }, /thumbprint is not a base64url SHA-256/],
+    [
+      'standard base64 alphabet',
+      { 'x5t#S256': `+/${THUMBPRINT.slice(2)}` },
+      /thumbprint is not a base64url SHA-256/,
+    ],
+    ['DPoP (jkt) instead', { jkt: THUMBPRINT }, /confirmation method this service cannot check/],
+    [
+      'a thumbprint and a jkt',
+      { 'x5t#S256': THUMBPRINT, jkt: THUMBPRINT },
+      /confirmation method this service cannot check/,
+    ],
+    ['a jwk', { jwk: { kty: 'EC' } }, /confirmation method this service cannot check/],
+    ['an empty object', {}, /confirms nothing/],
+    ['a string', THUMBPRINT, /cnf claim is not an object/],
+    ['an array', [{ 'x5t#S256': THUMBPRINT }], /cnf claim is not an object/],
+    ['null', null, /cnf claim is not an object/],
+    ['a boolean', true, /cnf claim is not an object/],
+  ];
+  it.each(refused)('bearer: cnf %s → refused', async (_label, cnf, reason) => {
+    const error = await verifier.verifyBearer(await withCnf(cnf)).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UnauthenticatedError);
+    expect((error as UnauthenticatedError).scheme).toBe('bearer');
+    expect((error as Error).message).toMatch(reason);
+    // The reason repeats nothing of the token.
+    expect((error as Error).message).not.toContain(THUMBPRINT.slice(0, 10));
+  });
+  it.each(refused)('on-behalf-of: cnf %s → refused', async (_label, cnf, reason) => {
+    const error = await verifier.verifyOnBehalfOf(await withCnf(cnf), obo).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UnauthenticatedError);
+    expect((error as UnauthenticatedError).scheme).toBe('on-behalf-of');
+    expect((error as Error).message).toMatch(reason);
+  });
+  it('a well-formed x5t#S256 is returned as the binding; no cnf is unbound', async () => {
+    expect(
+      (await verifier.verifyBearer(await withCnf({ 'x5t#S256': THUMBPRINT }))).certificateThumbprint,
+    ).toBe(THUMBPRINT);
+    expect(await verifier.verifyOnBehalfOf(await withCnf({ 'x5t#S256': THUMBPRINT }), obo)).toEqual({
+      email: 'officer@probation.example',
+      certificateThumbprint: THUMBPRINT,
+    });
+    expect((await verifier.verifyBearer(await mint())).certificateThumbprint).toBeNull();
+    expect((await verifier.verifyOnBehalfOf(await withCnf(undefined), obo)).certificateThumbprint).toBeNull();
   });
 });
 
