@@ -6,7 +6,7 @@ import { CaseFileError, loadCaseFile } from '../composition/operator.js';
 import { STORE_REGISTRY } from '../composition/store-kinds.js';
 import { generateCases, MAX_GENERATED_CASES } from '../generate.js';
 import type { StoreRef } from '../stores.js';
-import { EXIT, type Io, parse, report, storeContext, storeOption, UsageError } from './common.js';
+import { EXIT, type Io, parse, report, storeOption, storeWiringOf, UsageError } from './common.js';
 
 /** The store cases are written to: a usage error when it cannot be written. */
 function writableStore(
@@ -26,7 +26,7 @@ async function importCases(args: string[], io: Io): Promise<number> {
   const { values, positionals } = parse(args, { store: { type: 'string' }, json: { type: 'boolean' } });
   if (positionals.length === 0) throw new UsageError('cases import needs at least one FILE');
   const store = writableStore(values.store, io);
-  const context = storeContext(io);
+  const context = storeWiringOf(io);
   const { crnFormat } = context;
   // Every file is read and validated before anything is written: a bad file loses nothing.
   const records: CaseRecord[] = [];
@@ -78,7 +78,7 @@ async function generate(args: string[], io: Io): Promise<number> {
   const count = Number(values.count);
   const store = writableStore(values.store, io);
   const shown = STORE_REGISTRY.display(store.ref);
-  const opened = await store.open(storeContext(io));
+  const opened = await store.open(storeWiringOf(io));
   const writer = opened.value;
   const bar = new cliProgress.SingleBar(
     {

@@ -58,7 +58,7 @@ export function storeOption(
 }
 
 /** What a store opened by the CLI is wired with: the crn pattern, and warnings on stderr. */
-export function storeContext(io: Io): StoreWiring {
+export function storeWiringOf(io: Io): StoreWiring {
   return storeWiring(crnFormatOf(io.env), (level, _fields, message) => {
     if (level !== 'info') io.err(`case-read: ${message}`);
   });
@@ -68,14 +68,18 @@ export function storeContext(io: Io): StoreWiring {
 export const openAccessStore = (option: string | undefined, io: Io) =>
   STORE_REGISTRY.openAccessAdministration(
     storeOption('--access-store', 'ACCESS_STORE', option, io.env),
-    storeContext(io),
+    storeWiringOf(io),
   );
 
 /** The trail the audit commands read: `--audit-store`, else `AUDIT_STORE`, else its default. It must exist. */
 export const openAuditStore = (option: string | undefined, io: Io) =>
-  STORE_REGISTRY.openAuditLog(storeOption('--audit-store', 'AUDIT_STORE', option, io.env), storeContext(io), {
-    create: false,
-  });
+  STORE_REGISTRY.openAuditLog(
+    storeOption('--audit-store', 'AUDIT_STORE', option, io.env),
+    storeWiringOf(io),
+    {
+      create: false,
+    },
+  );
 
 /** Runs `run` on an opened store and closes it whatever happens. */
 export async function using<T, R>(

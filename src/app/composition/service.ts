@@ -28,9 +28,10 @@ import { STORE_REGISTRY, storeWiring } from './store-kinds.js';
  * `operator.ts` for what the operator commands use.
  */
 
-/** The service's configuration, with the store kinds this service knows. */
+/** `serve` logs through pino (JSON lines on stdout). */
 export { createLogger, type Logger };
 
+/** The service's configuration, with the store kinds this service knows. */
 export const loadServiceConfig = (env: Environment): Config => loadConfig(env, STORE_REGISTRY);
 
 /** Reads the Swagger UI assets from the swagger-ui-dist package, once. */
