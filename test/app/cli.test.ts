@@ -103,6 +103,14 @@ describe('case-read usage errors exit 2 with a usage line', () => {
     const result = runCli(['help']);
     expect(result.status).toBe(0);
     expect(result.stdout).toContain('case-read cases generate --count N');
+    // The store forms come from the registry: each command's option with what it accepts.
+    expect(result.stdout).toContain(
+      'audit commands: --audit-store sqlite:PATH, jsonl:PATH or postgres://USER@HOST:PORT/DB[?schema=NAME] (else AUDIT_STORE, else sqlite:./data/audit.db)',
+    );
+    expect(result.stdout).toMatch(
+      /cases commands: --store sqlite:PATH or postgres:\/\/\S+ \(else CASE_STORE/,
+    );
+    expect(result.stdout).not.toMatch(/cases commands: [^\n]*(memory|https|jsonl)/);
   });
 });
 
