@@ -55,6 +55,20 @@ describe('case-read usage errors exit 2 with a usage line', () => {
       '--queue-arn must be an SQS queue ARN',
     ],
     [
+      [
+        'clients',
+        'add',
+        'client-a',
+        '--permissions',
+        'getCase',
+        '--redact',
+        'preferredLanguage,emailAddress',
+      ],
+      'unknown field to redact "emailAddress"; expected none, or one or more of preferredLanguage, personalCircumstances, disabilities, offenderPersonalityDisorder, homeOfficeInterest.notes, communityManager.jobRole, communityManager.emailAddress, communityManager.officeName, communityManager.teamPhoneNumber, communityManager.name.middleName',
+    ],
+    [['clients', 'update', 'client-a'], 'clients update needs --redact'],
+    [['clients', 'update', 'client-a', '--redact', 'crn'], 'unknown field to redact "crn"'],
+    [
       ['clients', 'add', 'client-a', '--permissions', 'getCase', '--role-arn', 'arn:aws:iam::1:user/x'],
       '--role-arn must be an IAM role ARN',
     ],
@@ -362,6 +376,35 @@ describe('onboarding end to end, through the binary alone', () => {
     ]);
     cli('grants', 'remove', 'officer@probation.example', 'getCase');
     expect(cli('grants', 'list')).toBe('officer@probation.example  getCommunityManagerByCrn\n');
+  });
+
+  it('clients add --redact, clients show and clients update --redact (none clears it)', () => {
+    cli(
+      'clients',
+      'add',
+      'minimised',
+      '--permissions',
+      'getCase',
+      '--redact',
+      'communityManager.emailAddress,disabilities',
+    );
+    expect(cli('clients', 'show', 'minimised')).toContain(
+      'withheld        disabilities, communityManager.emailAddress',
+    );
+    expect(JSON.parse(cli('clients', 'show', 'minimised', '--json')).redact).toEqual([
+      'disabilities',
+      'communityManager.emailAddress',
+    ]);
+    expect(cli('clients', 'update', 'minimised', '--redact', 'homeOfficeInterest.notes')).toContain(
+      'withheld        homeOfficeInterest.notes',
+    );
+    expect(JSON.parse(cli('clients', 'update', 'minimised', '--redact', 'none', '--json')).redact).toEqual(
+      [],
+    );
+    expect(cli('clients', 'show', 'minimised')).toContain('withheld        (none)');
+    const missing = runCli(['clients', 'update', 'nobody', '--redact', 'none'], env);
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toContain('no client nobody');
   });
 
   it('keys issue for an unknown client fails (1) and says how to add it', () => {

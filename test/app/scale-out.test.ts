@@ -81,7 +81,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-type Outcome = { status: number; requestId: string } | { error: string };
+type Outcome = { status: number; requestId: string; body: string } | { error: string };
 
 const agents = new Map<string, Agent>();
 function agentFor(credentials: { cert: string; key: string }): Agent {
@@ -111,9 +111,13 @@ function get(
         timeout: 15_000,
       },
       (res) => {
-        res.resume();
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          body += chunk;
+        });
         res.on('end', () =>
-          resolve({ status: res.statusCode ?? 0, requestId: String(res.headers['x-request-id']) }),
+          resolve({ status: res.statusCode ?? 0, requestId: String(res.headers['x-request-id']), body }),
         );
       },
     );
@@ -221,6 +225,41 @@ describe('two serve processes on one PostgreSQL and one Redis', () => {
       refusedWithin.push(Date.now() - revokedAt);
     }
     expect(Math.max(...refusedWithin)).toBeLessThanOrEqual(1000);
+  }, 30_000);
+
+  it('a clients update --redact with the CLI is applied by both instances within one second', async () => {
+    const emailOf = async (instance: Instance) => {
+      const outcome = await get(instance, '/case/X123456/community-manager');
+      if (!('status' in outcome) || outcome.status !== 200) throw new Error(`got ${statusOf(outcome)}`);
+      return (JSON.parse(outcome.body) as { communityManager: { emailAddress: string | null } })
+        .communityManager.emailAddress;
+    };
+    for (const instance of instances)
+      expect(await emailOf(instance)).toBe('alex.testperson@probation.example');
+    setup.cli('clients', 'update', 'client-a', '--redact', 'communityManager.emailAddress');
+    try {
+      const changedAt = Date.now();
+      const appliedWithin: number[] = [];
+      for (const instance of instances) {
+        while ((await emailOf(instance)) !== null) {
+          if (Date.now() - changedAt > 1000)
+            throw new Error(`instance ${instance.name} still sends the e-mail`);
+          await new Promise((r) => setTimeout(r, 20));
+        }
+        appliedWithin.push(Date.now() - changedAt);
+      }
+      expect(Math.max(...appliedWithin)).toBeLessThanOrEqual(1000);
+    } finally {
+      setup.cli('clients', 'update', 'client-a', '--redact', 'none');
+    }
+    for (const instance of instances) {
+      const changedAt = Date.now();
+      while ((await emailOf(instance)) === null) {
+        if (Date.now() - changedAt > 1000)
+          throw new Error(`instance ${instance.name} still withholds the e-mail`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    }
   }, 30_000);
 
   it('database connections killed mid-load: 503 in the outage, never 500, no lost record, recovery without restart', async () => {

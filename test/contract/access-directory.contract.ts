@@ -42,11 +42,14 @@ export function describeAccessDirectoryContract(
           audience: 'case-read',
           emailClaim: 'upn',
         },
+        redact: ['personalCircumstances', 'communityManager.emailAddress'],
       });
       await admin.saveClient(client);
       expect(await reader.findClient('client-a')).toStrictEqual(client);
       await admin.saveClient({ ...client, permissions: ['getCase'] });
       expect((await reader.findClient('client-a'))?.permissions).toEqual(['getCase']);
+      await admin.saveClient({ ...client, redact: [] });
+      expect((await reader.findClient('client-a'))?.redact).toEqual([]);
       await admin.saveClient(AccessMother.client('client-0'));
       expect((await admin.listClients()).map((c) => c.id)).toEqual(['client-0', 'client-a']);
     });
@@ -141,6 +144,12 @@ export function describeAccessDirectoryContract(
       await admin.revokeCertificate({ serialNumber: 'CAFE', clientId: null, revokedAt: at });
       await admin.addGrant('a@probation.example', ['getCase']);
       await admin.setSuspended('client-a', true);
+      await admin.saveClient({
+        ...(await admin.findClient('client-a'))!,
+        suspended: true,
+        redact: ['homeOfficeInterest.notes'],
+      });
+      expect((await reader.findClient('client-a'))?.redact).toEqual(['homeOfficeInterest.notes']);
       expect((await reader.findApiKey('key0000000000001'))?.revokedAt).toEqual(at);
       expect(await reader.isCertificateRevoked('CAFE', 'client-a')).toBe(true);
       expect(await reader.grantsFor('a@probation.example')).toEqual(['getCase']);

@@ -121,6 +121,7 @@ export const AccessMother = {
       queueArn: null,
       roleArn: null,
       onBehalfOf: { mode: 'forbidden', issuer: null, jwks: null, audience: null, emailClaim: 'email' },
+      redact: [],
       ...overrides,
     };
   },

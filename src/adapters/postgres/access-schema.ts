@@ -27,6 +27,7 @@ export const ACCESS_STORE: PostgresStoreDescription = {
     CREATE TRIGGER certificate_revocations_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON certificate_revocations
       FOR EACH STATEMENT EXECUTE FUNCTION case_read_access_changed();
     `,
+    rows.redactColumnSql({ list: 'TEXT[]', emptyList: "'{}'" }),
   ],
 };
 

@@ -1,5 +1,6 @@
 import type { ApiKeyRecord, Client, OnBehalfOfMode } from '../../domain/access/model.js';
 import { isPermission, type Permission } from '../../domain/access/permissions.js';
+import { isRedactableField } from '../../domain/access/redaction.js';
 import type { CertificateRevocation, UserGrant } from '../../ports/access-directory.js';
 
 /**
@@ -27,6 +28,8 @@ export interface ClientRow<List, Flag> {
   readonly obo_jwks: string | null;
   readonly obo_audience: string | null;
   readonly obo_email_claim: string;
+  /** The fields withheld from the client (schema version 2). */
+  readonly redact: List;
 }
 
 export interface KeyRow<Time> {
@@ -94,6 +97,13 @@ export const accessTablesSql = ({ list, flag, time, tableEnd }: AccessTableTypes
   )${tableEnd};
 `;
 
+/**
+ * Schema version 2: the fields withheld from each client (data minimisation). Existing
+ * clients withhold nothing.
+ */
+export const redactColumnSql = ({ list, emptyList }: { readonly list: string; readonly emptyList: string }) =>
+  `ALTER TABLE clients ADD COLUMN redact ${list} NOT NULL DEFAULT ${emptyList};`;
+
 /** The columns of `clients` and `api_keys`, in the order the row values below are given. */
 export const CLIENT_COLUMNS = [
   'id',
@@ -107,6 +117,7 @@ export const CLIENT_COLUMNS = [
   'obo_jwks',
   'obo_audience',
   'obo_email_claim',
+  'redact',
 ] as const;
 export const KEY_COLUMNS = [
   'id',
@@ -143,6 +154,7 @@ export function accessRows<List, Flag, Time>({ list, flag, time }: SqlEncoding<L
         audience: row.obo_audience,
         emailClaim: row.obo_email_claim,
       },
+      redact: list.read(row.redact).filter(isRedactableField),
     }),
     /** A client's row values, in {@link CLIENT_COLUMNS} order. */
     clientValues: (client: Client): unknown[] => [
@@ -157,6 +169,7 @@ export function accessRows<List, Flag, Time>({ list, flag, time }: SqlEncoding<L
       client.onBehalfOf.jwks,
       client.onBehalfOf.audience,
       client.onBehalfOf.emailClaim,
+      list.write(client.redact),
     ],
     toKey: (row: KeyRow<Time>): ApiKeyRecord => ({
       id: row.id,

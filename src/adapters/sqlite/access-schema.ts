@@ -12,6 +12,7 @@ const MIGRATIONS: readonly string[] = [
     time: 'INTEGER',
     tableEnd: ' WITHOUT ROWID',
   }),
+  rows.redactColumnSql({ list: 'TEXT', emptyList: "''" }),
 ];
 
 export class AccessStoreError extends StoreError {

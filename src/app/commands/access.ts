@@ -1,6 +1,7 @@
 import { CertificateSerial } from '../../domain/access/certificate-serial.js';
 import type { ApiKeyRecord, Client, OnBehalfOfMode } from '../../domain/access/model.js';
 import { parsePermissionList } from '../../domain/access/permissions.js';
+import { parseRedactList } from '../../domain/access/redaction.js';
 import { QueueArn, RoleArn } from '../../domain/queue/arns.js';
 import type { AccessAdministration, AccessDirectory } from '../../ports/access-directory.js';
 import { generateApiKey } from '../composition/operator.js';
@@ -40,8 +41,12 @@ function describeClient(c: Client): string[] {
     `  rate limit      ${c.rateLimit ?? '(service default)'}`,
     `  queue           ${c.queueArn ?? '(none)'}${c.roleArn ? ` via ${c.roleArn}` : ''}`,
     `  on-behalf-of    ${c.onBehalfOf.mode}${c.onBehalfOf.mode === 'forbidden' ? '' : ` (iss ${c.onBehalfOf.issuer}, aud ${c.onBehalfOf.audience}, jwks ${c.onBehalfOf.jwks}, e-mail claim ${c.onBehalfOf.emailClaim})`}`,
+    `  withheld        ${c.redact.join(', ') || '(none)'}`,
   ];
 }
+
+/** `--redact FIELD[,FIELD…]|none`; an unknown field is a usage error naming the allowed ones. */
+const redactOption = (raw: string) => usage(() => parseRedactList(raw));
 
 function keyStatus(k: ApiKeyRecord, now: Date): string {
   if (k.revokedAt !== null) return `revoked ${k.revokedAt.toISOString()}`;
@@ -72,8 +77,10 @@ async function clients(sub: string | undefined, args: string[], io: Io): Promise
         'obo-jwks': { type: 'string' },
         'obo-audience': { type: 'string' },
         'obo-email-claim': { type: 'string' },
+        redact: { type: 'string' },
       });
       const id = clientIdOf(positionals(rest, ['CN'])[0] as string);
+      const redact = values.redact === undefined ? [] : redactOption(values.redact);
       if (values.permissions === undefined) throw new UsageError('clients add needs --permissions P[,P...]');
       const permissions = usage(() => parsePermissionList(values.permissions as string));
       if (values['queue-arn'] !== undefined && !QueueArn.tryParse(values['queue-arn'])) {
@@ -114,6 +121,7 @@ async function clients(sub: string | undefined, args: string[], io: Io): Promise
           audience: obo.audience ?? null,
           emailClaim: values['obo-email-claim'] ?? 'email',
         },
+        redact,
       };
       await withStore(values['access-store'], io, async (store) => {
         if (await store.findClient(id)) throw new CommandError(`client ${id} already exists`);
@@ -152,6 +160,23 @@ async function clients(sub: string | undefined, args: string[], io: Io): Promise
       ]);
       return EXIT.ok;
     }
+    case 'update': {
+      const { values, positionals: rest } = parse(args, { ...STORE, redact: { type: 'string' } });
+      const id = positionals(rest, ['CN'])[0] as string;
+      if (values.redact === undefined)
+        throw new UsageError('clients update needs --redact FIELD[,FIELD...]|none');
+      const redact = redactOption(values.redact);
+      const updated = await withStore(values['access-store'], io, async (store) => {
+        const client = await store.findClient(id);
+        if (!client) return undefined;
+        const changed: Client = { ...client, redact };
+        await store.saveClient(changed);
+        return changed;
+      });
+      if (!updated) throw new CommandError(`no client ${id}`);
+      report(io, values.json, updated, [`updated client ${id}`, ...describeClient(updated).slice(1)]);
+      return EXIT.ok;
+    }
     case 'suspend':
     case 'resume': {
       const { values, positionals: rest } = parse(args, STORE);
@@ -179,7 +204,7 @@ async function clients(sub: string | undefined, args: string[], io: Io): Promise
     default:
       throw new UsageError(
         sub === undefined
-          ? 'clients needs a subcommand: add, list, show, suspend, resume or remove'
+          ? 'clients needs a subcommand: add, list, show, update, suspend, resume or remove'
           : `unknown clients subcommand: ${sub}`,
       );
   }

@@ -1,4 +1,5 @@
 import type { Permission } from './permissions.js';
+import type { RedactableField } from './redaction.js';
 
 export type OnBehalfOfMode = 'forbidden' | 'optional' | 'required';
 
@@ -22,6 +23,8 @@ export interface Client {
   readonly queueArn: string | null;
   readonly roleArn: string | null;
   readonly onBehalfOf: OnBehalfOfSettings;
+  /** Fields withheld from this client's answers (data minimisation, decisions §8); [] for none. */
+  readonly redact: readonly RedactableField[];
 }
 
 /** An API key as stored: the secret only as a hash. */

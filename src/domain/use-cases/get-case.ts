@@ -1,4 +1,9 @@
 import type { CaseRepository } from '../../ports/case-repository.js';
+import {
+  type MinimisedPersonalDetails,
+  minimisePersonalDetails,
+  type RedactableField,
+} from '../access/redaction.js';
 import type { Crn } from '../crn.js';
 import type { JsonText, PersonalDetailsAndCircumstances } from '../types.js';
 import { foundFor } from './case-found.js';
@@ -7,15 +12,23 @@ export interface GetCaseDeps {
   readonly repository: Pick<CaseRepository, 'findPersonalDetails'>;
 }
 
-/** Operation `getCase`: personal details and circumstances for one case. */
+/**
+ * Operation `getCase`: personal details and circumstances for one case, with any field the
+ * client has withheld answered as null.
+ */
 export async function getCase(
   { repository }: GetCaseDeps,
   crn: Crn,
-): Promise<PersonalDetailsAndCircumstances> {
-  return foundFor(crn, await repository.findPersonalDetails(crn));
+  withheld: readonly RedactableField[] = [],
+): Promise<MinimisedPersonalDetails> {
+  return minimisePersonalDetails(foundFor(crn, await repository.findPersonalDetails(crn)), withheld);
 }
 
-/** `getCase` as JSON text, for a repository that holds it (see `findPersonalDetailsText`). */
+/**
+ * `getCase` as the stored JSON text, for a repository that holds it (see
+ * `findPersonalDetailsText`) and a client that has none of these fields withheld: text is
+ * sent as it is, so it can withhold nothing (see `withholdsPersonalDetails`).
+ */
 export async function getCaseText(
   { repository }: { readonly repository: Required<Pick<CaseRepository, 'findPersonalDetailsText'>> },
   crn: Crn,

@@ -1,4 +1,5 @@
 import type { CaseRepository } from '../../ports/case-repository.js';
+import { minimiseCommunityManager, type RedactableField } from '../access/redaction.js';
 import type { Crn } from '../crn.js';
 import { CommunityManagerNotFoundError } from '../errors.js';
 import type { CommunityOffenderManager } from '../types.js';
@@ -15,8 +16,9 @@ export interface GetCommunityManagerDeps {
 export async function getCommunityManagerByCrn(
   { repository }: GetCommunityManagerDeps,
   crn: Crn,
+  withheld: readonly RedactableField[] = [],
 ): Promise<CommunityOffenderManager> {
   const found = foundFor(crn, await repository.findCommunityManager(crn));
   if (found.communityManager === null) throw new CommunityManagerNotFoundError(crn.value);
-  return { crn: crn.value, communityManager: found.communityManager };
+  return minimiseCommunityManager({ crn: crn.value, communityManager: found.communityManager }, withheld);
 }

@@ -1,4 +1,5 @@
 import type { CaseRepository } from '../../ports/case-repository.js';
+import { minimiseHomeOfficeInterest, type RedactableField } from '../access/redaction.js';
 import type { Crn } from '../crn.js';
 import type { HomeOfficeInterest } from '../types.js';
 import { foundFor } from './case-found.js';
@@ -7,10 +8,14 @@ export interface GetHomeOfficeInterestDeps {
   readonly repository: Pick<CaseRepository, 'findHomeOfficeInterest'>;
 }
 
-/** Operation `getHomeOfficeInterest`: whether the Home Office has an interest, with notes. */
+/**
+ * Operation `getHomeOfficeInterest`: whether the Home Office has an interest, with notes
+ * (null when the client has them withheld).
+ */
 export async function getHomeOfficeInterest(
   { repository }: GetHomeOfficeInterestDeps,
   crn: Crn,
+  withheld: readonly RedactableField[] = [],
 ): Promise<HomeOfficeInterest> {
-  return foundFor(crn, await repository.findHomeOfficeInterest(crn));
+  return minimiseHomeOfficeInterest(foundFor(crn, await repository.findHomeOfficeInterest(crn)), withheld);
 }

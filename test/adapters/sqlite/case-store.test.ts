@@ -9,15 +9,13 @@ import {
   SqliteCaseWriter,
 } from '../../../src/adapters/sqlite/case-store.js';
 import type { SqlDatabase } from '../../../src/adapters/sqlite/driver.js';
-
-const CASE_STORE_SCHEMA_VERSION = CASE_STORE_MIGRATIONS.length;
-
 import { Crn } from '../../../src/domain/crn.js';
 import { StoreUnavailableError } from '../../../src/domain/errors.js';
 import type { CaseRecord } from '../../../src/domain/types.js';
 import { CaseMother } from '../../support/mothers.js';
 import { openSqlite, pragma } from '../../support/sqlite.js';
 
+const CASE_STORE_SCHEMA_VERSION = CASE_STORE_MIGRATIONS.length;
 const dir = mkdtempSync(join(tmpdir(), 'case-read-sqlite-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let n = 0;

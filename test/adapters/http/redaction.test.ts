@@ -1,0 +1,134 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SqliteCaseRepository, SqliteCaseWriter } from '../../../src/adapters/sqlite/case-store.js';
+import { REDACTABLE_FIELDS, type RedactableField } from '../../../src/domain/access/redaction.js';
+import { fixtureCases } from '../../support/fixtures.js';
+import { fixtureApp, servedDocument } from '../../support/http.js';
+import { httpsRequest } from '../../support/https-client.js';
+import { AccessMother } from '../../support/mothers.js';
+import { OpenApiValidator } from '../../support/openapi-validator.js';
+import { type ClientCredentials, makeTestPki, type TestPki } from '../../support/pki.js';
+import { mintTestToken, type RunningTestService, startTestService } from '../../support/service.js';
+
+// Data minimisation per client (decisions §8), through the real mutual-TLS listener, over a
+// SQLite case store: the store that offers the stored-text fast path for getCase.
+const cases = fixtureCases();
+const full = cases.find((c) => c.communityManager !== null && c.homeOfficeInterest.notes !== null)!;
+const dir = mkdtempSync(join(tmpdir(), 'case-read-redact-'));
+let pki: TestPki;
+let service: RunningTestService;
+let validator: OpenApiValidator;
+const clients: Record<string, { cert: ClientCredentials; key: string }> = {};
+const WITHHELD: Record<string, readonly RedactableField[]> = {
+  plain: [],
+  everything: REDACTABLE_FIELDS,
+  'language-only': ['preferredLanguage'],
+  'manager-email': ['communityManager.emailAddress', 'communityManager.name.middleName'],
+};
+
+beforeAll(async () => {
+  const writer = SqliteCaseWriter.open(join(dir, 'cases.db'));
+  writer.write(cases);
+  writer.close();
+  pki = await makeTestPki();
+  service = await startTestService(pki, {
+    repository: SqliteCaseRepository.openReadOnly(join(dir, 'cases.db')),
+  });
+  for (const [cn, redact] of Object.entries(WITHHELD)) {
+    await service.directory.saveClient(
+      AccessMother.client(cn, {
+        permissions: ['getCase', 'getHomeOfficeInterest', 'getCommunityManagerByCrn', 'getRiskScores'],
+        redact,
+      }),
+    );
+    clients[cn] = { cert: await pki.client(cn), key: (await service.issueKey(cn)).key };
+  }
+  validator = new OpenApiValidator(await servedDocument(fixtureApp()));
+});
+afterAll(async () => {
+  await service.close();
+  pki.cleanup();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function read(cn: string, path: string): Promise<Record<string, unknown>> {
+  const { cert, key } = clients[cn]!;
+  const response = await httpsRequest(`${service.url}${path}`, {
+    ca: pki.ca.certPem,
+    cert: cert.certPem,
+    key: cert.keyPem,
+    headers: { 'x-api-key': key, authorization: `Bearer ${await mintTestToken(pki, cn)}` },
+  });
+  expect(response.status).toBe(200);
+  return response.json() as Record<string, unknown>;
+}
+
+const OPERATIONS = [
+  ['/case/{crn}', ''],
+  ['/case/{crn}/home-office-interest', '/home-office-interest'],
+  ['/case/{crn}/community-manager', '/community-manager'],
+] as const;
+
+/** The answer with the listed fields set to null, by their dotted paths (the operation's prefix dropped). */
+function withNulls(answer: Record<string, unknown>, paths: readonly string[]): Record<string, unknown> {
+  const copy = structuredClone(answer);
+  for (const path of paths) {
+    const parts = path.split('.');
+    let at: Record<string, unknown> = copy;
+    for (const part of parts.slice(0, -1)) at = at[part] as Record<string, unknown>;
+    at[parts.at(-1)!] = null;
+  }
+  return copy;
+}
+
+/** The fields of the list an operation's answer holds, as paths in that answer. */
+function pathsIn(operation: string, fields: readonly RedactableField[]): string[] {
+  if (operation === '') return fields.filter((f) => !f.includes('.'));
+  if (operation === '/home-office-interest') {
+    return fields
+      .filter((f) => f.startsWith('homeOfficeInterest.'))
+      .map((f) => f.slice('homeOfficeInterest.'.length));
+  }
+  return fields.filter((f) => f.startsWith('communityManager.'));
+}
+
+describe('data minimisation: a withheld field is null, every other field unchanged', () => {
+  for (const [documented, suffix] of OPERATIONS) {
+    for (const cn of ['everything', 'language-only', 'manager-email']) {
+      it(`${documented} for a client withholding ${WITHHELD[cn]!.length} field(s) (${cn})`, async () => {
+        const path = `/case/${full.crn}${suffix}`;
+        const plain = await read('plain', path);
+        const minimised = await read(cn, path);
+        const paths = pathsIn(suffix, WITHHELD[cn]!);
+        expect(minimised).toStrictEqual(withNulls(plain, paths));
+        for (const p of paths) {
+          // The fixture holds something there, so null is the withholding, not the data.
+          expect(
+            p.split('.').reduce<unknown>((at, k) => (at as Record<string, unknown>)[k], plain),
+          ).not.toBeNull();
+        }
+        expect(validator.responseErrors(documented, 'get', 200, 'application/json', minimised)).toEqual([]);
+      });
+    }
+  }
+
+  it('the stored-text fast path is not taken past a withheld field: every fixture, every client', async () => {
+    for (const record of cases) {
+      const plain = await read('plain', `/case/${record.crn}`);
+      expect(await read('everything', `/case/${record.crn}`)).toStrictEqual({
+        preferredLanguage: null,
+        personalCircumstances: null,
+        disabilities: null,
+        offenderPersonalityDisorder: null,
+      });
+      expect(await read('manager-email', `/case/${record.crn}`)).toStrictEqual(plain);
+    }
+  });
+
+  it('risk scores have no field to withhold: answered in full', async () => {
+    const path = `/v1/persons/${full.crn}/risks/scores`;
+    expect(await read('everything', path)).toStrictEqual(await read('plain', path));
+  });
+});
