@@ -66,6 +66,9 @@ if (!existsSync(files.access)) {
     '--queue-arn',
     'arn:aws:sqs:eu-west-2:000000000000:dev-client-queue',
   ]);
+} else {
+  // Any operator command migrates an access store made by an older version.
+  await run(['clients', 'list', ...access], capture().io);
 }
 if (!existsSync(files.apiKey)) {
   const { io, lines } = capture();
