@@ -75,6 +75,36 @@ describe('PostgreSQL schemas and migrations', () => {
     }
   });
 
+  it('an access store at version 1 (before data minimisation) is refused by serve and migrated by the operator, keeping its clients', async () => {
+    const old = testSchema('access_v1');
+    const pool = createPool(targetOf(old.url), { application: 'case-read test' });
+    try {
+      const v1 = { ...ACCESS_STORE, migrations: ACCESS_STORE.migrations.slice(0, 1) };
+      await migrate(pool, old.name, v1);
+      await adminQuery(
+        "INSERT INTO clients (id, permissions, suspended) VALUES ('client-a', '{getCase,getRiskScores}', false)",
+        [],
+        old.name,
+      );
+      await expect(postgresStores.access?.open(old.url, testContext)).rejects.toThrow(
+        /access store in schema \w+ is at version 1, this service needs 2; migrate it with: case-read clients add/,
+      );
+      const admin = await postgresStores.access?.openAdmin?.(old.url, testContext);
+      await admin?.close();
+      const reader = await postgresStores.access?.open(old.url, testContext);
+      try {
+        const client = await reader?.value.findClient('client-a');
+        expect(client?.permissions).toEqual(['getCase', 'getRiskScores']);
+        expect(client?.redact).toEqual([]);
+      } finally {
+        await reader?.close();
+      }
+    } finally {
+      await pool.end();
+      await old.drop();
+    }
+  });
+
   it('two writers migrating at once both succeed and leave one store at the current version', async () => {
     const both = testSchema('race');
     const pools = [0, 1].map(() => createPool(targetOf(both.url), { application: 'case-read test' }));
