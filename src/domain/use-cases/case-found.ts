@@ -1,3 +1,4 @@
+import type { CaseRepository } from '../../ports/case-repository.js';
 import type { Crn } from '../crn.js';
 import { CaseNotFoundError } from '../errors.js';
 
@@ -8,4 +9,9 @@ import { CaseNotFoundError } from '../errors.js';
 export function foundFor<T>(crn: Crn, answer: T | undefined): T {
   if (answer === undefined) throw new CaseNotFoundError(crn.value);
   return answer;
+}
+
+/** What a crn operation needs: the repository's finders it calls, and nothing else. */
+export interface CaseReadDeps<F extends keyof CaseRepository> {
+  readonly repository: Required<Pick<CaseRepository, F>>;
 }

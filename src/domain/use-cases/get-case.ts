@@ -1,4 +1,3 @@
-import type { CaseRepository } from '../../ports/case-repository.js';
 import {
   type MinimisedPersonalDetails,
   minimisePersonalDetails,
@@ -6,18 +5,14 @@ import {
 } from '../access/redaction.js';
 import type { Crn } from '../crn.js';
 import type { JsonText, PersonalDetailsAndCircumstances } from '../types.js';
-import { foundFor } from './case-found.js';
-
-export interface GetCaseDeps {
-  readonly repository: Pick<CaseRepository, 'findPersonalDetails'>;
-}
+import { type CaseReadDeps, foundFor } from './case-found.js';
 
 /**
  * Operation `getCase`: personal details and circumstances for one case, with any field the
  * client has withheld answered as null.
  */
 export async function getCase(
-  { repository }: GetCaseDeps,
+  { repository }: CaseReadDeps<'findPersonalDetails'>,
   crn: Crn,
   withheld: readonly RedactableField[] = [],
 ): Promise<MinimisedPersonalDetails> {
@@ -30,7 +25,7 @@ export async function getCase(
  * sent as it is, so it can withhold nothing (see `withholdsPersonalDetails`).
  */
 export async function getCaseText(
-  { repository }: { readonly repository: Required<Pick<CaseRepository, 'findPersonalDetailsText'>> },
+  { repository }: CaseReadDeps<'findPersonalDetailsText'>,
   crn: Crn,
 ): Promise<JsonText<PersonalDetailsAndCircumstances>> {
   return foundFor(crn, await repository.findPersonalDetailsText(crn));

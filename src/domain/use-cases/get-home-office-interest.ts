@@ -1,19 +1,14 @@
-import type { CaseRepository } from '../../ports/case-repository.js';
 import { minimiseHomeOfficeInterest, type RedactableField } from '../access/redaction.js';
 import type { Crn } from '../crn.js';
 import type { HomeOfficeInterest } from '../types.js';
-import { foundFor } from './case-found.js';
-
-export interface GetHomeOfficeInterestDeps {
-  readonly repository: Pick<CaseRepository, 'findHomeOfficeInterest'>;
-}
+import { type CaseReadDeps, foundFor } from './case-found.js';
 
 /**
  * Operation `getHomeOfficeInterest`: whether the Home Office has an interest, with notes
  * (null when the client has them withheld).
  */
 export async function getHomeOfficeInterest(
-  { repository }: GetHomeOfficeInterestDeps,
+  { repository }: CaseReadDeps<'findHomeOfficeInterest'>,
   crn: Crn,
   withheld: readonly RedactableField[] = [],
 ): Promise<HomeOfficeInterest> {

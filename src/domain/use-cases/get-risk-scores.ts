@@ -1,8 +1,7 @@
-import type { CaseRepository } from '../../ports/case-repository.js';
 import type { Crn } from '../crn.js';
 import { InvalidPaginationError } from '../errors.js';
 import type { RiskPredictorScore } from '../types.js';
-import { foundFor } from './case-found.js';
+import { type CaseReadDeps, foundFor } from './case-found.js';
 
 export const MAX_PER_PAGE = 100;
 
@@ -45,16 +44,12 @@ export function paginate<T>(items: readonly T[], { page, perPage }: PageRequest)
   };
 }
 
-export interface GetRiskScoresDeps {
-  readonly repository: Pick<CaseRepository, 'findRiskScores'>;
-}
-
 /**
  * Operation `getRiskScores`: the case's risk predictor scores, newest assessment first
  * (by the instant of `completedDate`, whatever its offset), one page at a time.
  */
 export async function getRiskScores(
-  { repository }: GetRiskScoresDeps,
+  { repository }: CaseReadDeps<'findRiskScores'>,
   crn: Crn,
   request: PageRequest,
 ): Promise<Page<RiskPredictorScore>> {
