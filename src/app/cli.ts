@@ -23,8 +23,8 @@ export const USAGE = `usage:
   case-read cases generate --count N [--store STORE] [--seed S]
   case-read clients add CN --permissions P[,P...] [--queue-arn ARN] [--role-arn ARN] [--rate-limit N/DURATION]
                     [--obo forbidden|optional|required --obo-issuer I --obo-jwks J --obo-audience A [--obo-email-claim C]]
-                    [--redact FIELD[,FIELD...]]
-  case-read clients update CN --redact FIELD[,FIELD...]|none
+                    [--redact FIELD[,FIELD...]] [--limited-access deny|allow]
+  case-read clients update CN [--redact FIELD[,FIELD...]|none] [--limited-access deny|allow]
   case-read clients list | show CN | suspend CN | resume CN | remove CN
   case-read keys issue CN [--expires-in DURATION] | list CN | revoke KEY_ID
   case-read certs revoke SERIAL [--client CN]

@@ -12,6 +12,7 @@ export type DomainErrorCode =
   | 'UNAUTHENTICATED'
   | 'ON_BEHALF_OF_NOT_ALLOWED'
   | 'PERMISSION_DENIED'
+  | 'LIMITED_ACCESS'
   | 'NO_QUEUE_CONFIGURED'
   | 'UPSTREAM_FAILED'
   | 'UPSTREAM_TIMEOUT'
@@ -113,6 +114,22 @@ export class PermissionDeniedError extends DomainError {
   constructor(readonly permission: string) {
     super(`permission ${permission} is not granted to this caller`);
     this.name = 'PermissionDeniedError';
+  }
+}
+
+/**
+ * The case is limited access and this reader may not see it (decisions §8): excluded, or
+ * not named by its restriction, or a client acting as itself set to `deny`. The message is
+ * the case's own (or a generic one) and never names another user.
+ */
+export class LimitedAccessError extends DomainError {
+  readonly code = 'LIMITED_ACCESS';
+  constructor(
+    readonly outcome: 'excluded' | 'restricted',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'LimitedAccessError';
   }
 }
 

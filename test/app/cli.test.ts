@@ -66,7 +66,15 @@ describe('case-read usage errors exit 2 with a usage line', () => {
       ],
       'unknown field to redact "emailAddress"; expected none, or one or more of preferredLanguage, personalCircumstances, disabilities, offenderPersonalityDisorder, homeOfficeInterest.notes, communityManager.jobRole, communityManager.emailAddress, communityManager.officeName, communityManager.teamPhoneNumber, communityManager.name.middleName',
     ],
-    [['clients', 'update', 'client-a'], 'clients update needs --redact'],
+    [
+      ['clients', 'update', 'client-a'],
+      'clients update needs --redact FIELD[,FIELD...]|none or --limited-access deny|allow',
+    ],
+    [
+      ['clients', 'add', 'client-a', '--permissions', 'getCase', '--limited-access', 'yes'],
+      'unknown limited-access mode "yes"; expected one of deny, allow',
+    ],
+    [['clients', 'update', 'client-a', '--limited-access', 'Allow'], 'unknown limited-access mode "Allow"'],
     [['clients', 'update', 'client-a', '--redact', 'crn'], 'unknown field to redact "crn"'],
     [
       ['clients', 'add', 'client-a', '--permissions', 'getCase', '--role-arn', 'arn:aws:iam::1:user/x'],
@@ -405,6 +413,20 @@ describe('onboarding end to end, through the binary alone', () => {
     const missing = runCli(['clients', 'update', 'nobody', '--redact', 'none'], env);
     expect(missing.status).toBe(1);
     expect(missing.stderr).toContain('no client nobody');
+  });
+
+  it('clients add --limited-access, clients show and clients update --limited-access (deny by default)', () => {
+    cli('clients', 'add', 'enforcer', '--permissions', 'getCase', '--limited-access', 'allow');
+    cli('clients', 'add', 'plain', '--permissions', 'getCase');
+    expect(cli('clients', 'show', 'enforcer')).toContain('limited access  allow');
+    expect(JSON.parse(cli('clients', 'show', 'plain', '--json')).limitedAccess).toBe('deny');
+    expect(cli('clients', 'update', 'enforcer', '--limited-access', 'deny')).toContain(
+      'limited access  deny',
+    );
+    // One setting changed leaves the other as it was.
+    cli('clients', 'update', 'plain', '--redact', 'disabilities');
+    const both = JSON.parse(cli('clients', 'update', 'plain', '--limited-access', 'allow', '--json'));
+    expect([both.limitedAccess, both.redact]).toEqual(['allow', ['disabilities']]);
   });
 
   it('keys issue for an unknown client fails (1) and says how to add it', () => {

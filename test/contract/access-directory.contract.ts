@@ -43,6 +43,7 @@ export function describeAccessDirectoryContract(
           emailClaim: 'upn',
         },
         redact: ['personalCircumstances', 'communityManager.emailAddress'],
+        limitedAccess: 'allow',
       });
       await admin.saveClient(client);
       expect(await reader.findClient('client-a')).toStrictEqual(client);
@@ -50,6 +51,8 @@ export function describeAccessDirectoryContract(
       expect((await reader.findClient('client-a'))?.permissions).toEqual(['getCase']);
       await admin.saveClient({ ...client, redact: [] });
       expect((await reader.findClient('client-a'))?.redact).toEqual([]);
+      await admin.saveClient({ ...client, limitedAccess: 'deny' });
+      expect((await reader.findClient('client-a'))?.limitedAccess).toBe('deny');
       await admin.saveClient(AccessMother.client('client-0'));
       expect((await admin.listClients()).map((c) => c.id)).toEqual(['client-0', 'client-a']);
     });
@@ -148,8 +151,10 @@ export function describeAccessDirectoryContract(
         ...(await admin.findClient('client-a'))!,
         suspended: true,
         redact: ['homeOfficeInterest.notes'],
+        limitedAccess: 'allow',
       });
       expect((await reader.findClient('client-a'))?.redact).toEqual(['homeOfficeInterest.notes']);
+      expect((await reader.findClient('client-a'))?.limitedAccess).toBe('allow');
       expect((await reader.findApiKey('key0000000000001'))?.revokedAt).toEqual(at);
       expect(await reader.isCertificateRevoked('CAFE', 'client-a')).toBe(true);
       expect(await reader.grantsFor('a@probation.example')).toEqual(['getCase']);

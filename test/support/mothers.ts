@@ -122,6 +122,7 @@ export const AccessMother = {
       roleArn: null,
       onBehalfOf: { mode: 'forbidden', issuer: null, jwks: null, audience: null, emailClaim: 'email' },
       redact: [],
+      limitedAccess: 'deny',
       ...overrides,
     };
   },

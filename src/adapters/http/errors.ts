@@ -67,6 +67,9 @@ export function problemForDomainError(error: DomainError): ProblemInput {
         title: 'Permission denied',
         detail: error.message,
       };
+    case 'LIMITED_ACCESS':
+      // The case's own message (or a generic one): it never names another user.
+      return { status: 403, type: ProblemType.limitedAccess, title: 'Limited access', detail: error.message };
     case 'RATE_LIMITED':
       return {
         status: 429,

@@ -23,6 +23,7 @@ export const ProblemType = {
   unauthenticated: 'urn:case-read:problem:unauthenticated',
   onBehalfOfNotAllowed: 'urn:case-read:problem:on-behalf-of-not-allowed',
   permissionDenied: 'urn:case-read:problem:permission-denied',
+  limitedAccess: 'urn:case-read:problem:limited-access',
   noQueueConfigured: 'urn:case-read:problem:no-queue-configured',
   upstreamFailed: 'urn:case-read:problem:upstream-failed',
   upstreamTimeout: 'urn:case-read:problem:upstream-timeout',

@@ -28,6 +28,7 @@ export const ACCESS_STORE: PostgresStoreDescription = {
       FOR EACH STATEMENT EXECUTE FUNCTION case_read_access_changed();
     `,
     rows.redactColumnSql({ list: 'TEXT[]', emptyList: "'{}'" }),
+    rows.limitedAccessColumnSql(),
   ],
 };
 

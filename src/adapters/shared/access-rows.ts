@@ -1,7 +1,9 @@
+import type { LimitedAccessSetting } from '../../domain/access/limited-access.js';
 import type { ApiKeyRecord, Client, OnBehalfOfMode } from '../../domain/access/model.js';
 import { isPermission, type Permission } from '../../domain/access/permissions.js';
-import { isRedactableField } from '../../domain/access/redaction.js';
+import { isRedactableField, type RedactableField } from '../../domain/access/redaction.js';
 import type { CertificateRevocation, UserGrant } from '../../ports/access-directory.js';
+import { StoreError } from '../../ports/stores.js';
 
 /**
  * The access tables as both SQL stores lay them out, and the one mapping between their rows
@@ -30,6 +32,8 @@ export interface ClientRow<List, Flag> {
   readonly obo_email_claim: string;
   /** The fields withheld from the client (schema version 2). */
   readonly redact: List;
+  /** What the client acting as itself gets on a limited case (schema version 3). */
+  readonly limited_access: LimitedAccessSetting;
 }
 
 export interface KeyRow<Time> {
@@ -104,6 +108,28 @@ export const accessTablesSql = ({ list, flag, time, tableEnd }: AccessTableTypes
 export const redactColumnSql = ({ list, emptyList }: { readonly list: string; readonly emptyList: string }) =>
   `ALTER TABLE clients ADD COLUMN redact ${list} NOT NULL DEFAULT ${emptyList};`;
 
+/**
+ * Schema version 3: what each client acting as itself gets on a limited access case. Existing
+ * clients are refused such cases (`deny`, the default of decisions §8).
+ */
+export const limitedAccessColumnSql = () =>
+  `ALTER TABLE clients ADD COLUMN limited_access TEXT NOT NULL DEFAULT 'deny' CHECK (limited_access IN ('deny', 'allow'));`;
+
+/**
+ * The stored fields to withhold. A field this version does not know (written by a newer
+ * one) cannot be withheld, so the client is not served: fails closed, never answers it.
+ */
+function withheldFields(clientId: string, stored: readonly string[]): RedactableField[] {
+  const fields = stored.filter((field) => field !== '');
+  const unknown = fields.find((field) => !isRedactableField(field));
+  if (unknown !== undefined) {
+    throw new StoreError(
+      `access store: client ${clientId} has a field to withhold this version does not know (${JSON.stringify(unknown)})`,
+    );
+  }
+  return fields.filter(isRedactableField);
+}
+
 /** The columns of `clients` and `api_keys`, in the order the row values below are given. */
 export const CLIENT_COLUMNS = [
   'id',
@@ -118,6 +144,7 @@ export const CLIENT_COLUMNS = [
   'obo_audience',
   'obo_email_claim',
   'redact',
+  'limited_access',
 ] as const;
 export const KEY_COLUMNS = [
   'id',
@@ -154,7 +181,8 @@ export function accessRows<List, Flag, Time>({ list, flag, time }: SqlEncoding<L
         audience: row.obo_audience,
         emailClaim: row.obo_email_claim,
       },
-      redact: list.read(row.redact).filter(isRedactableField),
+      redact: withheldFields(row.id, list.read(row.redact)),
+      limitedAccess: row.limited_access,
     }),
     /** A client's row values, in {@link CLIENT_COLUMNS} order. */
     clientValues: (client: Client): unknown[] => [
@@ -170,6 +198,7 @@ export function accessRows<List, Flag, Time>({ list, flag, time }: SqlEncoding<L
       client.onBehalfOf.audience,
       client.onBehalfOf.emailClaim,
       list.write(client.redact),
+      client.limitedAccess,
     ],
     toKey: (row: KeyRow<Time>): ApiKeyRecord => ({
       id: row.id,

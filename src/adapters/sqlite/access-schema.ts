@@ -13,6 +13,7 @@ const MIGRATIONS: readonly string[] = [
     tableEnd: ' WITHOUT ROWID',
   }),
   rows.redactColumnSql({ list: 'TEXT', emptyList: "''" }),
+  rows.limitedAccessColumnSql(),
 ];
 
 export class AccessStoreError extends StoreError {

@@ -1,4 +1,8 @@
 import { CertificateSerial } from '../../domain/access/certificate-serial.js';
+import {
+  DEFAULT_LIMITED_ACCESS_SETTING,
+  parseLimitedAccessSetting,
+} from '../../domain/access/limited-access.js';
 import type { ApiKeyRecord, Client, OnBehalfOfMode } from '../../domain/access/model.js';
 import { parsePermissionList } from '../../domain/access/permissions.js';
 import { parseRedactList } from '../../domain/access/redaction.js';
@@ -42,11 +46,14 @@ function describeClient(c: Client): string[] {
     `  queue           ${c.queueArn ?? '(none)'}${c.roleArn ? ` via ${c.roleArn}` : ''}`,
     `  on-behalf-of    ${c.onBehalfOf.mode}${c.onBehalfOf.mode === 'forbidden' ? '' : ` (iss ${c.onBehalfOf.issuer}, aud ${c.onBehalfOf.audience}, jwks ${c.onBehalfOf.jwks}, e-mail claim ${c.onBehalfOf.emailClaim})`}`,
     `  withheld        ${c.redact.join(', ') || '(none)'}`,
+    `  limited access  ${c.limitedAccess === 'allow' ? 'allow (enforced by the client when it acts as itself)' : 'deny (when the client acts as itself)'}`,
   ];
 }
 
 /** `--redact FIELD[,FIELD…]|none`; an unknown field is a usage error naming the allowed ones. */
 const redactOption = (raw: string) => usage(() => parseRedactList(raw));
+/** `--limited-access deny|allow`; anything else is a usage error naming both. */
+const limitedAccessOption = (raw: string) => usage(() => parseLimitedAccessSetting(raw));
 
 function keyStatus(k: ApiKeyRecord, now: Date): string {
   if (k.revokedAt !== null) return `revoked ${k.revokedAt.toISOString()}`;
@@ -78,9 +85,14 @@ async function clients(sub: string | undefined, args: string[], io: Io): Promise
         'obo-audience': { type: 'string' },
         'obo-email-claim': { type: 'string' },
         redact: { type: 'string' },
+        'limited-access': { type: 'string' },
       });
       const id = clientIdOf(positionals(rest, ['CN'])[0] as string);
       const redact = values.redact === undefined ? [] : redactOption(values.redact);
+      const limitedAccess =
+        values['limited-access'] === undefined
+          ? DEFAULT_LIMITED_ACCESS_SETTING
+          : limitedAccessOption(values['limited-access']);
       if (values.permissions === undefined) throw new UsageError('clients add needs --permissions P[,P...]');
       const permissions = usage(() => parsePermissionList(values.permissions as string));
       if (values['queue-arn'] !== undefined && !QueueArn.tryParse(values['queue-arn'])) {
@@ -122,6 +134,7 @@ async function clients(sub: string | undefined, args: string[], io: Io): Promise
           emailClaim: values['obo-email-claim'] ?? 'email',
         },
         redact,
+        limitedAccess,
       };
       await withStore(values['access-store'], io, async (store) => {
         if (await store.findClient(id)) throw new CommandError(`client ${id} already exists`);
@@ -161,15 +174,26 @@ async function clients(sub: string | undefined, args: string[], io: Io): Promise
       return EXIT.ok;
     }
     case 'update': {
-      const { values, positionals: rest } = parse(args, { ...STORE, redact: { type: 'string' } });
+      const { values, positionals: rest } = parse(args, {
+        ...STORE,
+        redact: { type: 'string' },
+        'limited-access': { type: 'string' },
+      });
       const id = positionals(rest, ['CN'])[0] as string;
-      if (values.redact === undefined)
-        throw new UsageError('clients update needs --redact FIELD[,FIELD...]|none');
-      const redact = redactOption(values.redact);
+      if (values.redact === undefined && values['limited-access'] === undefined)
+        throw new UsageError(
+          'clients update needs --redact FIELD[,FIELD...]|none or --limited-access deny|allow',
+        );
+      const change: Partial<Pick<Client, 'redact' | 'limitedAccess'>> = {
+        ...(values.redact !== undefined && { redact: redactOption(values.redact) }),
+        ...(values['limited-access'] !== undefined && {
+          limitedAccess: limitedAccessOption(values['limited-access']),
+        }),
+      };
       const updated = await withStore(values['access-store'], io, async (store) => {
         const client = await store.findClient(id);
         if (!client) return undefined;
-        const changed: Client = { ...client, redact };
+        const changed: Client = { ...client, ...change };
         await store.saveClient(changed);
         return changed;
       });

@@ -1,3 +1,4 @@
+import type { LimitedAccessSetting } from './limited-access.js';
 import type { Permission } from './permissions.js';
 import type { RedactableField } from './redaction.js';
 
@@ -25,6 +26,8 @@ export interface Client {
   readonly onBehalfOf: OnBehalfOfSettings;
   /** Fields withheld from this client's answers (data minimisation, decisions §8); [] for none. */
   readonly redact: readonly RedactableField[];
+  /** What this client gets on a limited access case when it acts as itself (decisions §8). */
+  readonly limitedAccess: LimitedAccessSetting;
 }
 
 /** An API key as stored: the secret only as a hash. */

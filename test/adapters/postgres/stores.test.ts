@@ -87,7 +87,7 @@ describe('PostgreSQL schemas and migrations', () => {
         old.name,
       );
       await expect(postgresStores.access?.open(old.url, testContext)).rejects.toThrow(
-        /access store in schema \w+ is at version 1, this service needs 2; migrate it with: case-read clients add/,
+        /access store in schema \w+ is at version 1, this service needs 3; migrate it with: case-read clients add/,
       );
       const admin = await postgresStores.access?.openAdmin?.(old.url, testContext);
       await admin?.close();
@@ -96,6 +96,7 @@ describe('PostgreSQL schemas and migrations', () => {
         const client = await reader?.value.findClient('client-a');
         expect(client?.permissions).toEqual(['getCase', 'getRiskScores']);
         expect(client?.redact).toEqual([]);
+        expect(client?.limitedAccess).toBe('deny');
       } finally {
         await reader?.close();
       }
