@@ -1,4 +1,5 @@
 import { unsafeUniformIntDistribution, xoroshiro128plus } from 'pure-rand';
+import type { LimitedAccess } from '../domain/access/limited-access.js';
 import { type CaseRecord, type CodeAndDescription, SCORE_LEVELS } from '../domain/types.js';
 
 /**
@@ -92,7 +93,31 @@ export function crnForIndex(index: number): string {
   return String.fromCharCode(65 + Math.floor(index / 1_000_000)) + String(index % 1_000_000).padStart(6, '0');
 }
 
-/** Yields `count` synthetic cases for `seed`, in crn order. */
+/** Every this many cases, one is limited access (the last of each run): 2% of a generated set. */
+export const LIMITED_EVERY = 50;
+
+/**
+ * The limited-access rules of the generated case at `index`, from the index alone (the
+ * random sequence, and so every other generated value, is the same as without them). The
+ * limited cases cycle through: an active exclusion, an active restriction to two users, an
+ * ended exclusion with an active restriction, and both active. Users are synthetic:
+ * `officer.N@probation.example`.
+ */
+export function generatedLimitedAccess(index: number): LimitedAccess | null {
+  if (index % LIMITED_EVERY !== LIMITED_EVERY - 1) return null;
+  const officer = (n: number) => `officer.${n}@probation.example`;
+  const exclusion = { user: officer(1), until: null };
+  const restriction = { users: [officer(2), officer(3)], until: '2099-01-01T00:00:00Z' };
+  const kind = Math.floor(index / LIMITED_EVERY) % 4;
+  return {
+    exclusions: kind === 1 ? [] : [kind === 2 ? { ...exclusion, until: '2020-01-01T00:00:00Z' } : exclusion],
+    exclusionMessage: kind === 1 ? null : 'You are excluded from viewing this case.',
+    restriction: kind === 0 ? null : restriction,
+    restrictionMessage: kind === 0 ? null : 'This case is restricted.',
+  };
+}
+
+/** Yields `count` synthetic cases for `seed`, in crn order; one in {@link LIMITED_EVERY} is limited access. */
 export function* generateCases(count: number, seed: number): Generator<CaseRecord> {
   if (!Number.isInteger(count) || count < 0 || count > MAX_GENERATED_CASES) {
     throw new RangeError(`count must be a whole number 0..${MAX_GENERATED_CASES}`);
@@ -165,6 +190,7 @@ export function* generateCases(count: number, seed: number): Generator<CaseRecor
           }
         : null,
       riskScores,
+      limitedAccess: generatedLimitedAccess(index),
     };
   }
 }

@@ -125,7 +125,8 @@ export class PermissionDeniedError extends DomainError {
 export class LimitedAccessError extends DomainError {
   readonly code = 'LIMITED_ACCESS';
   constructor(
-    readonly outcome: 'excluded' | 'restricted',
+    /** `refused-upstream`: the system of record decided (its reason is its own). */
+    readonly outcome: 'excluded' | 'restricted' | 'refused-upstream',
     message: string,
   ) {
     super(message);

@@ -1,3 +1,5 @@
+import type { LimitedAccess } from './access/limited-access.js';
+
 /**
  * The resources of the interface specification, as the domain holds them.
  *
@@ -103,6 +105,8 @@ export interface CaseRecord {
   readonly communityManager: CommunityManager | null;
   /** Risk assessments, in any order; `[]` when none. */
   readonly riskScores: RiskPredictorScore[];
+  /** The case's limited-access rules (decisions §8); `null` for a case without rules. */
+  readonly limitedAccess: LimitedAccess | null;
 }
 
 /**

@@ -68,6 +68,7 @@ export type StoreLog = (
 export type UpstreamOutcome =
   | 'ok'
   | 'not-found'
+  | 'limited-access'
   | 'timeout'
   | '5xx'
   | 'invalid-body'

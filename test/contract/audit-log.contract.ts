@@ -53,7 +53,9 @@ export const auditRecord = (i: number, overrides: Partial<AuditRecord> = {}): Au
   onBehalfOf: i === 3 ? 'officer@probation.example' : null,
   operation: 'getCase',
   crn: i % 3 ? 'X123456' : 'A000001',
-  status: 200,
+  status: i === 4 ? 403 : 200,
+  problem: i === 4 ? 'limited-access' : null,
+  access: i === 5 ? 'client-enforces' : null,
   ...overrides,
 });
 
@@ -100,11 +102,23 @@ export function describeAuditLogContract(
       expect(all[0]?.previousHash).toBe('0'.repeat(64));
       expect(all[2]).toStrictEqual({
         ...auditRecord(3),
+        version: 2,
         seq: 3,
         previousHash: all[1]?.hash,
         hash: expect.stringMatching(/^[0-9a-f]{64}$/),
       });
       expect(await again.verify()).toEqual({ ok: true, records: 4 });
+      // The problem type and the limited-access marking are stored and read back.
+      await again.append(auditRecord(5));
+      const marked = await again.query({});
+      expect(marked.map((r) => [r.problem, r.access])).toEqual([
+        [null, null],
+        [null, null],
+        [null, null],
+        ['limited-access', null],
+        [null, 'client-enforces'],
+      ]);
+      expect(await again.verify()).toEqual({ ok: true, records: 5 });
     });
 
     it('queries by client, crn and time, oldest first, with a limit', async () => {

@@ -55,6 +55,37 @@ function contractRecords(): CaseRecord[] {
         name: { forename: '李', middleName: '🙂', surname: "O'Brien\u0000x" },
       }),
     },
+    {
+      // An exclusion that has ended, another without end (user case kept as held).
+      ...CaseMother.full('K000003'),
+      limitedAccess: {
+        exclusions: [
+          { user: 'officer.a@probation.example', until: '2020-01-01T00:00:00Z' },
+          { user: 'Officer.C@Probation.Example', until: null },
+        ],
+        exclusionMessage: 'You are excluded from viewing this case.',
+        restriction: null,
+        restrictionMessage: null,
+      },
+    },
+    {
+      // A restriction with several users and an end with offset and fraction; awkward text.
+      ...CaseMother.withoutManager('K000004'),
+      communityManager: CaseMother.fullManager(),
+      limitedAccess: {
+        exclusions: [],
+        exclusionMessage: null,
+        restriction: {
+          users: [
+            'officer.b@probation.example',
+            'officer.d@probation.example',
+            'officer.e@probation.example',
+          ],
+          until: '2099-12-31T23:59:59.5+01:00',
+        },
+        restrictionMessage: 'Restricted: "ask" the \\ owner\u0000.',
+      },
+    },
   ];
 }
 
@@ -62,14 +93,29 @@ function contractRecords(): CaseRecord[] {
  * The contract every CaseRepository adapter keeps (see src/ports/case-repository.ts).
  * Each adapter's test file calls this once with a factory for its own store.
  */
-export function describeCaseRepositoryContract(name: string, factory: RepositoryFactory): void {
+export function describeCaseRepositoryContract(
+  name: string,
+  factory: RepositoryFactory,
+  options: {
+    /**
+     * The store decides limited access itself (the upstream system of record): it holds no
+     * rules to hand on (`limitedAccess: null`) and refuses a limited case to a reader it
+     * may not be shown to, here a client acting as itself.
+     */
+    readonly decidesLimitedAccess?: boolean;
+  } = {},
+): void {
+  const { decidesLimitedAccess = false } = options;
   describe(`CaseRepository contract: ${name}`, () => {
-    const records = [...fixtureCases(), ...contractRecords()];
+    const all = [...fixtureCases(), ...contractRecords()];
+    // A store that decides itself is read here by a client acting as itself: limited cases
+    // are refused, so the data clauses are checked on the others.
+    const records = decidesLimitedAccess ? all.filter((r) => r.limitedAccess === null) : all;
     let opened: OpenedRepository;
     let repository: CaseRepository;
 
     beforeAll(async () => {
-      opened = await factory(records);
+      opened = await factory(all);
       repository = opened.repository;
     });
     afterAll(async () => {
@@ -77,23 +123,75 @@ export function describeCaseRepositoryContract(name: string, factory: Repository
     });
 
     it('holds at least 20 fixture cases, including X123456', () => {
-      expect(records.length).toBeGreaterThanOrEqual(22);
+      expect(records.length).toBeGreaterThanOrEqual(decidesLimitedAccess ? 22 : 24);
       expect(records.some((r) => r.crn === 'X123456')).toBe(true);
     });
 
-    it.each(records.map((r) => [r.crn, r] as const))('answers %s exactly as stored', async (crn, record) => {
-      const key = Crn.parse(crn);
-      expect(await repository.findPersonalDetails(key)).toStrictEqual(record.personalDetails);
-      expect(await repository.findHomeOfficeInterest(key)).toStrictEqual(record.homeOfficeInterest);
-      expect(await repository.findCommunityManager(key)).toStrictEqual({
-        communityManager: record.communityManager,
-      });
-    });
+    it.each(records.map((r) => [r.crn, r] as const))(
+      'answers %s exactly as stored, with its rules',
+      async (crn, record) => {
+        const key = Crn.parse(crn);
+        const rules = record.limitedAccess;
+        expect(await repository.findPersonalDetails(key)).toStrictEqual({
+          value: record.personalDetails,
+          limitedAccess: rules,
+        });
+        expect(await repository.findHomeOfficeInterest(key)).toStrictEqual({
+          value: record.homeOfficeInterest,
+          limitedAccess: rules,
+        });
+        expect(await repository.findCommunityManager(key)).toStrictEqual({
+          value: { communityManager: record.communityManager },
+          limitedAccess: rules,
+        });
+        expect((await repository.findRiskScores(key))?.limitedAccess).toStrictEqual(rules);
+        if (repository.findPersonalDetailsText) {
+          expect((await repository.findPersonalDetailsText(key))?.limitedAccess).toStrictEqual(rules);
+        }
+      },
+    );
+
+    it.runIf(decidesLimitedAccess)(
+      'refuses a limited case to a client acting as itself, with the case message',
+      async () => {
+        await expect(repository.findHomeOfficeInterest(Crn.parse('K000003'))).rejects.toMatchObject({
+          code: 'LIMITED_ACCESS',
+          message: 'You are excluded from viewing this case.',
+        });
+        await expect(repository.findRiskScores(Crn.parse('K000004'))).rejects.toMatchObject({
+          code: 'LIMITED_ACCESS',
+        });
+      },
+    );
+
+    it.skipIf(decidesLimitedAccess)(
+      'keeps limited-access rules as held: an ended exclusion, a restriction with several users, and none',
+      async () => {
+        const limited = records.filter((r) => r.limitedAccess !== null);
+        expect(limited.map((r) => r.crn)).toEqual(expect.arrayContaining(['K000003', 'K000004']));
+        const ended = await repository.findHomeOfficeInterest(Crn.parse('K000003'));
+        expect(ended?.limitedAccess?.exclusions).toStrictEqual([
+          { user: 'officer.a@probation.example', until: '2020-01-01T00:00:00Z' },
+          { user: 'Officer.C@Probation.Example', until: null },
+        ]);
+        const restricted = await repository.findCommunityManager(Crn.parse('K000004'));
+        expect(restricted?.limitedAccess?.restriction).toStrictEqual({
+          users: [
+            'officer.b@probation.example',
+            'officer.d@probation.example',
+            'officer.e@probation.example',
+          ],
+          until: '2099-12-31T23:59:59.5+01:00',
+        });
+        expect(restricted?.limitedAccess?.restrictionMessage).toBe('Restricted: "ask" the \\ owner\u0000.');
+        expect((await repository.findRiskScores(Crn.parse('X123456')))?.limitedAccess).toBeNull();
+      },
+    );
 
     it('offers the personal details as JSON text, when it does, parsing to exactly the same document', async () => {
       if (!repository.findPersonalDetailsText) return;
       for (const record of records) {
-        const text = await repository.findPersonalDetailsText(Crn.parse(record.crn));
+        const text = (await repository.findPersonalDetailsText(Crn.parse(record.crn)))?.value;
         expect(JSON.parse(text ?? 'null'), record.crn).toStrictEqual(record.personalDetails);
       }
       expect(await repository.findPersonalDetailsText(Crn.parse('Q999998'))).toBeUndefined();
@@ -110,13 +208,15 @@ export function describeCaseRepositoryContract(name: string, factory: Repository
     it('tells "no manager" ({ communityManager: null }) apart from "no case" (undefined)', async () => {
       const withoutManager = records.find((r) => r.communityManager === null);
       expect(withoutManager).toBeDefined();
-      expect(await repository.findCommunityManager(Crn.parse(withoutManager?.crn ?? ''))).toStrictEqual({
+      expect(
+        (await repository.findCommunityManager(Crn.parse(withoutManager?.crn ?? '')))?.value,
+      ).toStrictEqual({
         communityManager: null,
       });
     });
 
     it('sends null, never absent, for unknown optional values, and [] for empty lists', async () => {
-      const details = await repository.findPersonalDetails(Crn.parse('K000002'));
+      const details = (await repository.findPersonalDetails(Crn.parse('K000002')))?.value;
       expect(Object.keys(details ?? {}).sort()).toEqual([
         'disabilities',
         'offenderPersonalityDisorder',
@@ -125,37 +225,39 @@ export function describeCaseRepositoryContract(name: string, factory: Repository
       ]);
       expect(details?.preferredLanguage).toBeNull();
       expect(details?.personalCircumstances).toEqual([]);
-      const interest = await repository.findHomeOfficeInterest(Crn.parse('A000001'));
+      const interest = (await repository.findHomeOfficeInterest(Crn.parse('A000001')))?.value;
       expect(interest).toHaveProperty('notes', null);
     });
 
     it('answers [] for a held case with no risk assessments, and keeps their stored order', async () => {
-      expect(await repository.findRiskScores(Crn.parse('K000002'))).toStrictEqual([]);
-      const dates = (await repository.findRiskScores(Crn.parse('K000001')))?.map((r) => r.completedDate);
+      expect((await repository.findRiskScores(Crn.parse('K000002')))?.value).toStrictEqual([]);
+      const dates = (await repository.findRiskScores(Crn.parse('K000001')))?.value.map(
+        (r) => r.completedDate,
+      );
       expect(dates).toEqual(['2024-05-01T10:00:00+01:00', '2023-01-15T09:30:00+00:00']);
     });
 
     it('keeps an empty string apart from null', async () => {
-      expect(await repository.findHomeOfficeInterest(Crn.parse('K000002'))).toStrictEqual({
+      expect((await repository.findHomeOfficeInterest(Crn.parse('K000002')))?.value).toStrictEqual({
         exists: true,
         notes: '',
       });
     });
 
     it('keeps lists in stored order', async () => {
-      const details = await repository.findPersonalDetails(Crn.parse('K000001'));
+      const details = (await repository.findPersonalDetails(Crn.parse('K000001')))?.value;
       expect(details?.personalCircumstances.map((c) => c.type.code)).toEqual(['ZZZ', 'AAA', 'MMM']);
       expect(details?.disabilities.map((d) => d.type.code)).toEqual(['MI', 'DX']);
     });
 
     it('returns date-times exactly as stored, offset and fraction included', async () => {
-      const details = await repository.findPersonalDetails(Crn.parse('K000001'));
+      const details = (await repository.findPersonalDetails(Crn.parse('K000001')))?.value;
       expect(details?.personalCircumstances[2]?.updatedAt).toBe('2010-06-15T12:30:45.5-03:30');
     });
 
     it('does not let a caller change what the next caller reads', async () => {
       const key = Crn.parse('X123456');
-      const first = await repository.findPersonalDetails(key);
+      const first = (await repository.findPersonalDetails(key))?.value;
       expect(first).toBeDefined();
       const answer = first as { personalCircumstances: unknown[]; preferredLanguage: unknown };
       try {
@@ -165,13 +267,13 @@ export function describeCaseRepositoryContract(name: string, factory: Repository
         // a frozen answer refuses the change; that also keeps the contract
       }
       const expected = records.find((r) => r.crn === 'X123456')?.personalDetails;
-      expect(await repository.findPersonalDetails(key)).toStrictEqual(expected);
+      expect((await repository.findPersonalDetails(key))?.value).toStrictEqual(expected);
     });
 
     it('answers many concurrent reads each with its own case', async () => {
       const sample = records.slice(0, 20);
       const answers = await Promise.all(
-        sample.map((r) => repository.findHomeOfficeInterest(Crn.parse(r.crn))),
+        sample.map(async (r) => (await repository.findHomeOfficeInterest(Crn.parse(r.crn)))?.value),
       );
       expect(answers).toStrictEqual(sample.map((r) => r.homeOfficeInterest));
     });

@@ -209,6 +209,7 @@ describe('checkOnBehalfOf (step 7) and permissions (step 8)', () => {
   it('optional and required verify a present token', async () => {
     expect(await checkOnBehalfOf({ verifier }, obo('optional'), cert('client-a'), 'token')).toEqual({
       email: 'officer@probation.example',
+      token: 'token',
     });
     expect(await checkOnBehalfOf({ verifier }, obo('optional'), cert('client-a'), undefined)).toBeNull();
     await expect(
@@ -225,7 +226,7 @@ describe('checkOnBehalfOf (step 7) and permissions (step 8)', () => {
     const own = cert('client-a');
     expect(
       await checkOnBehalfOf({ verifier: bound(own.thumbprintS256) }, obo('optional'), own, 'token'),
-    ).toEqual({ email: 'officer@probation.example' });
+    ).toEqual({ email: 'officer@probation.example', token: 'token' });
     await expect(
       checkOnBehalfOf({ verifier: bound('B'.repeat(43)) }, obo('optional'), own, 'token'),
     ).rejects.toThrow('bound to another certificate');

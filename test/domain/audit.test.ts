@@ -20,6 +20,8 @@ const record = (n: number, overrides: Partial<AuditRecord> = {}): AuditRecord =>
   operation: 'getCase',
   crn: 'X123456',
   status: 200,
+  problem: null,
+  access: null,
   ...overrides,
 });
 
@@ -39,7 +41,9 @@ describe('the audit hash chain', () => {
     const records = chain(3);
     expect(records[0]?.previousHash).toBe(GENESIS_HASH);
     expect(records[1]?.previousHash).toBe(records[0]?.hash);
-    expect(records[2]?.hash).toBe(hash(canonicalAuditText(record(3), 3, records[1]?.hash as string)));
+    expect(records[2]?.hash).toBe(
+      hash(canonicalAuditText(record(3), 3, records[1]?.hash as string) as string),
+    );
     expect(verifyAuditChain(records, hash)).toEqual({ ok: true, records: 3 });
   });
 
@@ -54,10 +58,43 @@ describe('the audit hash chain', () => {
       { operation: 'x' },
       { crn: null },
       { status: 500 },
+      { problem: 'limited-access' },
+      { access: 'client-enforces' },
     ];
     for (const change of changes)
       expect(canonicalAuditText(record(1, change), 1, GENESIS_HASH)).not.toBe(base);
     expect(canonicalAuditText(record(1), 2, GENESIS_HASH)).not.toBe(base);
+  });
+
+  it('version 1 records (written before) keep their text and verify, then version 2 records follow', () => {
+    // A trail written by the version before: the text without the version, problem and access.
+    const v1 = [1, 2].map((n) => record(n));
+    let previous = GENESIS_HASH;
+    const old: StoredAuditRecord[] = v1.map((r, i) => {
+      const text = `[${i + 1},${JSON.stringify(previous)},"${r.at.toISOString()}","${r.requestId}","client-a","AB12",null,"getCase","X123456",200]`;
+      expect(canonicalAuditText(r, i + 1, previous, undefined, 1)).toBe(text);
+      const stored = { ...r, version: 1, seq: i + 1, previousHash: previous, hash: hash(text) };
+      previous = stored.hash;
+      return stored;
+    });
+    const next = chainRecord(record(3, { status: 403, problem: 'limited-access' }), 3, previous, hash);
+    expect(next.version).toBe(2);
+    expect(canonicalAuditText(next, 3, previous)).toMatch(/^\[2,3,.*,403,"limited-access",null\]$/);
+    expect(verifyAuditChain([...old, next], hash)).toEqual({ ok: true, records: 3 });
+    // Marking a version-1 record afterwards, or calling it version 2, is seen.
+    const marked = [{ ...(old[0] as StoredAuditRecord), problem: 'x' }, old[1] as StoredAuditRecord];
+    expect(verifyAuditChain(marked, hash)).toMatchObject({ ok: false, brokenAt: 1 });
+    const relabelled = [{ ...(old[0] as StoredAuditRecord), version: 2 }, old[1] as StoredAuditRecord];
+    expect(verifyAuditChain(relabelled, hash)).toMatchObject({
+      ok: false,
+      brokenAt: 1,
+      reason: expect.stringMatching(/changed/),
+    });
+    const unknown = [{ ...(old[0] as StoredAuditRecord), version: 3 }];
+    expect(verifyAuditChain(unknown, hash)).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/version 3/),
+    });
   });
 
   it('finds a changed record', () => {
@@ -110,9 +147,24 @@ describe('canonicalAuditText', () => {
       record(4, { onBehalfOf: 'zoë@exämple.test', requestId: '\ud800x\u2028' }),
     ],
     ['an error status', record(5, { status: 503 })],
+    ['a refusal, marked', record(6, { status: 403, problem: 'limited-access', access: 'client-enforces' })],
   ])('is JSON.stringify of the field array: %s', (_label, r) => {
     const previous = 'ab'.repeat(32);
-    expect(canonicalAuditText(r, 7, previous)).toBe(
+    const v1 = [
+      7,
+      previous,
+      r.at.toISOString(),
+      r.requestId,
+      r.clientId,
+      r.certificateSerial,
+      r.onBehalfOf,
+      r.operation,
+      r.crn,
+      r.status,
+    ];
+    expect(canonicalAuditText(r, 7, previous, undefined, 1)).toBe(JSON.stringify(v1));
+    expect(canonicalAuditText(r, 7, previous)).toBe(JSON.stringify([2, ...v1, r.problem, r.access]));
+    expect(canonicalAuditText(r, 7, previous, undefined, 1)).toBe(
       JSON.stringify([
         7,
         previous,

@@ -12,13 +12,15 @@ const scores: RiskPredictorScore[] = [
   CaseMother.riskScore('2024-07-15T14:30:00+01:00'),
 ];
 const repository = {
-  findRiskScores: async (crn: Crn) =>
-    crn.value === 'X123456' ? scores : crn.value === 'A000001' ? [] : undefined,
+  findRiskScores: async (crn: Crn) => {
+    const held = crn.value === 'X123456' ? scores : crn.value === 'A000001' ? [] : undefined;
+    return held && { value: held, limitedAccess: null };
+  },
 };
 
 describe('getRiskScores', () => {
   it('orders newest first by the instant, not the text of completedDate', async () => {
-    const page = await getRiskScores({ repository }, Crn.parse('X123456'), { page: 1, perPage: 10 });
+    const page = (await getRiskScores({ repository }, Crn.parse('X123456'), { page: 1, perPage: 10 })).body;
     expect(page.data.map((s) => s.completedDate)).toEqual([
       '2025-01-02T08:00:00-05:00',
       '2025-01-02T12:00:00+00:00',
@@ -36,8 +38,8 @@ describe('getRiskScores', () => {
   });
 
   it('pages through, the last page marked', async () => {
-    const first = await getRiskScores({ repository }, Crn.parse('X123456'), { page: 1, perPage: 3 });
-    const second = await getRiskScores({ repository }, Crn.parse('X123456'), { page: 2, perPage: 3 });
+    const first = (await getRiskScores({ repository }, Crn.parse('X123456'), { page: 1, perPage: 3 })).body;
+    const second = (await getRiskScores({ repository }, Crn.parse('X123456'), { page: 2, perPage: 3 })).body;
     expect(first.pagination).toEqual({
       isLastPage: false,
       count: 3,
@@ -51,7 +53,9 @@ describe('getRiskScores', () => {
   });
 
   it('a held case with no assessments is an empty last page; an unknown case is not found', async () => {
-    expect(await getRiskScores({ repository }, Crn.parse('A000001'), { page: 1, perPage: 10 })).toEqual({
+    expect(
+      (await getRiskScores({ repository }, Crn.parse('A000001'), { page: 1, perPage: 10 })).body,
+    ).toEqual({
       data: [],
       pagination: { isLastPage: true, count: 0, page: 1, perPage: 10, totalCount: 0, totalPages: 0 },
     });
@@ -62,7 +66,7 @@ describe('getRiskScores', () => {
 
   it('does not reorder what the repository returned', async () => {
     const before = scores.map((s) => s.completedDate);
-    await getRiskScores({ repository }, Crn.parse('X123456'), { page: 1, perPage: 10 });
+    (await getRiskScores({ repository }, Crn.parse('X123456'), { page: 1, perPage: 10 })).body;
     expect(scores.map((s) => s.completedDate)).toEqual(before);
   });
 });

@@ -1,38 +1,54 @@
 import { describe, expect, it } from 'vitest';
 import { Crn } from '../../src/domain/crn.js';
-import { CaseNotFoundError, CommunityManagerNotFoundError } from '../../src/domain/errors.js';
+import {
+  CaseNotFoundError,
+  CommunityManagerNotFoundError,
+  LimitedAccessError,
+} from '../../src/domain/errors.js';
 import type { CaseRecord } from '../../src/domain/types.js';
-import { getCase } from '../../src/domain/use-cases/get-case.js';
+import { type Answer, type CaseReader, CLIENT_AS_ITSELF } from '../../src/domain/use-cases/case-found.js';
+import { getCase, getCaseText } from '../../src/domain/use-cases/get-case.js';
 import { getCommunityManagerByCrn } from '../../src/domain/use-cases/get-community-manager.js';
 import { getHomeOfficeInterest } from '../../src/domain/use-cases/get-home-office-interest.js';
-import type { CaseRepository } from '../../src/ports/case-repository.js';
+import { getRiskScores } from '../../src/domain/use-cases/get-risk-scores.js';
+import type { CaseRepository, Held } from '../../src/ports/case-repository.js';
 import { CaseMother } from '../support/mothers.js';
 
 /** A reader over records held in a plain Map: the domain needs nothing more. */
-function readerOf(...records: CaseRecord[]): CaseRepository & { calls: string[] } {
+function readerOf(...records: CaseRecord[]): Required<CaseRepository> & { calls: string[] } {
   const byCrn = new Map(records.map((r) => [r.crn, r]));
   const calls: string[] = [];
   return {
     calls,
     async findPersonalDetails(crn) {
       calls.push(`details:${crn.value}`);
-      return byCrn.get(crn.value)?.personalDetails;
+      return heldPart(crn, (r) => r.personalDetails);
+    },
+    async findPersonalDetailsText(crn) {
+      calls.push(`text:${crn.value}`);
+      return heldPart(crn, (r) => JSON.stringify(r.personalDetails));
     },
     async findHomeOfficeInterest(crn) {
       calls.push(`hoi:${crn.value}`);
-      return byCrn.get(crn.value)?.homeOfficeInterest;
+      return heldPart(crn, (r) => r.homeOfficeInterest);
     },
     async findCommunityManager(crn) {
       calls.push(`cm:${crn.value}`);
-      const record = byCrn.get(crn.value);
-      return record && { communityManager: record.communityManager };
+      return heldPart(crn, (r) => ({ communityManager: r.communityManager }));
     },
     async findRiskScores(crn) {
       calls.push(`risk:${crn.value}`);
-      return byCrn.get(crn.value)?.riskScores;
+      return heldPart(crn, (r) => r.riskScores);
     },
   };
+  function heldPart<T>(crn: Crn, of: (record: CaseRecord) => T): Held<T> | undefined {
+    const record = byCrn.get(crn.value);
+    return record && { value: of(record), limitedAccess: record.limitedAccess };
+  }
 }
+
+/** The body of an answer. */
+const bodyOf = async <T>(answer: Promise<Answer<T>>): Promise<T> => (await answer).body;
 
 const full = CaseMother.full('X123456');
 const minimal = CaseMother.minimal('A000001');
@@ -41,8 +57,10 @@ const repository = readerOf(full, minimal, noManager);
 
 describe('getCase', () => {
   it('returns the personal details held for the crn', async () => {
-    await expect(getCase({ repository }, Crn.parse('X123456'))).resolves.toEqual(full.personalDetails);
-    await expect(getCase({ repository }, Crn.parse('A000001'))).resolves.toEqual({
+    await expect(bodyOf(getCase({ repository }, Crn.parse('X123456')))).resolves.toEqual(
+      full.personalDetails,
+    );
+    await expect(bodyOf(getCase({ repository }, Crn.parse('A000001')))).resolves.toEqual({
       preferredLanguage: null,
       personalCircumstances: [],
       disabilities: [],
@@ -66,11 +84,11 @@ describe('getCase', () => {
 
 describe('getHomeOfficeInterest', () => {
   it('returns exists and notes', async () => {
-    await expect(getHomeOfficeInterest({ repository }, Crn.parse('X123456'))).resolves.toEqual({
+    await expect(bodyOf(getHomeOfficeInterest({ repository }, Crn.parse('X123456')))).resolves.toEqual({
       exists: true,
       notes: 'Liaise with the Home Office.',
     });
-    await expect(getHomeOfficeInterest({ repository }, Crn.parse('A000001'))).resolves.toEqual({
+    await expect(bodyOf(getHomeOfficeInterest({ repository }, Crn.parse('A000001')))).resolves.toEqual({
       exists: false,
       notes: null,
     });
@@ -85,14 +103,14 @@ describe('getHomeOfficeInterest', () => {
 
 describe('getCommunityManagerByCrn', () => {
   it('returns the crn with the manager', async () => {
-    await expect(getCommunityManagerByCrn({ repository }, Crn.parse('X123456'))).resolves.toEqual({
+    await expect(bodyOf(getCommunityManagerByCrn({ repository }, Crn.parse('X123456')))).resolves.toEqual({
       crn: 'X123456',
       communityManager: full.communityManager,
     });
   });
 
   it('returns a manager with only the required fields, optional ones null', async () => {
-    const result = await getCommunityManagerByCrn({ repository }, Crn.parse('A000001'));
+    const result = await bodyOf(getCommunityManagerByCrn({ repository }, Crn.parse('A000001')));
     expect(result.communityManager).toEqual({
       name: { forename: 'Sam', middleName: null, surname: 'Minimal' },
       pdu: 'Synthetic South PDU',
@@ -132,5 +150,104 @@ describe('a failing store', () => {
     await expect(getCommunityManagerByCrn({ repository: broken }, Crn.parse('X123456'))).rejects.toBe(
       failure,
     );
+  });
+});
+
+describe('limited access, decided by each of the four crn operations', () => {
+  const limited = CaseMother.limited('L000001');
+  const limitedNoManager = { ...CaseMother.limited('L000002'), communityManager: null };
+  const endedExclusion = CaseMother.limited('L000003', {
+    exclusions: [{ user: 'officer.a@probation.example', until: '2020-01-01T00:00:00Z' }],
+    restriction: null,
+  });
+  const cases = readerOf(full, limited, limitedNoManager, endedExclusion);
+  const deps = { repository: cases, now: () => new Date('2026-06-01T00:00:00Z') };
+  const as = (user: string | null, limitedAccess: 'deny' | 'allow' = 'deny'): CaseReader => ({
+    user,
+    onBehalfOfToken: user && 'token',
+    limitedAccess,
+    withheld: [],
+  });
+  const page = { page: 1, perPage: 10 };
+  const operations = {
+    getCase: (crn: string, reader: CaseReader) => getCase(deps, Crn.parse(crn), reader),
+    getCaseText: (crn: string, reader: CaseReader) => getCaseText(deps, Crn.parse(crn), reader),
+    getHomeOfficeInterest: (crn: string, reader: CaseReader) =>
+      getHomeOfficeInterest(deps, Crn.parse(crn), reader),
+    getCommunityManagerByCrn: (crn: string, reader: CaseReader) =>
+      getCommunityManagerByCrn(deps, Crn.parse(crn), reader),
+    getRiskScores: (crn: string, reader: CaseReader) => getRiskScores(deps, Crn.parse(crn), page, reader),
+  };
+
+  for (const [name, run] of Object.entries(operations)) {
+    describe(name, () => {
+      it('refuses an excluded user, and a user the restriction does not name, with the case message', async () => {
+        await expect(run('L000001', as('officer.a@probation.example'))).rejects.toMatchObject({
+          code: 'LIMITED_ACCESS',
+          outcome: 'excluded',
+          message: 'You are excluded from viewing this case.',
+        });
+        await expect(run('L000001', as('officer.z@probation.example'))).rejects.toMatchObject({
+          code: 'LIMITED_ACCESS',
+          outcome: 'restricted',
+          message: 'This case is restricted.',
+        });
+      });
+
+      it('answers a user on the list, and anyone once the only rule has ended', async () => {
+        await expect(run('L000001', as('Officer.B@probation.example'))).resolves.toMatchObject({
+          access: 'open',
+        });
+        await expect(run('L000003', as('officer.a@probation.example'))).resolves.toMatchObject({
+          access: 'open',
+        });
+        await expect(run('L000003', as(null))).resolves.toMatchObject({ access: 'open' });
+      });
+
+      it('without a user: deny refuses, allow answers marked client-enforces; a case without rules is open', async () => {
+        await expect(run('L000001', as(null, 'deny'))).rejects.toBeInstanceOf(LimitedAccessError);
+        await expect(run('L000001', as(null, 'allow'))).resolves.toMatchObject({ access: 'client-enforces' });
+        await expect(run('X123456', as(null, 'deny'))).resolves.toMatchObject({ access: 'open' });
+      });
+
+      it('an unknown crn is not found, never a refusal', async () => {
+        await expect(run('Q000000', as('officer.a@probation.example'))).rejects.toBeInstanceOf(
+          CaseNotFoundError,
+        );
+      });
+
+      it('a client acting as itself with the defaults is refused (the default reader fails closed)', async () => {
+        await expect(run('L000001', CLIENT_AS_ITSELF)).rejects.toBeInstanceOf(LimitedAccessError);
+      });
+    });
+  }
+
+  it('a limited case without a manager refuses an excluded user rather than saying it has no manager', async () => {
+    await expect(
+      getCommunityManagerByCrn(deps, Crn.parse('L000002'), as('officer.a@probation.example')),
+    ).rejects.toBeInstanceOf(LimitedAccessError);
+    await expect(
+      getCommunityManagerByCrn(deps, Crn.parse('L000002'), as('officer.b@probation.example')),
+    ).rejects.toBeInstanceOf(CommunityManagerNotFoundError);
+  });
+
+  it('the verified user and token go to the repository (for a store that decides itself), once per read', async () => {
+    const seen: unknown[] = [];
+    const spying = {
+      findHomeOfficeInterest: async (crn: Crn, readFor?: unknown) => {
+        seen.push(readFor);
+        return cases.findHomeOfficeInterest(crn);
+      },
+    };
+    await getHomeOfficeInterest(
+      { repository: spying },
+      Crn.parse('X123456'),
+      as('officer.b@probation.example'),
+    );
+    await getHomeOfficeInterest({ repository: spying }, Crn.parse('X123456'), as(null));
+    expect(seen).toEqual([
+      { onBehalfOf: { email: 'officer.b@probation.example', token: 'token' } },
+      { onBehalfOf: null },
+    ]);
   });
 });

@@ -1,3 +1,4 @@
+import type { LimitedAccess } from '../../src/domain/access/limited-access.js';
 import type { ApiKeyRecord, Client } from '../../src/domain/access/model.js';
 import type {
   CaseRecord,
@@ -57,6 +58,7 @@ export const CaseMother = {
         CaseMother.riskScore('2024-05-01T10:00:00+01:00'),
         CaseMother.riskScore('2023-01-15T09:30:00+00:00', 'LOW'),
       ],
+      limitedAccess: null,
     };
   },
 
@@ -101,6 +103,24 @@ export const CaseMother = {
         teamPhoneNumber: null,
       },
       riskScores: [],
+      limitedAccess: null,
+    };
+  },
+
+  /**
+   * A full case with limited-access rules: an exclusion of officer.a and a restriction to
+   * officer.b and officer.c, both without end, with the case's own messages.
+   */
+  limited(crn = 'L000001', overrides: Partial<LimitedAccess> = {}): CaseRecord {
+    return {
+      ...CaseMother.full(crn),
+      limitedAccess: {
+        exclusions: [{ user: 'officer.a@probation.example', until: null }],
+        exclusionMessage: 'You are excluded from viewing this case.',
+        restriction: { users: ['officer.b@probation.example', 'officer.c@probation.example'], until: null },
+        restrictionMessage: 'This case is restricted.',
+        ...overrides,
+      },
     };
   },
 

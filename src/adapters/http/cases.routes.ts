@@ -3,26 +3,21 @@ import type { MiddlewareHandler } from 'hono';
 import type { Permission } from '../../domain/access/permissions.js';
 import type { CrnFormat } from '../../domain/crn.js';
 import type { AppEnv } from './env.js';
+import { crnForbidden, problem } from './route-responses.js';
 import {
   CommunityOffenderManagerSchema,
   crnParamsSchema,
   HomeOfficeInterestSchema,
   PersonalDetailsAndCircumstancesSchema,
-  ProblemSchema,
 } from './schemas.js';
 
 /** The security requirement of the three case reads: client certificate, API key and bearer JWT, together. */
 export const CASE_READ_SECURITY = [{ mutualTLS: [], apiKey: [], bearerAuth: [] }];
 
-const problem = (description: string) => ({
-  description,
-  content: { 'application/problem+json': { schema: ProblemSchema } },
-});
-
 const errorResponses = {
   400: problem('The crn does not match the configured pattern'),
   401: problem('Bearer token missing or invalid'),
-  403: problem('API key missing or invalid, client not allowed, or permission not granted'),
+  403: crnForbidden,
   404: problem('No case is held for the crn'),
   429: problem('Rate limit exceeded'),
   500: problem('Unexpected error'),

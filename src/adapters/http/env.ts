@@ -17,6 +17,10 @@ export interface AppEnv {
     caller?: Caller;
     /** The operation id of the route, once the guard has run: for the audit record. */
     operation?: string;
+    /** Set when a limited case was answered to a client acting as itself under `allow`: for the audit record. */
+    access?: 'client-enforces';
+    /** The problem type of a refusal, once answered: for the audit record. */
+    problem?: string;
   };
 }
 

@@ -10,6 +10,8 @@ import { respond } from './respond.js';
  */
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
+const PROBLEM_PREFIX = 'urn:case-read:problem:';
+
 export const ProblemType = {
   invalidCrn: 'urn:case-read:problem:invalid-crn',
   invalidRequest: 'urn:case-read:problem:invalid-request',
@@ -49,6 +51,8 @@ export function problemResponse(
   headers?: Readonly<Record<string, string>>,
 ): Response {
   const path = c.req.path;
+  // The problem's own name (`limited-access`, …), for the audit record.
+  c.set('problem', problem.type.slice(PROBLEM_PREFIX.length));
   const body = {
     type: problem.type,
     title: problem.title,

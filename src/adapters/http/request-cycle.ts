@@ -53,6 +53,8 @@ export function requestCycle({
           // The crn of the request as its route validated it; none when refused before that.
           crn: c.req.valid('param')?.crn?.value ?? null,
           status: c.res.status,
+          problem: c.get('problem') ?? null,
+          access: c.get('access') ?? null,
         });
       } catch (error) {
         logger.error(

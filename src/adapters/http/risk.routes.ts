@@ -2,12 +2,8 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { CrnFormat } from '../../domain/crn.js';
 import { MAX_PER_PAGE } from '../../domain/use-cases/get-risk-scores.js';
 import type { OperationGuard } from './cases.routes.js';
-import { crnParamsSchema, ProblemSchema, RiskScoresPageSchema } from './schemas.js';
-
-const problem = (description: string) => ({
-  description,
-  content: { 'application/problem+json': { schema: ProblemSchema } },
-});
+import { crnForbidden, problem } from './route-responses.js';
+import { crnParamsSchema, RiskScoresPageSchema } from './schemas.js';
 
 /** A page number or size: digits only (no sign, no exponent), read as a number once here. */
 const wholeNumber = (name: string, fallback: number) =>
@@ -40,11 +36,13 @@ export function riskRoutes(format: CrnFormat, guard: OperationGuard) {
           content: { 'application/json': { schema: RiskScoresPageSchema } },
         },
         400: problem('The crn or the pagination is not valid'),
-        403: problem('API key missing or invalid, client not allowed, or permission not granted'),
+        403: crnForbidden,
         404: problem('No case is held for the crn'),
         429: problem('Rate limit exceeded'),
         500: problem('Unexpected error'),
+        502: problem('The system of record failed'),
         503: problem('Not ready, or the audit record could not be written'),
+        504: problem('The system of record timed out'),
       },
     }),
   };

@@ -1,6 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { OperationGuard } from './cases.routes.js';
-import { ProblemSchema } from './schemas.js';
+import { problem } from './route-responses.js';
 
 export const QueueCredentialsSchema = z
   .object({
@@ -15,11 +15,6 @@ export const QueueCredentialsSchema = z
     description:
       "The Credentials object of the AWS STS AssumeRole response, field names as STS gives them. They allow only sqs:ReceiveMessage, sqs:DeleteMessage, sqs:ChangeMessageVisibility and sqs:GetQueueAttributes on the caller's own queue.",
   });
-
-const problem = (description: string) => ({
-  description,
-  content: { 'application/problem+json': { schema: ProblemSchema } },
-});
 
 /** `POST /token`: not versioned; client certificate and API key, no bearer token. */
 export function tokenRoutes(guard: OperationGuard) {

@@ -7,6 +7,7 @@ import {
   type AuditRecord,
   type AuditVerification,
   auditFieldTexts,
+  CURRENT_AUDIT_VERSION,
   canonicalAuditText,
   GENESIS_HASH,
   type StoredAuditRecord,
@@ -36,9 +37,12 @@ export interface JsonlAuditOptions {
 /** How far back from the end the last record is looked for at a time. */
 const TAIL_CHUNK = 64 * 1024;
 
-/** The line of one stored record: every field by name, then the two hashes. */
+/**
+ * The line of one stored record (current format): its version, every field by name, then
+ * the two hashes. A line without `version` is a version-1 record, written before.
+ */
 function lineOf(texts: AuditFieldTexts, seq: number, previousHash: string, hash: string): string {
-  return `{"seq":${seq},"at":${texts.at},"requestId":${texts.requestId},"clientId":${texts.clientId},"certificateSerial":${texts.certificateSerial},"onBehalfOf":${texts.onBehalfOf},"operation":${texts.operation},"crn":${texts.crn},"status":${texts.status},"previousHash":"${previousHash}","hash":"${hash}"}\n`;
+  return `{"version":${CURRENT_AUDIT_VERSION},"seq":${seq},"at":${texts.at},"requestId":${texts.requestId},"clientId":${texts.clientId},"certificateSerial":${texts.certificateSerial},"onBehalfOf":${texts.onBehalfOf},"operation":${texts.operation},"crn":${texts.crn},"status":${texts.status},"problem":${texts.problem},"access":${texts.access},"previousHash":"${previousHash}","hash":"${hash}"}\n`;
 }
 
 /** A line read back, or undefined when it is not a whole audit record. */
@@ -63,6 +67,9 @@ function recordOf(line: string): StoredAuditRecord | undefined {
     !str('operation') ||
     !strOrNull('crn') ||
     !Number.isInteger(value.status) ||
+    (value.version !== undefined && !Number.isSafeInteger(value.version)) ||
+    (value.problem !== undefined && !strOrNull('problem')) ||
+    (value.access !== undefined && !strOrNull('access')) ||
     !str('previousHash') ||
     !str('hash')
   ) {
@@ -71,6 +78,7 @@ function recordOf(line: string): StoredAuditRecord | undefined {
   const at = new Date(value.at as string);
   if (Number.isNaN(at.getTime())) return undefined;
   return {
+    version: (value.version as number | undefined) ?? 1,
     seq: value.seq as number,
     at,
     requestId: value.requestId as string,
@@ -80,6 +88,8 @@ function recordOf(line: string): StoredAuditRecord | undefined {
     operation: value.operation as string,
     crn: value.crn as string | null,
     status: value.status as number,
+    problem: (value.problem as string | null | undefined) ?? null,
+    access: (value.access as string | null | undefined) ?? null,
     previousHash: value.previousHash as string,
     hash: value.hash as string,
   };
@@ -241,7 +251,7 @@ export class JsonlAuditLog implements AuditLog {
     for (const record of records) {
       seq++;
       const texts = auditFieldTexts(record);
-      const hash = sha256Hex(canonicalAuditText(record, seq, head, texts));
+      const hash = sha256Hex(canonicalAuditText(record, seq, head, texts) as string);
       text += lineOf(texts, seq, head, hash);
       head = hash;
     }

@@ -33,6 +33,17 @@ const riskScoreSchema = z.strictObject({
   }),
 });
 
+/** A user named by a rule: an on-behalf-of e-mail address (compared without regard to case). */
+const user = text(320).regex(/^[^\s@]+@[^\s@]+$/, 'must be an e-mail address');
+const until = dateTime.nullable();
+/** Limited access (decisions §8): every member present; `until` null for no end. */
+const limitedAccessSchema = z.strictObject({
+  exclusions: z.array(z.strictObject({ user, until })).max(10_000),
+  exclusionMessage: text(1000).min(1).nullable(),
+  restriction: z.strictObject({ users: z.array(user).max(10_000), until }).nullable(),
+  restrictionMessage: text(1000).min(1).nullable(),
+});
+
 const caseRecordSchema = z.strictObject({
   crn: text(64),
   /** Free text saying which shape a fixture covers; not part of the case. */
@@ -61,6 +72,8 @@ const caseRecordSchema = z.strictObject({
     })
     .nullable(),
   riskScores: z.array(riskScoreSchema),
+  /** Absent or null for a case without rules. */
+  limitedAccess: limitedAccessSchema.nullable().optional(),
 });
 
 const caseFileSchema = z.strictObject({
@@ -104,13 +117,16 @@ export function parseCaseFile(
   }
   const problems: string[] = [];
   const seen = new Set<string>();
-  const records: CaseRecord[] = parsed.data.cases.map(({ covers: _covers, ...record }, index) => {
-    const problem = format.problemWith(record.crn);
-    if (problem !== undefined) problems.push(`cases[${index}].crn: ${JSON.stringify(record.crn)} ${problem}`);
-    if (seen.has(record.crn)) problems.push(`cases[${index}].crn: ${record.crn} appears more than once`);
-    seen.add(record.crn);
-    return record;
-  });
+  const records: CaseRecord[] = parsed.data.cases.map(
+    ({ covers: _covers, limitedAccess, ...record }, index) => {
+      const problem = format.problemWith(record.crn);
+      if (problem !== undefined)
+        problems.push(`cases[${index}].crn: ${JSON.stringify(record.crn)} ${problem}`);
+      if (seen.has(record.crn)) problems.push(`cases[${index}].crn: ${record.crn} appears more than once`);
+      seen.add(record.crn);
+      return { ...record, limitedAccess: limitedAccess ?? null };
+    },
+  );
   if (problems.length > 0) throw new CaseFileError(source, problems);
   return records;
 }

@@ -7,7 +7,7 @@ import type {
   PersonalDetailsAndCircumstances,
   RiskPredictorScore,
 } from '../../domain/types.js';
-import type { CaseRepository } from '../../ports/case-repository.js';
+import type { CaseRepository, Held } from '../../ports/case-repository.js';
 
 /**
  * Cases held in memory, from fixtures or test data. Records are deep-frozen on the way in,
@@ -27,20 +27,27 @@ export class InMemoryCaseRepository implements CaseRepository {
     return this.byCrn.size;
   }
 
-  async findPersonalDetails(crn: Crn): Promise<PersonalDetailsAndCircumstances | undefined> {
-    return this.byCrn.get(crn.value)?.personalDetails;
-  }
-
-  async findHomeOfficeInterest(crn: Crn): Promise<HomeOfficeInterest | undefined> {
-    return this.byCrn.get(crn.value)?.homeOfficeInterest;
-  }
-
-  async findRiskScores(crn: Crn): Promise<RiskPredictorScore[] | undefined> {
-    return this.byCrn.get(crn.value)?.riskScores;
-  }
-
-  async findCommunityManager(crn: Crn): Promise<{ communityManager: CommunityManager | null } | undefined> {
+  /** One part of the case held under `crn`, with its rules. */
+  private part<T>(crn: Crn, of: (record: CaseRecord) => T): Held<T> | undefined {
     const record = this.byCrn.get(crn.value);
-    return record === undefined ? undefined : { communityManager: record.communityManager };
+    return record && { value: of(record), limitedAccess: record.limitedAccess };
+  }
+
+  async findPersonalDetails(crn: Crn): Promise<Held<PersonalDetailsAndCircumstances> | undefined> {
+    return this.part(crn, (record) => record.personalDetails);
+  }
+
+  async findHomeOfficeInterest(crn: Crn): Promise<Held<HomeOfficeInterest> | undefined> {
+    return this.part(crn, (record) => record.homeOfficeInterest);
+  }
+
+  async findRiskScores(crn: Crn): Promise<Held<RiskPredictorScore[]> | undefined> {
+    return this.part(crn, (record) => record.riskScores);
+  }
+
+  async findCommunityManager(
+    crn: Crn,
+  ): Promise<Held<{ communityManager: CommunityManager | null }> | undefined> {
+    return this.part(crn, (record) => ({ communityManager: record.communityManager }));
   }
 }

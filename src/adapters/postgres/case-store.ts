@@ -2,9 +2,10 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
+import type { LimitedAccess } from '../../domain/access/limited-access.js';
 import type { Crn } from '../../domain/crn.js';
 import type * as Case from '../../domain/types.js';
-import type { CaseRepository } from '../../ports/case-repository.js';
+import type { CaseRepository, Held } from '../../ports/case-repository.js';
 import { inTransaction, onRequestPath, type PostgresStoreDescription } from './database.js';
 
 /**
@@ -26,50 +27,56 @@ export const CASE_STORE: PostgresStoreDescription = {
       risk_scores           JSON NOT NULL
     );
     `,
+    // Limited access (decisions §8): the case's rules, NULL for a case without rules (every
+    // case held before). Read with every part of the case, in the same query.
+    `
+    ALTER TABLE cases ADD COLUMN limited_access JSON;
+    `,
   ],
 };
 
 const READ = 'case store';
 
-/** Reads cases from PostgreSQL: one query per read, by primary key. */
+/** Reads cases from PostgreSQL: one query per read, by primary key, bringing the case's rules. */
 export class PostgresCaseRepository implements CaseRepository {
   constructor(private readonly pool: pg.Pool) {}
 
-  private async column<T>(name: string, crn: Crn): Promise<{ value: T } | undefined> {
+  private async column<T>(name: string, crn: Crn): Promise<Held<T> | undefined> {
     const result = await onRequestPath(READ, () =>
-      this.pool.query<{ value: T }>({
+      this.pool.query<{ value: T; limited_access: LimitedAccess | null }>({
         name: `case-${name.replace('::', '-')}`,
-        text: `SELECT ${name} AS value FROM cases WHERE crn = $1`,
+        text: `SELECT ${name} AS value, limited_access FROM cases WHERE crn = $1`,
         values: [crn.value],
       }),
     );
-    return result.rows[0];
+    const row = result.rows[0];
+    return row && { value: row.value, limitedAccess: row.limited_access };
   }
 
-  async findPersonalDetails(crn: Crn): Promise<Case.PersonalDetailsAndCircumstances | undefined> {
-    return (await this.column<Case.PersonalDetailsAndCircumstances>('personal_details', crn))?.value;
+  async findPersonalDetails(crn: Crn): Promise<Held<Case.PersonalDetailsAndCircumstances> | undefined> {
+    return this.column<Case.PersonalDetailsAndCircumstances>('personal_details', crn);
   }
 
   async findPersonalDetailsText(
     crn: Crn,
-  ): Promise<Case.JsonText<Case.PersonalDetailsAndCircumstances> | undefined> {
+  ): Promise<Held<Case.JsonText<Case.PersonalDetailsAndCircumstances>> | undefined> {
     // ::text keeps the json column's text as stored, unparsed.
-    return (await this.column<string>('personal_details::text', crn))?.value;
+    return this.column<string>('personal_details::text', crn);
   }
 
-  async findHomeOfficeInterest(crn: Crn): Promise<Case.HomeOfficeInterest | undefined> {
-    return (await this.column<Case.HomeOfficeInterest>('home_office_interest', crn))?.value;
+  async findHomeOfficeInterest(crn: Crn): Promise<Held<Case.HomeOfficeInterest> | undefined> {
+    return this.column<Case.HomeOfficeInterest>('home_office_interest', crn);
   }
 
   async findCommunityManager(
     crn: Crn,
-  ): Promise<{ communityManager: Case.CommunityManager | null } | undefined> {
+  ): Promise<Held<{ communityManager: Case.CommunityManager | null }> | undefined> {
     const row = await this.column<Case.CommunityManager | null>('community_manager', crn);
-    return row && { communityManager: row.value };
+    return row && { value: { communityManager: row.value }, limitedAccess: row.limitedAccess };
   }
 
-  async findRiskScores(crn: Crn): Promise<Case.RiskPredictorScore[] | undefined> {
-    return (await this.column<Case.RiskPredictorScore[]>('risk_scores', crn))?.value;
+  async findRiskScores(crn: Crn): Promise<Held<Case.RiskPredictorScore[]> | undefined> {
+    return this.column<Case.RiskPredictorScore[]>('risk_scores', crn);
   }
 }
 
@@ -93,13 +100,13 @@ export class PostgresCaseWriter {
     // or newline: only backslashes need escaping for COPY.
     const lines = unique.map(
       (r) =>
-        `${r.crn}\t${copyField(JSON.stringify(r.personalDetails))}\t${copyField(JSON.stringify(r.homeOfficeInterest))}\t${copyField(r.communityManager === null ? null : JSON.stringify(r.communityManager))}\t${copyField(JSON.stringify(r.riskScores))}\n`,
+        `${r.crn}\t${copyField(JSON.stringify(r.personalDetails))}\t${copyField(JSON.stringify(r.homeOfficeInterest))}\t${copyField(r.communityManager === null ? null : JSON.stringify(r.communityManager))}\t${copyField(JSON.stringify(r.riskScores))}\t${copyField(r.limitedAccess === null ? null : JSON.stringify(r.limitedAccess))}\n`,
     );
     await inTransaction(this.pool, async (client) => {
       await client.query('DELETE FROM cases WHERE crn = ANY ($1::text[])', [unique.map((r) => r.crn)]);
       const copy = client.query(
         copyFrom(
-          'COPY cases (crn, personal_details, home_office_interest, community_manager, risk_scores) FROM STDIN',
+          'COPY cases (crn, personal_details, home_office_interest, community_manager, risk_scores, limited_access) FROM STDIN',
         ),
       );
       await pipeline(Readable.from(chunks(lines)), copy);

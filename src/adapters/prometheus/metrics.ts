@@ -58,7 +58,9 @@ export class PrometheusMetrics {
   /** One call to the upstream case store: how it ended and how long it took. */
   readonly upstreamCall = (outcome: string, seconds: number): void => {
     this.upstreamDuration.observe({ outcome }, seconds);
-    if (outcome !== 'ok' && outcome !== 'not-found') this.upstreamErrors.inc({ kind: outcome });
+    // A limited-access refusal is an answer, not a failure.
+    if (outcome !== 'ok' && outcome !== 'not-found' && outcome !== 'limited-access')
+      this.upstreamErrors.inc({ kind: outcome });
   };
 
   /** The rate-limit store was lost (`fallback`) or is back (`store`). */

@@ -52,6 +52,9 @@ export const AUDIT_COLUMNS = [
   'status',
   'previous_hash',
   'hash',
+  'version',
+  'problem',
+  'access',
 ] as const;
 
 /**
@@ -76,6 +79,16 @@ export const auditTableSql = (types: { readonly seq: string; readonly at: string
   CREATE INDEX audit_by_crn ON audit (crn, at) WHERE crn IS NOT NULL;
 `;
 
+/**
+ * Record format version 2: the problem type of a refusal and the limited-access marking.
+ * Records stored before are version 1 and keep the text their hash covers.
+ */
+export const auditVersion2Sql = `
+  ALTER TABLE audit ADD COLUMN version INTEGER NOT NULL DEFAULT 1;
+  ALTER TABLE audit ADD COLUMN problem TEXT;
+  ALTER TABLE audit ADD COLUMN access TEXT;
+`;
+
 /** A stored record as one row's values, in {@link AUDIT_COLUMNS} order (the time as ISO 8601). */
 export function rowValuesOf(stored: StoredAuditRecord): unknown[] {
   return [
@@ -90,6 +103,9 @@ export function rowValuesOf(stored: StoredAuditRecord): unknown[] {
     stored.status,
     stored.previousHash,
     stored.hash,
+    stored.version,
+    stored.problem,
+    stored.access,
   ];
 }
 
@@ -106,9 +122,13 @@ export interface AuditRow {
   readonly status: number;
   readonly previous_hash: string;
   readonly hash: string;
+  readonly version: number;
+  readonly problem: string | null;
+  readonly access: string | null;
 }
 
 export const recordOfRow = (r: AuditRow): StoredAuditRecord => ({
+  version: r.version,
   seq: Number(r.seq),
   at: new Date(r.at),
   requestId: r.request_id,
@@ -118,6 +138,8 @@ export const recordOfRow = (r: AuditRow): StoredAuditRecord => ({
   operation: r.operation,
   crn: r.crn,
   status: r.status,
+  problem: r.problem,
+  access: r.access,
   previousHash: r.previous_hash,
   hash: r.hash,
 });

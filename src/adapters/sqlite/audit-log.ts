@@ -12,7 +12,10 @@ import { openWritableStore, type StoreDescription, transaction } from './databas
 import type { SqlDatabase, SqliteDriver } from './driver.js';
 
 /** Times as ISO 8601 text, which sorts as time does. */
-const MIGRATIONS: readonly string[] = [chain.auditTableSql({ seq: 'INTEGER', at: 'TEXT' })];
+const MIGRATIONS: readonly string[] = [
+  chain.auditTableSql({ seq: 'INTEGER', at: 'TEXT' }),
+  chain.auditVersion2Sql,
+];
 
 export class AuditStoreError extends StoreError {
   override readonly name = 'AuditStoreError';

@@ -101,4 +101,10 @@ export const CASE_STORE_MIGRATIONS: readonly string[] = [
   ALTER TABLE cases ADD COLUMN personal_details_json TEXT;
   UPDATE cases AS c SET personal_details_json = ${PERSONAL_DETAILS_JSON};
   `,
+  // Limited access (decisions §8): the case's rules as one JSON document, NULL for a case
+  // without rules (every case held before). Read with every part of the case, in the same
+  // statement: deciding costs no query of its own.
+  `
+  ALTER TABLE cases ADD COLUMN limited_access TEXT CHECK (limited_access IS NULL OR json_valid(limited_access));
+  `,
 ];

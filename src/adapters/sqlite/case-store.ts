@@ -1,6 +1,7 @@
+import type { LimitedAccess } from '../../domain/access/limited-access.js';
 import type { Crn } from '../../domain/crn.js';
 import type * as Case from '../../domain/types.js';
-import type { CaseRepository } from '../../ports/case-repository.js';
+import type { CaseRepository, Held } from '../../ports/case-repository.js';
 import { StoreError } from '../../ports/stores.js';
 import { CASE_STORE_MIGRATIONS, PERSONAL_DETAILS_JSON } from './case-schema.js';
 import {
@@ -22,13 +23,18 @@ export class CaseStoreError extends StoreError {
  * then the escape `\u0000`, never a raw NUL, which `node:sqlite` would cut the string at.
  * Every driver returns the same bytes.
  */
-interface InterestRow {
+/** Every row read carries the case's limited-access rules: JSON text, or null for none. */
+interface CaseRules {
+  limited_access: string | null;
+}
+interface InterestRow extends CaseRules {
   home_office_interest_exists: 0 | 1;
   /** JSON: a string or null. */
   notes_json: string;
 }
-interface RiskRow {
-  completed_date: string;
+/** One risk score of the case, or a row of nulls for a case held without any (LEFT JOIN). */
+interface RiskRow extends CaseRules {
+  completed_date: string | null;
   /** JSON string. */
   assessment_status_json: string;
   general_level: Case.ScoreLevel | null;
@@ -51,6 +57,12 @@ const MANAGER_JSON = `json_object(
   'pdu', pdu, 'jobRole', job_role, 'emailAddress', email_address, 'officeName', office_name,
   'teamPhoneNumber', team_phone_number)`;
 
+/** A part of a case with its rules, as the port hands it on. */
+const held = <T>(value: T, row: CaseRules): Held<T> => ({
+  value,
+  limitedAccess: row.limited_access === null ? null : (JSON.parse(row.limited_access) as LimitedAccess),
+});
+
 const CASE_STORE: StoreDescription = {
   what: 'case store',
   migrations: CASE_STORE_MIGRATIONS,
@@ -63,10 +75,9 @@ const CASE_STORE: StoreDescription = {
  * the data it reports. Statements are prepared once, when the store opens.
  */
 export class SqliteCaseRepository implements CaseRepository {
-  private readonly detailsStmt: SqlStatement<[string], { personal_details_json: string }>;
+  private readonly detailsStmt: SqlStatement<[string], { personal_details_json: string } & CaseRules>;
   private readonly hoiStmt: SqlStatement<[string], InterestRow>;
-  private readonly existsStmt: SqlStatement<[string], { found: 1 }>;
-  private readonly managerStmt: SqlStatement<[string], { manager_json: string }>;
+  private readonly managerStmt: SqlStatement<[string], { manager_json: string | null } & CaseRules>;
   private readonly riskStmt: SqlStatement<[string], RiskRow>;
 
   private readonly beginStmt: SqlStatement<[]>;
@@ -76,17 +87,19 @@ export class SqliteCaseRepository implements CaseRepository {
     this.beginStmt = db.prepare('BEGIN');
     this.endStmt = db.prepare('COMMIT');
     // The document is assembled when the case is written: a read is one lookup of text.
-    this.detailsStmt = db.prepare('SELECT personal_details_json FROM cases WHERE crn = ?');
+    // Every read is one statement, by primary key, and brings the case's rules with it.
+    this.detailsStmt = db.prepare('SELECT personal_details_json, limited_access FROM cases WHERE crn = ?');
     this.hoiStmt = db.prepare(
-      'SELECT home_office_interest_exists, json_quote(home_office_interest_notes) AS notes_json FROM cases WHERE crn = ?',
+      'SELECT home_office_interest_exists, json_quote(home_office_interest_notes) AS notes_json, limited_access FROM cases WHERE crn = ?',
     );
     this.riskStmt = db.prepare(
-      `SELECT *, json_quote(assessment_status) AS assessment_status_json
-         FROM risk_scores WHERE crn = ? ORDER BY position`,
+      `SELECT c.limited_access, r.*, json_quote(r.assessment_status) AS assessment_status_json
+         FROM cases AS c LEFT JOIN risk_scores AS r ON r.crn = c.crn
+        WHERE c.crn = ? ORDER BY r.position`,
     );
-    this.existsStmt = db.prepare('SELECT 1 AS found FROM cases WHERE crn = ?');
     this.managerStmt = db.prepare(
-      `SELECT ${MANAGER_JSON} AS manager_json FROM community_managers WHERE crn = ?`,
+      `SELECT c.limited_access, CASE WHEN m.crn IS NULL THEN NULL ELSE ${MANAGER_JSON} END AS manager_json
+         FROM cases AS c LEFT JOIN community_managers AS m ON m.crn = c.crn WHERE c.crn = ?`,
     );
   }
 
@@ -132,60 +145,68 @@ export class SqliteCaseRepository implements CaseRepository {
     this.db.prepare('SELECT 1 FROM cases LIMIT 1').get();
   }
 
-  async findPersonalDetails(crn: Crn): Promise<Case.PersonalDetailsAndCircumstances | undefined> {
+  async findPersonalDetails(crn: Crn): Promise<Held<Case.PersonalDetailsAndCircumstances> | undefined> {
     return this.read(() => {
-      const json = this.detailsStmt.get(crn.value)?.personal_details_json;
-      return json === undefined ? undefined : (JSON.parse(json) as Case.PersonalDetailsAndCircumstances);
+      const row = this.detailsStmt.get(crn.value);
+      return row && held(JSON.parse(row.personal_details_json) as Case.PersonalDetailsAndCircumstances, row);
     });
   }
 
   async findPersonalDetailsText(
     crn: Crn,
-  ): Promise<Case.JsonText<Case.PersonalDetailsAndCircumstances> | undefined> {
-    return this.read(() => this.detailsStmt.get(crn.value)?.personal_details_json);
-  }
-
-  async findHomeOfficeInterest(crn: Crn): Promise<Case.HomeOfficeInterest | undefined> {
+  ): Promise<Held<Case.JsonText<Case.PersonalDetailsAndCircumstances>> | undefined> {
     return this.read(() => {
-      const row = this.hoiStmt.get(crn.value);
-      if (row === undefined) return undefined;
-      return {
-        exists: row.home_office_interest_exists === 1,
-        notes: JSON.parse(row.notes_json) as string | null,
-      };
+      const row = this.detailsStmt.get(crn.value);
+      return row && held(row.personal_details_json, row);
     });
   }
 
-  async findRiskScores(crn: Crn): Promise<Case.RiskPredictorScore[] | undefined> {
+  async findHomeOfficeInterest(crn: Crn): Promise<Held<Case.HomeOfficeInterest> | undefined> {
+    return this.read(() => {
+      const row = this.hoiStmt.get(crn.value);
+      if (row === undefined) return undefined;
+      return held(
+        { exists: row.home_office_interest_exists === 1, notes: JSON.parse(row.notes_json) as string | null },
+        row,
+      );
+    });
+  }
+
+  async findRiskScores(crn: Crn): Promise<Held<Case.RiskPredictorScore[]> | undefined> {
     return this.read(() => {
       const rows = this.riskStmt.all(crn.value);
-      if (rows.length === 0 && this.existsStmt.get(crn.value) === undefined) return undefined;
-      return rows.map((r) => ({
-        completedDate: r.completed_date,
-        assessmentStatus: JSON.parse(r.assessment_status_json) as string,
-        generalPredictor: { scoreLevel: r.general_level, score: r.general_score },
-        violencePredictor: { scoreLevel: r.violence_level, score: r.violence_score },
-        groupReconviction: { scoreLevel: r.group_reconviction_level, score: r.group_reconviction_score },
-        riskOfSeriousRecidivism: { scoreLevel: r.rsr_level, score: r.rsr_score },
-        sexualPredictor: {
-          indecentScoreLevel: r.sexual_indecent_level,
-          contactScoreLevel: r.sexual_contact_level,
-          indecentScore: r.sexual_indecent_score,
-          contactScore: r.sexual_contact_score,
-        },
-      }));
+      const [first] = rows;
+      if (first === undefined) return undefined;
+      const scored = rows.filter((r): r is RiskRow & { completed_date: string } => r.completed_date !== null);
+      return held(
+        scored.map((r) => ({
+          completedDate: r.completed_date,
+          assessmentStatus: JSON.parse(r.assessment_status_json) as string,
+          generalPredictor: { scoreLevel: r.general_level, score: r.general_score },
+          violencePredictor: { scoreLevel: r.violence_level, score: r.violence_score },
+          groupReconviction: { scoreLevel: r.group_reconviction_level, score: r.group_reconviction_score },
+          riskOfSeriousRecidivism: { scoreLevel: r.rsr_level, score: r.rsr_score },
+          sexualPredictor: {
+            indecentScoreLevel: r.sexual_indecent_level,
+            contactScoreLevel: r.sexual_contact_level,
+            indecentScore: r.sexual_indecent_score,
+            contactScore: r.sexual_contact_score,
+          },
+        })),
+        first,
+      );
     });
   }
 
   async findCommunityManager(
     crn: Crn,
-  ): Promise<{ communityManager: Case.CommunityManager | null } | undefined> {
+  ): Promise<Held<{ communityManager: Case.CommunityManager | null }> | undefined> {
     return this.read(() => {
       const row = this.managerStmt.get(crn.value);
-      if (row === undefined) {
-        return this.existsStmt.get(crn.value) === undefined ? undefined : { communityManager: null };
-      }
-      return { communityManager: JSON.parse(row.manager_json) as Case.CommunityManager };
+      if (row === undefined) return undefined;
+      const manager =
+        row.manager_json === null ? null : (JSON.parse(row.manager_json) as Case.CommunityManager);
+      return held({ communityManager: manager }, row);
     });
   }
 }
@@ -210,8 +231,9 @@ export class SqliteCaseWriter {
     this.deleteCase = db.prepare('DELETE FROM cases WHERE crn = ?');
     this.insertCase = db.prepare(
       `INSERT INTO cases (crn, preferred_language_code, preferred_language_desc, opd_status_code,
-                          opd_status_desc, home_office_interest_exists, home_office_interest_notes)
-       VALUES (?, ?, ?, ?, ?, ?, ?)`,
+                          opd_status_desc, home_office_interest_exists, home_office_interest_notes,
+                          limited_access)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.insertCircumstance = db.prepare(
       `INSERT INTO personal_circumstances (crn, position, type_code, type_desc, sub_type_code, sub_type_desc, updated_at)
@@ -273,6 +295,7 @@ export class SqliteCaseWriter {
       pd.offenderPersonalityDisorder?.status.description ?? null,
       hoi.exists ? 1 : 0,
       hoi.notes,
+      record.limitedAccess === null ? null : JSON.stringify(record.limitedAccess),
     );
     pd.personalCircumstances.forEach((c, position) => {
       this.insertCircumstance.run(

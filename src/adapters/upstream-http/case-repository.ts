@@ -13,15 +13,21 @@ import {
 // which has no Agent.close and no connection pool of its own.
 import { Agent, request } from 'undici/index.js';
 import type { ZodType } from 'zod';
+import { GENERIC_RESTRICTION_MESSAGE } from '../../domain/access/limited-access.js';
 import type { Crn } from '../../domain/crn.js';
-import { StoreUnavailableError, UpstreamFailedError, UpstreamTimeoutError } from '../../domain/errors.js';
+import {
+  LimitedAccessError,
+  StoreUnavailableError,
+  UpstreamFailedError,
+  UpstreamTimeoutError,
+} from '../../domain/errors.js';
 import type {
   CommunityManager,
   HomeOfficeInterest,
   PersonalDetailsAndCircumstances,
   RiskPredictorScore,
 } from '../../domain/types.js';
-import type { CaseRepository } from '../../ports/case-repository.js';
+import type { CaseRepository, Held, ReadFor } from '../../ports/case-repository.js';
 import type { UpstreamOutcome } from '../../ports/stores.js';
 // The wire format is one module, shared by the service's own routes and this client.
 import {
@@ -69,6 +75,37 @@ type Answer<T> = { found: true; value: T } | { found: false; problemType: string
 /** Absent optional fields become null and absent lists [], as the port's contract asks. */
 const orNull = <T>(value: T | undefined | null): T | null => value ?? null;
 
+/** The upstream decides limited access itself: what it answers is held with no rules of ours. */
+const held = <T>(value: T): Held<T> => ({ value, limitedAccess: null });
+
+const LIMITED_ACCESS_TYPE = 'urn:case-read:problem:limited-access';
+/** The longest upstream detail passed on to a client; a longer one is replaced by the generic sentence. */
+const MAX_DETAIL = 500;
+
+/** The problem body's `type` and `detail`, when the text is one; empty strings otherwise. */
+function problemOf(text: string): { type: string; detail: string } {
+  try {
+    const body = JSON.parse(text) as { type?: unknown; detail?: unknown };
+    return {
+      type: typeof body.type === 'string' ? body.type : '',
+      detail: typeof body.detail === 'string' ? body.detail : '',
+    };
+  } catch {
+    return { type: '', detail: '' };
+  }
+}
+
+/**
+ * The upstream's limited-access refusal as this service's own: its detail is passed on (it
+ * is the case's message, meant for the user), unless it is empty, too long or holds a
+ * control character, when the generic sentence is sent instead.
+ */
+function limitedAccessRefusal(detail: string): LimitedAccessError {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
+  const usable = detail.trim() !== '' && detail.length <= MAX_DETAIL && !/[\u0000-\u001f\u007f]/.test(detail);
+  return new LimitedAccessError('refused-upstream', usable ? detail : GENERIC_RESTRICTION_MESSAGE);
+}
+
 /**
  * The case repository read from the system of record over HTTP (`CASE_STORE=https://…`),
  * which speaks this service's own `/case/…` API.
@@ -82,8 +119,11 @@ const orNull = <T>(value: T | undefined | null): T | null => value ?? null;
  *   probe is let through and closes it again if it succeeds.
  * - Bodies are checked with the same zod schemas as the service's own responses: anything
  *   else, a wrong content type, or an unexpected status is a 502. 404 is "not held"; 401
- *   and 403 are a 502 logged as our own misconfiguration. Nothing of the upstream's text
- *   reaches a client or a log.
+ *   and 403 are a 502 logged as our own misconfiguration, except a 403 `limited-access`.
+ *   Nothing of the upstream's text reaches a client or a log, except that refusal's detail.
+ * - Limited access is the upstream's to decide: the verified on-behalf-of token is relayed
+ *   in `X-On-Behalf-Of`, and a 403 `limited-access` becomes this service's own (not
+ *   retried, not counted by the breaker), with the upstream's detail (the case's message).
  */
 export class UpstreamCaseRepository implements CaseRepository {
   private readonly agent: Agent;
@@ -120,42 +160,53 @@ export class UpstreamCaseRepository implements CaseRepository {
     await this.agent.close();
   }
 
-  async findPersonalDetails(crn: Crn): Promise<PersonalDetailsAndCircumstances | undefined> {
+  async findPersonalDetails(
+    crn: Crn,
+    readFor?: ReadFor,
+  ): Promise<Held<PersonalDetailsAndCircumstances> | undefined> {
     const answer = await this.get(
       `/case/${encodeURIComponent(crn.value)}`,
       PersonalDetailsAndCircumstancesSchema,
+      readFor,
     );
     if (!answer.found) return undefined;
     const d = answer.value;
-    return {
+    return held({
       preferredLanguage: orNull(d.preferredLanguage),
       personalCircumstances: d.personalCircumstances ?? [],
       disabilities: d.disabilities ?? [],
       offenderPersonalityDisorder: orNull(d.offenderPersonalityDisorder),
-    } as PersonalDetailsAndCircumstances;
+    } as PersonalDetailsAndCircumstances);
   }
 
-  async findHomeOfficeInterest(crn: Crn): Promise<HomeOfficeInterest | undefined> {
+  async findHomeOfficeInterest(crn: Crn, readFor?: ReadFor): Promise<Held<HomeOfficeInterest> | undefined> {
     const answer = await this.get(
       `/case/${encodeURIComponent(crn.value)}/home-office-interest`,
       HomeOfficeInterestSchema,
+      readFor,
     );
-    return answer.found ? { exists: answer.value.exists, notes: orNull(answer.value.notes) } : undefined;
+    return answer.found
+      ? held({ exists: answer.value.exists, notes: orNull(answer.value.notes) })
+      : undefined;
   }
 
-  async findCommunityManager(crn: Crn): Promise<{ communityManager: CommunityManager | null } | undefined> {
+  async findCommunityManager(
+    crn: Crn,
+    readFor?: ReadFor,
+  ): Promise<Held<{ communityManager: CommunityManager | null }> | undefined> {
     const answer = await this.get(
       `/case/${encodeURIComponent(crn.value)}/community-manager`,
       CommunityOffenderManagerSchema,
+      readFor,
     );
     if (!answer.found) {
       // The case is held, without an active manager: the upstream says which 404 it is.
       return answer.problemType.endsWith('community-manager-not-found')
-        ? { communityManager: null }
+        ? held({ communityManager: null })
         : undefined;
     }
     const m = answer.value.communityManager;
-    return {
+    return held({
       communityManager: {
         name: { forename: m.name.forename, middleName: orNull(m.name.middleName), surname: m.name.surname },
         pdu: m.pdu,
@@ -164,34 +215,42 @@ export class UpstreamCaseRepository implements CaseRepository {
         officeName: orNull(m.officeName),
         teamPhoneNumber: orNull(m.teamPhoneNumber),
       },
-    };
+    });
   }
 
   /** Every page, in the order the upstream serves them (newest first). */
-  async findRiskScores(crn: Crn): Promise<RiskPredictorScore[] | undefined> {
+  async findRiskScores(crn: Crn, readFor?: ReadFor): Promise<Held<RiskPredictorScore[]> | undefined> {
     const scores: RiskPredictorScore[] = [];
     for (let page = 1; page <= 1000; page++) {
       const answer = await this.get(
         `/v1/persons/${encodeURIComponent(crn.value)}/risks/scores?page=${page}&perPage=100`,
         RiskScoresPageSchema,
+        readFor,
       );
       if (!answer.found) return undefined;
       scores.push(...(answer.value.data as RiskPredictorScore[]));
-      if (answer.value.pagination.isLastPage) return scores;
+      if (answer.value.pagination.isLastPage) return held(scores);
     }
     throw new UpstreamFailedError(UPSTREAM, 'too-many-pages');
   }
 
-  private async get<T>(path: string, schema: ZodType<T>): Promise<Answer<T>> {
+  private async get<T>(path: string, schema: ZodType<T>, readFor?: ReadFor): Promise<Answer<T>> {
     const started = performance.now();
     const deadline = AbortSignal.timeout(this.options.timeoutMs);
     const done = (outcome: UpstreamOutcome) =>
       this.options.observe?.(outcome, (performance.now() - started) / 1000);
     try {
-      const answer = await this.policy.execute(({ signal }) => this.attempt(path, schema, signal), deadline);
+      const answer = await this.policy.execute(
+        ({ signal }) => this.attempt(path, schema, signal, readFor),
+        deadline,
+      );
       done(answer.found ? 'ok' : 'not-found');
       return answer;
     } catch (error) {
+      if (error instanceof LimitedAccessError) {
+        done('limited-access');
+        throw error;
+      }
       if (error instanceof BrokenCircuitError) {
         done('circuit-open');
         throw new StoreUnavailableError(UPSTREAM, 'circuit-open');
@@ -213,9 +272,16 @@ export class UpstreamCaseRepository implements CaseRepository {
     }
   }
 
-  private async attempt<T>(path: string, schema: ZodType<T>, signal: AbortSignal): Promise<Answer<T>> {
+  private async attempt<T>(
+    path: string,
+    schema: ZodType<T>,
+    signal: AbortSignal,
+    readFor: ReadFor | undefined,
+  ): Promise<Answer<T>> {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (this.options.apiKey) headers['x-api-key'] = this.options.apiKey;
+    // The verified user's own token, relayed: the system of record decides limited access.
+    if (readFor?.onBehalfOf) headers['x-on-behalf-of'] = readFor.onBehalfOf.token;
     if (this.options.bearer) headers.authorization = `Bearer ${await this.options.bearer()}`;
     let response: Awaited<ReturnType<typeof request>>;
     try {
@@ -238,17 +304,15 @@ export class UpstreamCaseRepository implements CaseRepository {
     }
     if (statusCode === 502 || statusCode === 503 || statusCode === 504) throw new Retryable('5xx');
     if (statusCode >= 500) throw new Fault('5xx');
+    if (statusCode === 403) {
+      const problem = problemOf(text);
+      if (problem.type === LIMITED_ACCESS_TYPE) throw limitedAccessRefusal(problem.detail);
+    }
     if (statusCode === 401 || statusCode === 403) {
       throw new UpstreamFailedError(UPSTREAM, `refused-our-credentials-${statusCode}`);
     }
     if (statusCode === 404) {
-      const problemType = (() => {
-        try {
-          return String((JSON.parse(text) as { type?: unknown }).type ?? '');
-        } catch {
-          return '';
-        }
-      })();
+      const problemType = problemOf(text).type;
       // "No resource at this path" is not "no such case": the base URL is wrong, and
       // answering 404 for every crn would be a wrong answer, so it is a 502.
       if (problemType === 'urn:case-read:problem:not-found') {

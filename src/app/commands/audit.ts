@@ -4,7 +4,7 @@ import { EXIT, type Io, openAuditStore, parse, positionals, report, UsageError, 
 const STORE = { 'audit-store': { type: 'string' }, json: { type: 'boolean' } } as const;
 
 const line = (r: StoredAuditRecord) =>
-  `${r.seq}  ${r.at.toISOString()}  ${r.clientId}  ${r.operation}${r.crn ? ` ${r.crn}` : ''}  ${r.status}${r.onBehalfOf ? `  on behalf of ${r.onBehalfOf}` : ''}  ${r.requestId}`;
+  `${r.seq}  ${r.at.toISOString()}  ${r.clientId}  ${r.operation}${r.crn ? ` ${r.crn}` : ''}  ${r.status}${r.problem ? ` ${r.problem}` : ''}${r.access ? ` (${r.access})` : ''}${r.onBehalfOf ? `  on behalf of ${r.onBehalfOf}` : ''}  ${r.requestId}`;
 
 /** `audit verify`: walks the hash chain; exit 1 when it is broken. `audit query`: filtered records. */
 export async function audit(sub: string | undefined, args: string[], io: Io): Promise<number> {

@@ -90,14 +90,15 @@ function requireBoundTo(
 
 /**
  * Step 7: the on-behalf-of identity, per the client's settings. Returns the verified
- * e-mail, or null when none was sent (and none was required).
+ * e-mail with the token that proved it (a store that decides limited access itself is
+ * handed it to relay), or null when none was sent (and none was required).
  */
 export async function checkOnBehalfOf(
   { verifier }: { verifier: Pick<TokenVerifier, 'verifyOnBehalfOf'> },
   client: Client,
   certificate: ClientCertificate,
   token: string | undefined,
-): Promise<{ email: string } | null> {
+): Promise<{ email: string; token: string } | null> {
   const { mode } = client.onBehalfOf;
   if (token === undefined) {
     if (mode === 'required') {
@@ -112,7 +113,7 @@ export async function checkOnBehalfOf(
   if (mode === 'forbidden') throw new OnBehalfOfNotAllowedError();
   const claims = await verifier.verifyOnBehalfOf(token, client.onBehalfOf);
   requireBoundTo('on-behalf-of', claims.certificateThumbprint, certificate);
-  return { email: claims.email };
+  return { email: claims.email, token };
 }
 
 /**

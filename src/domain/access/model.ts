@@ -55,7 +55,8 @@ export interface Caller {
   readonly client: Client;
   readonly certificate: ClientCertificate;
   readonly apiKeyId: string;
-  readonly onBehalfOf: { readonly email: string } | null;
+  /** The verified user, and the token that proved it (a secret: never logged or audited). */
+  readonly onBehalfOf: { readonly email: string; readonly token: string } | null;
   readonly permissions: ReadonlySet<Permission>;
 }
 

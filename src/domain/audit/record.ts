@@ -17,10 +17,31 @@ export interface AuditRecord {
   /** The crn asked for, when it was a valid one. */
   readonly crn: string | null;
   readonly status: number;
+  /**
+   * The problem type of a refusal or failure, as the last part of its URN (`limited-access`,
+   * `permission-denied`, …); null when answered. Format version 2.
+   */
+  readonly problem: string | null;
+  /**
+   * How limited access let an answer through when it was not plain: `client-enforces` (a
+   * limited case answered to a client acting as itself under `allow`); null otherwise.
+   * Format version 2.
+   */
+  readonly access: string | null;
 }
 
-/** A stored record: its place in the chain and the hashes that link it to the one before. */
+/**
+ * The record format versions. Version 1 (no problem type, no access marking) is what the
+ * trail held before; its records keep their text and still verify. New records are
+ * {@link CURRENT_AUDIT_VERSION}.
+ */
+export const AUDIT_VERSIONS = [1, 2] as const;
+export type AuditVersion = (typeof AUDIT_VERSIONS)[number];
+export const CURRENT_AUDIT_VERSION: AuditVersion = 2;
+
+/** A stored record: its format version, its place in the chain and the hashes that link it to the one before. */
 export interface StoredAuditRecord extends AuditRecord {
+  readonly version: number;
   readonly seq: number;
   readonly previousHash: string;
   readonly hash: string;
@@ -55,6 +76,8 @@ export interface AuditFieldTexts {
   readonly operation: string;
   readonly crn: string;
   readonly status: string;
+  readonly problem: string;
+  readonly access: string;
 }
 
 export function auditFieldTexts(record: AuditRecord): AuditFieldTexts {
@@ -67,14 +90,18 @@ export function auditFieldTexts(record: AuditRecord): AuditFieldTexts {
     operation: JSON.stringify(record.operation),
     crn: JSON.stringify(record.crn),
     status: JSON.stringify(record.status),
+    problem: JSON.stringify(record.problem),
+    access: JSON.stringify(record.access),
   };
 }
 
 /**
  * The canonical text that a record's hash covers: every field in a fixed order, with the
  * previous record's hash, so changing, removing or reordering a record breaks the chain.
- * It is `JSON.stringify([seq, previousHash, at, requestId, clientId, certificateSerial,
- * onBehalfOf, operation, crn, status])`, put together from the fields' own JSON texts.
+ * Version 2 is `JSON.stringify([2, seq, previousHash, at, requestId, clientId,
+ * certificateSerial, onBehalfOf, operation, crn, status, problem, access])`; version 1,
+ * which records written before carry, is the same without the leading 2 and the last two
+ * fields. It is put together from the fields' own JSON texts. An unknown version has none.
  */
 export function canonicalAuditText(
   record: AuditRecord,
@@ -82,11 +109,15 @@ export function canonicalAuditText(
   previousHash: string,
   /** The record's field texts, when the caller has them already. */
   texts: AuditFieldTexts = auditFieldTexts(record),
-): string {
-  return `[${seq},${JSON.stringify(previousHash)},${texts.at},${texts.requestId},${texts.clientId},${texts.certificateSerial},${texts.onBehalfOf},${texts.operation},${texts.crn},${texts.status}]`;
+  version: number = CURRENT_AUDIT_VERSION,
+): string | undefined {
+  const fields = `${seq},${JSON.stringify(previousHash)},${texts.at},${texts.requestId},${texts.clientId},${texts.certificateSerial},${texts.onBehalfOf},${texts.operation},${texts.crn},${texts.status}`;
+  if (version === 2) return `[2,${fields},${texts.problem},${texts.access}]`;
+  if (version === 1) return `[${fields}]`;
+  return undefined;
 }
 
-/** Links a record into the chain: its sequence number, the previous hash, and its own hash. */
+/** Links a record into the chain, in the current format: its sequence number, the previous hash, and its own hash. */
 export function chainRecord(
   record: AuditRecord,
   seq: number,
@@ -94,6 +125,7 @@ export function chainRecord(
   hash: (text: string) => string,
 ): StoredAuditRecord {
   return {
+    version: CURRENT_AUDIT_VERSION,
     at: record.at,
     requestId: record.requestId,
     clientId: record.clientId,
@@ -102,9 +134,11 @@ export function chainRecord(
     operation: record.operation,
     crn: record.crn,
     status: record.status,
+    problem: record.problem,
+    access: record.access,
     seq,
     previousHash,
-    hash: hash(canonicalAuditText(record, seq, previousHash)),
+    hash: hash(canonicalAuditText(record, seq, previousHash) as string),
   };
 }
 
@@ -136,7 +170,14 @@ export class AuditChainWalker {
     if (record.previousHash !== this.previousHash) {
       return broken('its previous-hash does not match the record before it');
     }
-    if (record.hash !== this.hash(canonicalAuditText(record, record.seq, record.previousHash))) {
+    const text = canonicalAuditText(record, record.seq, record.previousHash, undefined, record.version);
+    if (text === undefined)
+      return broken(`its format version ${record.version} is not one this service knows`);
+    // A version-1 record holds no problem type or marking: any set on it was added after.
+    if (record.version === 1 && (record.problem !== null || record.access !== null)) {
+      return broken('a version-1 record carries version-2 fields: it was changed');
+    }
+    if (record.hash !== this.hash(text)) {
       return broken('its contents do not match its hash: it was changed');
     }
     this.previousHash = record.hash;

@@ -1,17 +1,71 @@
-import type { CaseRepository } from '../../ports/case-repository.js';
+import type { CaseRepository, Held, ReadFor } from '../../ports/case-repository.js';
+import {
+  DEFAULT_LIMITED_ACCESS_SETTING,
+  decideLimitedAccess,
+  type Reader,
+} from '../access/limited-access.js';
+import type { RedactableField } from '../access/redaction.js';
 import type { Crn } from '../crn.js';
-import { CaseNotFoundError } from '../errors.js';
+import { CaseNotFoundError, LimitedAccessError } from '../errors.js';
 
-/**
- * What a repository found for a case, or {@link CaseNotFoundError}: the first rule of every
- * crn operation (an unknown crn is 404, whatever else would be said of it).
- */
-export function foundFor<T>(crn: Crn, answer: T | undefined): T {
-  if (answer === undefined) throw new CaseNotFoundError(crn.value);
-  return answer;
-}
-
-/** What a crn operation needs: the repository's finders it calls, and nothing else. */
+/** What a crn operation needs: the repository's finders it calls, and the time to decide at. */
 export interface CaseReadDeps<F extends keyof CaseRepository> {
   readonly repository: Required<Pick<CaseRepository, F>>;
+  /** Now; the system clock unless a test sets it. */
+  readonly now?: () => Date;
+}
+
+/**
+ * Who reads a case: the on-behalf-of user (null when the client acts as itself), with the
+ * token that proved it (relayed to a store that decides limited access itself), the
+ * client's limited-access setting and the fields withheld from it.
+ */
+export interface CaseReader extends Reader {
+  readonly withheld: readonly RedactableField[];
+  readonly onBehalfOfToken: string | null;
+}
+
+/** A client acting as itself, with the default setting: refused every limited case, withheld nothing. */
+export const CLIENT_AS_ITSELF: CaseReader = {
+  user: null,
+  onBehalfOfToken: null,
+  limitedAccess: DEFAULT_LIMITED_ACCESS_SETTING,
+  withheld: [],
+};
+
+/**
+ * An answer, and how limited access let it through: `open` (nothing limits this reader) or
+ * `client-enforces` (a limited case answered to a client acting as itself under `allow`,
+ * which the audit trail records).
+ */
+export interface Answer<T> {
+  readonly body: T;
+  readonly access: 'open' | 'client-enforces';
+}
+
+/** What a store that decides limited access itself needs to know of the reader. */
+export const readFor = (reader: CaseReader): ReadFor => ({
+  onBehalfOf:
+    reader.user !== null && reader.onBehalfOfToken !== null
+      ? { email: reader.user, token: reader.onBehalfOfToken }
+      : null,
+});
+
+/**
+ * The part of a case `reader` may see: an unknown crn is "not found" (never a refusal,
+ * which would say the case exists and is limited); a case whose rules refuse the reader
+ * throws `LimitedAccessError` before anything of it is answered.
+ */
+export function admitted<T>(
+  crn: Crn,
+  held: Held<T> | undefined,
+  reader: CaseReader,
+  now: () => Date = () => new Date(),
+): Answer<T> {
+  if (held === undefined) throw new CaseNotFoundError(crn.value);
+  const decision = decideLimitedAccess(held.limitedAccess, reader, now());
+  if (decision.outcome === 'excluded' || decision.outcome === 'restricted') {
+    throw new LimitedAccessError(decision.outcome, decision.message);
+  }
+  return { body: held.value, access: decision.outcome };
 }

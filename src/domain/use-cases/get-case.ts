@@ -1,32 +1,38 @@
-import {
-  type MinimisedPersonalDetails,
-  minimisePersonalDetails,
-  type RedactableField,
-} from '../access/redaction.js';
+import { type MinimisedPersonalDetails, minimisePersonalDetails } from '../access/redaction.js';
 import type { Crn } from '../crn.js';
 import type { JsonText, PersonalDetailsAndCircumstances } from '../types.js';
-import { type CaseReadDeps, foundFor } from './case-found.js';
+import {
+  type Answer,
+  admitted,
+  type CaseReadDeps,
+  type CaseReader,
+  CLIENT_AS_ITSELF,
+  readFor,
+} from './case-found.js';
 
 /**
- * Operation `getCase`: personal details and circumstances for one case, with any field the
- * client has withheld answered as null.
+ * Operation `getCase`: personal details and circumstances for one case, if the reader may
+ * see it (limited access), with any field the client has withheld answered as null.
  */
 export async function getCase(
-  { repository }: CaseReadDeps<'findPersonalDetails'>,
+  { repository, now }: CaseReadDeps<'findPersonalDetails'>,
   crn: Crn,
-  withheld: readonly RedactableField[] = [],
-): Promise<MinimisedPersonalDetails> {
-  return minimisePersonalDetails(foundFor(crn, await repository.findPersonalDetails(crn)), withheld);
+  reader: CaseReader = CLIENT_AS_ITSELF,
+): Promise<Answer<MinimisedPersonalDetails>> {
+  const answer = admitted(crn, await repository.findPersonalDetails(crn, readFor(reader)), reader, now);
+  return { ...answer, body: minimisePersonalDetails(answer.body, reader.withheld) };
 }
 
 /**
  * `getCase` as the stored JSON text, for a repository that holds it (see
  * `findPersonalDetailsText`) and a client that has none of these fields withheld: text is
- * sent as it is, so it can withhold nothing (see `withholdsPersonalDetails`).
+ * sent as it is, so it can withhold nothing (see `withholdsPersonalDetails`). Limited access
+ * is decided exactly as for `getCase`.
  */
 export async function getCaseText(
-  { repository }: CaseReadDeps<'findPersonalDetailsText'>,
+  { repository, now }: CaseReadDeps<'findPersonalDetailsText'>,
   crn: Crn,
-): Promise<JsonText<PersonalDetailsAndCircumstances>> {
-  return foundFor(crn, await repository.findPersonalDetailsText(crn));
+  reader: CaseReader = CLIENT_AS_ITSELF,
+): Promise<Answer<JsonText<PersonalDetailsAndCircumstances>>> {
+  return admitted(crn, await repository.findPersonalDetailsText(crn, readFor(reader)), reader, now);
 }

@@ -1,7 +1,14 @@
 import type { Crn } from '../crn.js';
 import { InvalidPaginationError } from '../errors.js';
 import type { RiskPredictorScore } from '../types.js';
-import { type CaseReadDeps, foundFor } from './case-found.js';
+import {
+  type Answer,
+  admitted,
+  type CaseReadDeps,
+  type CaseReader,
+  CLIENT_AS_ITSELF,
+  readFor,
+} from './case-found.js';
 
 export const MAX_PER_PAGE = 100;
 
@@ -46,15 +53,19 @@ export function paginate<T>(items: readonly T[], { page, perPage }: PageRequest)
 
 /**
  * Operation `getRiskScores`: the case's risk predictor scores, newest assessment first
- * (by the instant of `completedDate`, whatever its offset), one page at a time.
+ * (by the instant of `completedDate`, whatever its offset), one page at a time, if the
+ * reader may see the case.
  */
 export async function getRiskScores(
-  { repository }: CaseReadDeps<'findRiskScores'>,
+  { repository, now }: CaseReadDeps<'findRiskScores'>,
   crn: Crn,
   request: PageRequest,
-): Promise<Page<RiskPredictorScore>> {
+  reader: CaseReader = CLIENT_AS_ITSELF,
+): Promise<Answer<Page<RiskPredictorScore>>> {
   const checked = pageRequest(request.page, request.perPage);
-  const scores = foundFor(crn, await repository.findRiskScores(crn));
-  const newestFirst = [...scores].sort((a, b) => Date.parse(b.completedDate) - Date.parse(a.completedDate));
-  return paginate(newestFirst, checked);
+  const answer = admitted(crn, await repository.findRiskScores(crn, readFor(reader)), reader, now);
+  const newestFirst = [...answer.body].sort(
+    (a, b) => Date.parse(b.completedDate) - Date.parse(a.completedDate),
+  );
+  return { ...answer, body: paginate(newestFirst, checked) };
 }

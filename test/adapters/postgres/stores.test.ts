@@ -61,7 +61,7 @@ describe('PostgreSQL schemas and migrations', () => {
       const refused = await requireCurrent(pool, schema.name, newer).catch((e: unknown) => e);
       expect(refused).toBeInstanceOf(StoreError);
       expect((refused as Error).message).toMatch(
-        /case store in schema t_stores_\w+ is at version 1, this service needs 2; migrate it with: case-read cases import/,
+        /case store in schema t_stores_\w+ is at version 2, this service needs 3; migrate it with: case-read cases import/,
       );
       await migrate(pool, schema.name, newer);
       await expect(requireCurrent(pool, schema.name, newer)).resolves.toBeUndefined();

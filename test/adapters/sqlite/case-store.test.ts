@@ -45,12 +45,12 @@ describe('SqliteCaseWriter', () => {
     expect(writer.count()).toBe(1);
     writer.close();
     const repo = SqliteCaseRepository.openReadOnly(path);
-    expect(await repo.findPersonalDetails(Crn.parse('X123456'))).toStrictEqual(
+    expect((await repo.findPersonalDetails(Crn.parse('X123456')))?.value).toStrictEqual(
       CaseMother.minimal().personalDetails,
     );
-    expect((await repo.findCommunityManager(Crn.parse('X123456')))?.communityManager?.name.surname).toBe(
-      'Minimal',
-    );
+    expect(
+      (await repo.findCommunityManager(Crn.parse('X123456')))?.value.communityManager?.name.surname,
+    ).toBe('Minimal');
     repo.close();
   });
 
@@ -103,13 +103,13 @@ describe('SqliteCaseRepository.openReadOnly', () => {
     );
     SqliteCaseWriter.open(path).close();
     const repo = SqliteCaseRepository.openReadOnly(path);
-    expect(await repo.findHomeOfficeInterest(Crn.parse('X123456'))).toStrictEqual({
+    expect((await repo.findHomeOfficeInterest(Crn.parse('X123456')))?.value).toStrictEqual({
       exists: true,
       notes: 'kept',
     });
-    expect(await repo.findRiskScores(Crn.parse('X123456'))).toStrictEqual([]);
+    expect((await repo.findRiskScores(Crn.parse('X123456')))?.value).toStrictEqual([]);
     // The document a read now returns as stored text was built by the migration.
-    expect(await repo.findPersonalDetails(Crn.parse('X123456'))).toStrictEqual({
+    expect((await repo.findPersonalDetails(Crn.parse('X123456')))?.value).toStrictEqual({
       preferredLanguage: null,
       personalCircumstances: [],
       disabilities: [],
@@ -132,7 +132,7 @@ describe('SqliteCaseRepository.openReadOnly', () => {
     const writer = SqliteCaseWriter.open(path);
     writer.write([CaseMother.minimal('A000001')]);
     writer.close();
-    expect(await repo.findHomeOfficeInterest(Crn.parse('A000001'))).toStrictEqual({
+    expect((await repo.findHomeOfficeInterest(Crn.parse('A000001')))?.value).toStrictEqual({
       exists: false,
       notes: null,
     });
@@ -151,7 +151,7 @@ describe('SqliteCaseRepository.openReadOnly', () => {
     // Still the same turn (awaits resolve in microtasks): the same snapshot.
     expect(await repo.findHomeOfficeInterest(a)).toBeUndefined();
     await new Promise((resolve) => setImmediate(resolve));
-    expect(await repo.findHomeOfficeInterest(a)).toStrictEqual({ exists: false, notes: null });
+    expect((await repo.findHomeOfficeInterest(a))?.value).toStrictEqual({ exists: false, notes: null });
     repo.close();
   });
 });

@@ -131,7 +131,7 @@ describe(`SQLite driver on ${runtimeOf().name}`, () => {
     writer.close();
     const repository = SqliteCaseRepository.openReadOnly(path);
     for (const record of cases) {
-      expect(await repository.findPersonalDetailsText(Crn.parse(record.crn))).toBe(
+      expect((await repository.findPersonalDetailsText(Crn.parse(record.crn)))?.value).toBe(
         JSON.stringify(record.personalDetails),
       );
     }

@@ -73,7 +73,7 @@ async function timed(read: () => Promise<unknown>): Promise<{ error: unknown; ms
 describe('the upstream case store against a misbehaving upstream', () => {
   it('slow but within the timeout: answered', async () => {
     behaviour = (_req, res) => setTimeout(() => json(res, 200, X?.homeOfficeInterest), 200);
-    expect(await repository().findHomeOfficeInterest(crn)).toStrictEqual(X?.homeOfficeInterest);
+    expect((await repository().findHomeOfficeInterest(crn))?.value).toStrictEqual(X?.homeOfficeInterest);
     expect(observed).toEqual(['ok']);
   });
 
@@ -96,7 +96,7 @@ describe('the upstream case store against a misbehaving upstream', () => {
   it('503 then 200: retried, answered', async () => {
     behaviour = (_req, res, call) =>
       call === 1 ? json(res, 503, {}) : json(res, 200, X?.homeOfficeInterest);
-    expect(await repository().findHomeOfficeInterest(crn)).toStrictEqual(X?.homeOfficeInterest);
+    expect((await repository().findHomeOfficeInterest(crn))?.value).toStrictEqual(X?.homeOfficeInterest);
     expect(calls).toBe(2);
   });
 
@@ -157,7 +157,7 @@ describe('the upstream case store against a misbehaving upstream', () => {
       });
     const repo = repository();
     expect(await repo.findPersonalDetails(crn)).toBeUndefined();
-    expect(await repo.findCommunityManager(crn)).toStrictEqual({ communityManager: null });
+    expect((await repo.findCommunityManager(crn))?.value).toStrictEqual({ communityManager: null });
   });
 
   it('the breaker opens after 5 consecutive faults, fails at once with 503, and closes after a good probe', async () => {
@@ -178,7 +178,7 @@ describe('the upstream case store against a misbehaving upstream', () => {
     // Half-open after 300 ms: one probe goes through, succeeds, and closes the circuit.
     behaviour = (_req, res) => json(res, 200, X?.homeOfficeInterest);
     await new Promise((r) => setTimeout(r, 350));
-    expect(await repo.findHomeOfficeInterest(crn)).toStrictEqual(X?.homeOfficeInterest);
+    expect((await repo.findHomeOfficeInterest(crn))?.value).toStrictEqual(X?.homeOfficeInterest);
     expect(repo.circuitOpen).toBe(false);
   });
 
