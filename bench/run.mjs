@@ -556,6 +556,8 @@ async function auditScenario() {
     operation: 'getCase',
     crn: 'X123456',
     status: 200,
+    problem: null,
+    access: null,
   });
   const durationMs = settings.durationS * 1000;
   const measure = async (url, writers) => {

@@ -21,6 +21,7 @@ export const USAGE = `usage:
   case-read pki client CN --dir DIR [--days N]
   case-read cases import FILE... [--store STORE]
   case-read cases generate --count N [--store STORE] [--seed S]
+  case-read cases access CRN [--store STORE]
   case-read clients add CN --permissions P[,P...] [--queue-arn ARN] [--role-arn ARN] [--rate-limit N/DURATION]
                     [--obo forbidden|optional|required --obo-issuer I --obo-jwks J --obo-audience A [--obo-email-claim C]]
                     [--redact FIELD[,FIELD...]] [--limited-access deny|allow]

@@ -59,6 +59,11 @@ export class StoreRegistry {
     return this.kindOf(ref).cases?.openWriter !== undefined;
   }
 
+  /** Whether the store decides limited access itself (it holds no rules to show). */
+  decidesLimitedAccess(ref: StoreRef): boolean {
+    return this.kindOf(ref).cases?.decidesLimitedAccess === true;
+  }
+
   /** The forms `cases import` and `cases generate` write to. */
   caseWriterForms(): string {
     return this.formsFor('cases', (k) => k.cases?.openWriter !== undefined);

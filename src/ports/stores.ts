@@ -115,6 +115,11 @@ export interface StoreKind<S> {
     open(url: string, context: StoreContext<S>): Promise<Opened<CaseRepository>>;
     /** For `cases import` and `cases generate`: created and migrated if needed. Absent: it accepts no case writes. */
     openWriter?(url: string, context: StoreContext<S>): Promise<Opened<CaseWriter>>;
+    /**
+     * The store decides limited access itself (a system of record): it holds no rules to
+     * show, and refuses readers on its own terms. Absent: it holds each case's rules.
+     */
+    readonly decidesLimitedAccess?: true;
   };
   readonly access?: {
     open(url: string, context: StoreContext<S>): Promise<Opened<AccessDirectory>>;

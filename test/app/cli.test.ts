@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliIn, ROOT, runCli, serveEnv, startServe } from '../support/cli.js';
 import { httpsRequest } from '../support/https-client.js';
 import { CURRENT } from '../support/runtimes.js';
@@ -219,6 +219,84 @@ describe('case-read cases generate', () => {
     const da = dump(a);
     expect(da.rows).toHaveLength(1500);
     expect(da).toStrictEqual(dump(b));
+    // One case in 50 is limited access (the 50th, 100th, …), cycling through the rule kinds.
+    const limited = (da.rows as { crn: string; limited_access: string | null }[]).filter(
+      (r) => r.limited_access !== null,
+    );
+    expect(limited.map((r) => r.crn).slice(0, 3)).toEqual(['A000049', 'A000099', 'A000149']);
+    expect(limited).toHaveLength(30);
+  });
+});
+
+describe('case-read cases access', () => {
+  const store = () => `sqlite:${join(dir, 'access.db')}`;
+  beforeAll(() => {
+    const file = join(dir, 'limited.json');
+    const limitedCase = {
+      ...structuredClone(fixtureFile.cases[0]),
+      crn: 'L000001',
+      limitedAccess: {
+        exclusions: [
+          { user: 'officer.a@probation.example', until: null },
+          { user: 'officer.x@probation.example', until: '2020-01-01T00:00:00Z' },
+        ],
+        exclusionMessage: 'You are excluded from viewing this case.',
+        restriction: { users: ['officer.b@probation.example'], until: '2099-01-01T00:00:00Z' },
+        restrictionMessage: null,
+      },
+    };
+    delete (limitedCase as { covers?: string }).covers;
+    writeFileSync(file, JSON.stringify({ cases: [limitedCase, fixtureFile.cases[1]] }));
+    expect(runCli(['cases', 'import', file, '--store', store()]).status).toBe(0);
+  });
+
+  it("shows a case's rules, each marked active or ended; JSON as held", () => {
+    const shown = runCli(['cases', 'access', 'L000001', '--store', store()]);
+    expect(shown.status).toBe(0);
+    expect(shown.stdout).toContain('officer.a@probation.example  active, no end');
+    expect(shown.stdout).toContain('officer.x@probation.example  ended 2020-01-01T00:00:00Z');
+    expect(shown.stdout).toContain('only 1 named user(s), active until 2099-01-01T00:00:00Z');
+    expect(shown.stdout).toContain('message       (generic)');
+    const json = JSON.parse(runCli(['cases', 'access', 'L000001', '--store', store(), '--json']).stdout);
+    expect(json.limitedAccess.restriction).toEqual({
+      users: ['officer.b@probation.example'],
+      until: '2099-01-01T00:00:00Z',
+    });
+    const open = runCli([
+      'cases',
+      'access',
+      (fixtureFile.cases[1] as { crn: string }).crn,
+      '--store',
+      store(),
+    ]);
+    expect(open.stdout).toContain('no limited-access rules');
+  });
+
+  it('an unknown crn fails (1); a bad crn, a missing CRN or an upstream store is a usage error (2)', () => {
+    const missing = runCli(['cases', 'access', 'Q999999', '--store', store()]);
+    expect([missing.status, missing.stderr]).toEqual([1, expect.stringContaining('no case Q999999')]);
+    expect(runCli(['cases', 'access', 'not a crn', '--store', store()]).status).toBe(2);
+    expect(runCli(['cases', 'access', '--store', store()]).stderr).toContain('cases access needs one CRN');
+    const upstream = runCli(['cases', 'access', 'X123456', '--store', 'https://records.example']);
+    expect(upstream.status).toBe(2);
+    expect(upstream.stderr).toContain('decides limited access itself');
+  });
+
+  it('an import with a malformed rule is refused, naming the field', () => {
+    const file = join(dir, 'bad-rule.json');
+    const bad = structuredClone(fixtureFile.cases[2]) as Record<string, unknown>;
+    delete bad.covers;
+    bad.limitedAccess = {
+      exclusions: [{ user: 'not an e-mail', until: 'tomorrow' }],
+      exclusionMessage: null,
+      restriction: null,
+      restrictionMessage: null,
+    };
+    writeFileSync(file, JSON.stringify({ cases: [bad] }));
+    const result = runCli(['cases', 'import', file, '--store', `sqlite:${join(dir, 'bad-rule.db')}`]);
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain('cases[0].limitedAccess.exclusions[0].user: must be an e-mail address');
+    expect(result.stderr).toContain('cases[0].limitedAccess.exclusions[0].until');
   });
 });
 
@@ -364,7 +442,7 @@ describe('onboarding end to end, through the binary alone', () => {
     }
     const [code] = await once(child, 'exit');
     expect(code).toBe(0);
-  });
+  }, 60_000); // some twenty CLI processes and a serve: about 14 s alone, more on a loaded 2-core machine
 
   it('audit verify exits 1 and names the record when the trail was tampered with', () => {
     const copy = join(base, 'audit-tampered.db');

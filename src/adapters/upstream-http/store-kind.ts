@@ -39,6 +39,7 @@ export const upstreamStores: StoreKind<UpstreamSettings> = {
   display: (url) => url,
   settings: upstreamSettings,
   cases: {
+    decidesLimitedAccess: true,
     open: async (url, context) => {
       const settings = context.settings;
       const { UpstreamCaseRepository } = await import('./case-repository.js');

@@ -1,4 +1,6 @@
 import cliProgress from 'cli-progress';
+import { isActive, type LimitedAccess } from '../../domain/access/limited-access.js';
+import { Crn } from '../../domain/crn.js';
 import type { CaseRecord } from '../../domain/types.js';
 import type { CaseWriter } from '../../ports/case-repository.js';
 import type { Opened, StoreWiring } from '../../ports/stores.js';
@@ -6,7 +8,17 @@ import { CaseFileError, loadCaseFile } from '../composition/operator.js';
 import { STORE_REGISTRY } from '../composition/store-kinds.js';
 import { generateCases, MAX_GENERATED_CASES } from '../generate.js';
 import type { StoreRef } from '../stores.js';
-import { EXIT, type Io, parse, report, storeOption, storeWiringOf, UsageError } from './common.js';
+import {
+  CommandError,
+  EXIT,
+  type Io,
+  parse,
+  report,
+  storeOption,
+  storeWiringOf,
+  UsageError,
+  usage,
+} from './common.js';
 
 /** The store cases are written to: a usage error when it cannot be written. */
 function writableStore(
@@ -126,10 +138,56 @@ async function generate(args: string[], io: Io): Promise<number> {
   return EXIT.ok;
 }
 
+/** The lines that describe a case's limited-access rules to an operator, each marked active or ended at `now`. */
+export function describeLimitedAccess(rules: LimitedAccess | null, now: Date): string[] {
+  if (rules === null)
+    return ['no limited-access rules: every reader admitted to the operation sees the case'];
+  const state = (until: string | null) =>
+    until === null ? 'active, no end' : isActive(until, now) ? `active until ${until}` : `ended ${until}`;
+  return [
+    `exclusions      ${rules.exclusions.length === 0 ? '(none)' : ''}`,
+    ...rules.exclusions.map((e) => `  ${e.user}  ${state(e.until)}`),
+    `  message       ${rules.exclusionMessage ?? '(generic)'}`,
+    `restriction     ${rules.restriction === null ? '(none)' : `only ${rules.restriction.users.length} named user(s), ${state(rules.restriction.until)}`}`,
+    ...(rules.restriction?.users ?? []).map((user) => `  ${user}`),
+    `  message       ${rules.restrictionMessage ?? '(generic)'}`,
+  ];
+}
+
+/** `cases access CRN`: the case's limited-access rules as held. */
+async function access(args: string[], io: Io): Promise<number> {
+  const { values, positionals } = parse(args, { store: { type: 'string' }, json: { type: 'boolean' } });
+  if (positionals.length !== 1) throw new UsageError('cases access needs one CRN');
+  const ref = storeOption('--store', 'CASE_STORE', values.store, io.env);
+  if (STORE_REGISTRY.decidesLimitedAccess(ref)) {
+    throw new UsageError(
+      `--store: ${ref.kind} decides limited access itself and holds no rules to show; ask the system of record`,
+    );
+  }
+  const wiring = storeWiringOf(io);
+  const crn = usage(() => Crn.parse(positionals[0] as string, wiring.crnFormat));
+  const opened = await STORE_REGISTRY.openCaseRepository(ref, wiring);
+  try {
+    // Every read brings the case's rules: the smallest part of the case is asked for.
+    const held = await opened.value.findHomeOfficeInterest(crn);
+    if (held === undefined) throw new CommandError(`no case ${crn.value} in ${STORE_REGISTRY.display(ref)}`);
+    report(io, values.json, { crn: crn.value, limitedAccess: held.limitedAccess }, [
+      `case ${crn.value}`,
+      ...describeLimitedAccess(held.limitedAccess, new Date()).map((l) => `  ${l}`),
+    ]);
+  } finally {
+    await opened.close();
+  }
+  return EXIT.ok;
+}
+
 export async function cases(sub: string | undefined, args: string[], io: Io): Promise<number> {
   if (sub === 'import') return importCases(args, io);
   if (sub === 'generate') return generate(args, io);
+  if (sub === 'access') return access(args, io);
   throw new UsageError(
-    sub === undefined ? 'cases needs a subcommand: import or generate' : `unknown cases subcommand: ${sub}`,
+    sub === undefined
+      ? 'cases needs a subcommand: import, generate or access'
+      : `unknown cases subcommand: ${sub}`,
   );
 }

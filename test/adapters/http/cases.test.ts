@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { fixtureCases } from '../../support/fixtures.js';
+import { openFixtureCases } from '../../support/fixtures.js';
 import { fixtureApp, servedDocument } from '../../support/http.js';
 import { OpenApiValidator } from '../../support/openapi-validator.js';
 
@@ -9,7 +9,7 @@ beforeAll(async () => {
   validator = new OpenApiValidator(await servedDocument(app));
 });
 
-const cases = fixtureCases();
+const cases = openFixtureCases();
 
 async function get(path: string) {
   const response = await app.request(path);
@@ -101,6 +101,22 @@ describe('an unknown crn', () => {
       });
     },
   );
+});
+
+describe('the limited access fixtures, read as a client acting as itself (deny)', () => {
+  it.each([
+    ['/case/L000001', 'This case is restricted.'],
+    ['/case/L000003/community-manager', 'This case is restricted to named users.'],
+    ['/v1/persons/L000001/risks/scores', 'This case is restricted.'],
+  ])('%s → 403 limited-access with the case message', async (path, detail) => {
+    const { response, body } = await get(path);
+    expect(response.status).toBe(403);
+    expect(body).toMatchObject({ type: 'urn:case-read:problem:limited-access', detail });
+  });
+
+  it('an ended exclusion limits no one', async () => {
+    expect((await get('/case/L000002/home-office-interest')).response.status).toBe(200);
+  });
 });
 
 describe('GET /case/{crn} from a store that holds the document as text (SQLite)', () => {

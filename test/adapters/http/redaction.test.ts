@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteCaseRepository, SqliteCaseWriter } from '../../../src/adapters/sqlite/case-store.js';
 import { REDACTABLE_FIELDS, type RedactableField } from '../../../src/domain/access/redaction.js';
-import { fixtureCases } from '../../support/fixtures.js';
+import { openFixtureCases } from '../../support/fixtures.js';
 import { fixtureApp, servedDocument } from '../../support/http.js';
 import { httpsRequest } from '../../support/https-client.js';
 import { AccessMother } from '../../support/mothers.js';
@@ -14,7 +14,7 @@ import { mintTestToken, type RunningTestService, startTestService } from '../../
 
 // Data minimisation per client (decisions §8), through the real mutual-TLS listener, over a
 // SQLite case store: the store that offers the stored-text fast path for getCase.
-const cases = fixtureCases();
+const cases = openFixtureCases();
 const full = cases.find((c) => c.communityManager !== null && c.homeOfficeInterest.notes !== null)!;
 const dir = mkdtempSync(join(tmpdir(), 'case-read-redact-'));
 let pki: TestPki;

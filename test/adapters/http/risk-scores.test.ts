@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { fixtureCases } from '../../support/fixtures.js';
+import { openFixtureCases } from '../../support/fixtures.js';
 import { fixtureApp, servedDocument } from '../../support/http.js';
 import { OpenApiValidator } from '../../support/openapi-validator.js';
 
@@ -11,7 +11,7 @@ beforeAll(async () => {
 const PATH = '/v1/persons/{crn}/risks/scores';
 
 describe('GET /v1/persons/{crn}/risks/scores', () => {
-  it.each(fixtureCases().map((c) => [c.crn, c] as const))(
+  it.each(openFixtureCases().map((c) => [c.crn, c] as const))(
     '%s: every assessment, newest first, valid against the document',
     async (crn, record) => {
       const response = await app.request(`/v1/persons/${crn}/risks/scores?perPage=100`);

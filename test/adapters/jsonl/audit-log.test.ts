@@ -14,6 +14,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { JsonlAuditLog } from '../../../src/adapters/jsonl/audit-log.js';
 import { jsonlStores } from '../../../src/adapters/jsonl/store-kind.js';
+import { sha256Hex } from '../../../src/adapters/shared/sha256.js';
+import { canonicalAuditText } from '../../../src/domain/audit/record.js';
 import { auditRecord } from '../../contract/audit-log.contract.js';
 import { testContext } from '../../support/stores.js';
 
@@ -39,6 +41,7 @@ describe('JSONL audit store', () => {
     expect(lines.at(-1)).toBe('');
     const second = JSON.parse(lines[1] as string);
     expect(Object.keys(second)).toEqual([
+      'version',
       'seq',
       'at',
       'requestId',
@@ -48,11 +51,42 @@ describe('JSONL audit store', () => {
       'operation',
       'crn',
       'status',
+      'problem',
+      'access',
       'previousHash',
       'hash',
     ]);
-    expect(second).toMatchObject({ seq: 2, at: '2026-01-01T00:00:02.000Z', requestId: 'req-2', status: 200 });
+    expect(second).toMatchObject({
+      version: 2,
+      seq: 2,
+      at: '2026-01-01T00:00:02.000Z',
+      requestId: 'req-2',
+      status: 200,
+      problem: null,
+    });
     expect(statSync(path).mode & 0o777).toBe(0o600);
+  });
+
+  it('continues a trail of version-1 lines (written before) with version-2 records, and it all verifies', async () => {
+    // Two lines as the version before wrote them: no version, problem or access.
+    let previous = '0'.repeat(64);
+    let text = '';
+    for (let seq = 1; seq <= 2; seq++) {
+      const record = auditRecord(seq);
+      const hash = sha256Hex(canonicalAuditText(record, seq, previous, undefined, 1) as string);
+      text += `{"seq":${seq},"at":"${record.at.toISOString()}","requestId":"${record.requestId}","clientId":"${record.clientId}","certificateSerial":"AB12","onBehalfOf":null,"operation":"getCase","crn":"${record.crn}","status":200,"previousHash":"${previous}","hash":"${hash}"}\n`;
+      previous = hash;
+    }
+    writeFileSync(path, text, { mode: 0o600 });
+    const log = open();
+    await log.append(auditRecord(4));
+    expect(await log.verify()).toEqual({ ok: true, records: 3 });
+    expect((await log.query({})).map((r) => [r.version, r.problem])).toEqual([
+      [1, null],
+      [1, null],
+      [2, 'limited-access'],
+    ]);
+    log.close();
   });
 
   it('cuts off an unfinished last line when it opens, says so, and continues the chain', async () => {
