@@ -1,20 +1,21 @@
-import type { IsoDateTime } from '../types.js';
-
 /**
  * Limited access cases (decisions §8). The system of record holds, per case, exclusions
  * (named users who may not see it) and a restriction (only the named users may see it),
  * each with an optional end. Users are on-behalf-of e-mail addresses, compared without
  * regard to case.
  */
+/** An ISO 8601 instant with offset, as held (`2027-01-01T00:00:00Z`); compared as an instant. */
+export type Instant = string;
+
 export interface Exclusion {
   readonly user: string;
   /** The end of the exclusion; null for none. */
-  readonly until: IsoDateTime | null;
+  readonly until: Instant | null;
 }
 
 export interface Restriction {
   readonly users: readonly string[];
-  readonly until: IsoDateTime | null;
+  readonly until: Instant | null;
 }
 
 /** A case's limited-access rules as held: ended rules are kept, and decided on as ended. */
@@ -68,7 +69,7 @@ export const GENERIC_RESTRICTION_MESSAGE = 'This case is restricted to named use
  * A rule is active while its `until` is null or later than `now`. An `until` that does not
  * read as an instant is taken as no end: what cannot be read is never taken as ended.
  */
-export function isActive(until: IsoDateTime | null, now: Date): boolean {
+export function isActive(until: Instant | null, now: Date): boolean {
   if (until === null) return true;
   const end = Date.parse(until);
   return Number.isNaN(end) || end > now.getTime();

@@ -216,3 +216,46 @@ describe('the upstream store as serve opens it', () => {
     }
   });
 });
+
+describe('the upstream refusing limited access', () => {
+  const refuse = (detail: unknown) => (_req: IncomingMessage, res: ServerResponse) =>
+    json(res, 403, { type: 'urn:case-read:problem:limited-access', detail }, 'application/problem+json');
+
+  it('is a LimitedAccessError with its detail: not retried, not counted by the breaker, not a failure', async () => {
+    behaviour = refuse('You are excluded from viewing this case.');
+    const repo = repository();
+    for (let i = 0; i < 7; i++) {
+      await expect(repo.findHomeOfficeInterest(crn)).rejects.toMatchObject({
+        code: 'LIMITED_ACCESS',
+        message: 'You are excluded from viewing this case.',
+      });
+    }
+    // Seven refusals, seven calls: none retried, and the breaker (5 failures) never opened.
+    expect(calls).toBe(7);
+    expect(observed).toEqual(Array(7).fill('limited-access'));
+  });
+
+  it('passes on a detail only when it is a plain sentence; otherwise the generic one', async () => {
+    for (const detail of ['x'.repeat(501), 'line\nbreak', '', 42, null]) {
+      behaviour = refuse(detail);
+      await expect(repository().findHomeOfficeInterest(crn)).rejects.toMatchObject({
+        code: 'LIMITED_ACCESS',
+        message: 'This case is restricted to named users.',
+      });
+    }
+  });
+
+  it('relays the verified token, and nothing without a user; any other 403 is still a 502', async () => {
+    const seen: (string | undefined)[] = [];
+    behaviour = (req, res) => {
+      seen.push(req.headers['x-on-behalf-of'] as string | undefined);
+      json(res, 403, { type: 'urn:case-read:problem:permission-denied' }, 'application/problem+json');
+    };
+    const readFor = { onBehalfOf: { email: 'officer.b@probation.example', token: 'the.user.token' } };
+    await expect(repository().findPersonalDetails(crn, readFor)).rejects.toBeInstanceOf(UpstreamFailedError);
+    await expect(repository().findPersonalDetails(crn, { onBehalfOf: null })).rejects.toBeInstanceOf(
+      UpstreamFailedError,
+    );
+    expect(seen).toEqual(['the.user.token', undefined]);
+  });
+});
