@@ -7,7 +7,7 @@
 // for each, then `ratio X` (service / bare). Numbers are also written as JSON under
 // bench/results/. Speed goals are judged by reading the output, never asserted here.
 //
-// Scenarios: keepalive (default), handshake, scale, token, engines, audit.
+// Scenarios: keepalive (default), handshake, scale, token, engines, audit, upstream, runtimes, limited.
 //   engines: the same request against SQLite + in-process counts and against PostgreSQL +
 //            Redis, with the server's CPU time per request (from /proc/PID/stat).
 //   audit:   audit append throughput, SQLite and PostgreSQL, from one and from two writers.
@@ -15,6 +15,8 @@
 //            devDependencies), with each one's CPU time per request.
 //   upstream: the same request against a service reading SQLite and against a second service
 //            reading the first over HTTPS (CASE_STORE=https://…, mutual TLS, key, bearer).
+//   limited: the same service reading a case without limited-access rules and one with
+//            rules (answered under `allow`), with each one's CPU time per request.
 //   --postgres: `scale` generates its stores in PostgreSQL instead of SQLite.
 //   --audit jsonl: the service writes its audit trail to a JSONL file instead of SQLite.
 //   --rounds N: N measured rounds per server instead of 3.
@@ -47,7 +49,17 @@ const profileDir = join(root, 'bench/results/profiles');
 const scenarios = args.filter(
   (a, i) => !a.startsWith('--') && !['--audit', '--rounds'].includes(args[i - 1]),
 );
-const KNOWN = ['keepalive', 'handshake', 'scale', 'token', 'engines', 'audit', 'upstream', 'runtimes'];
+const KNOWN = [
+  'keepalive',
+  'handshake',
+  'scale',
+  'token',
+  'engines',
+  'audit',
+  'upstream',
+  'runtimes',
+  'limited',
+];
 const onPostgres = args.includes('--postgres');
 const PG = process.env.BENCH_POSTGRES_URL ?? 'postgres://root@127.0.0.1:5432/test';
 const REDIS = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -476,6 +488,37 @@ async function tokenScenario() {
 }
 
 /**
+ * The cost of deciding limited access, on one service (SQLite, the fixtures): `GET
+ * /case/X123456` (a case without rules) against `GET /case/L000001` (a case with rules,
+ * answered to the bench client acting as itself under `allow`, so both are 200 and both
+ * take the stored-text path), alternating, with the server's CPU time per request.
+ */
+async function limitedScenario() {
+  await run(['clients', 'update', 'bench-client', '--limited-access', 'allow', '--access-store', access]);
+  const service = await startService(`sqlite:${join(dir, 'cases.db')}`);
+  try {
+    const targets = [
+      { name: 'no-rules', port: service.port, child: service.child, path: '/case/X123456' },
+      { name: 'rules', port: service.port, child: service.child, path: '/case/L000001' },
+    ];
+    const { rounds, totals } = await alternate(targets, (t) => ({
+      port: t.port,
+      path: t.path,
+      headers: auth,
+    }));
+    const cpuRatio =
+      Math.round((totals.rules.cpuUsPerRequest / totals['no-rules'].cpuUsPerRequest) * 100) / 100;
+    process.stdout.write(
+      `${fmt('no-rules', totals['no-rules'])}\n${fmt('rules', totals.rules)}\ncpu per request rules/no-rules ${cpuRatio}\n`,
+    );
+    return { scenario: 'limited', rounds, totals, cpuRatio, ratio: null };
+  } finally {
+    await stop(service.child);
+    await run(['clients', 'update', 'bench-client', '--limited-access', 'deny', '--access-store', access]);
+  }
+}
+
+/**
  * The same request (`GET /case/X123456`, the whole pipeline, keep-alive) against `serve`
  * under each runtime: the same stores, each with its own audit file.
  */
@@ -717,6 +760,7 @@ try {
     if (scenario === 'audit') results.push(await auditScenario());
     if (scenario === 'upstream') results.push(await upstreamScenario());
     if (scenario === 'runtimes') results.push(await runtimesScenario());
+    if (scenario === 'limited') results.push(await limitedScenario());
   }
 } finally {
   rmSync(dir, { recursive: true, force: true });
