@@ -52,6 +52,19 @@ export const readFor = (reader: CaseReader): ReadFor => ({
 });
 
 /**
+ * Reads one part of a case for `reader` (a client acting as itself, refused every limited
+ * case, when none is given) and admits it: see {@link admitted}.
+ */
+export async function readAdmitted<T>(
+  crn: Crn,
+  reader: CaseReader = CLIENT_AS_ITSELF,
+  now: (() => Date) | undefined,
+  find: (crn: Crn, readFor: ReadFor) => Promise<Held<T> | undefined>,
+): Promise<Answer<T> & { readonly reader: CaseReader }> {
+  return { ...admitted(crn, await find(crn, readFor(reader)), reader, now), reader };
+}
+
+/**
  * The part of a case `reader` may see: an unknown crn is "not found" (never a refusal,
  * which would say the case exists and is limited); a case whose rules refuse the reader
  * throws `LimitedAccessError` before anything of it is answered.

@@ -1,14 +1,7 @@
 import { type MinimisedPersonalDetails, minimisePersonalDetails } from '../access/redaction.js';
 import type { Crn } from '../crn.js';
 import type { JsonText, PersonalDetailsAndCircumstances } from '../types.js';
-import {
-  type Answer,
-  admitted,
-  type CaseReadDeps,
-  type CaseReader,
-  CLIENT_AS_ITSELF,
-  readFor,
-} from './case-found.js';
+import { type Answer, type CaseReadDeps, type CaseReader, readAdmitted } from './case-found.js';
 
 /**
  * Operation `getCase`: personal details and circumstances for one case, if the reader may
@@ -17,10 +10,10 @@ import {
 export async function getCase(
   { repository, now }: CaseReadDeps<'findPersonalDetails'>,
   crn: Crn,
-  reader: CaseReader = CLIENT_AS_ITSELF,
+  reader?: CaseReader,
 ): Promise<Answer<MinimisedPersonalDetails>> {
-  const answer = admitted(crn, await repository.findPersonalDetails(crn, readFor(reader)), reader, now);
-  return { ...answer, body: minimisePersonalDetails(answer.body, reader.withheld) };
+  const answer = await readAdmitted(crn, reader, now, (c, f) => repository.findPersonalDetails(c, f));
+  return { access: answer.access, body: minimisePersonalDetails(answer.body, answer.reader.withheld) };
 }
 
 /**
@@ -32,7 +25,10 @@ export async function getCase(
 export async function getCaseText(
   { repository, now }: CaseReadDeps<'findPersonalDetailsText'>,
   crn: Crn,
-  reader: CaseReader = CLIENT_AS_ITSELF,
+  reader?: CaseReader,
 ): Promise<Answer<JsonText<PersonalDetailsAndCircumstances>>> {
-  return admitted(crn, await repository.findPersonalDetailsText(crn, readFor(reader)), reader, now);
+  const { access, body } = await readAdmitted(crn, reader, now, (c, f) =>
+    repository.findPersonalDetailsText(c, f),
+  );
+  return { access, body };
 }

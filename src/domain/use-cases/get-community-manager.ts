@@ -2,14 +2,7 @@ import { minimiseCommunityManager } from '../access/redaction.js';
 import type { Crn } from '../crn.js';
 import { CommunityManagerNotFoundError } from '../errors.js';
 import type { CommunityOffenderManager } from '../types.js';
-import {
-  type Answer,
-  admitted,
-  type CaseReadDeps,
-  type CaseReader,
-  CLIENT_AS_ITSELF,
-  readFor,
-} from './case-found.js';
+import { type Answer, type CaseReadDeps, type CaseReader, readAdmitted } from './case-found.js';
 
 /**
  * Operation `getCommunityManagerByCrn`: the case reference and its community manager, if
@@ -19,13 +12,13 @@ import {
 export async function getCommunityManagerByCrn(
   { repository, now }: CaseReadDeps<'findCommunityManager'>,
   crn: Crn,
-  reader: CaseReader = CLIENT_AS_ITSELF,
+  reader?: CaseReader,
 ): Promise<Answer<CommunityOffenderManager>> {
-  const answer = admitted(crn, await repository.findCommunityManager(crn, readFor(reader)), reader, now);
+  const answer = await readAdmitted(crn, reader, now, (c, f) => repository.findCommunityManager(c, f));
   const { communityManager } = answer.body;
   if (communityManager === null) throw new CommunityManagerNotFoundError(crn.value);
   return {
-    ...answer,
-    body: minimiseCommunityManager({ crn: crn.value, communityManager }, reader.withheld),
+    access: answer.access,
+    body: minimiseCommunityManager({ crn: crn.value, communityManager }, answer.reader.withheld),
   };
 }

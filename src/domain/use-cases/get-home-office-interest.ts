@@ -1,14 +1,7 @@
 import { minimiseHomeOfficeInterest } from '../access/redaction.js';
 import type { Crn } from '../crn.js';
 import type { HomeOfficeInterest } from '../types.js';
-import {
-  type Answer,
-  admitted,
-  type CaseReadDeps,
-  type CaseReader,
-  CLIENT_AS_ITSELF,
-  readFor,
-} from './case-found.js';
+import { type Answer, type CaseReadDeps, type CaseReader, readAdmitted } from './case-found.js';
 
 /**
  * Operation `getHomeOfficeInterest`: whether the Home Office has an interest, with notes
@@ -17,8 +10,8 @@ import {
 export async function getHomeOfficeInterest(
   { repository, now }: CaseReadDeps<'findHomeOfficeInterest'>,
   crn: Crn,
-  reader: CaseReader = CLIENT_AS_ITSELF,
+  reader?: CaseReader,
 ): Promise<Answer<HomeOfficeInterest>> {
-  const answer = admitted(crn, await repository.findHomeOfficeInterest(crn, readFor(reader)), reader, now);
-  return { ...answer, body: minimiseHomeOfficeInterest(answer.body, reader.withheld) };
+  const answer = await readAdmitted(crn, reader, now, (c, f) => repository.findHomeOfficeInterest(c, f));
+  return { access: answer.access, body: minimiseHomeOfficeInterest(answer.body, answer.reader.withheld) };
 }

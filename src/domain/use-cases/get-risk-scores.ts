@@ -1,14 +1,7 @@
 import type { Crn } from '../crn.js';
 import { InvalidPaginationError } from '../errors.js';
 import type { RiskPredictorScore } from '../types.js';
-import {
-  type Answer,
-  admitted,
-  type CaseReadDeps,
-  type CaseReader,
-  CLIENT_AS_ITSELF,
-  readFor,
-} from './case-found.js';
+import { type Answer, type CaseReadDeps, type CaseReader, readAdmitted } from './case-found.js';
 
 export const MAX_PER_PAGE = 100;
 
@@ -60,12 +53,12 @@ export async function getRiskScores(
   { repository, now }: CaseReadDeps<'findRiskScores'>,
   crn: Crn,
   request: PageRequest,
-  reader: CaseReader = CLIENT_AS_ITSELF,
+  reader?: CaseReader,
 ): Promise<Answer<Page<RiskPredictorScore>>> {
   const checked = pageRequest(request.page, request.perPage);
-  const answer = admitted(crn, await repository.findRiskScores(crn, readFor(reader)), reader, now);
+  const answer = await readAdmitted(crn, reader, now, (c, f) => repository.findRiskScores(c, f));
   const newestFirst = [...answer.body].sort(
     (a, b) => Date.parse(b.completedDate) - Date.parse(a.completedDate),
   );
-  return { ...answer, body: paginate(newestFirst, checked) };
+  return { access: answer.access, body: paginate(newestFirst, checked) };
 }

@@ -1,14 +1,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { exportJWK, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mintToken } from '../../../src/adapters/jose/dev-issuer.js';
 import { SqliteCaseRepository, SqliteCaseWriter } from '../../../src/adapters/sqlite/case-store.js';
 import type { LimitedAccessSetting } from '../../../src/domain/access/limited-access.js';
 import type { AuditRecord } from '../../../src/domain/audit/record.js';
 import { fixtureApp, servedDocument } from '../../support/http.js';
 import { httpsRequest } from '../../support/https-client.js';
+import { makeIdentityProvider, type TestIdentityProvider } from '../../support/identity-provider.js';
 import { AccessMother, CaseMother } from '../../support/mothers.js';
 import { OpenApiValidator } from '../../support/openapi-validator.js';
 import { type ClientCredentials, makeTestPki, type TestPki } from '../../support/pki.js';
@@ -42,7 +41,7 @@ const audited: AuditRecord[] = [];
 let pki: TestPki;
 let service: RunningTestService;
 let validator: OpenApiValidator;
-let oboJwk: Awaited<ReturnType<typeof exportJWK>>;
+let idp: TestIdentityProvider;
 const clients = new Map<LimitedAccessSetting, { cert: ClientCredentials; key: string }>();
 
 beforeAll(async () => {
@@ -54,24 +53,13 @@ beforeAll(async () => {
     repository: SqliteCaseRepository.openReadOnly(join(dir, 'cases.db')),
     audit: { append: async (record) => void audited.push(record) },
   });
-  const pair = await generateKeyPair('ES256', { extractable: true });
-  oboJwk = { ...(await exportJWK(pair.privateKey)), kid: 'idp', alg: 'ES256' };
-  const jwks = pki.write(
-    'idp.json',
-    JSON.stringify({ keys: [{ ...(await exportJWK(pair.publicKey)), kid: 'idp', alg: 'ES256' }] }),
-  );
+  idp = await makeIdentityProvider(pki);
   for (const setting of ['deny', 'allow'] as const) {
     const cn = `client-${setting}`;
     await service.directory.saveClient(
       AccessMother.client(cn, {
         permissions: ['getCase', 'getHomeOfficeInterest', 'getCommunityManagerByCrn', 'getRiskScores'],
-        onBehalfOf: {
-          mode: 'optional',
-          issuer: 'https://idp.test',
-          jwks,
-          audience: 'obo',
-          emailClaim: 'email',
-        },
+        onBehalfOf: idp.onBehalfOf,
         limitedAccess: setting,
       }),
     );
@@ -92,14 +80,7 @@ async function read(path: string, user: string | null, setting: LimitedAccessSet
     authorization: `Bearer ${await mintTestToken(pki, `client-${setting}`)}`,
   };
   if (user !== null) {
-    headers['x-on-behalf-of'] = await mintToken({
-      privateJwk: oboJwk,
-      issuer: 'https://idp.test',
-      audience: 'obo',
-      clientId: 'idp',
-      expiresInSeconds: 60,
-      extraClaims: { email: user },
-    });
+    headers['x-on-behalf-of'] = await idp.token(user);
   }
   const response = await httpsRequest(`${service.url}${path}`, {
     ca: pki.ca.certPem,

@@ -1,11 +1,10 @@
-import { exportJWK, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mintToken } from '../../../src/adapters/jose/dev-issuer.js';
 import { upstreamStores } from '../../../src/adapters/upstream-http/store-kind.js';
 import type { Client } from '../../../src/domain/access/model.js';
 import type { CaseRepository } from '../../../src/ports/case-repository.js';
 import type { Opened } from '../../../src/ports/stores.js';
 import { httpsRequest } from '../../support/https-client.js';
+import { makeIdentityProvider, type TestIdentityProvider } from '../../support/identity-provider.js';
 import { AccessMother, CaseMother } from '../../support/mothers.js';
 import { mintTestToken, type RunningTestService, startTestService } from '../../support/service.js';
 import { testContext } from '../../support/stores.js';
@@ -25,25 +24,14 @@ let upstream: UpstreamInstance;
 let store: Opened<CaseRepository>;
 let front: RunningTestService;
 let key: string;
-let oboJwk: Awaited<ReturnType<typeof exportJWK>>;
+let idp: TestIdentityProvider;
 let upstreamReader: Client;
 
 beforeAll(async () => {
   upstream = await startUpstreamInstance([CaseMother.full('X123456'), CaseMother.limited('L000001')]);
   // One identity provider, trusted by both instances for on-behalf-of tokens.
-  const pair = await generateKeyPair('ES256', { extractable: true });
-  oboJwk = { ...(await exportJWK(pair.privateKey)), kid: 'idp', alg: 'ES256' };
-  const jwks = upstream.pki.write(
-    'idp.json',
-    JSON.stringify({ keys: [{ ...(await exportJWK(pair.publicKey)), kid: 'idp', alg: 'ES256' }] }),
-  );
-  const onBehalfOf = {
-    mode: 'optional',
-    issuer: 'https://idp.test',
-    jwks,
-    audience: 'obo',
-    emailClaim: 'email',
-  } as const;
+  idp = await makeIdentityProvider(upstream.pki);
+  const { onBehalfOf } = idp;
   // This service's own client at the upstream: it may relay users' tokens.
   upstreamReader = AccessMother.client('case-reader', {
     permissions: ['getCase', 'getHomeOfficeInterest', 'getCommunityManagerByCrn', 'getRiskScores'],
@@ -80,14 +68,7 @@ async function read(path: string, user: string | null) {
     authorization: `Bearer ${await mintTestToken(upstream.pki, 'consumer')}`,
   };
   if (user !== null) {
-    headers['x-on-behalf-of'] = await mintToken({
-      privateJwk: oboJwk,
-      issuer: 'https://idp.test',
-      audience: 'obo',
-      clientId: 'idp',
-      expiresInSeconds: 60,
-      extraClaims: { email: user },
-    });
+    headers['x-on-behalf-of'] = await idp.token(user);
   }
   const response = await httpsRequest(`${front.url}${path}`, {
     ca: upstream.pki.ca.certPem,
