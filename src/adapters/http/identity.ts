@@ -1,5 +1,6 @@
 import { CertificateSerial } from '../../domain/access/certificate-serial.js';
 import type { ClientCertificate } from '../../domain/access/model.js';
+import { subjectCommonName, xfccSubject } from './distinguished-name.js';
 
 /**
  * The client identity for a request: from the verified TLS peer certificate (the Node
@@ -10,20 +11,43 @@ export type IdentityReader = (request: Request, env: unknown) => ClientCertifica
 
 export const SUBJECT_DN_HEADER = 'subject-distinguished-name';
 export const SERIAL_HEADER = 'cert-serial-number';
+export const XFCC_HEADER = 'x-forwarded-client-cert';
 
-/** The CN of a distinguished name such as `C=GB,O=Example,CN=client-a` (RFC 4514 commas, or `/` separated). */
-export function commonNameOf(dn: string): string | undefined {
-  const parts = dn.split(/(?<!\\)[,/]/).map((p) => p.trim());
-  const cns = parts.filter((p) => /^CN=/i.test(p)).map((p) => p.slice(3).replaceAll('\\,', ','));
-  return cns.length === 1 && cns[0] !== '' ? cns[0] : undefined;
+/** The longest identity header read; longer is refused (no real subject is near it). */
+const MAX_HEADER = 4096;
+
+/**
+ * The CN a gateway states: in `subject-distinguished-name` (RFC 4514/2253, or the OpenSSL
+ * legacy form when it starts with `/`) and/or in Envoy's `x-forwarded-client-cert`
+ * `Subject`. Each is read by the rules of its form (see distinguished-name.ts); when both
+ * are sent they must name the same CN. Anything malformed or ambiguous has no CN.
+ */
+export function gatewayCommonName(request: Request): string | undefined {
+  const dn = request.headers.get(SUBJECT_DN_HEADER);
+  const xfcc = request.headers.get(XFCC_HEADER);
+  if ((dn ?? '').length > MAX_HEADER || (xfcc ?? '').length > MAX_HEADER) return undefined;
+  const names: string[] = [];
+  if (dn !== null) {
+    const read = subjectCommonName(dn);
+    if ('problem' in read) return undefined;
+    names.push(read.commonName);
+  }
+  if (xfcc !== null) {
+    const subject = xfccSubject(xfcc);
+    if ('problem' in subject) return undefined;
+    const read = subjectCommonName(subject.subject);
+    if ('problem' in read) return undefined;
+    names.push(read.commonName);
+  }
+  const [first] = names;
+  return first !== undefined && names.every((name) => name === first) ? first : undefined;
 }
 
-/** The identity a gateway states in `subject-distinguished-name` and `cert-serial-number`. */
+/** The identity a gateway states: its CN (see {@link gatewayCommonName}) and `cert-serial-number`. */
 function identityFromHeaders(request: Request): ClientCertificate | undefined {
-  const dn = request.headers.get(SUBJECT_DN_HEADER);
   const serial = request.headers.get(SERIAL_HEADER);
-  if (dn === null || serial === null || dn.length > 1024) return undefined;
-  const commonName = commonNameOf(dn);
+  if (serial === null) return undefined;
+  const commonName = gatewayCommonName(request);
   const serialNumber = CertificateSerial.tryParse(serial);
   if (commonName === undefined || serialNumber === undefined) return undefined;
   return { commonName, serialNumber, thumbprintS256: null, notAfter: null };

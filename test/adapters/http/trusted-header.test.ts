@@ -1,5 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { commonNameOf, trustedGatewayIdentity } from '../../../src/adapters/http/identity.js';
+import { subjectCommonName } from '../../../src/adapters/http/distinguished-name.js';
+import {
+  gatewayCommonName,
+  SUBJECT_DN_HEADER,
+  trustedGatewayIdentity,
+  XFCC_HEADER,
+} from '../../../src/adapters/http/identity.js';
 import type { AuditRecord } from '../../../src/domain/audit/record.js';
 import { httpsRequest } from '../../support/https-client.js';
 import { AccessMother } from '../../support/mothers.js';
@@ -199,16 +205,84 @@ describe('IDENTITY_MODE=tls ignores the identity headers', () => {
   });
 });
 
-describe('commonNameOf', () => {
+describe('gatewayCommonName: each DN form read by its own rules, or refused', () => {
+  const cnOf = (headers: Record<string, string>) =>
+    gatewayCommonName(new Request('https://service.test/', { headers }));
+  const dn = (value: string) => cnOf({ [SUBJECT_DN_HEADER]: value });
+
   it.each([
     ['C=GB,O=Example,CN=client-a', 'client-a'],
     ['CN=client-a', 'client-a'],
-    ['/C=GB/O=Example/CN=client-a', 'client-a'],
     ['C=GB, O=Example, CN=client-a', 'client-a'],
-    ['O=Example', undefined],
-    ['CN=a,CN=b', undefined],
-    ['CN=', undefined],
-  ])('%j → %j', (dn, cn) => {
-    expect(commonNameOf(dn)).toBe(cn);
+    ['cn=client-a,o=Example', 'client-a'],
+    ['/C=GB/O=Example/CN=client-a', 'client-a'],
+    ['/CN=client-a', 'client-a'],
+    // RFC 4514 escapes: the value is what the certificate holds, never a second RDN.
+    ['CN=client-b\\,x,O=Example', 'client-b,x'],
+    ['CN=client-b/x,O=Example', 'client-b/x'],
+    ['CN=a\\+b,O=Example', 'a+b'],
+    ['CN=say \\"hi\\",O=Example', 'say "hi"'],
+    ['CN=back\\\\slash', 'back\\slash'],
+    ['CN=caf\\C3\\A9', 'café'],
+    ['CN=a=b', 'a=b'],
+  ])('%j → %j', (value, cn) => {
+    expect(dn(value)).toBe(cn);
+  });
+
+  it.each([
+    ['O=Example', 'no CN'],
+    ['CN=a,CN=b', 'two CNs'],
+    ['CN=client-a,O=x,CN=client-b', 'two CNs'],
+    ['CN=', 'an empty CN'],
+    ['CN=client-b+OU=x,O=Example', 'a CN in a multi-valued RDN'],
+    ['OU=x+CN=client-b', 'a CN in a multi-valued RDN'],
+    ['CN="client-b"', 'a quoted value'],
+    ['CN=client-b;O=x', 'the old ";" separator'],
+    ['CN=client-b,', 'a trailing separator'],
+    ['CN=client\\b', 'a backslash escaping nothing'],
+    ['CN=\\C3\\28', 'bytes that are not UTF-8'],
+    ['CN=#04026162', 'a hex value'],
+    ['client-b', 'no "="'],
+    ['C N=client-b', 'a type that is not one'],
+    ['', 'empty'],
+    // The legacy form cannot escape: what a "/" or "+" in a value would make of it is refused.
+    ['/C=GB/O=Example/CN=client-b/x', 'a "/" in the CN'],
+    ['/C=GB/O=Example/CN=client-b/O=x', 'the CN not last'],
+    ['/CN=client-b+OU=x', 'a CN in a multi-valued RDN'],
+    ['/CN=a/CN=b', 'two CNs'],
+    ['/C=GB/O=Exa\\x6Dple/CN=client-b', 'a backslash'],
+    ['/C=GB/Bogus=x/CN=client-b', 'an unknown type'],
+    ['/C=GB//CN=client-b', 'an empty segment'],
+  ])('%j is refused (%s)', (value) => {
+    expect(dn(value)).toBeUndefined();
+  });
+
+  it("reads what HTTP cannot carry as the parser's rules say (spaces at the ends, control characters)", () => {
+    // A header value loses its outer spaces in transit, so these are checked on the parser.
+    expect(subjectCommonName('CN=\\ padded\\ ')).toEqual({ commonName: ' padded ' });
+    expect(subjectCommonName('CN=client-b ')).toHaveProperty('problem');
+    expect(subjectCommonName('CN=client-b\u0000x')).toHaveProperty('problem');
+    expect(subjectCommonName('/CN=client-b\u0007')).toHaveProperty('problem');
+  });
+
+  it("reads Envoy's x-forwarded-client-cert Subject, quoted, with escaped quotes", () => {
+    const xfcc = (value: string) => cnOf({ [XFCC_HEADER]: value });
+    expect(xfcc('By=spiffe://gw;Hash=abc;Subject="CN=client-a,O=Example,C=GB";URI=')).toBe('client-a');
+    expect(xfcc('Hash=abc;Subject="CN=client-b\\,x,O=Example"')).toBe('client-b,x');
+    // Envoy writes a quote in the value as \": the RFC 4514 escape \" arrives as \\".
+    expect(xfcc('Subject="CN=say \\\\"hi\\\\",O=Example"')).toBe('say "hi"');
+    // Two hops' certificates, a repeated key, no Subject, an open quote: refused.
+    expect(xfcc('Subject="CN=client-a",Subject="CN=client-b"')).toBeUndefined();
+    expect(xfcc('Subject="CN=client-a";Subject="CN=client-b"')).toBeUndefined();
+    expect(xfcc('Hash=abc')).toBeUndefined();
+    expect(xfcc('Subject="CN=client-a')).toBeUndefined();
+    expect(xfcc('Subject="CN=client-a"x')).toBeUndefined();
+    // Both headers: they must agree.
+    expect(cnOf({ [SUBJECT_DN_HEADER]: 'CN=client-a', [XFCC_HEADER]: 'Subject="CN=client-a"' })).toBe(
+      'client-a',
+    );
+    expect(
+      cnOf({ [SUBJECT_DN_HEADER]: 'CN=client-a', [XFCC_HEADER]: 'Subject="CN=client-b"' }),
+    ).toBeUndefined();
   });
 });
