@@ -10,6 +10,7 @@ import { InMemoryCaseRepository } from '../../src/adapters/memory/case-repositor
 import { InMemoryRateLimiter } from '../../src/adapters/memory/rate-limiter.js';
 import { peerCertificateOf } from '../../src/adapters/tls-listener/peer-certificate.js';
 import { startServer } from '../../src/adapters/tls-listener/server.js';
+import { cachedForwardedCertificates } from '../../src/adapters/x509/forwarded-certificate.js';
 import { runtimeOf } from '../../src/app/composition/runtime.js';
 import type { BearerMode } from '../../src/domain/access/admit.js';
 import type { ApiKeyRecord } from '../../src/domain/access/model.js';
@@ -73,7 +74,11 @@ export async function startTestService(
   const peer: IdentityReader = (_request, env) => peerCertificateOf(env);
   const identify: IdentityReader =
     options.identityMode === 'trusted-header'
-      ? trustedGatewayIdentity(new Set(options.trustedGateways ?? ['gateway']), peer)
+      ? trustedGatewayIdentity(
+          new Set(options.trustedGateways ?? ['gateway']),
+          peer,
+          cachedForwardedCertificates(),
+        )
       : peer;
   const app = createHttpApp({
     repository: options.repository ?? new InMemoryCaseRepository(fixtureCases()),

@@ -173,12 +173,14 @@ export function subjectCommonName(
 }
 
 /**
- * The `Subject` of Envoy's `x-forwarded-client-cert`: one element (`key=value;…`; a value
- * holding `,`, `;` or `=` quoted, with `\"` for a quote in it). Several elements (the
+ * Envoy's `x-forwarded-client-cert`: one element (`key=value;…`, keys in lower case; a
+ * value holding `,`, `;` or `=` quoted, with `\"` for a quote in it). Several elements (the
  * certificates of several hops) are refused: which one is the client's is not for this
- * service to guess. The subject is then read as RFC 4514.
+ * service to guess. Its `Subject` is then read as RFC 4514; its `Cert` is the URL-encoded PEM.
  */
-export function xfccSubject(header: string): { readonly subject: string } | { readonly problem: string } {
+export function xfccElement(
+  header: string,
+): { readonly pairs: ReadonlyMap<string, string> } | { readonly problem: string } {
   const elements: Map<string, string>[] = [];
   let pairs = new Map<string, string>();
   let i = 0;
@@ -219,6 +221,5 @@ export function xfccSubject(header: string): { readonly subject: string } | { re
   }
   elements.push(pairs);
   if (elements.length !== 1) return { problem: 'x-forwarded-client-cert holds more than one certificate' };
-  const subject = pairs.get('subject');
-  return subject === undefined ? { problem: 'x-forwarded-client-cert has no Subject' } : { subject };
+  return { pairs };
 }

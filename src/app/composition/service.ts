@@ -172,7 +172,12 @@ export async function buildService(config: Config, logger: Logger): Promise<Serv
       rateLimit: { limiter: rateLimit.value, defaultQuota: config.RATE_LIMIT_DEFAULT },
       identify:
         config.IDENTITY_MODE === 'trusted-header'
-          ? trustedGatewayIdentity(new Set(config.TRUSTED_GATEWAYS), tlsPeerIdentity)
+          ? trustedGatewayIdentity(
+              new Set(config.TRUSTED_GATEWAYS),
+              tlsPeerIdentity,
+              // Loaded only behind a gateway: the X.509 reader of a forwarded certificate.
+              (await import('../../adapters/x509/forwarded-certificate.js')).cachedForwardedCertificates(),
+            )
           : tlsPeerIdentity,
       directory: access.value,
       hasher: sha256Hasher,

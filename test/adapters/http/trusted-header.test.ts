@@ -205,6 +205,77 @@ describe('IDENTITY_MODE=tls ignores the identity headers', () => {
   });
 });
 
+describe('a gateway that forwards the client certificate (ssl-client-cert, or Cert= in x-forwarded-client-cert)', () => {
+  // `_forwarded` names the certificate a case forwards, for the reader; the headers carry it.
+  const viaGateway = async (
+    _forwarded: ClientCredentials,
+    dn: string,
+    extra: Record<string, string>,
+    thumbprint?: string,
+  ) =>
+    (
+      await get(headerMode, gateway, {
+        'subject-distinguished-name': dn,
+        'x-api-key': keys.headerA as string,
+        authorization: `Bearer ${await token('client-a', thumbprint)}`,
+        ...extra,
+      })
+    ).status;
+  const escaped = (c: ClientCredentials) => encodeURIComponent(c.certPem);
+
+  it('a certificate-bound token works through the gateway when the certificate is forwarded', async () => {
+    const headers = { 'ssl-client-cert': escaped(clientA) };
+    expect(await viaGateway(clientA, 'CN=client-a,O=Example', headers, clientA.thumbprint)).toBe(200);
+    // The same, as Envoy sends it: the certificate and the subject in x-forwarded-client-cert.
+    const xfcc = { 'x-forwarded-client-cert': `Hash=x;Cert="${escaped(clientA)}";Subject="CN=client-a"` };
+    expect(await viaGateway(clientA, 'CN=client-a', xfcc, clientA.thumbprint)).toBe(200);
+    // Without the certificate the binding cannot be checked: refused, never taken as unbound.
+    const serialOnly = { 'cert-serial-number': clientA.serialNumber };
+    expect(await viaGateway(clientA, 'CN=client-a', serialOnly, clientA.thumbprint)).toBe(401);
+  });
+
+  it('the forwarded certificate must be the one the headers name: another CN or serial has no identity', async () => {
+    const clientB = await pki.client('client-b');
+    expect(await viaGateway(clientB, 'CN=client-a', { 'ssl-client-cert': escaped(clientB) })).toBe(403);
+    expect(
+      await viaGateway(clientA, 'CN=client-a', {
+        'ssl-client-cert': escaped(clientA),
+        'cert-serial-number': '0A1B',
+      }),
+    ).toBe(403);
+    expect(
+      await viaGateway(clientA, 'CN=client-a', {
+        'ssl-client-cert': escaped(clientA),
+        'cert-serial-number': clientA.serialNumber,
+      }),
+    ).toBe(200);
+    // Not a certificate, two certificates, or two different ones in the two headers: refused.
+    expect(await viaGateway(clientA, 'CN=client-a', { 'ssl-client-cert': 'not%20a%20certificate' })).toBe(
+      403,
+    );
+    const two = encodeURIComponent(`${clientA.certPem}\n${clientB.certPem}`);
+    expect(await viaGateway(clientA, 'CN=client-a', { 'ssl-client-cert': two })).toBe(403);
+    expect(
+      await viaGateway(clientA, 'CN=client-a', {
+        'ssl-client-cert': escaped(clientA),
+        'x-forwarded-client-cert': `Cert="${escaped(clientB)}";Subject="CN=client-a"`,
+      }),
+    ).toBe(403);
+  });
+
+  it('a revoked serial is refused through the forwarded certificate too', async () => {
+    // A second certificate of client-a, revoked by its serial; the first still works.
+    const second = await pki.client('client-a');
+    await headerMode.directory.revokeCertificate({
+      serialNumber: second.serialNumber,
+      clientId: 'client-a',
+      revokedAt: new Date(),
+    });
+    expect(await viaGateway(second, 'CN=client-a', { 'ssl-client-cert': escaped(second) })).toBe(403);
+    expect(await viaGateway(clientA, 'CN=client-a', { 'ssl-client-cert': escaped(clientA) })).toBe(200);
+  });
+});
+
 describe('gatewayCommonName: each DN form read by its own rules, or refused', () => {
   const cnOf = (headers: Record<string, string>) =>
     gatewayCommonName(new Request('https://service.test/', { headers }));
