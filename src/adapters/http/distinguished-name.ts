@@ -60,6 +60,10 @@ const HEX = /^[0-9A-Fa-f]{2}$/;
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
+/** Whether the text holds a C0 control character or DEL. */
+const hasControlCharacter = (text: string): boolean =>
+  [...text].some((ch) => ch.charCodeAt(0) < 0x20 || ch.charCodeAt(0) === 0x7f);
+
 /** Reads an RFC 4514 / RFC 2253 string. */
 export function parseRfc4514(text: string): DnResult {
   const rdns: Attribute[][] = [];
@@ -99,7 +103,7 @@ export function parseRfc4514(text: string): DnResult {
       }
       if (ch === '"' || ch === ';' || ch === '<' || ch === '>')
         return problem(`an unescaped ${JSON.stringify(ch)}`);
-      if (ch.charCodeAt(0) < 0x20 || ch === '\u007f') return problem('a control character');
+      if (hasControlCharacter(ch)) return problem('a control character');
       trailingSpaces = ch === ' ' ? trailingSpaces + 1 : 0;
       bytes.push(...new TextEncoder().encode(ch));
       i += 1;
@@ -139,7 +143,7 @@ export function parseLegacy(text: string): DnResult {
         return { problem: `a segment that is not TYPE=value with a known type (${JSON.stringify(part)})` };
       }
       const value = part.slice(equals + 1);
-      if (/[\u0000-\u001f\u007f]/.test(value)) return { problem: 'a control character' };
+      if (hasControlCharacter(value)) return { problem: 'a control character' };
       rdn.push({ type, value });
     }
     rdns.push(rdn);
