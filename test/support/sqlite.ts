@@ -1,4 +1,6 @@
+import { SqliteCaseRepository, SqliteCaseWriter } from '../../src/adapters/sqlite/case-store.js';
 import { type SqlDatabase, sqliteDriver } from '../../src/adapters/sqlite/driver.js';
+import type { CaseRecord } from '../../src/domain/types.js';
 
 /**
  * A connection of this runtime's SQLite driver (better-sqlite3 on Node, bun:sqlite on Bun,
@@ -21,4 +23,12 @@ export function execOn(path: string, sql: string): void {
   } finally {
     db.close();
   }
+}
+
+/** A SQLite case store at `path` holding `records`, opened read-only as `serve` opens it. */
+export function sqliteCaseStoreOf(path: string, records: readonly CaseRecord[]): SqliteCaseRepository {
+  const writer = SqliteCaseWriter.open(path);
+  writer.write(records);
+  writer.close();
+  return SqliteCaseRepository.openReadOnly(path);
 }

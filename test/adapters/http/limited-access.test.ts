@@ -2,7 +2,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SqliteCaseRepository, SqliteCaseWriter } from '../../../src/adapters/sqlite/case-store.js';
 import type { LimitedAccessSetting } from '../../../src/domain/access/limited-access.js';
 import type { AuditRecord } from '../../../src/domain/audit/record.js';
 import { fixtureApp, servedDocument } from '../../support/http.js';
@@ -12,6 +11,7 @@ import { AccessMother, CaseMother } from '../../support/mothers.js';
 import { OpenApiValidator } from '../../support/openapi-validator.js';
 import { type ClientCredentials, makeTestPki, type TestPki } from '../../support/pki.js';
 import { mintTestToken, type RunningTestService, startTestService } from '../../support/service.js';
+import { sqliteCaseStoreOf } from '../../support/sqlite.js';
 
 // Limited access cases (decisions §8), through the real mutual-TLS listener, over a SQLite
 // case store (which offers the stored-text fast path for getCase: it must decide too).
@@ -45,12 +45,9 @@ let idp: TestIdentityProvider;
 const clients = new Map<LimitedAccessSetting, { cert: ClientCredentials; key: string }>();
 
 beforeAll(async () => {
-  const writer = SqliteCaseWriter.open(join(dir, 'cases.db'));
-  writer.write(cases);
-  writer.close();
   pki = await makeTestPki();
   service = await startTestService(pki, {
-    repository: SqliteCaseRepository.openReadOnly(join(dir, 'cases.db')),
+    repository: sqliteCaseStoreOf(join(dir, 'cases.db'), cases),
     audit: { append: async (record) => void audited.push(record) },
   });
   idp = await makeIdentityProvider(pki);

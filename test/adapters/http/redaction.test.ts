@@ -2,7 +2,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SqliteCaseRepository, SqliteCaseWriter } from '../../../src/adapters/sqlite/case-store.js';
 import { REDACTABLE_FIELDS, type RedactableField } from '../../../src/domain/access/redaction.js';
 import { openFixtureCases } from '../../support/fixtures.js';
 import { fixtureApp, servedDocument } from '../../support/http.js';
@@ -11,6 +10,7 @@ import { AccessMother } from '../../support/mothers.js';
 import { OpenApiValidator } from '../../support/openapi-validator.js';
 import { type ClientCredentials, makeTestPki, type TestPki } from '../../support/pki.js';
 import { mintTestToken, type RunningTestService, startTestService } from '../../support/service.js';
+import { sqliteCaseStoreOf } from '../../support/sqlite.js';
 
 // Data minimisation per client (decisions §8), through the real mutual-TLS listener, over a
 // SQLite case store: the store that offers the stored-text fast path for getCase.
@@ -29,12 +29,9 @@ const WITHHELD: Record<string, readonly RedactableField[]> = {
 };
 
 beforeAll(async () => {
-  const writer = SqliteCaseWriter.open(join(dir, 'cases.db'));
-  writer.write(cases);
-  writer.close();
   pki = await makeTestPki();
   service = await startTestService(pki, {
-    repository: SqliteCaseRepository.openReadOnly(join(dir, 'cases.db')),
+    repository: sqliteCaseStoreOf(join(dir, 'cases.db'), cases),
   });
   for (const [cn, redact] of Object.entries(WITHHELD)) {
     await service.directory.saveClient(
