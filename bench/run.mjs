@@ -192,7 +192,8 @@ const startService = (caseStore, overrides = {}, runtime = NODE) =>
       'bin/case-read.js',
       'serve',
     ],
-    { ...serviceEnv(caseStore, overrides), LOG_LEVEL: 'info' },
+    // The bench stops each service at once: no balancer to wait for.
+    { ...serviceEnv(caseStore, overrides), LOG_LEVEL: 'info', SHUTDOWN_DELAY_MS: '0' },
     (out) => {
       const line = out.split('\n').find((l) => l.includes('"listening"'));
       return line ? new URL(JSON.parse(line).url).port : undefined;

@@ -74,6 +74,9 @@ const variablesSchema = z.object({
       return [...new Set(names)];
     }),
   SHUTDOWN_GRACE_MS: wholeNumber('SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+  // On SIGTERM, readiness is 503 this long before the listener closes, so a balancer's
+  // health check sees it first (HAProxy's defaults, inter 2 s × fall 3, take 6 s).
+  SHUTDOWN_DELAY_MS: wholeNumber('SHUTDOWN_DELAY_MS', 7_000, 0, 600_000),
   BEARER_MODE: z
     .enum(['required', 'optional', 'off'], { error: 'expected required, optional or off' })
     .default('required'),

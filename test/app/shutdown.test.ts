@@ -174,3 +174,43 @@ describe.each(CASES)('serve: graceful drain on SIGTERM, audit in %s, on %o', (ki
     if (kind === 'jsonl') expect(existsSync(join(dir, 'audit.jsonl.lock'))).toBe(false);
   }, 60_000);
 });
+
+describe('serve: SHUTDOWN_DELAY_MS on SIGTERM', () => {
+  it('readiness is 503 at once, the listener keeps serving new connections for the delay, then drains; exit 0', async () => {
+    const { url, managementUrl, child, output } = await startServe({
+      ...setup.env,
+      SHUTDOWN_DELAY_MS: '1500',
+    });
+    const base = url.replace('127.0.0.1', 'localhost');
+    const fresh = () =>
+      new Agent({ keepAlive: false, ca: setup.ca, cert: setup.client.cert, key: setup.client.key });
+    expect(await get(base, fresh())).toMatchObject({ status: 200 });
+    const exited = once(child, 'exit') as Promise<[number | null, string | null]>;
+    const signalledAt = performance.now();
+    child.kill('SIGTERM');
+    let readiness = 0;
+    for (let i = 0; i < 50 && readiness !== 503; i++) {
+      readiness = (await fetch(`${managementUrl}/health/ready`)).status;
+      if (readiness !== 503) await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(readiness).toBe(503);
+    // A balancer that has not yet seen the 503 sends new connections: they are served.
+    const during: Outcome[] = [];
+    while (performance.now() - signalledAt < 1000) {
+      during.push(await get(base, fresh()));
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(during.length).toBeGreaterThan(3);
+    expect(during.every((o) => 'status' in o && o.status === 200)).toBe(true);
+    const [code] = await exited;
+    expect(code).toBe(0);
+    expect(performance.now() - signalledAt).toBeGreaterThanOrEqual(1500);
+    // After the delay the listener is closed: a new connection is refused.
+    expect(await get(base, fresh())).toEqual({ error: 'ECONNREFUSED' });
+    const phases = output()
+      .split('\n')
+      .filter((line) => line.includes('"phase"'))
+      .map((line) => (JSON.parse(line) as { phase: string }).phase);
+    expect(phases).toEqual(['readiness', 'delay', 'listener', 'drained', 'stores', 'stopped']);
+  }, 30_000);
+});

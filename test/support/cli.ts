@@ -90,6 +90,8 @@ export function serveEnv(dir: string) {
     BEARER_JWKS: join(pkiDir, 'jwks.json'),
     BEARER_ISSUER: 'urn:case-read:dev-issuer',
     BEARER_AUDIENCE: 'case-read-service',
+    // Tests stop serve at once; the delay before the listener closes is tested on its own.
+    SHUTDOWN_DELAY_MS: '0',
   };
 }
 

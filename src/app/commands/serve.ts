@@ -62,20 +62,43 @@ export async function serve(args: string[], io: Io): Promise<number> {
     process.once('SIGTERM', () => resolve('SIGTERM'));
     process.once('SIGINT', () => resolve('SIGINT'));
   });
-  await shutDown(signal, config.SHUTDOWN_GRACE_MS, { logger, service, server, management });
+  await shutDown(
+    signal,
+    { graceMs: config.SHUTDOWN_GRACE_MS, delayMs: signal === 'SIGTERM' ? config.SHUTDOWN_DELAY_MS : 0 },
+    { logger, service, server, management },
+  );
   return EXIT.ok;
+}
+
+/** Resolves after `ms`, or at once on a second SIGTERM or SIGINT. */
+function delayUnlessSignalled(ms: number): Promise<void> {
+  if (ms === 0) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      process.off('SIGTERM', done);
+      process.off('SIGINT', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    process.once('SIGTERM', done);
+    process.once('SIGINT', done);
+  });
 }
 
 /**
  * The graceful drain, one log line per phase: readiness 503 (so the load balancer stops
- * sending), the listener closed to new connections while every open one finishes what it
- * is serving and is closed (`Connection: close` on each response, idle ones after a second),
- * whatever is left after the grace destroyed, the audit flushed and the stores closed, then
- * the management listener. A second signal during the drain ends the process at once.
+ * sending); on SIGTERM, `SHUTDOWN_DELAY_MS` of serving on as before, so a balancer learns
+ * from its health check rather than from a refused connection (SIGINT, a person at a
+ * terminal, skips it, as does a second signal); then the listener closed to new connections
+ * while every open one finishes what it is serving and is closed (`Connection: close` on
+ * each response, idle ones after a second), whatever is left after the grace destroyed, the
+ * audit flushed and the stores closed, then the management listener. A second signal during
+ * the drain ends the process at once.
  */
 async function shutDown(
   signal: string,
-  graceMs: number,
+  { graceMs, delayMs }: { readonly graceMs: number; readonly delayMs: number },
   parts: {
     logger: Logger;
     service: Service;
@@ -85,7 +108,12 @@ async function shutDown(
 ): Promise<void> {
   const { logger, service, server, management } = parts;
   service.beginShutdown();
-  logger.info({ signal, phase: 'readiness', graceMs }, 'shutdown: readiness is 503');
+  logger.info({ signal, phase: 'readiness', delayMs, graceMs }, 'shutdown: readiness is 503');
+  if (delayMs > 0) {
+    logger.flush();
+    await delayUnlessSignalled(delayMs);
+    logger.info({ phase: 'delay' }, 'shutdown: delay over, closing the listener');
+  }
   const drained = server.drain(graceMs);
   logger.info({ phase: 'listener' }, 'shutdown: listener closed to new connections, draining');
   const result = await drained;
