@@ -51,7 +51,9 @@ export async function createCa(options: { commonName?: string; days?: number } =
   const serial = randomSerial();
   const certificate = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: serial,
-    name: `CN=${options.commonName ?? 'case-read development CA'}, O=case-read-service (development)`,
+    // In certificate order, as CAs conventionally issue: O, then CN last (the OpenSSL legacy
+    // form a gateway may forward is read only when the CN is last).
+    name: `O=case-read-service (development), CN=${options.commonName ?? 'case-read development CA'}`,
     notBefore: new Date(Date.now() - DAY),
     notAfter: new Date(Date.now() + (options.days ?? 3650) * DAY),
     keys,
@@ -117,7 +119,7 @@ async function issueLeaf(
   if (sans.length > 0) extensions.push(new x509.SubjectAlternativeNameExtension(sans, false));
   const certificate = await x509.X509CertificateGenerator.create({
     serialNumber: serial,
-    subject: `CN=${options.commonName}, O=case-read-service (development)`,
+    subject: `O=case-read-service (development), CN=${options.commonName}`,
     issuer: ca.certificate.subject,
     notBefore: options.notBefore ?? new Date(Date.now() - DAY),
     notAfter: options.notAfter ?? new Date(Date.now() + (options.days ?? 365) * DAY),
