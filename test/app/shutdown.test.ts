@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { prepareServe, runCli, type ServeSetup, startServe } from '../support/cli.js';
+import { keepAliveAgent, prepareServe, runCli, type ServeSetup, startServe } from '../support/cli.js';
 import { BUN, NODE, type RuntimeCommand } from '../support/runtimes.js';
 
 /**
@@ -73,13 +73,7 @@ describe.each(CASES)('serve: graceful drain on SIGTERM, audit in %s, on %o', (ki
       runtime,
     );
     const base = url.replace('127.0.0.1', 'localhost');
-    const agent = new Agent({
-      keepAlive: true,
-      maxSockets: LOOPS,
-      ca: setup.ca,
-      cert: setup.client.cert,
-      key: setup.client.key,
-    });
+    const agent = keepAliveAgent(setup, LOOPS);
     const outcomes: Outcome[] = [];
     let signalled = false;
     let afterSignal = 0;

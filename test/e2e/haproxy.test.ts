@@ -1,11 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { Agent, request } from 'node:https';
+import { type Agent, request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { prepareServe, runCli, type ServeSetup, startServe } from '../support/cli.js';
+import { keepAliveAgent, prepareServe, runCli, type ServeSetup, startServe } from '../support/cli.js';
 import { freePort } from '../support/redis.js';
 import { openSqlite } from '../support/sqlite.js';
 
@@ -119,14 +119,7 @@ afterAll(async () => {
 
 describe.runIf(available)('a rolling restart behind HAProxy 2.6 with its defaults', () => {
   it('each instance restarted in turn under keep-alive load: no failed request, every answer audited once', async () => {
-    const agent = new Agent({
-      keepAlive: true,
-      maxSockets: LOOPS,
-      ca: setup.ca,
-      cert: setup.client.cert,
-      key: setup.client.key,
-      servername: 'localhost',
-    });
+    const agent = keepAliveAgent(setup, LOOPS);
     const outcomes: Outcome[] = [];
     let running = true;
     const loop = async () => {

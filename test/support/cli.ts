@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { Agent } from 'node:https';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CURRENT, type RuntimeCommand } from './runtimes.js';
@@ -135,4 +136,16 @@ export function prepareServe(
     token,
     cli,
   };
+}
+
+/** A keep-alive HTTPS agent presenting the setup's client certificate, with `sockets` connections at most. */
+export function keepAliveAgent(setup: ServeSetup, sockets: number): Agent {
+  return new Agent({
+    keepAlive: true,
+    maxSockets: sockets,
+    ca: setup.ca,
+    cert: setup.client.cert,
+    key: setup.client.key,
+    servername: 'localhost',
+  });
 }
