@@ -53,32 +53,23 @@ export const readFor = (reader: CaseReader): ReadFor => ({
 
 /**
  * Reads one part of a case for `reader` (a client acting as itself, refused every limited
- * case, when none is given) and admits it: see {@link admitted}.
+ * case, when none is given) and answers it shaped by `answer`, which is given the fields
+ * withheld from the client. An unknown crn is "not found" (never a refusal, which would
+ * say the case exists and is limited); a case whose rules refuse the reader throws
+ * `LimitedAccessError` before anything of it is answered.
  */
-export async function readAdmitted<T>(
+export async function readAdmitted<T, R>(
   crn: Crn,
   reader: CaseReader = CLIENT_AS_ITSELF,
-  now: (() => Date) | undefined,
-  find: (crn: Crn, readFor: ReadFor) => Promise<Held<T> | undefined>,
-): Promise<Answer<T> & { readonly reader: CaseReader }> {
-  return { ...admitted(crn, await find(crn, readFor(reader)), reader, now), reader };
-}
-
-/**
- * The part of a case `reader` may see: an unknown crn is "not found" (never a refusal,
- * which would say the case exists and is limited); a case whose rules refuse the reader
- * throws `LimitedAccessError` before anything of it is answered.
- */
-export function admitted<T>(
-  crn: Crn,
-  held: Held<T> | undefined,
-  reader: CaseReader,
   now: () => Date = () => new Date(),
-): Answer<T> {
+  find: (crn: Crn, readFor: ReadFor) => Promise<Held<T> | undefined>,
+  answer: (part: T, withheld: CaseReader['withheld']) => R,
+): Promise<Answer<R>> {
+  const held = await find(crn, readFor(reader));
   if (held === undefined) throw new CaseNotFoundError(crn.value);
   const decision = decideLimitedAccess(held.limitedAccess, reader, now());
   if (decision.outcome === 'excluded' || decision.outcome === 'restricted') {
     throw new LimitedAccessError(decision.outcome, decision.message);
   }
-  return { body: held.value, access: decision.outcome };
+  return { body: answer(held.value, reader.withheld), access: decision.outcome };
 }

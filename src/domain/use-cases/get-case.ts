@@ -12,8 +12,13 @@ export async function getCase(
   crn: Crn,
   reader?: CaseReader,
 ): Promise<Answer<MinimisedPersonalDetails>> {
-  const answer = await readAdmitted(crn, reader, now, (c, f) => repository.findPersonalDetails(c, f));
-  return { access: answer.access, body: minimisePersonalDetails(answer.body, answer.reader.withheld) };
+  return readAdmitted(
+    crn,
+    reader,
+    now,
+    (c, f) => repository.findPersonalDetails(c, f),
+    minimisePersonalDetails,
+  );
 }
 
 /**
@@ -27,8 +32,11 @@ export async function getCaseText(
   crn: Crn,
   reader?: CaseReader,
 ): Promise<Answer<JsonText<PersonalDetailsAndCircumstances>>> {
-  const { access, body } = await readAdmitted(crn, reader, now, (c, f) =>
-    repository.findPersonalDetailsText(c, f),
+  return readAdmitted(
+    crn,
+    reader,
+    now,
+    (c, f) => repository.findPersonalDetailsText(c, f),
+    (text) => text,
   );
-  return { access, body };
 }

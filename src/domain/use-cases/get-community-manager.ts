@@ -14,11 +14,14 @@ export async function getCommunityManagerByCrn(
   crn: Crn,
   reader?: CaseReader,
 ): Promise<Answer<CommunityOffenderManager>> {
-  const answer = await readAdmitted(crn, reader, now, (c, f) => repository.findCommunityManager(c, f));
-  const { communityManager } = answer.body;
-  if (communityManager === null) throw new CommunityManagerNotFoundError(crn.value);
-  return {
-    access: answer.access,
-    body: minimiseCommunityManager({ crn: crn.value, communityManager }, answer.reader.withheld),
-  };
+  return readAdmitted(
+    crn,
+    reader,
+    now,
+    (c, f) => repository.findCommunityManager(c, f),
+    ({ communityManager }, withheld) => {
+      if (communityManager === null) throw new CommunityManagerNotFoundError(crn.value);
+      return minimiseCommunityManager({ crn: crn.value, communityManager }, withheld);
+    },
+  );
 }

@@ -12,6 +12,11 @@ export async function getHomeOfficeInterest(
   crn: Crn,
   reader?: CaseReader,
 ): Promise<Answer<HomeOfficeInterest>> {
-  const answer = await readAdmitted(crn, reader, now, (c, f) => repository.findHomeOfficeInterest(c, f));
-  return { access: answer.access, body: minimiseHomeOfficeInterest(answer.body, answer.reader.withheld) };
+  return readAdmitted(
+    crn,
+    reader,
+    now,
+    (c, f) => repository.findHomeOfficeInterest(c, f),
+    minimiseHomeOfficeInterest,
+  );
 }

@@ -56,9 +56,16 @@ export async function getRiskScores(
   reader?: CaseReader,
 ): Promise<Answer<Page<RiskPredictorScore>>> {
   const checked = pageRequest(request.page, request.perPage);
-  const answer = await readAdmitted(crn, reader, now, (c, f) => repository.findRiskScores(c, f));
-  const newestFirst = [...answer.body].sort(
-    (a, b) => Date.parse(b.completedDate) - Date.parse(a.completedDate),
+  return readAdmitted(
+    crn,
+    reader,
+    now,
+    (c, f) => repository.findRiskScores(c, f),
+    (scores) => {
+      const newestFirst = [...scores].sort(
+        (a, b) => Date.parse(b.completedDate) - Date.parse(a.completedDate),
+      );
+      return paginate(newestFirst, checked);
+    },
   );
-  return { access: answer.access, body: paginate(newestFirst, checked) };
 }
