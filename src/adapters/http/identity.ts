@@ -25,26 +25,40 @@ const MAX_CERT_HEADER = 16_384;
 /** `x-forwarded-client-cert` may carry the certificate as well as the subject. */
 const MAX_XFCC = MAX_HEADER + MAX_CERT_HEADER;
 
+/** The identity headers a gateway sent, each read once; `xfcc` is the one element of `x-forwarded-client-cert`. */
+interface GatewayHeaders {
+  readonly dn: string | null;
+  readonly xfcc: ReadonlyMap<string, string> | null;
+  readonly cert: string | null;
+  readonly serial: string | null;
+}
+
+/** The gateway's headers, or undefined when one is too long or `x-forwarded-client-cert` does not read. */
+function gatewayHeadersOf(request: Request): GatewayHeaders | undefined {
+  const dn = request.headers.get(SUBJECT_DN_HEADER);
+  const xfccText = request.headers.get(XFCC_HEADER);
+  const cert = request.headers.get(CERT_HEADER);
+  if ((dn ?? '').length > MAX_HEADER || (xfccText ?? '').length > MAX_XFCC) return undefined;
+  if ((cert ?? '').length > MAX_CERT_HEADER) return undefined;
+  let xfcc: ReadonlyMap<string, string> | null = null;
+  if (xfccText !== null) {
+    const element = xfccElement(xfccText);
+    if ('problem' in element) return undefined;
+    xfcc = element.pairs;
+  }
+  return { dn, xfcc, cert, serial: request.headers.get(SERIAL_HEADER) };
+}
+
 /**
- * The CN a gateway states: in `subject-distinguished-name` (RFC 4514/2253, or the OpenSSL
+ * The CN the headers state: in `subject-distinguished-name` (RFC 4514/2253, or the OpenSSL
  * legacy form when it starts with `/`) and/or in Envoy's `x-forwarded-client-cert`
  * `Subject`. Each is read by the rules of its form (see distinguished-name.ts); when both
  * are sent they must name the same CN. Anything malformed or ambiguous has no CN.
  */
-export function gatewayCommonName(request: Request): string | undefined {
-  const dn = request.headers.get(SUBJECT_DN_HEADER);
-  const xfcc = request.headers.get(XFCC_HEADER);
-  if ((dn ?? '').length > MAX_HEADER || (xfcc ?? '').length > MAX_XFCC) return undefined;
+function statedCommonName({ dn, xfcc }: GatewayHeaders): string | undefined {
   const names: string[] = [];
-  if (dn !== null) {
-    const read = subjectCommonName(dn);
-    if ('problem' in read) return undefined;
-    names.push(read.commonName);
-  }
-  if (xfcc !== null) {
-    const element = xfccElement(xfcc);
-    const subject = 'problem' in element ? undefined : element.pairs.get('subject');
-    if (subject === undefined) return undefined;
+  for (const subject of [dn, xfcc && (xfcc.get('subject') ?? '')]) {
+    if (subject === null) continue;
     const read = subjectCommonName(subject);
     if ('problem' in read) return undefined;
     names.push(read.commonName);
@@ -53,19 +67,25 @@ export function gatewayCommonName(request: Request): string | undefined {
   return first !== undefined && names.every((name) => name === first) ? first : undefined;
 }
 
-/** The URL-escaped PEM a gateway forwards: `ssl-client-cert`, or `Cert=` in `x-forwarded-client-cert`. */
-function forwardedPemOf(request: Request): string | null | undefined {
-  const own = request.headers.get(CERT_HEADER);
-  const xfcc = request.headers.get(XFCC_HEADER);
-  const element = xfcc === null || xfcc.length > MAX_XFCC ? undefined : xfccElement(xfcc);
-  const inXfcc = element === undefined || 'problem' in element ? undefined : element.pairs.get('cert');
-  if (own !== null && inXfcc !== undefined && own !== inXfcc) return undefined;
-  const pem = own ?? inXfcc ?? null;
+/** The CN a gateway states in its headers (see {@link statedCommonName}); undefined when none reads. */
+export function gatewayCommonName(request: Request): string | undefined {
+  const headers = gatewayHeadersOf(request);
+  return headers && statedCommonName(headers);
+}
+
+/**
+ * The URL-escaped PEM a gateway forwards: `ssl-client-cert`, or `Cert=` in
+ * `x-forwarded-client-cert`; null when none; undefined when the two differ.
+ */
+function forwardedPemOf({ cert, xfcc }: GatewayHeaders): string | null | undefined {
+  const inXfcc = xfcc?.get('cert') ?? null;
+  if (cert !== null && inXfcc !== null && cert !== inXfcc) return undefined;
+  const pem = cert ?? inXfcc;
   return pem !== null && pem.length > MAX_CERT_HEADER ? undefined : pem;
 }
 
 /**
- * The identity a gateway states: its CN (see {@link gatewayCommonName}) and
+ * The identity a gateway states: its CN (see {@link statedCommonName}) and
  * `cert-serial-number`. When it also forwards the certificate, the identity is the
  * certificate's (CN, serial and RFC 8705 thumbprint, so certificate-bound tokens work
  * behind it), and the stated CN and serial must be the certificate's.
@@ -74,11 +94,13 @@ function identityFromHeaders(
   request: Request,
   forwarded: ForwardedCertificateReader,
 ): ClientCertificate | undefined {
-  const serial = request.headers.get(SERIAL_HEADER);
-  const commonName = gatewayCommonName(request);
+  const headers = gatewayHeadersOf(request);
+  if (headers === undefined) return undefined;
+  const commonName = statedCommonName(headers);
   if (commonName === undefined) return undefined;
-  const pem = forwardedPemOf(request);
+  const pem = forwardedPemOf(headers);
   if (pem === undefined) return undefined;
+  const { serial } = headers;
   if (pem !== null) {
     const certificate = forwarded(pem);
     if (certificate === undefined || certificate.commonName !== commonName) return undefined;
