@@ -59,6 +59,7 @@ const SPECIAL = new Set([',', '+', '"', '\\', '<', '>', ';', '=', '#', ' ']);
 const HEX = /^[0-9A-Fa-f]{2}$/;
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
+const utf8Bytes = new TextEncoder();
 
 /** Whether the text holds a C0 control character or DEL. */
 const hasControlCharacter = (text: string): boolean =>
@@ -85,7 +86,8 @@ export function parseRfc4514(text: string): DnResult {
     if (text[i] === '#') return problem('a value given as hex (#…)');
     if (text[i] === ' ') return problem('a value starting with an unescaped space');
     while (i < text.length && text[i] !== ',' && text[i] !== '+') {
-      const ch = text[i] as string;
+      // One code point: a character outside the BMP is two UTF-16 units, encoded together.
+      const ch = String.fromCodePoint(text.codePointAt(i) as number);
       if (ch === '\\') {
         const next = text[i + 1];
         const pair = text.slice(i + 1, i + 3);
@@ -105,8 +107,8 @@ export function parseRfc4514(text: string): DnResult {
         return problem(`an unescaped ${JSON.stringify(ch)}`);
       if (hasControlCharacter(ch)) return problem('a control character');
       trailingSpaces = ch === ' ' ? trailingSpaces + 1 : 0;
-      bytes.push(...new TextEncoder().encode(ch));
-      i += 1;
+      bytes.push(...utf8Bytes.encode(ch));
+      i += ch.length;
     }
     if (trailingSpaces > 0) return problem('a value ending in an unescaped space');
     let value: string;

@@ -332,6 +332,9 @@ describe('gatewayCommonName: each DN form read by its own rules, or refused', ()
     // A header value loses its outer spaces in transit, so these are checked on the parser.
     expect(subjectCommonName('CN=\\ padded\\ ')).toEqual({ commonName: ' padded ' });
     expect(subjectCommonName('CN=client-b ')).toHaveProperty('problem');
+    // A character outside the BMP, as it is and escaped as UTF-8 bytes: the same CN.
+    expect(subjectCommonName('CN=client-🙂,O=Example')).toEqual({ commonName: 'client-🙂' });
+    expect(subjectCommonName('CN=client-\\F0\\9F\\99\\82')).toEqual({ commonName: 'client-🙂' });
     expect(subjectCommonName('CN=client-b\u0000x')).toHaveProperty('problem');
     expect(subjectCommonName('/CN=client-b\u0007')).toHaveProperty('problem');
   });
