@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { createHash } from 'node:crypto';
 import * as x509 from '@peculiar/x509';
+import { LRUCache } from 'lru-cache';
 import { CertificateSerial } from '../../domain/access/certificate-serial.js';
 import type { ClientCertificate } from '../../domain/access/model.js';
 
@@ -44,17 +45,20 @@ export function forwardedCertificate(escaped: string): ClientCertificate | undef
 }
 
 /**
- * {@link forwardedCertificate} with the last `max` answers kept: a client's requests through
- * a gateway forward the same certificate every time, so it is read once, not per request.
+ * {@link forwardedCertificate} with the last `max` answers kept (least recently used
+ * dropped): a client's requests through a gateway forward the same certificate every time,
+ * so it is read once, not per request.
  */
 export function cachedForwardedCertificates(max = 1000): (escaped: string) => ClientCertificate | undefined {
-  const cache = new Map<string, ClientCertificate | null>();
+  // A certificate that does not read is remembered too: it will not read next time either.
+  const cache = new LRUCache<string, ClientCertificate | typeof UNREADABLE>({ max });
   return (escaped) => {
     const known = cache.get(escaped);
-    if (known !== undefined) return known ?? undefined;
+    if (known !== undefined) return known === UNREADABLE ? undefined : known;
     const read = forwardedCertificate(escaped);
-    if (cache.size >= max) cache.clear();
-    cache.set(escaped, read ?? null);
+    cache.set(escaped, read ?? UNREADABLE);
     return read;
   };
 }
+
+const UNREADABLE = Symbol('unreadable');
