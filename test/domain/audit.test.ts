@@ -41,9 +41,7 @@ describe('the audit hash chain', () => {
     const records = chain(3);
     expect(records[0]?.previousHash).toBe(GENESIS_HASH);
     expect(records[1]?.previousHash).toBe(records[0]?.hash);
-    expect(records[2]?.hash).toBe(
-      hash(canonicalAuditText(record(3), 3, records[1]?.hash as string) as string),
-    );
+    expect(records[2]?.hash).toBe(hash(canonicalAuditText(record(3), 3, records[1]?.hash as string)));
     expect(verifyAuditChain(records, hash)).toEqual({ ok: true, records: 3 });
   });
 

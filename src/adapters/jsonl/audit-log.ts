@@ -251,7 +251,7 @@ export class JsonlAuditLog implements AuditLog {
     for (const record of records) {
       seq++;
       const texts = auditFieldTexts(record);
-      const hash = sha256Hex(canonicalAuditText(record, seq, head, texts) as string);
+      const hash = sha256Hex(canonicalAuditText(record, seq, head, texts));
       text += lineOf(texts, seq, head, hash);
       head = hash;
     }

@@ -39,6 +39,9 @@ export const AUDIT_VERSIONS = [1, 2] as const;
 export type AuditVersion = (typeof AUDIT_VERSIONS)[number];
 export const CURRENT_AUDIT_VERSION: AuditVersion = 2;
 
+export const isAuditVersion = (version: number): version is AuditVersion =>
+  (AUDIT_VERSIONS as readonly number[]).includes(version);
+
 /** A stored record: its format version, its place in the chain and the hashes that link it to the one before. */
 export interface StoredAuditRecord extends AuditRecord {
   readonly version: number;
@@ -101,7 +104,7 @@ export function auditFieldTexts(record: AuditRecord): AuditFieldTexts {
  * Version 2 is `JSON.stringify([2, seq, previousHash, at, requestId, clientId,
  * certificateSerial, onBehalfOf, operation, crn, status, problem, access])`; version 1,
  * which records written before carry, is the same without the leading 2 and the last two
- * fields. It is put together from the fields' own JSON texts. An unknown version has none.
+ * fields. It is put together from the fields' own JSON texts.
  */
 export function canonicalAuditText(
   record: AuditRecord,
@@ -109,12 +112,10 @@ export function canonicalAuditText(
   previousHash: string,
   /** The record's field texts, when the caller has them already. */
   texts: AuditFieldTexts = auditFieldTexts(record),
-  version: number = CURRENT_AUDIT_VERSION,
-): string | undefined {
+  version: AuditVersion = CURRENT_AUDIT_VERSION,
+): string {
   const fields = `${seq},${JSON.stringify(previousHash)},${texts.at},${texts.requestId},${texts.clientId},${texts.certificateSerial},${texts.onBehalfOf},${texts.operation},${texts.crn},${texts.status}`;
-  if (version === 2) return `[2,${fields},${texts.problem},${texts.access}]`;
-  if (version === 1) return `[${fields}]`;
-  return undefined;
+  return version === 1 ? `[${fields}]` : `[2,${fields},${texts.problem},${texts.access}]`;
 }
 
 /** Links a record into the chain, in the current format: its sequence number, the previous hash, and its own hash. */
@@ -138,7 +139,7 @@ export function chainRecord(
     access: record.access,
     seq,
     previousHash,
-    hash: hash(canonicalAuditText(record, seq, previousHash) as string),
+    hash: hash(canonicalAuditText(record, seq, previousHash)),
   };
 }
 
@@ -170,14 +171,17 @@ export class AuditChainWalker {
     if (record.previousHash !== this.previousHash) {
       return broken('its previous-hash does not match the record before it');
     }
-    const text = canonicalAuditText(record, record.seq, record.previousHash, undefined, record.version);
-    if (text === undefined)
-      return broken(`its format version ${record.version} is not one this service knows`);
+    const { version } = record;
+    if (!isAuditVersion(version))
+      return broken(`its format version ${version} is not one this service knows`);
     // A version-1 record holds no problem type or marking: any set on it was added after.
     if (record.version === 1 && (record.problem !== null || record.access !== null)) {
       return broken('a version-1 record carries version-2 fields: it was changed');
     }
-    if (record.hash !== this.hash(text)) {
+    if (
+      record.hash !==
+      this.hash(canonicalAuditText(record, record.seq, record.previousHash, undefined, version))
+    ) {
       return broken('its contents do not match its hash: it was changed');
     }
     this.previousHash = record.hash;

@@ -73,7 +73,7 @@ describe('JSONL audit store', () => {
     let text = '';
     for (let seq = 1; seq <= 2; seq++) {
       const record = auditRecord(seq);
-      const hash = sha256Hex(canonicalAuditText(record, seq, previous, undefined, 1) as string);
+      const hash = sha256Hex(canonicalAuditText(record, seq, previous, undefined, 1));
       text += `{"seq":${seq},"at":"${record.at.toISOString()}","requestId":"${record.requestId}","clientId":"${record.clientId}","certificateSerial":"AB12","onBehalfOf":null,"operation":"getCase","crn":"${record.crn}","status":200,"previousHash":"${previous}","hash":"${hash}"}\n`;
       previous = hash;
     }
