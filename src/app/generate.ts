@@ -94,7 +94,7 @@ export function crnForIndex(index: number): string {
 }
 
 /** Every this many cases, one is limited access (the last of each run): 2% of a generated set. */
-export const LIMITED_EVERY = 50;
+const LIMITED_EVERY = 50;
 
 /**
  * The limited-access rules of the generated case at `index`, from the index alone (the
@@ -103,7 +103,7 @@ export const LIMITED_EVERY = 50;
  * ended exclusion with an active restriction, and both active. Users are synthetic:
  * `officer.N@probation.example`.
  */
-export function generatedLimitedAccess(index: number): LimitedAccess | null {
+function generatedLimitedAccess(index: number): LimitedAccess | null {
   if (index % LIMITED_EVERY !== LIMITED_EVERY - 1) return null;
   const officer = (n: number) => `officer.${n}@probation.example`;
   const exclusion = { user: officer(1), until: null };

@@ -139,7 +139,7 @@ async function generate(args: string[], io: Io): Promise<number> {
 }
 
 /** The lines that describe a case's limited-access rules to an operator, each marked active or ended at `now`. */
-export function describeLimitedAccess(rules: LimitedAccess | null, now: Date): string[] {
+function describeLimitedAccess(rules: LimitedAccess | null, now: Date): string[] {
   if (rules === null)
     return ['no limited-access rules: every reader admitted to the operation sees the case'];
   const state = (until: string | null) =>
