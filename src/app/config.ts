@@ -54,6 +54,9 @@ const variablesSchema = z.object({
   TLS_KEY: filePath("the server certificate's private key (PEM)"),
   TLS_CLIENT_CA: filePath('the CA bundle trusted for client certificates (PEM)'),
   TLS_CRL: z.string().min(1).optional(),
+  // How often the certificate files are read for a change (a mounted secret swapped
+  // underneath); 0: only on SIGHUP.
+  TLS_WATCH_MS: wholeNumber('TLS_WATCH_MS', 1_000, 0, 3_600_000),
   IDENTITY_MODE: z
     .enum(['tls', 'trusted-header'], { error: 'expected tls or trusted-header' })
     .default('tls'),

@@ -30,6 +30,35 @@ export interface Opened<T> {
   ping(): Promise<void>;
   /** Writes anything pending, then releases the store. */
   close(): Promise<void>;
+  /** The TLS files it reads, when it has any to reload. */
+  readonly tls?: ReloadableTls;
+}
+
+/** A certificate in use, as the reload log line and the expiry metrics show it. */
+export interface CertificateInUse {
+  /** The subject's common name. */
+  readonly subject: string;
+  /** Upper-case hex. */
+  readonly serialNumber: string;
+  readonly notAfter: Date;
+}
+
+/**
+ * TLS files a store reads (the upstream's client certificate and CA), which can be reloaded
+ * without a restart when they change on disk or on SIGHUP.
+ */
+export interface ReloadableTls {
+  /** What the expiry metric calls its certificate, e.g. `upstream-client`. */
+  readonly name: string;
+  /** The paths read, watched for a change. */
+  readonly files: readonly string[];
+  /** The client certificate in use, if the store presents one. */
+  current(): CertificateInUse | undefined;
+  /**
+   * Reads the files again, checks them and uses them for new connections. Throws, keeping
+   * the files in use, when they are not usable; the message names the variable at fault.
+   */
+  reload(): CertificateInUse | undefined;
 }
 
 /** The process environment, as configuration is read from it. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runtimeOf } from '../../src/app/composition/runtime.js';
+import { runtimeOf, whyNotTlsFiles } from '../../src/app/composition/runtime.js';
 
 describe('runtimeOf', () => {
   it('hands Bun the node:tls listener, whose sockets carry the peer certificate', () => {
@@ -8,8 +8,20 @@ describe('runtimeOf', () => {
         name: 'bun',
         version: '1.4.5',
         tlsListener: 'tls-handoff',
+        checksCrl: false,
       },
     );
+  });
+
+  it('gives a CRL only to a runtime whose TLS checks one (Node)', () => {
+    const tls = { cert: '', key: '', clientCa: '', crl: 'CRL' };
+    const deno = runtimeOf({
+      Deno: { version: { deno: '2.9.5' } },
+      process: { versions: { node: '24.2.0' } },
+    });
+    expect(whyNotTlsFiles(tls, deno)).toMatch(/^TLS_CRL: deno's TLS does not check a CRL/);
+    expect(whyNotTlsFiles({ cert: '', key: '', clientCa: '' }, deno)).toBeUndefined();
+    expect(whyNotTlsFiles(tls, runtimeOf({ process: { versions: { node: '20.20.2' } } }))).toBeUndefined();
   });
 
   it('keeps node:https on Deno and Node', () => {
@@ -19,11 +31,13 @@ describe('runtimeOf', () => {
       name: 'deno',
       version: '2.9.6',
       tlsListener: 'https',
+      checksCrl: false,
     });
     expect(runtimeOf({ process: { versions: { node: '20.20.2' } } })).toStrictEqual({
       name: 'node',
       version: '20.20.2',
       tlsListener: 'https',
+      checksCrl: true,
     });
   });
 });

@@ -30,6 +30,8 @@ export interface PerimeterOptions {
   readonly clock: Clock;
   readonly verifier: TokenVerifier;
   readonly bearerMode: BearerMode;
+  /** A known client was admitted with a certificate whose end is known (for its expiry metric). */
+  readonly presented?: (client: string, notAfter: Date) => void;
 }
 
 /** Tests of the core alone say so explicitly; there is no silent "no perimeter" default. */
@@ -75,6 +77,7 @@ export function admitRequests(options: PerimeterOptions): MiddlewareHandler<AppE
     c.set('certificate', certificate);
     const { client, key } = await admitClient(options, certificate, c.req.header('x-api-key'));
     c.set('admitted', { client, certificate, apiKeyId: key.id });
+    if (certificate.notAfter !== null) options.presented?.(client.id, certificate.notAfter);
     let decision: RateDecision;
     try {
       decision = await applyRateLimit(

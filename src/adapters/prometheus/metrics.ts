@@ -13,6 +13,11 @@ export class PrometheusMetrics {
   private readonly upstreamDuration: Histogram<'outcome'>;
   private readonly upstreamErrors: Counter<'kind'>;
   private readonly rateLimitTransitions: Counter<'to'>;
+  private readonly certificateExpiry: Gauge<'certificate' | 'subject'>;
+  private readonly clientCertificateExpiry: Gauge<'client'>;
+  private readonly tlsReloadFailures: Counter<'certificate'>;
+  /** The subjects each `certificate` label has series for, so a reload can drop the old. */
+  private readonly certificateSubjects = new Map<string, readonly string[]>();
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'case_read_' });
@@ -47,6 +52,24 @@ export class PrometheusMetrics {
       help: '1 while the shared rate-limit store is unreachable and the failure mode is in force',
       registers: [this.registry],
     });
+    this.certificateExpiry = new Gauge({
+      name: 'case_read_certificate_expiry_timestamp_seconds',
+      help: 'When each certificate in use ends (Unix time): certificate is server, client-ca (one per CA of the bundle) or upstream-client; subject is its CN',
+      labelNames: ['certificate', 'subject'],
+      registers: [this.registry],
+    });
+    this.clientCertificateExpiry = new Gauge({
+      name: 'case_read_client_certificate_expiry_timestamp_seconds',
+      help: 'When the certificate each registered client last presented ends (Unix time)',
+      labelNames: ['client'],
+      registers: [this.registry],
+    });
+    this.tlsReloadFailures = new Counter({
+      name: 'case_read_tls_reload_failures_total',
+      help: 'Sets of TLS files refused on reload (the set in use stays), by certificate (server, upstream-client)',
+      labelNames: ['certificate'],
+      registers: [this.registry],
+    });
     this.rateLimitTransitions = new Counter({
       name: 'case_read_rate_limit_store_transitions_total',
       help: 'Switches between the shared rate-limit store and its failure mode',
@@ -54,6 +77,33 @@ export class PrometheusMetrics {
       registers: [this.registry],
     });
   }
+
+  /** The certificates in use under one name now (replacing what it had): their ends, in seconds. */
+  readonly certificates = (
+    certificate: string,
+    entries: readonly { subject: string; notAfter: Date }[],
+  ): void => {
+    for (const subject of this.certificateSubjects.get(certificate) ?? []) {
+      this.certificateExpiry.remove({ certificate, subject });
+    }
+    for (const { subject, notAfter } of entries) {
+      this.certificateExpiry.set({ certificate, subject }, notAfter.getTime() / 1000);
+    }
+    this.certificateSubjects.set(
+      certificate,
+      entries.map((entry) => entry.subject),
+    );
+  };
+
+  /** The end of the certificate a registered client last presented. */
+  readonly clientCertificate = (client: string, notAfter: Date): void => {
+    this.clientCertificateExpiry.set({ client }, notAfter.getTime() / 1000);
+  };
+
+  /** A set of TLS files was refused on reload; the one in use stays. */
+  readonly tlsReloadFailed = (certificate: string): void => {
+    this.tlsReloadFailures.inc({ certificate });
+  };
 
   /** One call to the upstream case store: how it ended and how long it took. */
   readonly upstreamCall = (outcome: string, seconds: number): void => {

@@ -1,7 +1,7 @@
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { type AddressInfo, Server as NetServer, type Socket } from 'node:net';
-import { createServer as createTlsServer, type TlsOptions } from 'node:tls';
+import { createServer as createTlsServer, type TlsOptions, type Server as TlsServer } from 'node:tls';
 import { createAdaptorServer, type ServerType, serve } from '@hono/node-server';
 import { guardHandedOffSockets } from './idle-guard.js';
 
@@ -54,6 +54,12 @@ export interface RunningServer {
    * half-open socket) is destroyed. Resolves when no connection is left.
    */
   drain(graceMs: number, idleCloseMs?: number): Promise<DrainResult>;
+  /**
+   * Uses new TLS files for every handshake from now on; connections already open keep the
+   * ones they were made with. Throws, keeping the files in use, when the runtime's TLS
+   * cannot load them (a CRL that does not parse, say). Absent on a plain-HTTP listener.
+   */
+  readonly setTls?: (files: TlsFiles) => void;
   /** Stops at once: no new connections, idle ones closed, resolves when the rest have ended. */
   close(): Promise<void>;
 }
@@ -130,6 +136,10 @@ export async function startServer(
     verifiesClientCertificates: tls !== undefined,
     drain: (graceMs, idleCloseMs = DRAIN_IDLE_CLOSE_MS) => connections.drain(graceMs, idleCloseMs),
     close: () => connections.close(),
+    // Both listeners are a tls.Server (https.Server is one), whose secure context can be replaced.
+    ...(tls
+      ? { setTls: (files: TlsFiles) => (listener as TlsServer).setSecureContext(tlsOptionsOf(files)) }
+      : {}),
   };
 }
 

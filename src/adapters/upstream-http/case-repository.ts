@@ -126,20 +126,14 @@ function limitedAccessRefusal(detail: string): LimitedAccessError {
  *   retried, not counted by the breaker), with the upstream's detail (the case's message).
  */
 export class UpstreamCaseRepository implements CaseRepository {
-  private readonly agent: Agent;
+  private agent: Agent;
   private readonly policy: IPolicy;
   private readonly breaker;
   private readonly base: string;
 
   constructor(private readonly options: UpstreamOptions) {
     this.base = options.baseUrl.replace(/\/+$/, '');
-    this.agent = new Agent({
-      connections: options.connections,
-      connect: { timeout: options.timeoutMs, ...(options.tls ?? {}) },
-      headersTimeout: options.timeoutMs,
-      bodyTimeout: options.timeoutMs,
-      keepAliveTimeout: 10_000,
-    });
+    this.agent = this.agentWith(options.tls);
     this.breaker = circuitBreaker(handleType(Retryable).orType(Fault), {
       halfOpenAfter: options.breaker?.halfOpenAfterMs ?? 5000,
       breaker: new ConsecutiveBreaker(options.breaker?.failures ?? 5),
@@ -154,6 +148,26 @@ export class UpstreamCaseRepository implements CaseRepository {
   /** The breaker's state, for readiness: open means every call is being refused. */
   get circuitOpen(): boolean {
     return this.breaker.state === CircuitState.Open;
+  }
+
+  private agentWith(tls: UpstreamOptions['tls']): Agent {
+    return new Agent({
+      connections: this.options.connections,
+      connect: { timeout: this.options.timeoutMs, ...(tls ?? {}) },
+      headersTimeout: this.options.timeoutMs,
+      bodyTimeout: this.options.timeoutMs,
+      keepAliveTimeout: 10_000,
+    });
+  }
+
+  /**
+   * New connections use these TLS files (a rotated client certificate, a new CA); the pool
+   * in use finishes the calls it is making, then closes.
+   */
+  setTls(tls: UpstreamOptions['tls']): void {
+    const previous = this.agent;
+    this.agent = this.agentWith(tls);
+    void previous.close().catch(() => {});
   }
 
   async close(): Promise<void> {

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { StoreError, type StoreKind } from '../../ports/stores.js';
+import { certificateAndKey, certificateBundle } from '../shared/certificates.js';
 import { parsedUrl } from '../shared/store-urls.js';
 import { type UpstreamSettings, upstreamSettings } from './settings.js';
 
@@ -27,6 +28,30 @@ function fileOf(variable: string, path: string | undefined): string | undefined 
   }
 }
 
+/** The upstream's TLS files that are set: the client certificate and key, the CA. */
+const upstreamTlsFiles = (settings: UpstreamSettings): string[] =>
+  [settings.tlsCertFile, settings.tlsKeyFile, settings.tlsCaFile].filter((f): f is string => f !== undefined);
+
+/**
+ * The upstream's TLS files, read and checked (the key is the certificate's, the certificate
+ * valid now, the CA bundle parses), and the client certificate they present.
+ */
+function readUpstreamTls(settings: UpstreamSettings) {
+  const ca = fileOf('UPSTREAM_TLS_CA', settings.tlsCaFile);
+  const cert = fileOf('UPSTREAM_TLS_CERT', settings.tlsCertFile);
+  const key = fileOf('UPSTREAM_TLS_KEY', settings.tlsKeyFile);
+  try {
+    if (ca !== undefined) certificateBundle('UPSTREAM_TLS_CA', ca);
+    const inUse =
+      cert !== undefined && key !== undefined
+        ? certificateAndKey({ cert: 'UPSTREAM_TLS_CERT', key: 'UPSTREAM_TLS_KEY' }, { cert, key }, new Date())
+        : undefined;
+    return { tls: { ...(ca ? { ca } : {}), ...(cert ? { cert } : {}), ...(key ? { key } : {}) }, inUse };
+  } catch (error) {
+    throw new StoreError((error as Error).message);
+  }
+}
+
 /**
  * `http(s)://HOST[:PORT][/BASE]`: cases read from the system of record, which speaks this
  * service's `/case/…` API. Read-only: it cannot be written by `cases import`.
@@ -44,11 +69,7 @@ export const upstreamStores: StoreKind<UpstreamSettings> = {
       const settings = context.settings;
       const { UpstreamCaseRepository } = await import('./case-repository.js');
       const { clientCredentialsBearer } = await import('./bearer.js');
-      const tls = {
-        ...(settings.tlsCaFile ? { ca: fileOf('UPSTREAM_TLS_CA', settings.tlsCaFile) } : {}),
-        ...(settings.tlsCertFile ? { cert: fileOf('UPSTREAM_TLS_CERT', settings.tlsCertFile) } : {}),
-        ...(settings.tlsKeyFile ? { key: fileOf('UPSTREAM_TLS_KEY', settings.tlsKeyFile) } : {}),
-      };
+      let { tls, inUse } = readUpstreamTls(settings);
       const apiKey = fileOf('UPSTREAM_API_KEY_FILE', settings.apiKeyFile);
       const staticBearer = fileOf('UPSTREAM_BEARER_FILE', settings.bearerFile);
       const bearer =
@@ -85,6 +106,21 @@ export const upstreamStores: StoreKind<UpstreamSettings> = {
           if (repository.circuitOpen) throw new Error('the upstream circuit is open');
         },
         close: () => repository.close(),
+        ...(upstreamTlsFiles(settings).length > 0
+          ? {
+              tls: {
+                name: 'upstream-client',
+                files: upstreamTlsFiles(settings),
+                current: () => inUse,
+                reload: () => {
+                  const next = readUpstreamTls(settings);
+                  repository.setTls(next.tls);
+                  ({ tls, inUse } = next);
+                  return inUse;
+                },
+              },
+            }
+          : {}),
       };
     },
   },

@@ -4,6 +4,7 @@ import {
   startApiListener,
   startManagementListener,
   whyNotServe,
+  whyNotTlsFiles,
 } from '../composition/runtime.js';
 import {
   buildService,
@@ -21,6 +22,11 @@ export async function serve(args: string[], io: Io): Promise<number> {
   const logger = createLogger(config.LOG_LEVEL);
   const service = await buildService(config, logger);
   const runtime = runtimeOf();
+  const unusable = whyNotTlsFiles(service.tls, runtime);
+  if (unusable !== undefined) {
+    await service.close();
+    throw new ConfigError([unusable]);
+  }
   const server = await startApiListener(
     service.app.fetch,
     { host: config.HOST, port: config.PORT, tls: service.tls },
@@ -57,11 +63,17 @@ export async function serve(args: string[], io: Io): Promise<number> {
     },
     'listening',
   );
+  // Certificates reload on SIGHUP and when their files change (decisions §10).
+  const certificates = service.watchCertificates(server);
+  const reload = () => certificates.reloadAll();
+  process.on('SIGHUP', reload);
   logger.flush();
   const signal = await new Promise<string>((resolve) => {
     process.once('SIGTERM', () => resolve('SIGTERM'));
     process.once('SIGINT', () => resolve('SIGINT'));
   });
+  certificates.stop();
+  process.off('SIGHUP', reload);
   await shutDown(
     signal,
     { graceMs: config.SHUTDOWN_GRACE_MS, delayMs: signal === 'SIGTERM' ? config.SHUTDOWN_DELAY_MS : 0 },

@@ -18,13 +18,26 @@ export interface Runtime {
    * `node:https` does not (its sockets have no `getPeerCertificate`), its `node:tls` does.
    */
   readonly tlsListener: TlsListenerKind;
+  /**
+   * Whether its TLS checks `TLS_CRL` in the handshake. Bun's cannot load a CRL at all;
+   * Deno's takes one and ignores it (a certificate on the CRL completes the handshake and is
+   * answered), so neither may be given one.
+   */
+  readonly checksCrl: boolean;
 }
 
 const LISTENERS: Record<RuntimeName, TlsListenerKind> = { node: 'https', bun: 'tls-handoff', deno: 'https' };
+const CHECKS_CRL: Record<RuntimeName, boolean> = { node: true, bun: false, deno: false };
 
 export function runtimeOf(globals?: RuntimeGlobals): Runtime {
   const runtime = detectRuntime(globals);
-  return { ...runtime, tlsListener: LISTENERS[runtime.name] };
+  return { ...runtime, tlsListener: LISTENERS[runtime.name], checksCrl: CHECKS_CRL[runtime.name] };
+}
+
+/** Why this runtime must not be given these TLS files, if it must not. */
+export function whyNotTlsFiles(tls: TlsFiles, runtime: Runtime): string | undefined {
+  if (tls.crl === undefined || runtime.checksCrl) return undefined;
+  return `TLS_CRL: ${runtime.name}'s TLS does not check a CRL, and serving without it would accept revoked certificates; leave TLS_CRL unset here and revoke certificates with \`case-read certs revoke SERIAL\`, which the service checks on every request (or run on Node)`;
 }
 
 export type { RunningServer };

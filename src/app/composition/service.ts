@@ -13,12 +13,20 @@ import { JoseTokenVerifier } from '../../adapters/jose/token-verifier.js';
 import { LocalCredentialsIssuer } from '../../adapters/local-credentials/credentials-issuer.js';
 import { accessLogOf, createLogger, type Logger } from '../../adapters/pino/logger.js';
 import { PrometheusMetrics } from '../../adapters/prometheus/metrics.js';
+import {
+  CertificateFileError,
+  certificateAndKey,
+  certificateBundle,
+  checkCrl,
+} from '../../adapters/shared/certificates.js';
 import { peerCertificateOf } from '../../adapters/tls-listener/peer-certificate.js';
-import type { TlsFiles } from '../../adapters/tls-listener/server.js';
+import type { RunningServer, TlsFiles } from '../../adapters/tls-listener/server.js';
 import { systemClock } from '../../ports/clock.js';
 import type { CredentialsIssuer } from '../../ports/credentials-issuer.js';
-import type { Environment, Opened, StoreWiring } from '../../ports/stores.js';
+import type { Environment, Opened, ReloadableTls, StoreWiring } from '../../ports/stores.js';
+import { CertificateExpiry } from '../certificate-expiry.js';
 import { type Config, ConfigError, loadConfig } from '../config.js';
+import { type NamedCertificate, type TlsSource, type TlsWatch, watchTls } from '../tls-reload.js';
 import { STORE_REGISTRY, storeWiring } from './store-kinds.js';
 
 /**
@@ -63,6 +71,36 @@ export function readTlsFiles(config: Config): TlsFiles {
   };
 }
 
+/**
+ * The listener's TLS files, read and checked (the key is the certificate's, the certificate
+ * valid now, every CA of the bundle parses, the CRL file holds a CRL), with the certificates
+ * they hold for the expiry metrics. Throws a ConfigError naming the variable at fault.
+ */
+export function readListenerTls(config: Config): { files: TlsFiles; certificates: NamedCertificate[] } {
+  const files = readTlsFiles(config);
+  try {
+    const server = certificateAndKey({ cert: 'TLS_CERT', key: 'TLS_KEY' }, files, new Date());
+    const cas = certificateBundle('TLS_CLIENT_CA', files.clientCa);
+    if (files.crl !== undefined) checkCrl('TLS_CRL', files.crl);
+    return {
+      files,
+      certificates: [
+        { certificate: 'server', ...server },
+        ...cas.map((ca) => ({ certificate: 'client-ca', ...ca })),
+      ],
+    };
+  } catch (error) {
+    if (error instanceof CertificateFileError) throw new ConfigError([error.message]);
+    throw error;
+  }
+}
+
+/** The files of the listener's TLS set, as configured. */
+const listenerTlsPaths = (config: Config): string[] =>
+  [config.TLS_CERT, config.TLS_KEY, config.TLS_CLIENT_CA, config.TLS_CRL].filter(
+    (path): path is string => path !== undefined,
+  );
+
 /** What the HTTP app logs through: pino, with the access line written by its own template. */
 function httpLoggerOf(logger: Logger): HttpLogger {
   const request = accessLogOf(logger);
@@ -78,6 +116,11 @@ export interface Service {
   /** The management listener's app: health and metrics. */
   readonly management: Hono;
   readonly tls: TlsFiles;
+  /**
+   * Starts reloading the certificates (the listener's, the stores') when their files change
+   * and on `reloadAll` (SIGHUP), and checking them for expiry.
+   */
+  watchCertificates(server: RunningServer): TlsWatch;
   readonly stores: {
     readonly cases: string;
     readonly access: string;
@@ -131,7 +174,7 @@ async function openStores(config: Config, wiring: StoreWiring) {
 }
 
 export async function buildService(config: Config, logger: Logger): Promise<Service> {
-  const tls = readTlsFiles(config);
+  const listenerTls = readListenerTls(config);
   const credentialsIssuer = await createCredentialsIssuer(config);
   const verifier = (() => {
     try {
@@ -150,6 +193,12 @@ export async function buildService(config: Config, logger: Logger): Promise<Serv
     }
   })();
   const metrics = new PrometheusMetrics();
+  const expiry = new CertificateExpiry({
+    certificates: metrics.certificates,
+    client: metrics.clientCertificate,
+    warn: (fields, message) => logger.warn(fields, message),
+    now: () => new Date(),
+  });
   const wiring = storeWiring(config.CRN_PATTERN, (level, fields, message) => logger[level](fields, message), {
     onRateLimitTransition: metrics.rateLimitStoreTransition,
     observeUpstream: metrics.upstreamCall,
@@ -184,6 +233,7 @@ export async function buildService(config: Config, logger: Logger): Promise<Serv
       clock: systemClock,
       verifier,
       bearerMode: config.BEARER_MODE,
+      presented: expiry.presented,
     },
   });
   let shuttingDown = false;
@@ -197,10 +247,75 @@ export async function buildService(config: Config, logger: Logger): Promise<Serv
       { name: 'rateLimitStore', check: () => rateLimit.ping() },
     ],
   });
+  const storeTls = [cases.tls].filter((tls): tls is ReloadableTls => tls !== undefined);
+  const setCertificates = (certificates: readonly NamedCertificate[]) => {
+    for (const name of new Set(certificates.map((c) => c.certificate))) {
+      expiry.set(
+        name,
+        certificates.filter((c) => c.certificate === name),
+      );
+    }
+  };
+  const storeCertificates = (tls: ReloadableTls): NamedCertificate[] => {
+    const inUse = tls.current();
+    return inUse ? [{ certificate: tls.name, ...inUse }] : [];
+  };
+  setCertificates([...listenerTls.certificates, ...storeTls.flatMap(storeCertificates)]);
   return {
     app,
     management,
-    tls,
+    tls: listenerTls.files,
+    watchCertificates: (server) => {
+      const sources: TlsSource[] = [
+        {
+          name: 'server',
+          files: listenerTlsPaths(config),
+          reload: () => {
+            const next = readListenerTls(config);
+            if (server.setTls === undefined) throw new Error('the API listener serves no TLS');
+            server.setTls(next.files);
+            return next.certificates;
+          },
+        },
+        ...storeTls.map((tls) => ({
+          name: tls.name,
+          files: tls.files,
+          reload: () => {
+            tls.reload();
+            return storeCertificates(tls);
+          },
+        })),
+      ];
+      expiry.start();
+      const watch = watchTls(sources, config.TLS_WATCH_MS, {
+        reloaded: (source, certificates, trigger) => {
+          setCertificates(certificates);
+          const own = certificates.find((c) => c.certificate === source.name);
+          logger.info(
+            {
+              certificate: source.name,
+              trigger,
+              ...(own ? { serialNumber: own.serialNumber, notAfter: own.notAfter.toISOString() } : {}),
+            },
+            'tls reloaded',
+          );
+        },
+        failed: (source, reason, trigger) => {
+          metrics.tlsReloadFailed(source.name);
+          logger.error(
+            { certificate: source.name, trigger, reason },
+            'tls reload failed, the set in use stays',
+          );
+        },
+      });
+      return {
+        ...watch,
+        stop: () => {
+          watch.stop();
+          expiry.stop();
+        },
+      };
+    },
     stores: {
       cases: cases.description,
       access: access.description,
