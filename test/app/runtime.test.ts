@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runtimeOf, whyNotTlsFiles } from '../../src/app/composition/runtime.js';
+import { runtimeOf, whyNotCrl } from '../../src/app/composition/runtime.js';
 
 describe('runtimeOf', () => {
   it('hands Bun the node:tls listener, whose sockets carry the peer certificate', () => {
@@ -14,14 +14,13 @@ describe('runtimeOf', () => {
   });
 
   it('gives a CRL only to a runtime whose TLS checks one (Node)', () => {
-    const tls = { cert: '', key: '', clientCa: '', crl: 'CRL' };
     const deno = runtimeOf({
       Deno: { version: { deno: '2.9.5' } },
       process: { versions: { node: '24.2.0' } },
     });
-    expect(whyNotTlsFiles(tls, deno)).toMatch(/^TLS_CRL: deno's TLS does not check a CRL/);
-    expect(whyNotTlsFiles({ cert: '', key: '', clientCa: '' }, deno)).toBeUndefined();
-    expect(whyNotTlsFiles(tls, runtimeOf({ process: { versions: { node: '20.20.2' } } }))).toBeUndefined();
+    expect(whyNotCrl('crl.pem', deno)).toMatch(/^TLS_CRL: deno's TLS does not check a CRL/);
+    expect(whyNotCrl(undefined, deno)).toBeUndefined();
+    expect(whyNotCrl('crl.pem', runtimeOf({ process: { versions: { node: '20.20.2' } } }))).toBeUndefined();
   });
 
   it('keeps node:https on Deno and Node', () => {

@@ -1,4 +1,5 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto';
+import { CertificateSerial } from '../../domain/access/certificate-serial.js';
 
 /**
  * Checks of the certificate files the service is given (the listener's and the upstream
@@ -12,7 +13,7 @@ import { createPrivateKey, X509Certificate } from 'node:crypto';
 export interface CertificateFacts {
   /** The subject's common name, or the whole subject when it has none. */
   readonly subject: string;
-  /** Upper-case hex. */
+  /** As the service writes a serial everywhere (upper-case hex, no leading zeros). */
   readonly serialNumber: string;
   readonly notAfter: Date;
 }
@@ -45,7 +46,7 @@ function commonNameOf(subject: string): string {
 function factsOf(certificate: X509Certificate): CertificateFacts {
   return {
     subject: commonNameOf(certificate.subject),
-    serialNumber: certificate.serialNumber.toUpperCase(),
+    serialNumber: CertificateSerial.parse(certificate.serialNumber),
     notAfter: new Date(certificate.validTo),
   };
 }

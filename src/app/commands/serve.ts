@@ -3,8 +3,8 @@ import {
   runtimeOf,
   startApiListener,
   startManagementListener,
+  whyNotCrl,
   whyNotServe,
-  whyNotTlsFiles,
 } from '../composition/runtime.js';
 import {
   buildService,
@@ -20,13 +20,10 @@ export async function serve(args: string[], io: Io): Promise<number> {
   positionals(parse(args, {}).positionals, []);
   const config = loadServiceConfig(io.env);
   const logger = createLogger(config.LOG_LEVEL);
-  const service = await buildService(config, logger);
   const runtime = runtimeOf();
-  const unusable = whyNotTlsFiles(service.tls, runtime);
-  if (unusable !== undefined) {
-    await service.close();
-    throw new ConfigError([unusable]);
-  }
+  const noCrl = whyNotCrl(config.TLS_CRL, runtime);
+  if (noCrl !== undefined) throw new ConfigError([noCrl]);
+  const service = await buildService(config, logger);
   const server = await startApiListener(
     service.app.fetch,
     { host: config.HOST, port: config.PORT, tls: service.tls },

@@ -34,9 +34,9 @@ export function runtimeOf(globals?: RuntimeGlobals): Runtime {
   return { ...runtime, tlsListener: LISTENERS[runtime.name], checksCrl: CHECKS_CRL[runtime.name] };
 }
 
-/** Why this runtime must not be given these TLS files, if it must not. */
-export function whyNotTlsFiles(tls: TlsFiles, runtime: Runtime): string | undefined {
-  if (tls.crl === undefined || runtime.checksCrl) return undefined;
+/** Why this runtime must not be given a CRL (`TLS_CRL`), if it must not. */
+export function whyNotCrl(crlPath: string | undefined, runtime: Runtime): string | undefined {
+  if (crlPath === undefined || runtime.checksCrl) return undefined;
   return `TLS_CRL: ${runtime.name}'s TLS does not check a CRL, and serving without it would accept revoked certificates; leave TLS_CRL unset here and revoke certificates with \`case-read certs revoke SERIAL\`, which the service checks on every request (or run on Node)`;
 }
 

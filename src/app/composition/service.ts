@@ -271,7 +271,15 @@ export async function buildService(config: Config, logger: Logger): Promise<Serv
           name: 'server',
           files: listenerTlsPaths(config),
           reload: () => {
-            const next = readListenerTls(config);
+            const next = (() => {
+              try {
+                return readListenerTls(config);
+              } catch (error) {
+                // The problem itself (`TLS_KEY: …`), as a reload's reason.
+                if (error instanceof ConfigError) throw new Error(error.problems.join('; '));
+                throw error;
+              }
+            })();
             if (server.setTls === undefined) throw new Error('the API listener serves no TLS');
             server.setTls(next.files);
             return next.certificates;
