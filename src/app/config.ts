@@ -126,6 +126,54 @@ const variablesSchema = z.object({
     }),
   PUBLIC_URL: z.string().default('/'),
   LOG_LEVEL: z.enum(LOG_LEVELS, { error: `expected one of ${LOG_LEVELS.join(', ')}` }).default('info'),
+  // OpenTelemetry's own variables (decisions §10); tracing is off unless OTEL_TRACES_EXPORTER=otlp.
+  OTEL_TRACES_EXPORTER: z.enum(['none', 'otlp'], { error: 'expected otlp or none' }).default('none'),
+  OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl().default('http://localhost:4318'),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: httpUrl().optional(),
+  OTEL_EXPORTER_OTLP_PROTOCOL: z
+    .enum(['http/protobuf', 'http/json'], {
+      error: 'expected http/protobuf or http/json (gRPC is not offered)',
+    })
+    .default('http/protobuf'),
+  OTEL_EXPORTER_OTLP_HEADERS: z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      if (raw === undefined) return {};
+      const headers: Record<string, string> = {};
+      for (const pair of raw.split(',')) {
+        const at = pair.indexOf('=');
+        const name = pair.slice(0, at).trim();
+        if (at < 1 || !/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(name)) {
+          ctx.addIssue({ code: 'custom', message: 'expected NAME=VALUE[,NAME=VALUE...]' });
+          return z.NEVER;
+        }
+        headers[name.toLowerCase()] = decodeURIComponent(pair.slice(at + 1).trim());
+      }
+      return headers;
+    }),
+  OTEL_SERVICE_NAME: z.string().min(1).default('case-read-service'),
+  OTEL_TRACES_SAMPLER: z
+    .enum([
+      'always_on',
+      'always_off',
+      'traceidratio',
+      'parentbased_always_on',
+      'parentbased_always_off',
+      'parentbased_traceidratio',
+    ])
+    .default('parentbased_always_on'),
+  OTEL_TRACES_SAMPLER_ARG: z
+    .string()
+    .default('1')
+    .transform((raw, ctx) => {
+      const ratio = Number(raw);
+      if (raw.trim() === '' || !(ratio >= 0 && ratio <= 1)) {
+        ctx.addIssue({ code: 'custom', message: 'expected a ratio from 0 to 1' });
+        return z.NEVER;
+      }
+      return ratio;
+    }),
 });
 
 const envSchema = variablesSchema.superRefine((env, ctx) => {

@@ -3,6 +3,7 @@ import type { AccessAdministration, AccessDirectory } from './access-directory.j
 import type { AuditLog } from './audit-log.js';
 import type { CaseRepository, CaseWriter } from './case-repository.js';
 import type { RateLimiter } from './rate-limiter.js';
+import type { OutgoingTracing } from './tracing.js';
 
 /**
  * Store kinds: how a store named by a URL (`sqlite:PATH`, `postgres://…`, `redis://…`,
@@ -115,6 +116,8 @@ export interface StoreWiring {
   readonly localRateLimiter: () => RateLimiter;
   /** Counts each switch of a rate-limit store to and from its failure mode (a metric). */
   readonly onRateLimitTransition?: (to: 'store' | 'fallback') => void;
+  /** Spans for calls to another service (the upstream), when tracing is on. */
+  readonly tracing?: OutgoingTracing;
 }
 
 /** What one kind's store is opened with: the wiring, and that kind's own settings. */

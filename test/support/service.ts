@@ -8,6 +8,7 @@ import { LocalCredentialsIssuer } from '../../src/adapters/local-credentials/cre
 import { InMemoryAccessDirectory } from '../../src/adapters/memory/access-directory.js';
 import { InMemoryCaseRepository } from '../../src/adapters/memory/case-repository.js';
 import { InMemoryRateLimiter } from '../../src/adapters/memory/rate-limiter.js';
+import type { Tracing } from '../../src/adapters/opentelemetry/tracing.js';
 import { peerCertificateOf } from '../../src/adapters/tls-listener/peer-certificate.js';
 import { startServer } from '../../src/adapters/tls-listener/server.js';
 import { cachedForwardedCertificates } from '../../src/adapters/x509/forwarded-certificate.js';
@@ -67,6 +68,8 @@ export async function startTestService(
     logger?: HttpLogger;
     /** The cases served (default: the fixtures, in memory). */
     repository?: CaseRepository;
+    /** Tracing on: server spans, and the ports in spans, as `serve` wires them. */
+    tracing?: Tracing;
   } = {},
 ): Promise<RunningTestService> {
   const directory = new InMemoryAccessDirectory();
@@ -80,23 +83,27 @@ export async function startTestService(
           cachedForwardedCertificates(),
         )
       : peer;
+  const tracing = options.tracing;
+  const traced = <T extends object>(port: T, role: string): T =>
+    tracing ? tracing.traced(port, role, { 'db.system.name': 'memory' }) : port;
   const app = createHttpApp({
-    repository: options.repository ?? new InMemoryCaseRepository(fixtureCases()),
+    ...(tracing ? { tracer: tracing.tracer } : {}),
+    repository: traced(options.repository ?? new InMemoryCaseRepository(fixtureCases()), 'cases'),
     crnFormat: CrnFormat.default,
     ...(options.logger ? { logger: options.logger } : {}),
-    ...(options.audit ? { audit: options.audit } : {}),
+    ...(options.audit ? { audit: traced(options.audit, 'audit') } : {}),
     queueTokens: {
-      issuer: options.issuer ?? new LocalCredentialsIssuer(),
+      issuer: traced(options.issuer ?? new LocalCredentialsIssuer(), 'credentials'),
       defaultRoleArn: options.defaultRoleArn ?? null,
       durationSeconds: 900,
     },
     perimeter: {
       rateLimit: {
-        limiter: new InMemoryRateLimiter(),
+        limiter: traced(new InMemoryRateLimiter(), 'rateLimit'),
         defaultQuota: options.rateLimit ?? { limit: 1_000_000, windowMs: 1000 },
       },
       identify,
-      directory,
+      directory: traced(directory, 'access'),
       hasher: sha256Hasher,
       clock,
       verifier: new JoseTokenVerifier({

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Tracing } from '../../src/adapters/opentelemetry/tracing.js';
 import { SqliteCaseRepository, SqliteCaseWriter } from '../../src/adapters/sqlite/case-store.js';
 import type { UpstreamSettings } from '../../src/adapters/upstream-http/settings.js';
 import type { CaseRecord } from '../../src/domain/types.js';
@@ -35,7 +36,10 @@ export function upstreamSettings(instance: UpstreamInstance, connections = 4): U
   };
 }
 
-export async function startUpstreamInstance(records: readonly CaseRecord[]): Promise<UpstreamInstance> {
+export async function startUpstreamInstance(
+  records: readonly CaseRecord[],
+  options: { tracing?: Tracing } = {},
+): Promise<UpstreamInstance> {
   const dir = mkdtempSync(join(tmpdir(), 'case-read-upstream-'));
   const path = join(dir, 'cases.db');
   const writer = SqliteCaseWriter.open(path);
@@ -43,7 +47,7 @@ export async function startUpstreamInstance(records: readonly CaseRecord[]): Pro
   writer.close();
   const repository = SqliteCaseRepository.openReadOnly(path);
   const pki = await makeTestPki();
-  const service = await startTestService(pki, { repository });
+  const service = await startTestService(pki, { repository, ...options });
   await service.directory.saveClient(
     AccessMother.client('case-reader', {
       permissions: ['getCase', 'getHomeOfficeInterest', 'getCommunityManagerByCrn', 'getRiskScores'],

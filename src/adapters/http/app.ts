@@ -1,4 +1,5 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
+import type { Tracer } from '@opentelemetry/api';
 import type { CrnFormat } from '../../domain/crn.js';
 import type { IssueQueueTokenDeps } from '../../domain/queue/credentials.js';
 import type { AuditWriter } from '../../ports/audit-log.js';
@@ -19,6 +20,7 @@ import { riskRoutes } from './risk.routes.js';
 import { createRouter } from './router.js';
 import { tokenHandlers } from './token.handlers.js';
 import { tokenRoutes } from './token.routes.js';
+import { serverSpans } from './tracing.js';
 
 export interface HttpAppOptions {
   readonly repository: CaseRepository;
@@ -40,6 +42,8 @@ export interface HttpAppOptions {
   readonly audit?: AuditWriter;
   /** Called once per answered request, for metrics: operation id (or route), status, seconds. */
   readonly observe?: (operation: string, status: number, seconds: number) => void;
+  /** When given (tracing on), a server span for every request; see `tracing.ts`. */
+  readonly tracer?: Tracer;
 }
 
 const silentLogger: HttpLogger = { info: () => {}, error: () => {} };
@@ -53,6 +57,7 @@ export function createHttpApp(options: HttpAppOptions): OpenAPIHono<AppEnv> {
   const logger = options.logger ?? silentLogger;
   const { perimeter, repository, crnFormat } = options;
   const app = createRouter();
+  if (options.tracer) app.use(serverSpans(options.tracer));
   app.use(requestCycle({ logger, audit: options.audit, observe: options.observe }));
   if (!('disabled' in perimeter)) app.use(admitRequests(perimeter));
 

@@ -7,6 +7,7 @@ import {
 import { UpstreamFailedError, UpstreamTimeoutError } from '../../domain/errors.js';
 import type { QueueCredentials, QueueCredentialsRequest } from '../../domain/queue/credentials.js';
 import type { CredentialsIssuer } from '../../ports/credentials-issuer.js';
+import type { OutgoingTracing } from '../../ports/tracing.js';
 
 export interface StsIssuerOptions {
   readonly region: string;
@@ -18,6 +19,8 @@ export interface StsIssuerOptions {
   readonly maxAttempts?: number;
   /** The service's own AWS credentials; by default the SDK's provider chain finds them. */
   readonly credentials?: STSClientConfig['credentials'];
+  /** A client span per call, and the trace context in its headers, when tracing is on. */
+  readonly tracing?: OutgoingTracing;
 }
 
 const UPSTREAM = 'credentials service';
@@ -50,21 +53,35 @@ export class StsCredentialsIssuer implements CredentialsIssuer {
       ...(options.endpoint ? { endpoint: options.endpoint } : {}),
       ...(options.credentials ? { credentials: options.credentials } : {}),
     });
+    const tracing = options.tracing;
+    if (tracing) {
+      // Each HTTP request the SDK makes (retries too) carries the active trace context.
+      this.client.middlewareStack.add(
+        (next) => (args) => {
+          const request = args.request as { headers?: Record<string, string> };
+          if (request.headers) tracing.inject(request.headers);
+          return next(args);
+        },
+        { step: 'finalizeRequest', name: 'traceContext' },
+      );
+    }
   }
 
   async issue(request: QueueCredentialsRequest): Promise<QueueCredentials> {
     let output: AssumeRoleCommandOutput;
+    const send = (command: AssumeRoleCommand) =>
+      this.client.send(command, { abortSignal: AbortSignal.timeout(this.options.timeoutMs) });
     try {
-      output = await this.client.send(
-        new AssumeRoleCommand({
-          RoleArn: request.roleArn,
-          RoleSessionName: request.sessionName,
-          DurationSeconds: request.durationSeconds,
-          Policy: request.sessionPolicy,
-          Tags: [{ Key: 'ClientId', Value: request.clientId }],
-        }),
-        { abortSignal: AbortSignal.timeout(this.options.timeoutMs) },
-      );
+      const command = new AssumeRoleCommand({
+        RoleArn: request.roleArn,
+        RoleSessionName: request.sessionName,
+        DurationSeconds: request.durationSeconds,
+        Policy: request.sessionPolicy,
+        Tags: [{ Key: 'ClientId', Value: request.clientId }],
+      });
+      output = await (this.options.tracing
+        ? this.options.tracing.outgoing('STS AssumeRole', { 'rpc.system': 'aws-api' }, () => send(command))
+        : send(command));
     } catch (error) {
       if (isTimeout(error)) throw new UpstreamTimeoutError(UPSTREAM);
       throw new UpstreamFailedError(UPSTREAM, safeLabel(error));

@@ -29,6 +29,7 @@ import type {
 } from '../../domain/types.js';
 import type { CaseRepository, Held, ReadFor } from '../../ports/case-repository.js';
 import type { UpstreamOutcome } from '../../ports/stores.js';
+import type { OutgoingTracing } from '../../ports/tracing.js';
 // The wire format is one module, shared by the service's own routes and this client.
 import {
   CommunityOffenderManagerSchema,
@@ -68,6 +69,8 @@ export interface UpstreamOptions {
   readonly bearer?: () => Promise<string>;
   readonly breaker?: { readonly failures: number; readonly halfOpenAfterMs: number };
   readonly observe?: (outcome: UpstreamOutcome, seconds: number) => void;
+  /** A client span per attempt, and the trace context in its headers, when tracing is on. */
+  readonly tracing?: OutgoingTracing;
 }
 
 type Answer<T> = { found: true; value: T } | { found: false; problemType: string };
@@ -106,6 +109,10 @@ function limitedAccessRefusal(detail: string): LimitedAccessError {
   return new LimitedAccessError('refused-upstream', usable ? detail : GENERIC_RESTRICTION_MESSAGE);
 }
 
+/** A path as its route template, for a span name: `/case/{crn}/community-manager`, no query. */
+const routeOf = (path: string) =>
+  (path.split('?')[0] ?? '').replace(/^\/(case|v1\/persons)\/[^/]+/, '/$1/{crn}');
+
 /**
  * The case repository read from the system of record over HTTP (`CASE_STORE=https://…`),
  * which speaks this service's own `/case/…` API.
@@ -130,9 +137,11 @@ export class UpstreamCaseRepository implements CaseRepository {
   private readonly policy: IPolicy;
   private readonly breaker;
   private readonly base: string;
+  private readonly host: string;
 
   constructor(private readonly options: UpstreamOptions) {
     this.base = options.baseUrl.replace(/\/+$/, '');
+    this.host = new URL(this.base).host;
     this.agent = this.agentWith(options.tls);
     this.breaker = circuitBreaker(handleType(Retryable).orType(Fault), {
       halfOpenAfter: options.breaker?.halfOpenAfterMs ?? 5000,
@@ -254,10 +263,13 @@ export class UpstreamCaseRepository implements CaseRepository {
     const done = (outcome: UpstreamOutcome) =>
       this.options.observe?.(outcome, (performance.now() - started) / 1000);
     try {
-      const answer = await this.policy.execute(
-        ({ signal }) => this.attempt(path, schema, signal, readFor),
-        deadline,
-      );
+      const answer = await this.policy.execute(({ signal }) => {
+        const tracing = this.options.tracing;
+        if (tracing === undefined) return this.attempt(path, schema, signal, readFor);
+        return tracing.outgoing(`GET ${routeOf(path)}`, { 'server.address': this.host }, () =>
+          this.attempt(path, schema, signal, readFor, tracing),
+        );
+      }, deadline);
       done(answer.found ? 'ok' : 'not-found');
       return answer;
     } catch (error) {
@@ -291,8 +303,10 @@ export class UpstreamCaseRepository implements CaseRepository {
     schema: ZodType<T>,
     signal: AbortSignal,
     readFor: ReadFor | undefined,
+    tracing?: OutgoingTracing,
   ): Promise<Answer<T>> {
     const headers: Record<string, string> = { accept: 'application/json' };
+    tracing?.inject(headers);
     if (this.options.apiKey) headers['x-api-key'] = this.options.apiKey;
     // The verified user's own token, relayed: the system of record decides limited access.
     if (readFor?.onBehalfOf) headers['x-on-behalf-of'] = readFor.onBehalfOf.token;

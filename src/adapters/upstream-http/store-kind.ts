@@ -92,6 +92,7 @@ export const upstreamStores: StoreKind<UpstreamSettings> = {
         ...(apiKey ? { apiKey } : {}),
         ...(bearer ? { bearer } : {}),
         ...(context.observeUpstream ? { observe: context.observeUpstream } : {}),
+        ...(context.tracing ? { tracing: context.tracing } : {}),
       });
       const auth = [
         tls.cert ? 'client certificate' : '',

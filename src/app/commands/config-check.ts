@@ -6,7 +6,7 @@ import { EXIT, type Io, parse, positionals, report } from './common.js';
 
 /** Hides passwords in URLs and any value whose name says it is a secret. */
 export function maskValue(name: string, value: string): string {
-  if (/SECRET|PASSWORD|TOKEN|API_KEY/i.test(name)) return '********';
+  if (/SECRET|PASSWORD|TOKEN|API_KEY|HEADERS/i.test(name)) return '********';
   return value.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*):[^@/]*@/i, '$1:********@');
 }
 

@@ -11,6 +11,7 @@ import { type IdentityReader, trustedGatewayIdentity } from '../../adapters/http
 import { createManagementApp } from '../../adapters/http/management.js';
 import { JoseTokenVerifier } from '../../adapters/jose/token-verifier.js';
 import { LocalCredentialsIssuer } from '../../adapters/local-credentials/credentials-issuer.js';
+import type { Tracing } from '../../adapters/opentelemetry/tracing.js';
 import { accessLogOf, createLogger, type Logger } from '../../adapters/pino/logger.js';
 import { PrometheusMetrics } from '../../adapters/prometheus/metrics.js';
 import {
@@ -24,8 +25,10 @@ import type { RunningServer, TlsFiles } from '../../adapters/tls-listener/server
 import { systemClock } from '../../ports/clock.js';
 import type { CredentialsIssuer } from '../../ports/credentials-issuer.js';
 import type { Environment, Opened, ReloadableTls, StoreWiring } from '../../ports/stores.js';
+import type { OutgoingTracing } from '../../ports/tracing.js';
 import { CertificateExpiry } from '../certificate-expiry.js';
 import { type Config, ConfigError, loadConfig } from '../config.js';
+import type { StoreRef } from '../stores.js';
 import { type NamedCertificate, type TlsSource, type TlsWatch, watchTls } from '../tls-reload.js';
 import { STORE_REGISTRY, storeWiring } from './store-kinds.js';
 
@@ -142,6 +145,7 @@ const tlsPeerIdentity: IdentityReader = (_request, env) => peerCertificateOf(env
  */
 export async function createCredentialsIssuer(
   config: Config,
+  tracing?: OutgoingTracing,
 ): Promise<CredentialsIssuer & { close?(): void }> {
   if (config.CREDENTIALS_ISSUER === 'local') return new LocalCredentialsIssuer();
   const { StsCredentialsIssuer } = await import('../../adapters/sts/credentials-issuer.js');
@@ -149,6 +153,33 @@ export async function createCredentialsIssuer(
     region: config.STS_REGION,
     timeoutMs: config.STS_TIMEOUT_MS,
     ...(config.STS_ENDPOINT ? { endpoint: config.STS_ENDPOINT } : {}),
+    ...(tracing ? { tracing } : {}),
+  });
+}
+
+/** The service's version, for the traces' resource. */
+function serviceVersion(): string {
+  const require = createRequire(import.meta.url);
+  return (require('../../../package.json') as { version: string }).version;
+}
+
+/**
+ * Tracing, when `OTEL_TRACES_EXPORTER=otlp` (decisions §10); undefined when off, and then
+ * the OpenTelemetry SDK is not even loaded.
+ */
+async function startTracingIf(config: Config): Promise<Tracing | undefined> {
+  if (config.OTEL_TRACES_EXPORTER === 'none') return undefined;
+  const { startTracing } = await import('../../adapters/opentelemetry/tracing.js');
+  return startTracing({
+    serviceName: config.OTEL_SERVICE_NAME,
+    serviceVersion: serviceVersion(),
+    url:
+      config.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ??
+      `${config.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces`,
+    protocol: config.OTEL_EXPORTER_OTLP_PROTOCOL,
+    headers: config.OTEL_EXPORTER_OTLP_HEADERS,
+    sampler: config.OTEL_TRACES_SAMPLER,
+    samplerRatio: config.OTEL_TRACES_SAMPLER_ARG,
   });
 }
 
@@ -175,7 +206,8 @@ async function openStores(config: Config, wiring: StoreWiring) {
 
 export async function buildService(config: Config, logger: Logger): Promise<Service> {
   const listenerTls = readListenerTls(config);
-  const credentialsIssuer = await createCredentialsIssuer(config);
+  const tracing = await startTracingIf(config);
+  const credentialsIssuer = await createCredentialsIssuer(config, tracing);
   const verifier = (() => {
     try {
       return new JoseTokenVerifier({
@@ -202,23 +234,33 @@ export async function buildService(config: Config, logger: Logger): Promise<Serv
   const wiring = storeWiring(config.CRN_PATTERN, (level, fields, message) => logger[level](fields, message), {
     onRateLimitTransition: metrics.rateLimitStoreTransition,
     observeUpstream: metrics.upstreamCall,
+    ...(tracing ? { tracing } : {}),
   });
   const { cases, access, audit, rateLimit } = await openStores(config, wiring);
+  /** With tracing on, each store call is a span naming the store and its kind. */
+  const traced = <T extends object>(port: T, ref: StoreRef): T =>
+    tracing ? tracing.traced(port, ref.role, { 'db.system.name': ref.kind }) : port;
   const app = createHttpApp({
-    repository: cases.value,
+    repository: traced(cases.value, config.CASE_STORE),
+    ...(tracing ? { tracer: tracing.tracer } : {}),
     crnFormat: config.CRN_PATTERN,
     logger: httpLoggerOf(logger),
     docs: loadDocsAssets(),
     publicUrl: config.PUBLIC_URL,
-    audit: audit.value,
+    audit: traced(audit.value, config.AUDIT_STORE),
     observe: metrics.observe,
     queueTokens: {
-      issuer: credentialsIssuer,
+      issuer: tracing
+        ? tracing.traced(credentialsIssuer, 'credentials', { 'rpc.system': config.CREDENTIALS_ISSUER })
+        : credentialsIssuer,
       defaultRoleArn: config.STS_ROLE_ARN ?? null,
       durationSeconds: config.STS_DURATION_SECONDS,
     },
     perimeter: {
-      rateLimit: { limiter: rateLimit.value, defaultQuota: config.RATE_LIMIT_DEFAULT },
+      rateLimit: {
+        limiter: traced(rateLimit.value, config.RATE_LIMIT_STORE),
+        defaultQuota: config.RATE_LIMIT_DEFAULT,
+      },
       identify:
         config.IDENTITY_MODE === 'trusted-header'
           ? trustedGatewayIdentity(
@@ -228,7 +270,7 @@ export async function buildService(config: Config, logger: Logger): Promise<Serv
               (await import('../../adapters/x509/forwarded-certificate.js')).cachedForwardedCertificates(),
             )
           : tlsPeerIdentity,
-      directory: access.value,
+      directory: traced(access.value, config.ACCESS_STORE),
       hasher: sha256Hasher,
       clock: systemClock,
       verifier,
@@ -339,6 +381,8 @@ export async function buildService(config: Config, logger: Logger): Promise<Serv
       await audit.close();
       await Promise.allSettled([cases.close(), access.close(), rateLimit.close()]);
       credentialsIssuer.close?.();
+      // Last, so the spans of the drain are exported too.
+      await tracing?.shutdown();
     },
   };
 }

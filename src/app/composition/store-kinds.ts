@@ -28,7 +28,7 @@ export const STORE_REGISTRY = new StoreRegistry([
 export function storeWiring(
   crnFormat: Config['CRN_PATTERN'],
   log: StoreLog,
-  metrics: Pick<StoreWiring, 'observeUpstream' | 'onRateLimitTransition'> = {},
+  metrics: Pick<StoreWiring, 'observeUpstream' | 'onRateLimitTransition' | 'tracing'> = {},
 ): StoreWiring {
   return { crnFormat, log, localRateLimiter: () => new InMemoryRateLimiter(), ...metrics };
 }
