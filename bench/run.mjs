@@ -17,6 +17,10 @@
 //            reading the first over HTTPS (CASE_STORE=https://…, mutual TLS, key, bearer).
 //   limited: the same service reading a case without limited-access rules and one with
 //            rules (answered under `allow`), with each one's CPU time per request.
+//   tracing: the same request against the service with tracing off and on (every span
+//            exported over OTLP/HTTP protobuf to a sink in this process), with each one's CPU
+//            time per request; BENCH_BASELINE=DIR adds `serve` from another built checkout
+//            (e.g. a commit before tracing existed) as a third, to show what "off" costs.
 //   --postgres: `scale` generates its stores in PostgreSQL instead of SQLite.
 //   --audit jsonl: the service writes its audit trail to a JSONL file instead of SQLite.
 //   --rounds N: N measured rounds per server instead of 3.
@@ -59,6 +63,7 @@ const KNOWN = [
   'upstream',
   'runtimes',
   'limited',
+  'tracing',
 ];
 const onPostgres = args.includes('--postgres');
 const PG = process.env.BENCH_POSTGRES_URL ?? 'postgres://root@127.0.0.1:5432/test';
@@ -520,6 +525,66 @@ async function limitedScenario() {
 }
 
 /**
+ * What tracing costs: `GET /case/X123456` (the whole pipeline, keep-alive) against the
+ * service with tracing off and with it on, exporting every span (parent-based, always on)
+ * to an OTLP/HTTP sink in this process that only counts bytes; optionally against a
+ * baseline checkout's `serve` (BENCH_BASELINE=DIR, built, its node_modules in place).
+ */
+async function tracingScenario() {
+  const { createServer } = await import('node:http');
+  let exportedBytes = 0;
+  const sink = createServer((req, res) => {
+    req.on('data', (chunk) => {
+      exportedBytes += chunk.length;
+    });
+    req.on('end', () => res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end());
+  });
+  await new Promise((resolve) => sink.listen(0, '127.0.0.1', resolve));
+  const endpoint = `http://127.0.0.1:${sink.address().port}`;
+  const services = [];
+  try {
+    services.push({ name: 'off', ...(await startService(`sqlite:${join(dir, 'cases.db')}`)) });
+    services.push({
+      name: 'on',
+      ...(await startService(`sqlite:${join(dir, 'cases.db')}`, {
+        OTEL_TRACES_EXPORTER: 'otlp',
+        OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+      })),
+    });
+    const baseline = process.env.BENCH_BASELINE;
+    if (baseline) {
+      const started = await startProcess(
+        process.execPath,
+        [join(baseline, 'bin/case-read.js'), 'serve'],
+        { ...serviceEnv(`sqlite:${join(dir, 'cases.db')}`), LOG_LEVEL: 'info', SHUTDOWN_DELAY_MS: '0' },
+        (out) => {
+          const line = out.split('\n').find((l) => l.includes('"listening"'));
+          return line ? new URL(JSON.parse(line).url).port : undefined;
+        },
+      );
+      services.push({ name: 'baseline', ...started });
+    }
+    const targets = services.map((s) => ({ name: s.name, port: s.port, child: s.child }));
+    const { rounds, totals } = await alternate(targets, (t) => ({
+      port: t.port,
+      path: '/case/X123456',
+      headers: auth,
+    }));
+    const ratio = (a, b) => Math.round((totals[a].cpuUsPerRequest / totals[b].cpuUsPerRequest) * 100) / 100;
+    const cpuRatio = ratio('on', 'off');
+    process.stdout.write(
+      `${targets.map((t) => fmt(t.name, totals[t.name])).join('\n')}\ncpu per request on/off ${cpuRatio}${
+        baseline ? `, off/baseline ${ratio('off', 'baseline')}` : ''
+      }\nexported ${Math.round(exportedBytes / 1024)} KiB of spans\n`,
+    );
+    return { scenario: 'tracing', rounds, totals, cpuRatio, exportedBytes, ratio: null };
+  } finally {
+    for (const s of services) await stop(s.child);
+    sink.close();
+  }
+}
+
+/**
  * The same request (`GET /case/X123456`, the whole pipeline, keep-alive) against `serve`
  * under each runtime: the same stores, each with its own audit file.
  */
@@ -762,6 +827,7 @@ try {
     if (scenario === 'upstream') results.push(await upstreamScenario());
     if (scenario === 'runtimes') results.push(await runtimesScenario());
     if (scenario === 'limited') results.push(await limitedScenario());
+    if (scenario === 'tracing') results.push(await tracingScenario());
   }
 } finally {
   rmSync(dir, { recursive: true, force: true });
