@@ -1,0 +1,46 @@
+# syntax=docker/dockerfile:1
+# case-read-service: a multi-stage image. The build stage compiles the TypeScript and the one
+# native module (better-sqlite3); the runtime stage holds production dependencies only, runs
+# as the unprivileged `node` user, and needs nothing written to its root file system (mount
+# the certificates read-only; keep state in PostgreSQL and Redis, or mount a volume for SQLite).
+# test/e2e/production-install.test.ts checks what this image runs: `npm ci --omit=dev` and
+# `serve` from that install, with no devDependency reachable.
+
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 make g++ \
+ && rm -rf /var/lib/apt/lists/*
+COPY package.json package-lock.json ./
+# --ignore-scripts: the project's own `prepare` (the build) runs below, once the sources are in.
+RUN npm ci --ignore-scripts && npm rebuild better-sqlite3
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build
+# Production dependencies only, the native module rebuilt for this image.
+RUN rm -rf node_modules \
+ && npm ci --omit=dev --ignore-scripts \
+ && npm rebuild better-sqlite3 \
+ && npm cache clean --force
+
+FROM node:20-bookworm-slim
+ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
+    PORT=8443 \
+    MANAGEMENT_PORT=9464
+WORKDIR /app
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY package.json ./
+COPY bin ./bin
+COPY fixtures ./fixtures
+# The image's files belong to root and cannot be changed by the process, which runs as `node`.
+USER node
+EXPOSE 8443 9464
+# The management listener is plain HTTP on MANAGEMENT_PORT; liveness only (readiness is the
+# orchestrator's: it turns 503 first on SIGTERM).
+HEALTHCHECK --interval=10s --timeout=2s --start-period=10s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.MANAGEMENT_PORT||9464)+'/health/live').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+# `serve` is PID 1 (no shell in between): SIGTERM reaches it and starts the graceful drain.
+ENTRYPOINT ["node", "bin/case-read.js"]
+CMD ["serve"]
