@@ -5,14 +5,25 @@ import type { OperationGuard } from './cases.routes.js';
 import { crnForbidden, problem } from './route-responses.js';
 import { crnParamsSchema, RiskScoresPageSchema } from './schemas.js';
 
-/** A page number or size: digits only (no sign, no exponent), read as a number once here. */
-const wholeNumber = (name: string, fallback: number) =>
+/**
+ * A page number or size: digits only (no sign, no exponent), read as a number once here.
+ * The document says what it is, an integer in its range (the use case checks the range and
+ * answers 400 outside it), so a generated client types it as a number, not a string.
+ */
+const wholeNumber = (name: string, fallback: number, maximum?: number) =>
   z
     .string()
     .regex(/^\d{1,6}$/, { error: 'must be a whole number' })
     .default(String(fallback))
     .transform(Number)
-    .openapi({ param: { name, in: 'query', required: false }, example: String(fallback) });
+    .openapi({
+      param: { name, in: 'query', required: false },
+      type: 'integer',
+      minimum: 1,
+      ...(maximum === undefined ? {} : { maximum }),
+      default: fallback,
+      example: fallback,
+    });
 
 /** The gateway's versioned path for risk predictor scores (decisions §4). */
 export function riskRoutes(format: CrnFormat, guard: OperationGuard) {
@@ -28,7 +39,7 @@ export function riskRoutes(format: CrnFormat, guard: OperationGuard) {
       security: [{ mutualTLS: [], apiKey: [] }],
       request: {
         params: crnParamsSchema(format),
-        query: z.object({ page: wholeNumber('page', 1), perPage: wholeNumber('perPage', 10) }),
+        query: z.object({ page: wholeNumber('page', 1), perPage: wholeNumber('perPage', 10, MAX_PER_PAGE) }),
       },
       responses: {
         200: {

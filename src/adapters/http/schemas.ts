@@ -5,17 +5,20 @@ import { ProblemType } from './problem.js';
 
 /**
  * The resources of the interface specification as zod schemas: the single source of both
- * response validation in tests and the OpenAPI document. "Required" and "nullable" follow
- * the specification's tables exactly; the service itself always sends every field (null
- * when unknown, [] when empty), which the tables allow.
+ * response validation in tests and the OpenAPI document. The service always sends every
+ * field (null when unknown or withheld, [] when empty), so the document marks every field
+ * required, nullable where the specification's tables allow null: a generated client gets
+ * `preferredLanguage: CodeAndDescription | null`, not `preferredLanguage?: …`. What the
+ * tables allow a sender to leave out is accepted from a system of record (`…Accepted`,
+ * for the upstream client), never promised by this service.
  */
 
 /**
- * Not required, and may be null. Written as a union with null rather than `.nullable()`:
- * the generator drops `.nullable()` on a schema registered as a component (a `$ref`),
- * while a union keeps it as `anyOf: [{ $ref }, { type: 'null' }]`.
+ * Always sent, may be null. Written as a union with null rather than `.nullable()`: the
+ * generator drops `.nullable()` on a schema registered as a component (a `$ref`), while a
+ * union keeps it as `anyOf: [{ $ref }, { type: 'null' }]`.
  */
-const optionalNullable = <T extends z.ZodType>(schema: T) => z.union([schema, z.null()]).optional();
+const nullable = <T extends z.ZodType>(schema: T) => z.union([schema, z.null()]);
 
 export const CodeAndDescriptionSchema = z
   .object({
@@ -42,35 +45,47 @@ export const OffenderPersonalityDisorderSchema = z
 
 export const PersonalDetailsAndCircumstancesSchema = z
   .object({
-    preferredLanguage: optionalNullable(CodeAndDescriptionSchema),
-    personalCircumstances: optionalNullable(z.array(PersonCircumstanceSchema)),
-    disabilities: optionalNullable(z.array(DisabilitySchema)),
-    offenderPersonalityDisorder: optionalNullable(OffenderPersonalityDisorderSchema),
+    preferredLanguage: nullable(CodeAndDescriptionSchema),
+    personalCircumstances: nullable(z.array(PersonCircumstanceSchema)),
+    disabilities: nullable(z.array(DisabilitySchema)),
+    offenderPersonalityDisorder: nullable(OffenderPersonalityDisorderSchema),
   })
   .openapi('PersonalDetailsAndCircumstances');
 
 export const HomeOfficeInterestSchema = z
-  .object({ exists: z.boolean(), notes: optionalNullable(z.string()) })
+  .object({ exists: z.boolean(), notes: nullable(z.string()) })
   .openapi('HomeOfficeInterest');
 
 export const NameSchema = z
-  .object({ forename: z.string(), middleName: optionalNullable(z.string()), surname: z.string() })
+  .object({ forename: z.string(), middleName: nullable(z.string()), surname: z.string() })
   .openapi('Name');
 
 export const CommunityManagerSchema = z
   .object({
     name: NameSchema,
     pdu: z.string().openapi({ description: 'Probation delivery unit name' }),
-    jobRole: optionalNullable(z.string()),
-    emailAddress: optionalNullable(z.string()),
-    officeName: optionalNullable(z.string()),
-    teamPhoneNumber: optionalNullable(z.string()),
+    jobRole: nullable(z.string()),
+    emailAddress: nullable(z.string()),
+    officeName: nullable(z.string()),
+    teamPhoneNumber: nullable(z.string()),
   })
   .openapi('CommunityManager');
 
 export const CommunityOffenderManagerSchema = z
   .object({ crn: z.string(), communityManager: CommunityManagerSchema })
   .openapi('CommunityOffenderManager');
+
+/**
+ * What a system of record may send (the upstream case store): the fields the
+ * specification's tables mark not required may be left out. Never in the served document.
+ */
+export const PersonalDetailsAndCircumstancesAccepted = PersonalDetailsAndCircumstancesSchema.partial();
+export const HomeOfficeInterestAccepted = HomeOfficeInterestSchema.partial({ notes: true });
+export const CommunityOffenderManagerAccepted = CommunityOffenderManagerSchema.extend({
+  communityManager: CommunityManagerSchema.extend({
+    name: NameSchema.partial({ middleName: true }),
+  }).partial({ jobRole: true, emailAddress: true, officeName: true, teamPhoneNumber: true }),
+});
 
 const ScoreLevelSchema = z.enum(SCORE_LEVELS).nullable().openapi('ScoreLevel');
 const LevelledScoreSchema = z

@@ -32,9 +32,9 @@ import type { UpstreamOutcome } from '../../ports/stores.js';
 import type { OutgoingTracing } from '../../ports/tracing.js';
 // The wire format is one module, shared by the service's own routes and this client.
 import {
-  CommunityOffenderManagerSchema,
-  HomeOfficeInterestSchema,
-  PersonalDetailsAndCircumstancesSchema,
+  CommunityOffenderManagerAccepted,
+  HomeOfficeInterestAccepted,
+  PersonalDetailsAndCircumstancesAccepted,
   RiskScoresPageSchema,
 } from '../http/schemas.js';
 
@@ -189,7 +189,7 @@ export class UpstreamCaseRepository implements CaseRepository {
   ): Promise<Held<PersonalDetailsAndCircumstances> | undefined> {
     const answer = await this.get(
       `/case/${encodeURIComponent(crn.value)}`,
-      PersonalDetailsAndCircumstancesSchema,
+      PersonalDetailsAndCircumstancesAccepted,
       readFor,
     );
     if (!answer.found) return undefined;
@@ -205,7 +205,7 @@ export class UpstreamCaseRepository implements CaseRepository {
   async findHomeOfficeInterest(crn: Crn, readFor?: ReadFor): Promise<Held<HomeOfficeInterest> | undefined> {
     const answer = await this.get(
       `/case/${encodeURIComponent(crn.value)}/home-office-interest`,
-      HomeOfficeInterestSchema,
+      HomeOfficeInterestAccepted,
       readFor,
     );
     return answer.found
@@ -219,7 +219,7 @@ export class UpstreamCaseRepository implements CaseRepository {
   ): Promise<Held<{ communityManager: CommunityManager | null }> | undefined> {
     const answer = await this.get(
       `/case/${encodeURIComponent(crn.value)}/community-manager`,
-      CommunityOffenderManagerSchema,
+      CommunityOffenderManagerAccepted,
       readFor,
     );
     if (!answer.found) {

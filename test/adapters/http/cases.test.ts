@@ -60,6 +60,20 @@ describe.each(cases.map((c) => [c.crn, c] as const))('case %s', (crn, record) =>
 });
 
 describe('the served document rejects what the spec forbids', () => {
+  it('flags a field left out: the service promises every field, null when there is nothing', () => {
+    expect(
+      validator.responseErrors('/case/{crn}/home-office-interest', 'get', 200, 'application/json', {
+        exists: false,
+      }),
+    ).not.toEqual([]);
+    expect(
+      validator.responseErrors('/case/{crn}/home-office-interest', 'get', 200, 'application/json', {
+        exists: false,
+        notes: null,
+      }),
+    ).toEqual([]);
+  });
+
   // Guards the guard: if the validator accepted anything, the tests above would prove nothing.
   it('flags a missing required field, a wrong type and a date-time without offset', () => {
     const invalid = {
