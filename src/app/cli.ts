@@ -33,6 +33,7 @@ export const USAGE = `usage:
   case-read tokens mint --client CN [--dir DIR] [--expires-in DURATION] [--bind-cert PEM]
   case-read audit verify | query [--client CN] [--crn CRN] [--since ISO] [--limit N]
   case-read config check
+  case-read openapi
   case-read help
 
 Permissions: getCase, getHomeOfficeInterest, getCommunityManagerByCrn, getRiskScores, issueQueueToken.
@@ -81,6 +82,8 @@ async function dispatch(argv: string[], io: Io): Promise<number> {
       throw new UsageError(
         sub === undefined ? 'config needs a subcommand: check' : `unknown config subcommand: ${sub}`,
       );
+    case 'openapi':
+      return (await import('./commands/openapi.js')).openapi(argv.slice(1), io);
     case 'help':
     case '--help':
     case '-h':

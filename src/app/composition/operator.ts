@@ -1,3 +1,8 @@
+import { createHttpApp } from '../../adapters/http/app.js';
+import { LocalCredentialsIssuer } from '../../adapters/local-credentials/credentials-issuer.js';
+import { InMemoryCaseRepository } from '../../adapters/memory/case-repository.js';
+import type { CrnFormat } from '../../domain/crn.js';
+
 /**
  * The composition root of the operator commands: the adapters the CLI uses besides the
  * stores (those come from `store-kinds.ts`). A command imports them from here, never from
@@ -16,5 +21,17 @@ export { CaseFileError, loadCaseFile } from '../../adapters/memory/case-file.js'
 export { thumbprintOfPem } from '../../adapters/tls-listener/peer-certificate.js';
 /** `pki init`, `pki client`: a development CA, server and client certificates (@peculiar/x509). */
 export { createCa, issueClientCertificate, issueServerCertificate, loadCa } from '../../adapters/x509/pki.js';
+/** `openapi`: the document `serve` serves at /openapi.json, from the same routes. */
+export async function openApiDocument(crnFormat: CrnFormat, publicUrl: string): Promise<string> {
+  const app = createHttpApp({
+    repository: new InMemoryCaseRepository([]),
+    crnFormat,
+    publicUrl,
+    queueTokens: { issuer: new LocalCredentialsIssuer(), defaultRoleArn: null, durationSeconds: 900 },
+    perimeter: { disabled: true },
+  });
+  return (await app.request('/openapi.json')).text();
+}
+
 /** `config check`: the TLS files are read as `serve` reads them. */
 export { readTlsFiles } from './service.js';

@@ -1,0 +1,14 @@
+import { openApiDocument } from '../composition/operator.js';
+import { crnFormatOf } from '../config.js';
+import { EXIT, type Io, parse, positionals } from './common.js';
+
+/**
+ * `openapi`: prints the OpenAPI document exactly as `serve` serves it at `/openapi.json`
+ * (with this environment's CRN_PATTERN and PUBLIC_URL), for a client generator, which
+ * cannot fetch it from behind the perimeter by URL.
+ */
+export async function openapi(args: string[], io: Io): Promise<number> {
+  positionals(parse(args, {}).positionals, []);
+  io.out(await openApiDocument(crnFormatOf(io.env), io.env.PUBLIC_URL || '/'));
+  return EXIT.ok;
+}
