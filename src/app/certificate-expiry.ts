@@ -36,8 +36,8 @@ interface Watched {
 
 export class CertificateExpiry {
   private readonly watched = new Map<string, Watched>();
-  /** Each client's last presented certificate's end, in ms: the request path's check. */
-  private readonly clients = new Map<string, number>();
+  /** Each client's last presented certificate (serial and end): the request path's check. */
+  private readonly clients = new Map<string, string>();
   private timer: ReturnType<typeof setInterval> | undefined;
 
   constructor(private readonly out: ExpiryOutputs) {}
@@ -69,14 +69,18 @@ export class CertificateExpiry {
     this.check();
   }
 
-  /** A client presented a certificate ending at `notAfter`: cheap when nothing changed. */
-  readonly presented = (client: string, notAfter: Date): void => {
-    const ms = notAfter.getTime();
-    if (this.clients.get(client) === ms) return;
-    this.clients.set(client, ms);
+  /**
+   * A client presented a certificate: cheap when it is the one it presented before. True
+   * when it is another (first seen by this process, or rotated).
+   */
+  readonly presented = (client: string, serialNumber: string, notAfter: Date): boolean => {
+    const known = `${serialNumber}/${notAfter.getTime()}`;
+    if (this.clients.get(client) === known) return false;
+    this.clients.set(client, known);
     this.out.client(client, notAfter);
-    this.watched.set(`client\u0000${client}`, { fields: { client }, notAfter });
+    this.watched.set(`client\u0000${client}`, { fields: { client, serialNumber }, notAfter });
     this.check();
+    return true;
   };
 
   /** Warns of every certificate that has passed a mark since its last warning, at most once a day each. */

@@ -20,6 +20,21 @@ export interface AccessDirectory {
   isCertificateRevoked(serialNumber: string, clientId: string): Promise<boolean>;
   /** The permissions granted to a user, by e-mail (case-insensitive); [] when none. */
   grantsFor(email: string): Promise<readonly Permission[]>;
+  /**
+   * Records the certificate a known client presented (the service calls it when that
+   * changes, not per request), replacing the one recorded before. For `clients list`; it
+   * is no check. A client that is no longer held records nothing.
+   */
+  noteCertificate(seen: CertificateSeen): Promise<void>;
+}
+
+/** The certificate a client last presented, as `clients list` shows it (decisions §10). */
+export interface CertificateSeen {
+  readonly clientId: string;
+  /** Upper-case hex, no leading zeros. */
+  readonly serialNumber: string;
+  readonly notAfter: Date;
+  readonly seenAt: Date;
 }
 
 export interface UserGrant {
@@ -49,6 +64,8 @@ export interface AccessAdministration {
 
   revokeCertificate(revocation: CertificateRevocation): Promise<void>;
   listCertificateRevocations(): Promise<CertificateRevocation[]>;
+  /** The certificate each client last presented, by client id; removing a client removes its own. */
+  listCertificatesSeen(): Promise<CertificateSeen[]>;
 
   /** Adds permissions to a user's grant (creating it). */
   addGrant(email: string, permissions: readonly Permission[]): Promise<void>;

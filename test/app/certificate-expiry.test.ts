@@ -100,14 +100,17 @@ describe('CertificateExpiry', () => {
   it("records each client's presented certificate once per change, and warns of it", () => {
     const t = tracker();
     const soon = new Date(START.getTime() + 10 * DAY);
-    t.expiry.presented('client-a', soon);
-    t.expiry.presented('client-a', new Date(soon));
+    expect(t.expiry.presented('client-a', '1F', soon)).toBe(true);
+    expect(t.expiry.presented('client-a', '1F', new Date(soon))).toBe(false);
     expect(t.clients).toEqual({ 'client-a': soon });
     expect(t.warnings).toEqual([
       {
-        fields: { client: 'client-a', notAfter: soon.toISOString(), daysLeft: 10 },
+        fields: { client: 'client-a', serialNumber: '1F', notAfter: soon.toISOString(), daysLeft: 10 },
         message: 'certificate expires within 14 days',
       },
     ]);
+    // Another certificate (rotated) is news, even with the same end, and warned of as its own.
+    expect(t.expiry.presented('client-a', '2E', soon)).toBe(true);
+    expect(t.warnings.map((w) => w.fields.serialNumber)).toEqual(['1F', '2E']);
   });
 });

@@ -382,8 +382,20 @@ describe('onboarding end to end, through the binary alone', () => {
       };
       expect(shown.permissions).toEqual(['getCase']);
       expect(shown.keys.map((k) => [k.id, k.status])).toEqual([[issued.id, 'active']]);
+      // With the certificate each presented to serve, and when it ends (pki client: 365 days).
       expect(cli('clients', 'list')).toMatch(
-        /^client-a {2}getCase,getHomeOfficeInterest,getCommunityManagerByCrn\nclient-b {2}getCase\n$/,
+        new RegExp(
+          `^client-a {2}getCase,getHomeOfficeInterest,getCommunityManagerByCrn {2}certificate ${first.serialNumber} expires \\S+ \\(36[45] days left\\)\n` +
+            `client-b {2}getCase {2}certificate ${second.serialNumber} expires \\S+ \\(36[45] days left\\)\n$`,
+        ),
+      );
+      const listed = JSON.parse(cli('clients', 'list', '--json')) as {
+        id: string;
+        certificate: { serialNumber: string; notAfter: string; seenAt: string } | null;
+      }[];
+      expect(listed[0]?.certificate).toMatchObject({ serialNumber: first.serialNumber });
+      expect(new Date(listed[0]?.certificate?.notAfter ?? 0).getTime()).toBeGreaterThan(
+        Date.now() + 364 * 86_400_000,
       );
 
       cli('clients', 'suspend', 'client-b');

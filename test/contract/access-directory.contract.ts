@@ -173,6 +173,34 @@ export function describeAccessDirectoryContract(
       expect(await admin.removeClient('client-a')).toBe(false);
     });
 
+    it('records the certificate each client last presented, through the reader; the client removed takes it', async () => {
+      await admin.saveClient(AccessMother.client('client-a'));
+      await admin.saveClient(AccessMother.client('client-b'));
+      const at = new Date('2026-11-23T10:00:00.000Z');
+      const first = {
+        clientId: 'client-a',
+        serialNumber: '1F',
+        notAfter: new Date('2027-01-01T00:00:00.000Z'),
+        seenAt: at,
+      };
+      await reader.noteCertificate(first);
+      const next = {
+        ...first,
+        serialNumber: '2E',
+        notAfter: new Date('2027-06-30T12:00:00.000Z'),
+        seenAt: new Date(at.getTime() + 1000),
+      };
+      await reader.noteCertificate(next);
+      await reader.noteCertificate({ ...first, clientId: 'client-b' });
+      // A client that is not held records nothing.
+      await reader.noteCertificate({ ...first, clientId: 'client-z' });
+      expect(await admin.listCertificatesSeen()).toEqual([next, { ...first, clientId: 'client-b' }]);
+      // Noting is no change of access: the reader's answers are as before.
+      expect((await reader.findClient('client-a'))?.id).toBe('client-a');
+      await admin.removeClient('client-a');
+      expect((await admin.listCertificatesSeen()).map((s) => s.clientId)).toEqual(['client-b']);
+    });
+
     it('does not let a caller change what the next read returns', async () => {
       await admin.saveClient(AccessMother.client('client-a'));
       const found = await reader.findClient('client-a');

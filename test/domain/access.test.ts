@@ -37,6 +37,7 @@ function directoryOf(
     isCertificateRevoked: async (serial, clientId) =>
       revoked.some(([s, c]) => s === serial && (c === null || c === clientId)),
     grantsFor: async (email) => (grants[email] ?? []) as never,
+    noteCertificate: async () => {},
   };
 }
 

@@ -31,7 +31,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'case-read-consumers-'));
   setup = prepareServe(dir);
   files = {
-    ca: setup.env.TLS_CLIENT_CA,
+    ca: join(dir, 'pki', 'ca.pem'),
     cert: join(dir, 'client.pem'),
     key: join(dir, 'client-key.pem'),
   };

@@ -7,7 +7,7 @@ import {
   effectivePermissions,
   requirePermission,
 } from '../../domain/access/admit.js';
-import type { Caller } from '../../domain/access/model.js';
+import type { Caller, ClientCertificate } from '../../domain/access/model.js';
 import type { Permission } from '../../domain/access/permissions.js';
 import { parseQuota, type Quota, type RateDecision } from '../../domain/access/quota.js';
 import { applyRateLimit } from '../../domain/access/rate-limit.js';
@@ -30,8 +30,8 @@ export interface PerimeterOptions {
   readonly clock: Clock;
   readonly verifier: TokenVerifier;
   readonly bearerMode: BearerMode;
-  /** A known client was admitted with a certificate whose end is known (for its expiry metric). */
-  readonly presented?: (client: string, notAfter: Date) => void;
+  /** A known client was admitted with a certificate whose end is known (its expiry metric, `clients list`). */
+  readonly presented?: (client: string, certificate: ClientCertificate) => void;
 }
 
 /** Tests of the core alone say so explicitly; there is no silent "no perimeter" default. */
@@ -77,7 +77,7 @@ export function admitRequests(options: PerimeterOptions): MiddlewareHandler<AppE
     c.set('certificate', certificate);
     const { client, key } = await admitClient(options, certificate, c.req.header('x-api-key'));
     c.set('admitted', { client, certificate, apiKeyId: key.id });
-    if (certificate.notAfter !== null) options.presented?.(client.id, certificate.notAfter);
+    options.presented?.(client.id, certificate);
     let decision: RateDecision;
     try {
       decision = await applyRateLimit(

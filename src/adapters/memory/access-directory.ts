@@ -4,6 +4,7 @@ import type {
   AccessAdministration,
   AccessDirectory,
   CertificateRevocation,
+  CertificateSeen,
   UserGrant,
 } from '../../ports/access-directory.js';
 
@@ -15,6 +16,7 @@ export class InMemoryAccessDirectory implements AccessDirectory, AccessAdministr
   private readonly keys = new Map<string, ApiKeyRecord>();
   private readonly grants = new Map<string, Set<Permission>>();
   private readonly revocations: CertificateRevocation[] = [];
+  private readonly seen = new Map<string, CertificateSeen>();
 
   async findClient(id: string): Promise<Client | undefined> {
     const client = this.clients.get(id);
@@ -42,6 +44,7 @@ export class InMemoryAccessDirectory implements AccessDirectory, AccessAdministr
 
   async removeClient(id: string): Promise<boolean> {
     if (!this.clients.delete(id)) return false;
+    this.seen.delete(id);
     for (const [keyId, key] of this.keys) if (key.clientId === id) this.keys.delete(keyId);
     for (let i = this.revocations.length - 1; i >= 0; i--) {
       if (this.revocations[i]?.clientId === id) this.revocations.splice(i, 1);
@@ -89,6 +92,14 @@ export class InMemoryAccessDirectory implements AccessDirectory, AccessAdministr
 
   async listCertificateRevocations(): Promise<CertificateRevocation[]> {
     return this.revocations.map(copy);
+  }
+
+  async noteCertificate(seen: CertificateSeen): Promise<void> {
+    if (this.clients.has(seen.clientId)) this.seen.set(seen.clientId, copy(seen));
+  }
+
+  async listCertificatesSeen(): Promise<CertificateSeen[]> {
+    return [...this.seen.values()].map(copy).sort((a, b) => a.clientId.localeCompare(b.clientId));
   }
 
   async addGrant(email: string, permissions: readonly Permission[]): Promise<void> {

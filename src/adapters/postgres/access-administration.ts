@@ -1,7 +1,12 @@
 import type { ApiKeyRecord, Client } from '../../domain/access/model.js';
 import type { Permission } from '../../domain/access/permissions.js';
-import type { AccessAdministration, CertificateRevocation, UserGrant } from '../../ports/access-directory.js';
-import { grantsOf, KEY_COLUMNS, upsertClientSql } from '../shared/access-rows.js';
+import type {
+  AccessAdministration,
+  CertificateRevocation,
+  CertificateSeen,
+  UserGrant,
+} from '../../ports/access-directory.js';
+import { type CertificateSeenRow, grantsOf, KEY_COLUMNS, upsertClientSql } from '../shared/access-rows.js';
 import { PostgresAccessDirectory } from './access-directory.js';
 import {
   type PostgresClientRow,
@@ -88,6 +93,13 @@ export class PostgresAccessAdministration extends PostgresAccessDirectory implem
       'SELECT * FROM certificate_revocations ORDER BY revoked_at, serial_number',
     );
     return rows.map(ROWS.toRevocation);
+  }
+
+  async listCertificatesSeen(): Promise<CertificateSeen[]> {
+    const { rows } = await this.pool.query<CertificateSeenRow<Date>>(
+      'SELECT * FROM certificates_seen ORDER BY client_id',
+    );
+    return rows.map(ROWS.toCertificateSeen);
   }
 
   async addGrant(email: string, permissions: readonly Permission[]): Promise<void> {

@@ -1,9 +1,10 @@
 import pg from 'pg';
 import type { ApiKeyRecord, Client } from '../../domain/access/model.js';
 import { isPermission, type Permission } from '../../domain/access/permissions.js';
-import type { AccessDirectory } from '../../ports/access-directory.js';
+import type { AccessDirectory, CertificateSeen } from '../../ports/access-directory.js';
 import type { StoreLog } from '../../ports/stores.js';
 import { AccessCache } from '../shared/access-cache.js';
+import { noteCertificateSql } from '../shared/access-rows.js';
 import { ACCESS_CHANNEL, type PostgresClientRow, type PostgresKeyRow, ROWS, WHAT } from './access-schema.js';
 import { onRequestPath } from './database.js';
 import type { PostgresTarget } from './url.js';
@@ -170,6 +171,14 @@ export class PostgresAccessDirectory implements AccessDirectory {
         ).length > 0,
     );
     return revoked === true;
+  }
+
+  async noteCertificate(seen: CertificateSeen): Promise<void> {
+    await this.pool.query({
+      name: 'access-note-certificate',
+      text: noteCertificateSql((n) => `$${n}`, '::timestamptz'),
+      values: ROWS.certificateSeenValues(seen),
+    });
   }
 
   async grantsFor(email: string): Promise<readonly Permission[]> {

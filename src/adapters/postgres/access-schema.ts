@@ -29,6 +29,8 @@ export const ACCESS_STORE: PostgresStoreDescription = {
     `,
     rows.redactColumnSql({ list: 'TEXT[]', emptyList: "'{}'" }),
     rows.limitedAccessColumnSql(),
+    // Not announced: what a client presented is no input to any decision, so no cache drops it.
+    rows.certificatesSeenTableSql({ time: 'TIMESTAMPTZ', tableEnd: '' }),
   ],
 };
 

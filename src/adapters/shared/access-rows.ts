@@ -2,7 +2,7 @@ import type { LimitedAccessSetting } from '../../domain/access/limited-access.js
 import type { ApiKeyRecord, Client, OnBehalfOfMode } from '../../domain/access/model.js';
 import { isPermission, type Permission } from '../../domain/access/permissions.js';
 import { isRedactableField, type RedactableField } from '../../domain/access/redaction.js';
-import type { CertificateRevocation, UserGrant } from '../../ports/access-directory.js';
+import type { CertificateRevocation, CertificateSeen, UserGrant } from '../../ports/access-directory.js';
 import { StoreError } from '../../ports/stores.js';
 
 /**
@@ -109,6 +109,38 @@ export const redactColumnSql = ({ list, emptyList }: { readonly list: string; re
   `ALTER TABLE clients ADD COLUMN redact ${list} NOT NULL DEFAULT ${emptyList};`;
 
 /**
+ * Schema version 4: the certificate each client last presented (for `clients list`),
+ * written by the service; removed with its client.
+ */
+export const certificatesSeenTableSql = ({ time, tableEnd }: Pick<AccessTableTypes, 'time' | 'tableEnd'>) => `
+  CREATE TABLE certificates_seen (
+    client_id      TEXT PRIMARY KEY NOT NULL REFERENCES clients (id) ON DELETE CASCADE,
+    serial_number  TEXT NOT NULL,
+    not_after      ${time} NOT NULL,
+    seen_at        ${time} NOT NULL
+  )${tableEnd};`;
+
+/**
+ * Records a client's presented certificate, replacing the one before; nothing for a client
+ * not held. `timeCast` types the two time parameters where the engine cannot tell (`::timestamptz`).
+ */
+export const noteCertificateSql = (p: (n: number) => string, timeCast = '') => `
+  INSERT INTO certificates_seen (client_id, serial_number, not_after, seen_at)
+  SELECT clients.id, seen.serial_number, seen.not_after, seen.seen_at
+  FROM (SELECT ${p(1)} AS client_id, ${p(2)} AS serial_number, ${p(3)}${timeCast} AS not_after, ${p(4)}${timeCast} AS seen_at) AS seen
+  JOIN clients ON clients.id = seen.client_id
+  WHERE true
+  ON CONFLICT (client_id) DO UPDATE
+    SET serial_number = excluded.serial_number, not_after = excluded.not_after, seen_at = excluded.seen_at`;
+
+export interface CertificateSeenRow<Time> {
+  readonly client_id: string;
+  readonly serial_number: string;
+  readonly not_after: Time;
+  readonly seen_at: Time;
+}
+
+/**
  * Schema version 3: what each client acting as itself gets on a limited access case. Existing
  * clients are refused such cases (`deny`, the default of decisions §8).
  */
@@ -167,6 +199,19 @@ export const upsertClientSql = (placeholder: (n: number) => string) =>
 export function accessRows<List, Flag, Time>({ list, flag, time }: SqlEncoding<List, Flag, Time>) {
   const optionalTime = (value: Time | null) => (value === null ? null : time.read(value));
   return {
+    toCertificateSeen: (row: CertificateSeenRow<Time>): CertificateSeen => ({
+      clientId: row.client_id,
+      serialNumber: row.serial_number,
+      notAfter: time.read(row.not_after),
+      seenAt: time.read(row.seen_at),
+    }),
+    /** A presented certificate's values for {@link noteCertificateSql}, in its order. */
+    certificateSeenValues: (seen: CertificateSeen): unknown[] => [
+      seen.clientId,
+      seen.serialNumber,
+      time.write(seen.notAfter),
+      time.write(seen.seenAt),
+    ],
     toClient: (row: ClientRow<List, Flag>): Client => ({
       id: row.id,
       permissions: list.read(row.permissions).filter(isPermission),

@@ -1,7 +1,12 @@
 import type { ApiKeyRecord, Client } from '../../domain/access/model.js';
 import type { Permission } from '../../domain/access/permissions.js';
-import type { AccessAdministration, CertificateRevocation, UserGrant } from '../../ports/access-directory.js';
-import { grantsOf, KEY_COLUMNS, upsertClientSql } from '../shared/access-rows.js';
+import type {
+  AccessAdministration,
+  CertificateRevocation,
+  CertificateSeen,
+  UserGrant,
+} from '../../ports/access-directory.js';
+import { type CertificateSeenRow, grantsOf, KEY_COLUMNS, upsertClientSql } from '../shared/access-rows.js';
 import { SqliteAccessDirectory } from './access-directory.js';
 import {
   ACCESS_STORE,
@@ -12,7 +17,7 @@ import {
   type SqliteRevocationRow,
 } from './access-schema.js';
 import { openWritableStore, transaction } from './database.js';
-import type { SqliteDriver } from './driver.js';
+import type { SqlDatabase, SqliteDriver } from './driver.js';
 
 /**
  * The operator's side of the SQLite access store: what the CLI writes (clients, keys,
@@ -92,6 +97,18 @@ export class SqliteAccessAdministration extends SqliteAccessDirectory implements
         )
         .run(revocation.serialNumber, revocation.clientId ?? '', revocation.revokedAt.getTime()),
     );
+  }
+
+  async listCertificatesSeen(): Promise<CertificateSeen[]> {
+    return this.db
+      .prepare<[], CertificateSeenRow<number>>('SELECT * FROM certificates_seen ORDER BY client_id')
+      .all()
+      .map(ROWS.toCertificateSeen);
+  }
+
+  /** The operator's connection writes as it is. */
+  protected override noteWriter(): SqlDatabase {
+    return this.db;
   }
 
   async listCertificateRevocations(): Promise<CertificateRevocation[]> {

@@ -1,9 +1,17 @@
 import type { ApiKeyRecord, Client } from '../../domain/access/model.js';
 import { isPermission, type Permission } from '../../domain/access/permissions.js';
-import type { AccessDirectory } from '../../ports/access-directory.js';
+import type { AccessDirectory, CertificateSeen } from '../../ports/access-directory.js';
 import { AccessCache } from '../shared/access-cache.js';
-import { ACCESS_STORE, localWrites, ROWS, type SqliteClientRow, type SqliteKeyRow } from './access-schema.js';
-import { openReadOnlyStore, reading } from './database.js';
+import { noteCertificateSql } from '../shared/access-rows.js';
+import {
+  ACCESS_STORE,
+  AccessStoreError,
+  localWrites,
+  ROWS,
+  type SqliteClientRow,
+  type SqliteKeyRow,
+} from './access-schema.js';
+import { openReadOnlyStore, openWritableStore, reading } from './database.js';
 import type { SqlDatabase, SqliteDriver } from './driver.js';
 
 /**
@@ -22,7 +30,14 @@ export class SqliteAccessDirectory implements AccessDirectory {
   private version = Number.NaN;
   private readonly cache = new AccessCache();
 
-  protected constructor(protected readonly db: SqlDatabase) {
+  /** The connection that records presented certificates, opened when first needed (see `noteCertificate`). */
+  private notes: SqlDatabase | undefined;
+
+  protected constructor(
+    protected readonly db: SqlDatabase,
+    private readonly path?: string,
+    private readonly driver?: SqliteDriver,
+  ) {
     this.reads = {
       client: db.prepare<[string], SqliteClientRow>('SELECT * FROM clients WHERE id = ?'),
       key: db.prepare<[string], SqliteKeyRow>('SELECT * FROM api_keys WHERE id = ?'),
@@ -38,7 +53,25 @@ export class SqliteAccessDirectory implements AccessDirectory {
 
   /** Opens a store for reading only; it must exist and be at the current schema version. */
   static openReadOnly(path: string, driver?: SqliteDriver): SqliteAccessDirectory {
-    return new SqliteAccessDirectory(openReadOnlyStore(path, ACCESS_STORE, driver));
+    return new SqliteAccessDirectory(openReadOnlyStore(path, ACCESS_STORE, driver), path, driver);
+  }
+
+  /**
+   * The one write the request path makes: `serve` reads this store read-only, and records
+   * what a client presented through a connection of its own, opened the first time (the
+   * store is at this version, or the read-only open would have refused it).
+   */
+  protected noteWriter(): SqlDatabase {
+    if (this.path === undefined)
+      throw new AccessStoreError('access store: no file to record certificates in');
+    this.notes ??= openWritableStore(this.path, ACCESS_STORE, this.driver);
+    return this.notes;
+  }
+
+  async noteCertificate(seen: CertificateSeen): Promise<void> {
+    this.noteWriter()
+      .prepare(noteCertificateSql(() => '?'))
+      .run(...ROWS.certificateSeenValues(seen));
   }
 
   /** True while this event-loop turn has already asked SQLite for `data_version`… */
@@ -67,6 +100,7 @@ export class SqliteAccessDirectory implements AccessDirectory {
   }
 
   close(): void {
+    this.notes?.close();
     this.db.close();
   }
 

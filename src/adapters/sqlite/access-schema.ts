@@ -14,6 +14,7 @@ const MIGRATIONS: readonly string[] = [
   }),
   rows.redactColumnSql({ list: 'TEXT', emptyList: "''" }),
   rows.limitedAccessColumnSql(),
+  rows.certificatesSeenTableSql({ time: 'INTEGER', tableEnd: ' WITHOUT ROWID' }),
 ];
 
 export class AccessStoreError extends StoreError {

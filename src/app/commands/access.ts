@@ -146,14 +146,39 @@ async function clients(sub: string | undefined, args: string[], io: Io): Promise
     case 'list': {
       const { values, positionals: rest } = parse(args, STORE);
       positionals(rest, []);
-      const all = await withStore(values['access-store'], io, (store) => store.listClients());
+      const { all, seen } = await withStore(values['access-store'], io, async (store) => ({
+        all: await store.listClients(),
+        seen: new Map((await store.listCertificatesSeen()).map((c) => [c.clientId, c])),
+      }));
+      // The certificate each client last presented to the service, and when it ends.
+      const certificateOf = (id: string) => {
+        const c = seen.get(id);
+        return c === undefined
+          ? null
+          : {
+              serialNumber: c.serialNumber,
+              notAfter: c.notAfter.toISOString(),
+              seenAt: c.seenAt.toISOString(),
+            };
+      };
+      const now = Date.now();
+      const certificateLine = (id: string) => {
+        const c = seen.get(id);
+        if (c === undefined) return 'certificate not yet presented';
+        const days = Math.floor((c.notAfter.getTime() - now) / 86_400_000);
+        const left = days < 0 ? 'EXPIRED' : `${days} day${days === 1 ? '' : 's'} left`;
+        return `certificate ${c.serialNumber} expires ${c.notAfter.toISOString()} (${left})`;
+      };
       report(
         io,
         values.json,
-        all,
+        all.map((c) => ({ ...c, certificate: certificateOf(c.id) })),
         all.length === 0
           ? ['no clients']
-          : all.map((c) => `${c.id}${c.suspended ? ' (suspended)' : ''}  ${c.permissions.join(',')}`),
+          : all.map(
+              (c) =>
+                `${c.id}${c.suspended ? ' (suspended)' : ''}  ${c.permissions.join(',')}  ${certificateLine(c.id)}`,
+            ),
       );
       return EXIT.ok;
     }

@@ -275,7 +275,20 @@ export async function buildService(config: Config, logger: Logger): Promise<Serv
       clock: systemClock,
       verifier,
       bearerMode: config.BEARER_MODE,
-      presented: expiry.presented,
+      // The certificate a client presents, when its end is known: its expiry metric and
+      // warnings, and, when it is another than before, recorded for `clients list`.
+      presented: (client, certificate) => {
+        const { serialNumber, notAfter } = certificate;
+        if (notAfter === null || !expiry.presented(client, serialNumber, notAfter)) return;
+        access.value
+          .noteCertificate({ clientId: client, serialNumber, notAfter, seenAt: new Date() })
+          .catch((error: unknown) =>
+            logger.warn(
+              { client, err: { message: (error as Error).message } },
+              'the certificate a client presented could not be recorded for clients list',
+            ),
+          );
+      },
     },
   });
   let shuttingDown = false;
