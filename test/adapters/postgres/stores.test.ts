@@ -87,7 +87,7 @@ describe('PostgreSQL schemas and migrations', () => {
         old.name,
       );
       await expect(postgresStores.access?.open(old.url, testContext)).rejects.toThrow(
-        /access store in schema \w+ is at version 1, this service needs 3; migrate it with: case-read clients add/,
+        /access store in schema \w+ is at version 1, this service needs 4; migrate it with: case-read clients add/,
       );
       const admin = await postgresStores.access?.openAdmin?.(old.url, testContext);
       await admin?.close();
