@@ -148,6 +148,10 @@ backend instances
       agent.destroy();
 
       const failures = outcomes.filter((o) => !('status' in o) || o.status !== 200);
+      // The numbers the README quotes.
+      console.log(
+        `rolling restart on ${runtime.name}: ${outcomes.length} requests, ${failures.length} failed`,
+      );
       expect(failures).toEqual([]);
       expect(outcomes.length).toBeGreaterThan(500);
 

@@ -4,7 +4,7 @@ import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT } from '../support/cli.js';
+import { ROOT, serveEnv } from '../support/cli.js';
 import { httpsRequest } from '../support/https-client.js';
 
 /**
@@ -65,19 +65,8 @@ describe('the production install (what the image runs)', () => {
 
   it('runs the operator CLI and serves a case, then drains on SIGTERM as PID 1 would', async () => {
     const pki = join(data, 'pki');
-    const env = {
-      CASE_STORE: `sqlite:${join(data, 'cases.db')}`,
-      ACCESS_STORE: `sqlite:${join(data, 'access.db')}`,
-      AUDIT_STORE: `sqlite:${join(data, 'audit.db')}`,
-      TLS_CERT: join(pki, 'server.pem'),
-      TLS_KEY: join(pki, 'server-key.pem'),
-      TLS_CLIENT_CA: join(pki, 'ca.pem'),
-      BEARER_JWKS: join(pki, 'jwks.json'),
-      BEARER_ISSUER: 'urn:case-read:dev-issuer',
-      BEARER_AUDIENCE: 'case-read-service',
-      NODE_ENV: 'production',
-      SHUTDOWN_DELAY_MS: '0',
-    };
+    // The same settings as every serve test, in production mode.
+    const env = { ...serveEnv(data), NODE_ENV: 'production' };
     const run = (...args: string[]) => {
       const result = node(args, env);
       if (result.status !== 0) throw new Error(`case-read ${args.join(' ')}: ${result.stderr}`);
