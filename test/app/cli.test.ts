@@ -563,6 +563,16 @@ describe('onboarding end to end, through the binary alone', () => {
     }
   });
 
+  it('config check and serve refuse a key that is not the certificate’s, naming both variables', () => {
+    // The CA's key, in place of the server certificate's: readable, a key, the wrong one.
+    const bad = { ...env, TLS_KEY: join(pkiDir, 'ca-key.pem') };
+    for (const args of [['config', 'check'], ['serve']]) {
+      const result = runCli(args, bad);
+      expect(result.status).toBe(1);
+      expect(result.stderr).toContain('TLS_KEY: is not the key of the certificate in TLS_CERT');
+    }
+  });
+
   it('serve refuses a missing case store, saying how to create it', () => {
     const result = runCli(['serve'], { ...env, CASE_STORE: `sqlite:${join(base, 'absent.db')}` });
     expect(result.status).toBe(1);

@@ -1,4 +1,4 @@
-import { keySetFrom, readTlsFiles } from '../composition/operator.js';
+import { keySetFrom, readListenerTls } from '../composition/operator.js';
 import { loadServiceConfig } from '../composition/service.js';
 import { STORE_REGISTRY } from '../composition/store-kinds.js';
 import { SERVICE_VARIABLES, STORE_VARIABLE_NAMES } from '../config.js';
@@ -24,7 +24,8 @@ export async function configCheck(args: string[], io: Io): Promise<number> {
   const { values, positionals: rest } = parse(args, { json: { type: 'boolean' } });
   positionals(rest, []);
   const config = loadServiceConfig(io.env);
-  readTlsFiles(config);
+  // Read and checked as `serve` does at start and on every reload.
+  readListenerTls(config);
   if (config.BEARER_MODE !== 'off' && config.BEARER_JWKS && !/^https:/i.test(config.BEARER_JWKS)) {
     try {
       keySetFrom(config.BEARER_JWKS);

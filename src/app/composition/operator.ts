@@ -33,5 +33,5 @@ export async function openApiDocument(crnFormat: CrnFormat, publicUrl: string): 
   return (await app.request('/openapi.json')).text();
 }
 
-/** `config check`: the TLS files are read as `serve` reads them. */
-export { readTlsFiles } from './service.js';
+/** `config check`: the TLS files are read and checked as `serve` reads them. */
+export { readListenerTls } from './service.js';
