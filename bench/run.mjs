@@ -17,9 +17,9 @@
 //            reading the first over HTTPS (CASE_STORE=https://…, mutual TLS, key, bearer).
 //   limited: the same service reading a case without limited-access rules and one with
 //            rules (answered under `allow`), with each one's CPU time per request.
-//   tracing: the same request against the service with tracing off and on (every span
-//            exported over OTLP/HTTP protobuf to a sink in this process), with each one's CPU
-//            time per request; BENCH_BASELINE=DIR adds `serve` from another built checkout
+//   tracing: the same request against the service with tracing off, on (every span
+//            exported over OTLP/HTTP protobuf to a sink in this process) and on with nothing
+//            sampled, with each one's CPU time per request; BENCH_BASELINE=DIR adds `serve` from another built checkout
 //            (e.g. a commit before tracing existed) as a third, to show what "off" costs.
 //   --postgres: `scale` generates its stores in PostgreSQL instead of SQLite.
 //   --audit jsonl: the service writes its audit trail to a JSONL file instead of SQLite.
@@ -551,6 +551,15 @@ async function tracingScenario() {
         OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
       })),
     });
+    // On, but nothing sampled: what the context manager, the wrappers and unrecorded spans cost.
+    services.push({
+      name: 'unsampled',
+      ...(await startService(`sqlite:${join(dir, 'cases.db')}`, {
+        OTEL_TRACES_EXPORTER: 'otlp',
+        OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+        OTEL_TRACES_SAMPLER: 'always_off',
+      })),
+    });
     const baseline = process.env.BENCH_BASELINE;
     if (baseline) {
       const started = await startProcess(
@@ -573,7 +582,7 @@ async function tracingScenario() {
     const ratio = (a, b) => Math.round((totals[a].cpuUsPerRequest / totals[b].cpuUsPerRequest) * 100) / 100;
     const cpuRatio = ratio('on', 'off');
     process.stdout.write(
-      `${targets.map((t) => fmt(t.name, totals[t.name])).join('\n')}\ncpu per request on/off ${cpuRatio}${
+      `${targets.map((t) => fmt(t.name, totals[t.name])).join('\n')}\ncpu per request on/off ${cpuRatio}, unsampled/off ${ratio('unsampled', 'off')}${
         baseline ? `, off/baseline ${ratio('off', 'baseline')}` : ''
       }\nexported ${Math.round(exportedBytes / 1024)} KiB of spans\n`,
     );
