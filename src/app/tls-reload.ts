@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import type { CertificateFacts } from '../adapters/shared/certificates.js';
+import type { CertificateInUse } from '../ports/stores.js';
 
 /**
  * Certificates that change without a restart (decisions §10). Each source is a set of TLS
@@ -13,7 +13,7 @@ import type { CertificateFacts } from '../adapters/shared/certificates.js';
  */
 
 /** A certificate in use, named as the expiry metric names it. */
-export interface NamedCertificate extends CertificateFacts {
+export interface NamedCertificate extends CertificateInUse {
   /** `server`, `client-ca` or `upstream-client`. */
   readonly certificate: string;
 }

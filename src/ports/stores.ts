@@ -37,9 +37,9 @@ export interface Opened<T> {
 
 /** A certificate in use, as the reload log line and the expiry metrics show it. */
 export interface CertificateInUse {
-  /** The subject's common name. */
+  /** The subject's common name, or the whole subject when it has none. */
   readonly subject: string;
-  /** Upper-case hex. */
+  /** As the service writes a serial everywhere (upper-case hex, no leading zeros). */
   readonly serialNumber: string;
   readonly notAfter: Date;
 }

@@ -1,5 +1,6 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { CertificateSerial } from '../../domain/access/certificate-serial.js';
+import type { CertificateInUse } from '../../ports/stores.js';
 
 /**
  * Checks of the certificate files the service is given (the listener's and the upstream
@@ -8,15 +9,6 @@ import { CertificateSerial } from '../../domain/access/certificate-serial.js';
  * runtimes' own TLS does not check all of this (Deno takes a key that does not match, and a
  * CA bundle of garbage), so the checks are made here, with `node:crypto`, the same on all.
  */
-
-/** What is known of one certificate in use: for the reload log line and the expiry metrics. */
-export interface CertificateFacts {
-  /** The subject's common name, or the whole subject when it has none. */
-  readonly subject: string;
-  /** As the service writes a serial everywhere (upper-case hex, no leading zeros). */
-  readonly serialNumber: string;
-  readonly notAfter: Date;
-}
 
 /** A certificate file that cannot be used; the message names the variable, never the contents. */
 export class CertificateFileError extends Error {
@@ -43,7 +35,7 @@ function commonNameOf(subject: string): string {
   return cn === undefined ? subject.replaceAll('\n', ', ') : cn.slice(3);
 }
 
-function factsOf(certificate: X509Certificate): CertificateFacts {
+function factsOf(certificate: X509Certificate): CertificateInUse {
   return {
     subject: commonNameOf(certificate.subject),
     serialNumber: CertificateSerial.parse(certificate.serialNumber),
@@ -65,7 +57,7 @@ function parseBundle(variable: string, pem: string): X509Certificate[] {
 }
 
 /** The certificates of a CA bundle (e.g. `TLS_CLIENT_CA`), each with its facts. */
-export function certificateBundle(variable: string, pem: string): CertificateFacts[] {
+export function certificateBundle(variable: string, pem: string): CertificateInUse[] {
   return parseBundle(variable, pem).map(factsOf);
 }
 
@@ -77,7 +69,7 @@ export function certificateAndKey(
   names: { readonly cert: string; readonly key: string },
   files: { readonly cert: string; readonly key: string },
   now: Date,
-): CertificateFacts {
+): CertificateInUse {
   const [leaf] = parseBundle(names.cert, files.cert);
   if (leaf === undefined) throw new CertificateFileError(`${names.cert}: holds no PEM certificate`);
   let key: ReturnType<typeof createPrivateKey>;
