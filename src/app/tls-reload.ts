@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { CertificateInUse } from '../ports/stores.js';
+import { ConfigError } from './config.js';
 
 /**
  * Certificates that change without a restart (decisions §10). Each source is a set of TLS
@@ -33,6 +34,10 @@ export interface TlsReloadEvents {
   reloaded(source: TlsSource, certificates: readonly NamedCertificate[], trigger: 'SIGHUP' | 'file'): void;
   failed(source: TlsSource, reason: string, trigger: 'SIGHUP' | 'file'): void;
 }
+
+/** Why a set was refused: a configuration problem as it is named (`TLS_KEY: …`), else the error's message. */
+const reasonOf = (error: unknown): string =>
+  error instanceof ConfigError ? error.problems.join('; ') : (error as Error).message;
 
 /** The files' contents as one string: what is compared between reads. A missing file reads as its error. */
 function contentsOf(files: readonly string[]): string {
@@ -72,7 +77,7 @@ export function watchTls(
       events.reloaded(state.source, certificates, trigger);
     } catch (error) {
       state.refused = contents;
-      events.failed(state.source, (error as Error).message, trigger);
+      events.failed(state.source, reasonOf(error), trigger);
     }
   };
   const poll = () => {

@@ -69,7 +69,11 @@ export const upstreamStores: StoreKind<UpstreamSettings> = {
       const settings = context.settings;
       const { UpstreamCaseRepository } = await import('./case-repository.js');
       const { clientCredentialsBearer } = await import('./bearer.js');
-      let { tls, inUse } = readUpstreamTls(settings);
+      const initial = readUpstreamTls(settings);
+      const tls = initial.tls;
+      // The client certificate in use: replaced by each reload.
+      let inUse = initial.inUse;
+      const tlsFiles = upstreamTlsFiles(settings);
       const apiKey = fileOf('UPSTREAM_API_KEY_FILE', settings.apiKeyFile);
       const staticBearer = fileOf('UPSTREAM_BEARER_FILE', settings.bearerFile);
       const bearer =
@@ -107,16 +111,16 @@ export const upstreamStores: StoreKind<UpstreamSettings> = {
           if (repository.circuitOpen) throw new Error('the upstream circuit is open');
         },
         close: () => repository.close(),
-        ...(upstreamTlsFiles(settings).length > 0
+        ...(tlsFiles.length > 0
           ? {
               tls: {
                 name: 'upstream-client',
-                files: upstreamTlsFiles(settings),
+                files: tlsFiles,
                 current: () => inUse,
                 reload: () => {
                   const next = readUpstreamTls(settings);
                   repository.setTls(next.tls);
-                  ({ tls, inUse } = next);
+                  inUse = next.inUse;
                   return inUse;
                 },
               },

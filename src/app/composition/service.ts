@@ -326,15 +326,7 @@ export async function buildService(config: Config, logger: Logger): Promise<Serv
           name: 'server',
           files: listenerTlsPaths(config),
           reload: () => {
-            const next = (() => {
-              try {
-                return readListenerTls(config);
-              } catch (error) {
-                // The problem itself (`TLS_KEY: …`), as a reload's reason.
-                if (error instanceof ConfigError) throw new Error(error.problems.join('; '));
-                throw error;
-              }
-            })();
+            const next = readListenerTls(config);
             if (server.setTls === undefined) throw new Error('the API listener serves no TLS');
             server.setTls(next.files);
             return next.certificates;
