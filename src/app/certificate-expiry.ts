@@ -37,7 +37,10 @@ interface Watched {
 export class CertificateExpiry {
   private readonly watched = new Map<string, Watched>();
   /** Each client's last presented certificate (serial and end): the request path's check. */
-  private readonly clients = new Map<string, string>();
+  private readonly clients = new Map<
+    string,
+    { readonly serialNumber: string; readonly notAfterMs: number }
+  >();
   private timer: ReturnType<typeof setInterval> | undefined;
 
   constructor(private readonly out: ExpiryOutputs) {}
@@ -74,9 +77,12 @@ export class CertificateExpiry {
    * when it is another (first seen by this process, or rotated).
    */
   readonly presented = (client: string, serialNumber: string, notAfter: Date): boolean => {
-    const known = `${serialNumber}/${notAfter.getTime()}`;
-    if (this.clients.get(client) === known) return false;
-    this.clients.set(client, known);
+    // Runs on every admitted request: a lookup and two comparisons, nothing allocated.
+    const known = this.clients.get(client);
+    const notAfterMs = notAfter.getTime();
+    if (known !== undefined && known.serialNumber === serialNumber && known.notAfterMs === notAfterMs)
+      return false;
+    this.clients.set(client, { serialNumber, notAfterMs });
     this.out.client(client, notAfter);
     this.watched.set(`client\u0000${client}`, { fields: { client, serialNumber }, notAfter });
     this.check();
