@@ -7,8 +7,19 @@ const headerGetter = {
   keys: (headers: Headers) => [...headers.keys()],
 };
 
-/** `/case/:crn` as OpenAPI writes it: `/case/{crn}`. */
-const templateOf = (routePath: string) => routePath.replace(/:([A-Za-z0-9_]+)(\{[^}]*\})?/g, '{$1}');
+/**
+ * `/case/:crn` as OpenAPI writes it: `/case/{crn}`. Made once per route (a route path is one
+ * of the app's own, never a request's path), not on every request.
+ */
+const templates = new Map<string, string>();
+function templateOf(routePath: string): string {
+  let template = templates.get(routePath);
+  if (template === undefined) {
+    template = routePath.replace(/:([A-Za-z0-9_]+)(\{[^}]*\})?/g, '{$1}');
+    templates.set(routePath, template);
+  }
+  return template;
+}
 
 /**
  * One server span per request (decisions §10): an incoming `traceparent` is continued, and

@@ -133,15 +133,23 @@ export async function startTracing(settings: TracingSettings, processor?: SpanPr
     tracer,
     outgoing: (name, attributes, call) => inSpan(name, SpanKind.CLIENT, attributes, call),
     inject: (headers) => propagation.inject(context.active(), headers),
-    traced: (port, role, attributes) =>
-      new Proxy(port, {
+    traced: (port, role, attributes) => {
+      // One wrapper per method, made on its first call: a call then allocates no closure or name.
+      const wrappers = new Map<string, { method: unknown; wrapper: (...args: unknown[]) => unknown }>();
+      return new Proxy(port, {
         get(target, property, receiver) {
           const value = Reflect.get(target, property, receiver);
           if (typeof value !== 'function' || typeof property !== 'string') return value;
-          return (...args: unknown[]) =>
-            inSpan(`${role} ${property}`, SpanKind.INTERNAL, attributes, () => value.apply(target, args));
+          const known = wrappers.get(property);
+          if (known?.method === value) return known.wrapper;
+          const name = `${role} ${property}`;
+          const wrapper = (...args: unknown[]) =>
+            inSpan(name, SpanKind.INTERNAL, attributes, () => value.apply(target, args));
+          wrappers.set(property, { method: value, wrapper });
+          return wrapper;
         },
-      }),
+      });
+    },
     shutdown: async () => {
       await provider.shutdown();
       contextManager.disable();
