@@ -31,7 +31,9 @@ export const USAGE = `usage:
   case-read certs revoke SERIAL [--client CN]
   case-read grants add EMAIL P[,P...] | remove EMAIL P[,P...] | list
   case-read tokens mint --client CN [--dir DIR] [--expires-in DURATION] [--bind-cert PEM]
-  case-read audit verify | query [--client CN] [--crn CRN] [--since ISO] [--limit N]
+  case-read audit verify [--public-key PEM]... [--checkpoints FILE]...
+  case-read audit query [--client CN] [--crn CRN] [--since ISO] [--limit N]
+  case-read audit checkpoints | keygen --dir DIR
   case-read config check
   case-read openapi
   case-read help

@@ -80,6 +80,10 @@ const variablesSchema = z.object({
   // On SIGTERM, readiness is 503 this long before the listener closes, so a balancer's
   // health check sees it first (HAProxy's defaults, inter 2 s × fall 3, take 6 s).
   SHUTDOWN_DELAY_MS: wholeNumber('SHUTDOWN_DELAY_MS', 7_000, 0, 600_000),
+  // Signed audit checkpoints (decisions §9): on when a key is given.
+  AUDIT_SIGNING_KEY: z.string().min(1).optional(),
+  AUDIT_CHECKPOINT_RECORDS: wholeNumber('AUDIT_CHECKPOINT_RECORDS', 1000, 1, 10_000_000),
+  AUDIT_CHECKPOINT_SECONDS: wholeNumber('AUDIT_CHECKPOINT_SECONDS', 60, 1, 86_400),
   BEARER_MODE: z
     .enum(['required', 'optional', 'off'], { error: 'expected required, optional or off' })
     .default('required'),

@@ -1,3 +1,4 @@
+import type { AuditCheckpoint, ChainHead, CheckpointSet } from '../domain/audit/checkpoint.js';
 import type {
   AuditQuery,
   AuditRecord,
@@ -14,6 +15,24 @@ export interface AuditWriter {
 }
 
 /**
+ * Where the signed checkpoints of the chain are kept, beside the records (decisions §9).
+ * Every audit store is one.
+ */
+export interface AuditCheckpointStore {
+  /** The chain's last stored record (seq 0 and the genesis hash when there is none). */
+  head(): Promise<ChainHead>;
+  /** Stores a checkpoint; resolves once it is stored, rejects when it cannot be. */
+  saveCheckpoint(checkpoint: AuditCheckpoint): Promise<void>;
+  /** The stored checkpoint with the highest seq, if any. */
+  newestCheckpoint(): Promise<AuditCheckpoint | undefined>;
+  /**
+   * Every stored checkpoint, lowest seq first, read a page at a time. A stored row that is
+   * not a well-formed checkpoint comes as `{ invalid }`, naming where it was found.
+   */
+  checkpoints(): AsyncIterable<AuditCheckpoint | { readonly invalid: string }>;
+}
+
+/**
  * The audit log port (adapters: SQLite, JSONL, PostgreSQL). Contract, checked by
  * `test/contract/audit-log.contract.ts`:
  *
@@ -21,11 +40,15 @@ export interface AuditWriter {
  * - records are numbered from 1 in the order appended, each carrying the SHA-256 of the
  *   previous record (`canonicalAuditText`), starting from `GENESIS_HASH`;
  * - `verify` walks the whole chain in batches (constant memory, whatever its length) and
- *   names the first record that was changed, removed or reordered;
- * - `query` filters by client, crn and time, oldest first.
+ *   names the first record that was changed, removed or reordered; given checkpoints, also
+ *   the first one the chain does not pass through or ends before;
+ * - `query` filters by client, crn and time, oldest first;
+ * - `flush` resolves once every append made before it was stored or refused;
+ * - checkpoints are stored and read back as given, several at one seq included.
  */
-export interface AuditLog extends AuditWriter {
+export interface AuditLog extends AuditWriter, AuditCheckpointStore {
   append(record: AuditRecord): Promise<void>;
+  flush(): Promise<void>;
   query(filter: AuditQuery): Promise<StoredAuditRecord[]>;
-  verify(): Promise<AuditVerification>;
+  verify(checkpoints?: CheckpointSet): Promise<AuditVerification>;
 }

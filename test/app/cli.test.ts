@@ -106,7 +106,12 @@ describe('case-read usage errors exit 2 with a usage line', () => {
     [['tokens', 'mint'], 'tokens mint needs --client CN'],
     [['tokens', 'mint', '--client', 'c', '--expires-in', '1y'], '--expires-in must look like 30s'],
     [['config', 'frob'], 'unknown config subcommand: frob'],
-    [['audit'], 'audit needs a subcommand: verify or query'],
+    [['audit'], 'audit needs a subcommand: verify, query, checkpoints or keygen'],
+    [['audit', 'keygen'], 'audit keygen needs --dir DIR'],
+    [
+      ['audit', 'verify', '--checkpoints', 'log.jsonl'],
+      '--checkpoints needs --public-key: a checkpoint counts only once its signature is checked',
+    ],
     [['audit', 'query', '--since', 'yesterday'], '--since must be an ISO 8601 date-time'],
     [
       ['audit', 'verify', '--audit-store', 'redis://127.0.0.1:6379'],

@@ -1,5 +1,22 @@
-import { closeSync, fstatSync, ftruncateSync, openSync, readSync, statSync, writeSync } from 'node:fs';
+import {
+  appendFileSync,
+  closeSync,
+  existsSync,
+  fstatSync,
+  ftruncateSync,
+  openSync,
+  readSync,
+  statSync,
+  truncateSync,
+  writeSync,
+} from 'node:fs';
 import { open as openAsync } from 'node:fs/promises';
+import {
+  type AuditCheckpoint,
+  type ChainHead,
+  type CheckpointSet,
+  checkpointOf,
+} from '../../domain/audit/checkpoint.js';
 import {
   AuditChainWalker,
   type AuditFieldTexts,
@@ -109,6 +126,9 @@ function newlineBefore(fd: number, before: number): number {
   return -1;
 }
 
+/** The checkpoint file beside the trail: `PATH.checkpoints`, one signed checkpoint per line. */
+export const checkpointPathOf = (path: string) => `${path}.checkpoints`;
+
 /** Every complete line of the file, with its number, oldest first; an unfinished last line is not one. */
 async function* linesOf(path: string): AsyncGenerator<{ line: string; number: number }> {
   const handle = await openAsync(path, 'r');
@@ -148,6 +168,9 @@ async function* linesOf(path: string): AsyncGenerator<{ line: string; number: nu
  * file beside it (`PATH.lock`, holding the writer's pid) enforces. Several instances need
  * `sqlite:` (one machine) or `postgres://`. A write that fails (a full disk) is cut back off
  * the file, so a refused batch leaves no half line behind, and the chain stays where it was.
+ *
+ * Signed checkpoints go to a file of their own beside it, `PATH.checkpoints` (one JSON
+ * line each), written by the same writer.
  */
 export class JsonlAuditLog implements AuditLog {
   private readonly commits = new GroupCommit<AuditRecord>((batch) => this.write(batch));
@@ -156,7 +179,9 @@ export class JsonlAuditLog implements AuditLog {
   /** Set when a failed write could not be cut back: nothing is appended until it can. */
   private damaged = false;
   private seq = 0;
-  private head = GENESIS_HASH;
+  private headHash = GENESIS_HASH;
+  /** The highest checkpoint in the checkpoint file, once read (this writer is the only one). */
+  private newest: { checkpoint: AuditCheckpoint | undefined } | undefined;
 
   private constructor(
     private readonly path: string,
@@ -228,7 +253,7 @@ export class JsonlAuditLog implements AuditLog {
       );
     }
     this.seq = last.seq;
-    this.head = last.hash;
+    this.headHash = last.hash;
   }
 
   append(record: AuditRecord): Promise<void> {
@@ -236,6 +261,71 @@ export class JsonlAuditLog implements AuditLog {
       return Promise.reject(new JsonlAuditStoreError(`audit store ${this.path} was opened to be read`));
     }
     return this.commits.append(record);
+  }
+
+  flush(): Promise<void> {
+    return this.commits.drain();
+  }
+
+  /** The last record written: this writer is the only one, so what it wrote is the head. */
+  async head(): Promise<ChainHead> {
+    this.requireWriter();
+    return { seq: this.seq, hash: this.headHash };
+  }
+
+  /** Appends the checkpoint's line to `PATH.checkpoints`; a line that cannot be written whole is cut off again. */
+  async saveCheckpoint(checkpoint: AuditCheckpoint): Promise<void> {
+    this.requireWriter();
+    const file = checkpointPathOf(this.path);
+    const before = existsSync(file) ? statSync(file).size : 0;
+    try {
+      appendFileSync(file, `${JSON.stringify(checkpoint)}\n`, { mode: 0o600 });
+    } catch (error) {
+      try {
+        if (existsSync(file)) truncateSync(file, before);
+      } catch {
+        // The next line is written after whatever is left; the reader names a bad line.
+      }
+      throw error;
+    }
+    const held = this.newest?.checkpoint;
+    if (this.newest !== undefined && (held === undefined || checkpoint.seq > held.seq)) {
+      this.newest = { checkpoint };
+    }
+  }
+
+  async newestCheckpoint(): Promise<AuditCheckpoint | undefined> {
+    if (this.newest === undefined) {
+      let newest: AuditCheckpoint | undefined;
+      for await (const c of this.checkpoints()) {
+        if (!('invalid' in c) && (newest === undefined || c.seq > newest.seq)) newest = c;
+      }
+      this.newest = { checkpoint: newest };
+    }
+    return this.newest.checkpoint;
+  }
+
+  /** The checkpoint file's lines, in the order written (which is seq order: one writer). */
+  async *checkpoints(): AsyncGenerator<AuditCheckpoint | { readonly invalid: string }> {
+    const file = checkpointPathOf(this.path);
+    if (!existsSync(file)) return;
+    for await (const { line, number } of linesOf(file)) {
+      let value: unknown;
+      try {
+        value = JSON.parse(line);
+      } catch {
+        yield { invalid: `line ${number} of ${file} is not JSON` };
+        continue;
+      }
+      const read = checkpointOf(value);
+      yield 'invalid' in read ? { invalid: `line ${number} of ${file}: ${read.invalid}` } : read;
+    }
+  }
+
+  private requireWriter(): void {
+    if (this.fd === undefined) {
+      throw new JsonlAuditStoreError(`audit store ${this.path} was opened to be read`);
+    }
   }
 
   private write(records: readonly AuditRecord[]): void {
@@ -246,7 +336,7 @@ export class JsonlAuditLog implements AuditLog {
       this.damaged = false;
     }
     let seq = this.seq;
-    let head = this.head;
+    let head = this.headHash;
     let text = '';
     for (const record of records) {
       seq++;
@@ -272,7 +362,7 @@ export class JsonlAuditLog implements AuditLog {
     }
     this.size += length;
     this.seq = seq;
-    this.head = head;
+    this.headHash = head;
   }
 
   /** A file moved or removed while open would take records nobody can find: refuse instead. */
@@ -313,8 +403,8 @@ export class JsonlAuditLog implements AuditLog {
   }
 
   /** Walks the whole file in order, holding one record at a time. */
-  async verify(): Promise<AuditVerification> {
-    const walker = new AuditChainWalker(sha256Hex);
+  async verify(checkpoints?: CheckpointSet): Promise<AuditVerification> {
+    const walker = new AuditChainWalker(sha256Hex, checkpoints);
     let checked = 0;
     let lastSeq = 0;
     for await (const record of this.records()) {

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import type { AuditCheckpoint, ChainHead, CheckpointSet } from '../../domain/audit/checkpoint.js';
 import {
   type AuditQuery,
   type AuditRecord,
@@ -25,6 +26,7 @@ export const AUDIT_STORE: PostgresStoreDescription = {
     INSERT INTO audit_head (seq, hash) VALUES (0, '${GENESIS_HASH}');
     `,
     chain.auditVersion2Sql,
+    chain.auditCheckpointsSql({ seq: 'BIGINT' }),
   ],
 };
 
@@ -47,6 +49,37 @@ export class PostgresAuditLog implements AuditLog {
 
   append(record: AuditRecord): Promise<void> {
     return this.commits.append(record);
+  }
+
+  flush(): Promise<void> {
+    return this.commits.drain();
+  }
+
+  /** The head row: what every instance's appends have committed. */
+  async head(): Promise<ChainHead> {
+    const { rows } = await this.pool.query<{ seq: string; hash: string }>('SELECT seq, hash FROM audit_head');
+    return rows[0] ? { seq: Number(rows[0].seq), hash: rows[0].hash } : chain.EMPTY_CHAIN;
+  }
+
+  async saveCheckpoint(checkpoint: AuditCheckpoint): Promise<void> {
+    await this.pool.query(
+      chain.saveCheckpointSql((n) => `$${n}`),
+      chain.checkpointValuesOf(checkpoint),
+    );
+  }
+
+  async newestCheckpoint(): Promise<AuditCheckpoint | undefined> {
+    const { rows } = await this.pool.query<chain.CheckpointRow>(chain.NEWEST_CHECKPOINT_SQL);
+    if (rows[0] === undefined) return undefined;
+    const read = chain.checkpointOfRow(rows[0]);
+    return 'invalid' in read ? undefined : read;
+  }
+
+  checkpoints(): AsyncIterable<AuditCheckpoint | { readonly invalid: string }> {
+    const text = chain.checkpointPageSql((n) => `$${n}`);
+    return chain.checkpointsByPages(
+      async (after, limit) => (await this.pool.query<chain.CheckpointRow>(text, [...after, limit])).rows,
+    );
   }
 
   private async write(records: readonly AuditRecord[]): Promise<void> {
@@ -81,12 +114,13 @@ export class PostgresAuditLog implements AuditLog {
   }
 
   /** Walks the chain a page at a time, by sequence number (keyset paging). */
-  async verify(): Promise<AuditVerification> {
+  async verify(checkpoints?: CheckpointSet): Promise<AuditVerification> {
     const text = chain.verifyPageSql((n) => `$${n}`);
     return chain.verifyByPages(
       async (after, limit) =>
         (await this.pool.query<chain.AuditRow>({ name: 'audit-verify-page', text, values: [after, limit] }))
           .rows,
+      checkpoints,
     );
   }
 

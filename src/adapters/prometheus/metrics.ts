@@ -139,6 +139,51 @@ export class PrometheusMetrics {
     series.time(seconds);
   };
 
+  /**
+   * The audit checkpoints' metrics (decisions §9), registered only when checkpoints are on:
+   * the age of the newest stored checkpoint (computed at each scrape), the records after it
+   * as of the last check, and this instance's checkpoints and failures.
+   */
+  auditCheckpoints(): {
+    observed(headSeq: number, newest: { readonly seq: number; readonly time: string } | undefined): void;
+    signed(): void;
+    failed(): void;
+  } {
+    let newestAt: number | undefined;
+    new Gauge({
+      name: 'case_read_audit_checkpoint_age_seconds',
+      help: 'Seconds since the newest stored audit checkpoint was signed (absent before the first)',
+      registers: [this.registry],
+      collect() {
+        if (newestAt === undefined) this.reset();
+        else this.set((Date.now() - newestAt) / 1000);
+      },
+    });
+    const after = new Gauge({
+      name: 'case_read_audit_records_after_checkpoint',
+      help: 'Audit records after the newest stored checkpoint, covered by the chain alone (as of the last check)',
+      registers: [this.registry],
+    });
+    const signed = new Counter({
+      name: 'case_read_audit_checkpoints_total',
+      help: 'Audit checkpoints this instance signed',
+      registers: [this.registry],
+    });
+    const failed = new Counter({
+      name: 'case_read_audit_checkpoint_failures_total',
+      help: 'Audit checkpoints that could not be taken or stored (each is tried again)',
+      registers: [this.registry],
+    });
+    return {
+      observed: (headSeq, newest) => {
+        newestAt = newest === undefined ? undefined : Date.parse(newest.time);
+        after.set(headSeq - (newest?.seq ?? 0));
+      },
+      signed: () => signed.inc(),
+      failed: () => failed.inc(),
+    };
+  }
+
   get contentType(): string {
     return this.registry.contentType;
   }

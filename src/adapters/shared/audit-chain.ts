@@ -1,4 +1,10 @@
 import {
+  type AuditCheckpoint,
+  type ChainHead,
+  type CheckpointSet,
+  checkpointOf,
+} from '../../domain/audit/checkpoint.js';
+import {
   type AuditQuery,
   type AuditRecord,
   type AuditVerification,
@@ -15,11 +21,7 @@ import { sha256Hex } from './sha256.js';
  * query filter and the paged walk that `verify` makes.
  */
 
-/** The last record of the chain: what the next batch links onto. */
-export interface ChainHead {
-  readonly seq: number;
-  readonly hash: string;
-}
+export type { ChainHead };
 
 /** The head of an empty chain. */
 export const EMPTY_CHAIN: ChainHead = { seq: 0, hash: GENESIS_HASH };
@@ -173,9 +175,13 @@ export const VERIFY_BATCH = 10_000;
 export const verifyPageSql = (placeholder: (n: number) => string) =>
   `SELECT * FROM audit WHERE seq > ${placeholder(1)} ORDER BY seq LIMIT ${placeholder(2)}`;
 
-/** Verifies the chain by keyset paging through it, {@link VERIFY_BATCH} records at a time. */
+/**
+ * Verifies the chain by keyset paging through it, {@link VERIFY_BATCH} records at a time,
+ * against the checkpoints when given.
+ */
 export function verifyByPages(
   page: (afterSeq: number, limit: number) => Promise<readonly AuditRow[]> | readonly AuditRow[],
+  checkpoints?: CheckpointSet,
 ): Promise<AuditVerification> {
   async function* batches() {
     let after = 0;
@@ -189,5 +195,83 @@ export function verifyByPages(
       await new Promise((resolve) => setImmediate(resolve));
     }
   }
-  return verifyAuditBatches(batches(), sha256Hex);
+  return verifyAuditBatches(batches(), sha256Hex, checkpoints);
 }
+
+/**
+ * The signed checkpoints (decisions §9), in both SQL stores. The time is kept as the text
+ * that was signed, so the signature can be checked again whatever the engine's clock type.
+ * Two instances may sign the same head: both are kept.
+ */
+export const auditCheckpointsSql = (types: { readonly seq: string }) => `
+  CREATE TABLE audit_checkpoints (
+    seq        ${types.seq} NOT NULL,
+    head       TEXT NOT NULL,
+    time       TEXT NOT NULL,
+    key_id     TEXT NOT NULL,
+    signature  TEXT NOT NULL,
+    PRIMARY KEY (seq, key_id, signature)
+  );
+`;
+
+/** One row of the checkpoints table, as a driver returns it (PostgreSQL's BIGINT as text). */
+export interface CheckpointRow {
+  readonly seq: number | string;
+  readonly head: string;
+  readonly time: string;
+  readonly key_id: string;
+  readonly signature: string;
+}
+
+/** The insert of one checkpoint with the engine's placeholders; one already stored is kept as it is. */
+export const saveCheckpointSql = (placeholder: (n: number) => string) =>
+  `INSERT INTO audit_checkpoints (seq, head, time, key_id, signature)
+   VALUES (${[1, 2, 3, 4, 5].map(placeholder).join(', ')}) ON CONFLICT DO NOTHING`;
+
+export const checkpointValuesOf = (c: AuditCheckpoint): [number, string, string, string, string] => [
+  c.seq,
+  c.head,
+  c.time,
+  c.keyId,
+  c.signature,
+];
+
+export const NEWEST_CHECKPOINT_SQL = 'SELECT * FROM audit_checkpoints ORDER BY seq DESC LIMIT 1';
+
+/** A stored row as a checkpoint, or what is wrong with it. */
+export function checkpointOfRow(row: CheckpointRow): AuditCheckpoint | { readonly invalid: string } {
+  const read = checkpointOf({
+    seq: Number(row.seq),
+    head: row.head,
+    time: row.time,
+    keyId: row.key_id,
+    signature: row.signature,
+  });
+  return 'invalid' in read ? { invalid: `stored checkpoint at seq ${row.seq}: ${read.invalid}` } : read;
+}
+
+/** Checkpoints read per round trip. */
+const CHECKPOINT_PAGE = 1000;
+
+/**
+ * Every stored checkpoint, lowest seq first, by keyset paging over the table's key:
+ * `page` runs `checkpointPageSql` with the last key read (`(0, '', '')` at the start).
+ */
+export async function* checkpointsByPages(
+  page: (after: readonly [number, string, string], limit: number) => Promise<readonly CheckpointRow[]>,
+): AsyncGenerator<AuditCheckpoint | { readonly invalid: string }> {
+  let after: readonly [number, string, string] = [0, '', ''];
+  for (;;) {
+    const rows = await page(after, CHECKPOINT_PAGE);
+    for (const row of rows) yield checkpointOfRow(row);
+    const last = rows.at(-1);
+    if (last === undefined || rows.length < CHECKPOINT_PAGE) return;
+    after = [Number(last.seq), last.key_id, last.signature];
+  }
+}
+
+/** One page of checkpoints after the key `(seq, key_id, signature)` given as the first three placeholders. */
+export const checkpointPageSql = (placeholder: (n: number) => string) =>
+  `SELECT * FROM audit_checkpoints
+   WHERE (seq, key_id, signature) > (${placeholder(1)}, ${placeholder(2)}, ${placeholder(3)})
+   ORDER BY seq, key_id, signature LIMIT ${placeholder(4)}`;

@@ -1,3 +1,4 @@
+import type { AuditCheckpoint, ChainHead, CheckpointSet } from '../../domain/audit/checkpoint.js';
 import type {
   AuditQuery,
   AuditRecord,
@@ -9,12 +10,13 @@ import { StoreError } from '../../ports/stores.js';
 import * as chain from '../shared/audit-chain.js';
 import { GroupCommit } from '../shared/group-commit.js';
 import { openWritableStore, type StoreDescription, transaction } from './database.js';
-import type { SqlDatabase, SqliteDriver } from './driver.js';
+import type { SqlDatabase, SqliteDriver, SqlStatement } from './driver.js';
 
 /** Times as ISO 8601 text, which sorts as time does. */
 const MIGRATIONS: readonly string[] = [
   chain.auditTableSql({ seq: 'INTEGER', at: 'TEXT' }),
   chain.auditVersion2Sql,
+  chain.auditCheckpointsSql({ seq: 'INTEGER' }),
 ];
 
 export class AuditStoreError extends StoreError {
@@ -45,12 +47,14 @@ const AUDIT_STORE: StoreDescription = {
  */
 export class SqliteAuditLog implements AuditLog {
   private readonly commits: GroupCommit<AuditRecord>;
+  private readonly headRow: SqlStatement<[], ChainHead>;
 
   private constructor(private readonly db: SqlDatabase) {
     const insert = db.prepare<unknown[]>(
       `INSERT INTO audit (${chain.AUDIT_COLUMNS.join(', ')}) VALUES (${chain.AUDIT_COLUMNS.map(() => '?').join(', ')})`,
     );
-    const head = db.prepare<[], chain.ChainHead>('SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1');
+    const head = db.prepare<[], ChainHead>('SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1');
+    this.headRow = head;
     // IMMEDIATE: the write lock is taken before the head is read, so no other writer can
     // append between the read and the inserts.
     this.commits = new GroupCommit((batch) =>
@@ -74,6 +78,32 @@ export class SqliteAuditLog implements AuditLog {
     return this.commits.append(record);
   }
 
+  flush(): Promise<void> {
+    return this.commits.drain();
+  }
+
+  async head(): Promise<ChainHead> {
+    return this.headRow.get() ?? chain.EMPTY_CHAIN;
+  }
+
+  async saveCheckpoint(checkpoint: AuditCheckpoint): Promise<void> {
+    this.db.prepare(chain.saveCheckpointSql(() => '?')).run(...chain.checkpointValuesOf(checkpoint));
+  }
+
+  async newestCheckpoint(): Promise<AuditCheckpoint | undefined> {
+    const row = this.db.prepare<[], chain.CheckpointRow>(chain.NEWEST_CHECKPOINT_SQL).get();
+    if (row === undefined) return undefined;
+    const read = chain.checkpointOfRow(row);
+    return 'invalid' in read ? undefined : read;
+  }
+
+  checkpoints(): AsyncIterable<AuditCheckpoint | { readonly invalid: string }> {
+    const page = this.db.prepare<[number, string, string, number], chain.CheckpointRow>(
+      chain.checkpointPageSql(() => '?'),
+    );
+    return chain.checkpointsByPages(async (after, limit) => page.all(...after, limit));
+  }
+
   async query(filter: AuditQuery): Promise<StoredAuditRecord[]> {
     const { text, values } = chain.auditQuerySql(filter, () => '?');
     return this.db
@@ -83,9 +113,9 @@ export class SqliteAuditLog implements AuditLog {
   }
 
   /** Walks the chain a page at a time, by sequence number. */
-  async verify(): Promise<AuditVerification> {
+  async verify(checkpoints?: CheckpointSet): Promise<AuditVerification> {
     const page = this.db.prepare<[number, number], chain.AuditRow>(chain.verifyPageSql(() => '?'));
-    return chain.verifyByPages((after, limit) => page.all(after, limit));
+    return chain.verifyByPages((after, limit) => page.all(after, limit), checkpoints);
   }
 
   /** For readiness: throws when the store cannot be written (a write lock can be taken). */

@@ -1,26 +1,199 @@
-import type { StoredAuditRecord } from '../../domain/audit/record.js';
-import { EXIT, type Io, openAuditStore, parse, positionals, report, UsageError, using } from './common.js';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type AuditCheckpoint, describeCheckpoint } from '../../domain/audit/checkpoint.js';
+import type { AuditVerification, StoredAuditRecord } from '../../domain/audit/record.js';
+import type { AuditLog } from '../../ports/audit-log.js';
+import { CheckpointEvidenceError, type Evidence, gatherCheckpoints } from '../checkpoint-evidence.js';
+import { CheckpointKeyError, checkpointKeyring, generateCheckpointKeys } from '../composition/operator.js';
+import {
+  CommandError,
+  EXIT,
+  type Io,
+  openAuditStore,
+  parse,
+  positionals,
+  report,
+  UsageError,
+  using,
+} from './common.js';
 
 const STORE = { 'audit-store': { type: 'string' }, json: { type: 'boolean' } } as const;
 
 const line = (r: StoredAuditRecord) =>
   `${r.seq}  ${r.at.toISOString()}  ${r.clientId}  ${r.operation}${r.crn ? ` ${r.crn}` : ''}  ${r.status}${r.problem ? ` ${r.problem}` : ''}${r.access ? ` (${r.access})` : ''}${r.onBehalfOf ? `  on behalf of ${r.onBehalfOf}` : ''}  ${r.requestId}`;
 
-/** `audit verify`: walks the hash chain; exit 1 when it is broken. `audit query`: filtered records. */
-export async function audit(sub: string | undefined, args: string[], io: Io): Promise<number> {
-  if (sub === 'verify') {
-    const { values, positionals: rest } = parse(args, STORE);
-    positionals(rest, []);
-    return using(openAuditStore(values['audit-store'], io), async ({ value: log }) => {
-      const result = await log.verify();
-      if (result.ok) {
-        report(io, values.json, result, `audit chain intact: ${result.records} record(s)`);
-        return EXIT.ok;
-      }
-      report(io, values.json, result, `audit chain BROKEN at record ${result.brokenAt}: ${result.reason}`);
-      return EXIT.failure;
-    });
+const checkpointLine = (c: AuditCheckpoint) => `${c.seq}  ${c.time}  key ${c.keyId}  head ${c.head}`;
+
+/** The key files and checkpoint files of `audit verify`, read before the store is opened. */
+async function keyringOf(paths: readonly string[]) {
+  const files = paths.map((path) => {
+    try {
+      return { path, pem: readFileSync(path, 'utf8') };
+    } catch (error) {
+      throw new CommandError(
+        `--public-key ${path} cannot be read (${(error as NodeJS.ErrnoException).code})`,
+      );
+    }
+  });
+  try {
+    return await checkpointKeyring(files);
+  } catch (error) {
+    if (error instanceof CheckpointKeyError) throw new CommandError(`--public-key ${error.message}`);
+    throw error;
   }
+}
+
+/**
+ * `audit verify`: the hash chain, and with `--public-key` every checkpoint (stored, and in
+ * each `--checkpoints` file): its signature, and that the chain passes through its head.
+ * Exit 1 names the first thing wrong.
+ */
+async function verify(args: string[], io: Io): Promise<number> {
+  const { values, positionals: rest } = parse(args, {
+    ...STORE,
+    'public-key': { type: 'string', multiple: true },
+    checkpoints: { type: 'string', multiple: true },
+  });
+  positionals(rest, []);
+  const keys = values['public-key'] ?? [];
+  const files = values.checkpoints ?? [];
+  if (files.length > 0 && keys.length === 0) {
+    throw new UsageError(
+      '--checkpoints needs --public-key: a checkpoint counts only once its signature is checked',
+    );
+  }
+  const keyring = keys.length > 0 ? await keyringOf(keys) : undefined;
+  return using(openAuditStore(values['audit-store'], io), async ({ value: log }) => {
+    if (keyring === undefined) return verifyChainOnly(log, values.json, io);
+    let evidence: Evidence;
+    try {
+      evidence = await gatherCheckpoints(log, files, keyring);
+    } catch (error) {
+      if (!(error instanceof CheckpointEvidenceError)) throw error;
+      report(
+        io,
+        values.json,
+        { ok: false, reason: error.message },
+        `audit checkpoints REFUSED: ${error.message}`,
+      );
+      return EXIT.failure;
+    }
+    const result = await log.verify(evidence.checkpoints);
+    return reportVerification(io, values.json, result, evidence);
+  });
+}
+
+async function verifyChainOnly(log: AuditLog, json: boolean | undefined, io: Io): Promise<number> {
+  const result = await log.verify();
+  let unchecked = 0;
+  for await (const _ of log.checkpoints()) unchecked++;
+  const note =
+    unchecked > 0 ? [`${unchecked} stored checkpoint(s) not checked: give --public-key to check them`] : [];
+  return reportVerification(
+    io,
+    json,
+    unchecked > 0 ? { ...result, uncheckedCheckpoints: unchecked } : result,
+    undefined,
+    note,
+  );
+}
+
+function reportVerification(
+  io: Io,
+  json: boolean | undefined,
+  result: AuditVerification & { uncheckedCheckpoints?: number },
+  evidence: Evidence | undefined,
+  note: string[] = [],
+): number {
+  const fromFiles =
+    evidence && evidence.onlyInFiles > 0
+      ? [`note: ${evidence.onlyInFiles} checkpoint(s) from --checkpoints are not in the store`]
+      : [];
+  if (!result.ok) {
+    report(io, json, result, [
+      `audit chain BROKEN at record ${result.brokenAt}: ${result.reason}`,
+      ...fromFiles,
+    ]);
+    return EXIT.failure;
+  }
+  if (evidence !== undefined && evidence.checkpoints.size === 0 && result.records > 0) {
+    const reason = 'no checkpoint was found to check the chain against (none stored, none in --checkpoints)';
+    report(io, json, { ok: false, records: result.records, reason }, `audit checkpoints MISSING: ${reason}`);
+    return EXIT.failure;
+  }
+  const newest = evidence?.checkpoints.newest;
+  const checked = evidence ? `, ${evidence.checkpoints.size} signed checkpoint(s) verified` : '';
+  const after = newest
+    ? [
+        `newest: ${describeCheckpoint(newest)}; ${result.records - newest.seq} record(s) after it, covered by the chain alone`,
+      ]
+    : [];
+  report(io, json, newest ? { ...result, newestCheckpoint: newest } : result, [
+    `audit chain intact: ${result.records} record(s)${checked}`,
+    ...after,
+    ...note,
+    ...fromFiles,
+  ]);
+  return EXIT.ok;
+}
+
+/** `audit keygen --dir DIR`: a new Ed25519 signing key pair; an existing key is never overwritten. */
+async function keygen(args: string[], io: Io): Promise<number> {
+  const { values, positionals: rest } = parse(args, { dir: { type: 'string' }, json: { type: 'boolean' } });
+  positionals(rest, []);
+  if (!values.dir) throw new UsageError('audit keygen needs --dir DIR');
+  const keys = await generateCheckpointKeys();
+  const privateKey = join(values.dir, 'audit-signing-key.pem');
+  const publicKey = join(values.dir, 'audit-signing-key.pub.pem');
+  try {
+    mkdirSync(values.dir, { recursive: true, mode: 0o700 });
+    writeFileSync(privateKey, keys.privatePem, { mode: 0o600, flag: 'wx' });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new CommandError(
+      code === 'EEXIST'
+        ? `${privateKey} exists: a key is never overwritten (to rotate, write the new key to another directory)`
+        : `${privateKey} cannot be written (${code})`,
+    );
+  }
+  writeFileSync(publicKey, keys.publicPem, { mode: 0o644 });
+  report(io, values.json, { privateKey, publicKey, keyId: keys.keyId }, [
+    `private key: ${privateKey} (mode 0600: for AUDIT_SIGNING_KEY, nowhere else)`,
+    `public key:  ${publicKey} (for audit verify --public-key; keep a copy away from the store)`,
+    `key id:      ${keys.keyId}`,
+  ]);
+  return EXIT.ok;
+}
+
+/** `audit checkpoints`: the stored checkpoints, lowest seq first; `--json` writes one JSON line each. */
+async function checkpoints(args: string[], io: Io): Promise<number> {
+  const { values, positionals: rest } = parse(args, STORE);
+  positionals(rest, []);
+  return using(openAuditStore(values['audit-store'], io), async ({ value: log }) => {
+    let count = 0;
+    let bad = 0;
+    for await (const read of log.checkpoints()) {
+      if ('invalid' in read) {
+        bad++;
+        io.err(`case-read: ${read.invalid}`);
+        continue;
+      }
+      count++;
+      io.out(values.json ? JSON.stringify(read) : checkpointLine(read));
+    }
+    if (count === 0 && bad === 0 && !values.json) io.out('no checkpoints');
+    return bad > 0 ? EXIT.failure : EXIT.ok;
+  });
+}
+
+/**
+ * `audit verify`, `audit checkpoints`, `audit keygen` (decisions §9) and `audit query`
+ * (filtered records).
+ */
+export async function audit(sub: string | undefined, args: string[], io: Io): Promise<number> {
+  if (sub === 'verify') return verify(args, io);
+  if (sub === 'keygen') return keygen(args, io);
+  if (sub === 'checkpoints') return checkpoints(args, io);
   if (sub === 'query') {
     const { values, positionals: rest } = parse(args, {
       ...STORE,
@@ -47,6 +220,8 @@ export async function audit(sub: string | undefined, args: string[], io: Io): Pr
     });
   }
   throw new UsageError(
-    sub === undefined ? 'audit needs a subcommand: verify or query' : `unknown audit subcommand: ${sub}`,
+    sub === undefined
+      ? 'audit needs a subcommand: verify, query, checkpoints or keygen'
+      : `unknown audit subcommand: ${sub}`,
   );
 }

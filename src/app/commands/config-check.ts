@@ -1,4 +1,4 @@
-import { keySetFrom, readListenerTls } from '../composition/operator.js';
+import { keySetFrom, readAuditSigner, readListenerTls } from '../composition/operator.js';
 import { loadServiceConfig } from '../composition/service.js';
 import { STORE_REGISTRY } from '../composition/store-kinds.js';
 import { SERVICE_VARIABLES, STORE_VARIABLE_NAMES } from '../config.js';
@@ -26,6 +26,7 @@ export async function configCheck(args: string[], io: Io): Promise<number> {
   const config = loadServiceConfig(io.env);
   // Read and checked as `serve` does at start and on every reload.
   readListenerTls(config);
+  const auditSigner = await readAuditSigner(config);
   if (config.BEARER_MODE !== 'off' && config.BEARER_JWKS && !/^https:/i.test(config.BEARER_JWKS)) {
     try {
       keySetFrom(config.BEARER_JWKS);
@@ -39,6 +40,13 @@ export async function configCheck(args: string[], io: Io): Promise<number> {
     const value = config[name];
     if (value === undefined) continue;
     effective[name] = { value: maskValue(name, display(value)), source: source(name) };
+  }
+  // The signing key is shown by its id, never its contents.
+  if (auditSigner && effective.AUDIT_SIGNING_KEY) {
+    effective.AUDIT_SIGNING_KEY = {
+      ...effective.AUDIT_SIGNING_KEY,
+      value: `${effective.AUDIT_SIGNING_KEY.value} (key id ${auditSigner.keyId})`,
+    };
   }
   for (const name of STORE_VARIABLE_NAMES) {
     effective[name] = { value: maskValue(name, STORE_REGISTRY.display(config[name])), source: source(name) };

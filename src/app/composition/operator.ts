@@ -33,5 +33,11 @@ export async function openApiDocument(crnFormat: CrnFormat, publicUrl: string): 
   return (await app.request('/openapi.json')).text();
 }
 
-/** `config check`: the TLS files are read and checked as `serve` reads them. */
-export { readListenerTls } from './service.js';
+/** `audit keygen`, `audit verify --public-key`: the checkpoints' Ed25519 keys (node:crypto, ids by jose). */
+export {
+  CheckpointKeyError,
+  checkpointKeyring,
+  generateCheckpointKeys,
+} from '../../adapters/crypto/checkpoint-keys.js';
+/** `config check`: the TLS files and the audit signing key are read and checked as `serve` reads them. */
+export { readAuditSigner, readListenerTls } from './service.js';

@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Hono } from 'hono';
 import { sha256Hasher } from '../../adapters/crypto/api-keys.js';
+import { CheckpointKeyError, checkpointSigner } from '../../adapters/crypto/checkpoint-keys.js';
 import { createHttpApp } from '../../adapters/http/app.js';
 import type { DocsAssets } from '../../adapters/http/docs.js';
 import type { AppEnv, HttpLogger } from '../../adapters/http/env.js';
@@ -22,10 +23,13 @@ import {
 } from '../../adapters/shared/certificates.js';
 import { peerCertificateOf } from '../../adapters/tls-listener/peer-certificate.js';
 import type { RunningServer, TlsFiles } from '../../adapters/tls-listener/server.js';
+import type { AuditLog, AuditWriter } from '../../ports/audit-log.js';
+import type { CheckpointSigner } from '../../ports/checkpoint-keys.js';
 import { systemClock } from '../../ports/clock.js';
 import type { CredentialsIssuer } from '../../ports/credentials-issuer.js';
 import type { Environment, Opened, ReloadableTls, StoreWiring } from '../../ports/stores.js';
 import type { OutgoingTracing } from '../../ports/tracing.js';
+import { AuditCheckpointing } from '../audit-checkpointing.js';
 import { CertificateExpiry } from '../certificate-expiry.js';
 import { type Config, ConfigError, loadConfig } from '../config.js';
 import type { StoreRef } from '../stores.js';
@@ -97,6 +101,77 @@ export function readListenerTls(config: Config): { files: TlsFiles; certificates
     throw error;
   }
 }
+
+/**
+ * The signer of the audit checkpoints, when `AUDIT_SIGNING_KEY` names one: read and checked
+ * (an Ed25519 private key). Throws a ConfigError naming the variable, never the key.
+ */
+export async function readAuditSigner(config: Config): Promise<CheckpointSigner | undefined> {
+  if (config.AUDIT_SIGNING_KEY === undefined) return undefined;
+  const pem = readPem('AUDIT_SIGNING_KEY', config.AUDIT_SIGNING_KEY);
+  try {
+    return await checkpointSigner(pem);
+  } catch (error) {
+    if (error instanceof CheckpointKeyError)
+      throw new ConfigError([`AUDIT_SIGNING_KEY: ${config.AUDIT_SIGNING_KEY}: ${error.message}`]);
+    throw error;
+  }
+}
+
+/**
+ * Checkpoints of the audit chain, taken by this instance (decisions §9): logged, stored,
+ * and made visible as metrics. Started at once; `stop` takes the last one.
+ */
+function startCheckpointing(
+  config: Config,
+  signer: CheckpointSigner,
+  audit: AuditLog,
+  logger: Logger,
+  metrics: PrometheusMetrics,
+): AuditCheckpointing {
+  const seen = metrics.auditCheckpoints();
+  const checkpointing = new AuditCheckpointing({
+    store: audit,
+    signer,
+    everyRecords: config.AUDIT_CHECKPOINT_RECORDS,
+    everySeconds: config.AUDIT_CHECKPOINT_SECONDS,
+    now: () => new Date(),
+    out: {
+      signed: (checkpoint) => {
+        seen.signed();
+        logger.info({ checkpoint }, 'audit checkpoint');
+      },
+      observed: (head, newest) => seen.observed(head.seq, newest),
+      failed: (reason) => {
+        seen.failed();
+        logger.error({ reason }, 'audit checkpoint failed; it will be tried again');
+      },
+      contradicted: (head, newest) =>
+        logger.error(
+          { headSeq: head.seq, checkpointSeq: newest.seq },
+          'the audit trail ends before its newest checkpoint: records were removed; run case-read audit verify',
+        ),
+    },
+  });
+  logger.info(
+    {
+      keyId: signer.keyId,
+      everyRecords: config.AUDIT_CHECKPOINT_RECORDS,
+      everySeconds: config.AUDIT_CHECKPOINT_SECONDS,
+    },
+    'audit checkpoints on',
+  );
+  checkpointing.start();
+  return checkpointing;
+}
+
+/** The audit writer the requests use: each stored record counted for the checkpoints, after it is stored. */
+const countedFor = (writer: AuditWriter, checkpointing: AuditCheckpointing): AuditWriter => ({
+  append: async (record) => {
+    await writer.append(record);
+    checkpointing.appended();
+  },
+});
 
 /** The files of the listener's TLS set, as configured. */
 const listenerTlsPaths = (config: Config): string[] =>
@@ -206,6 +281,7 @@ async function openStores(config: Config, wiring: StoreWiring) {
 
 export async function buildService(config: Config, logger: Logger): Promise<Service> {
   const listenerTls = readListenerTls(config);
+  const auditSigner = await readAuditSigner(config);
   const tracing = await startTracingIf(config);
   const credentialsIssuer = await createCredentialsIssuer(config, tracing);
   const verifier = (() => {
@@ -237,9 +313,14 @@ export async function buildService(config: Config, logger: Logger): Promise<Serv
     ...(tracing ? { tracing } : {}),
   });
   const { cases, access, audit, rateLimit } = await openStores(config, wiring);
+  const checkpointing = auditSigner
+    ? startCheckpointing(config, auditSigner, audit.value, logger, metrics)
+    : undefined;
+  const auditWriter = traced(audit.value, config.AUDIT_STORE);
   /** With tracing on, each store call is a span naming the store and its kind. */
-  const traced = <T extends object>(port: T, ref: StoreRef): T =>
-    tracing ? tracing.traced(port, ref.role, { 'db.system.name': ref.kind }) : port;
+  function traced<T extends object>(port: T, ref: StoreRef): T {
+    return tracing ? tracing.traced(port, ref.role, { 'db.system.name': ref.kind }) : port;
+  }
   const app = createHttpApp({
     repository: traced(cases.value, config.CASE_STORE),
     ...(tracing ? { tracer: tracing.tracer } : {}),
@@ -247,7 +328,7 @@ export async function buildService(config: Config, logger: Logger): Promise<Serv
     logger: httpLoggerOf(logger),
     docs: loadDocsAssets(),
     publicUrl: config.PUBLIC_URL,
-    audit: traced(audit.value, config.AUDIT_STORE),
+    audit: checkpointing ? countedFor(auditWriter, checkpointing) : auditWriter,
     observe: metrics.observe,
     queueTokens: {
       issuer: tracing
@@ -382,7 +463,9 @@ export async function buildService(config: Config, logger: Logger): Promise<Serv
       shuttingDown = true;
     },
     close: async () => {
-      // The audit trail first: anything pending is written before the rest goes.
+      // The audit trail first: anything pending is written (and, with a signing key, a last
+      // checkpoint taken) before the rest goes.
+      await checkpointing?.stop();
       await audit.close();
       await Promise.allSettled([cases.close(), access.close(), rateLimit.close()]);
       credentialsIssuer.close?.();

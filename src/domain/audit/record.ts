@@ -1,3 +1,5 @@
+import { type AuditCheckpoint, type CheckpointSet, describeCheckpoint } from './checkpoint.js';
+
 /**
  * One audit record (decisions §5): every request that reaches step 3 leaves one. It says who
  * asked for what and what they were told, never what was returned and never a secret.
@@ -57,10 +59,20 @@ export interface AuditQuery {
   readonly limit?: number;
 }
 
-/** The result of walking the chain: where it first breaks, if it does. */
+/**
+ * The result of walking the chain: where it first breaks, if it does. `checkpoints` is how
+ * many signed checkpoints it was checked against, when it was given any to check.
+ */
 export type AuditVerification =
-  | { readonly ok: true; readonly records: number }
-  | { readonly ok: false; readonly records: number; readonly brokenAt: number; readonly reason: string };
+  | { readonly ok: true; readonly records: number; readonly checkpoints?: number }
+  | {
+      readonly ok: false;
+      readonly records: number;
+      readonly brokenAt: number;
+      readonly reason: string;
+      /** The checkpoint the chain contradicts, when that is what is wrong. */
+      readonly checkpoint?: AuditCheckpoint;
+    };
 
 /** The hash of the chain's start. */
 export const GENESIS_HASH = '0'.repeat(64);
@@ -148,6 +160,10 @@ export function chainRecord(
  * in the numbering (a removed record), a previous-hash that does not match (reordered or
  * removed), or a hash that does not match its contents (changed). It holds only the last
  * hash, so a chain of any length is checked in constant memory, fed record by record.
+ *
+ * Given signed checkpoints (already verified), it also checks that the chain passes through
+ * each one's head at its seq, and that it does not end before the last of them: what a
+ * chain recomputed after a change, or cut short, cannot do.
  */
 export class AuditChainWalker {
   private expectedSeq = 1;
@@ -155,7 +171,10 @@ export class AuditChainWalker {
   private count = 0;
   private failure: AuditVerification | undefined;
 
-  constructor(private readonly hash: (text: string) => string) {}
+  constructor(
+    private readonly hash: (text: string) => string,
+    private readonly checkpoints?: CheckpointSet,
+  ) {}
 
   /** Checks the next record; false once the chain is broken (then stop feeding it). */
   next(record: StoredAuditRecord): boolean {
@@ -184,13 +203,38 @@ export class AuditChainWalker {
     ) {
       return broken('its contents do not match its hash: it was changed');
     }
+    for (const checkpoint of this.checkpoints?.at(record.seq) ?? []) {
+      if (checkpoint.head !== record.hash) {
+        this.failure = {
+          ok: false,
+          records: this.count,
+          brokenAt: record.seq,
+          reason: `chain differs from checkpoint at seq ${record.seq}: the ${describeCheckpoint(checkpoint)} signed another chain, so the trail was rewritten`,
+          checkpoint,
+        };
+        return false;
+      }
+    }
     this.previousHash = record.hash;
     this.expectedSeq++;
     return true;
   }
 
   result(): AuditVerification {
-    return this.failure ?? { ok: true, records: this.count };
+    if (this.failure) return this.failure;
+    if (this.checkpoints === undefined) return { ok: true, records: this.count };
+    const last = this.expectedSeq - 1;
+    const beyond = this.checkpoints.firstAfter(last);
+    if (beyond !== undefined) {
+      return {
+        ok: false,
+        records: this.count,
+        brokenAt: last + 1,
+        reason: `records missing after seq ${last}: the ${describeCheckpoint(beyond)} was signed when the trail reached that record`,
+        checkpoint: beyond,
+      };
+    }
+    return { ok: true, records: this.count, checkpoints: this.checkpoints.size };
   }
 }
 
@@ -198,8 +242,9 @@ export class AuditChainWalker {
 export async function verifyAuditBatches(
   batches: AsyncIterable<readonly StoredAuditRecord[]>,
   hash: (text: string) => string,
+  checkpoints?: CheckpointSet,
 ): Promise<AuditVerification> {
-  const walker = new AuditChainWalker(hash);
+  const walker = new AuditChainWalker(hash, checkpoints);
   for await (const batch of batches) {
     for (const record of batch) if (!walker.next(record)) return walker.result();
   }

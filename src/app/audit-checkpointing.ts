@@ -1,0 +1,133 @@
+import {
+  type AuditCheckpoint,
+  type ChainHead,
+  checkpointSignedText,
+  type UnsignedCheckpoint,
+} from '../domain/audit/checkpoint.js';
+import type { AuditCheckpointStore } from '../ports/audit-log.js';
+import type { CheckpointSigner } from '../ports/checkpoint-keys.js';
+
+/**
+ * Signed checkpoints of the audit chain, taken by `serve` (decisions §9): every
+ * `everyRecords` records this instance appended, every `everySeconds` seconds when the chain
+ * has grown since the newest stored checkpoint (whoever made it), and at shutdown.
+ *
+ * Off the request path: a request's `appended()` only counts; the checkpoint itself is read,
+ * signed and stored afterwards, one at a time. A checkpoint is logged as soon as it is
+ * signed, so a copy is wherever the logs go even if the store refuses it; one that cannot be
+ * stored is reported and tried again (after 1, 2, 4 … seconds, at most `everySeconds`),
+ * never turned into a failed request.
+ */
+
+export interface CheckpointingOutputs {
+  /** A checkpoint was signed: the log line `"msg":"audit checkpoint"`. */
+  signed(checkpoint: AuditCheckpoint): void;
+  /** What the store holds now: its head and newest checkpoint (the metrics). */
+  observed(head: ChainHead, newest: AuditCheckpoint | undefined): void;
+  /** A checkpoint could not be taken or stored; it will be tried again. */
+  failed(reason: string): void;
+  /** The stored chain ends before its newest checkpoint: records were removed. */
+  contradicted(head: ChainHead, newest: AuditCheckpoint): void;
+}
+
+export interface CheckpointingOptions {
+  readonly store: AuditCheckpointStore & { flush(): Promise<void> };
+  readonly signer: CheckpointSigner;
+  readonly everyRecords: number;
+  readonly everySeconds: number;
+  readonly now: () => Date;
+  readonly out: CheckpointingOutputs;
+}
+
+const FIRST_RETRY_MS = 1000;
+
+export class AuditCheckpointing {
+  private appendedSince = 0;
+  private running: Promise<void> | undefined;
+  private again = false;
+  private stopped = false;
+  private interval: ReturnType<typeof setInterval> | undefined;
+  private retry: ReturnType<typeof setTimeout> | undefined;
+  private retryMs = FIRST_RETRY_MS;
+
+  constructor(private readonly options: CheckpointingOptions) {}
+
+  /** Starts the timer (unreferenced: it never keeps the process alive) and reads the store's state once. */
+  start(): void {
+    this.interval = setInterval(() => void this.checkpoint(), this.options.everySeconds * 1000);
+    this.interval.unref?.();
+    void this.checkpoint();
+  }
+
+  /** One record of this instance is stored: counted, and a checkpoint started when enough have been. */
+  appended(): void {
+    if (this.stopped) return;
+    this.appendedSince++;
+    if (this.appendedSince >= this.options.everyRecords) {
+      this.appendedSince = 0;
+      void this.checkpoint();
+    }
+  }
+
+  /** Takes a checkpoint if the chain has grown; one at a time (a call meanwhile runs once more after). */
+  checkpoint(): Promise<void> {
+    if (this.running) {
+      this.again = true;
+      return this.running;
+    }
+    this.running = (async () => {
+      do {
+        this.again = false;
+        await this.attempt();
+      } while (this.again && !this.stopped);
+      this.running = undefined;
+    })();
+    return this.running;
+  }
+
+  /** Shutdown: the timers stop, every pending record is written, and a last checkpoint is taken. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.interval);
+    clearTimeout(this.retry);
+    await this.running;
+    await this.options.store.flush().catch(() => {});
+    await this.attempt();
+  }
+
+  private async attempt(): Promise<void> {
+    const { store, signer, out } = this.options;
+    try {
+      const [head, newest] = await Promise.all([store.head(), store.newestCheckpoint()]);
+      out.observed(head, newest);
+      if (newest !== undefined && newest.seq > head.seq) out.contradicted(head, newest);
+      if (head.seq === 0 || newest?.seq === head.seq) return this.succeeded();
+      const unsigned: UnsignedCheckpoint = {
+        seq: head.seq,
+        head: head.hash,
+        time: this.options.now().toISOString(),
+        keyId: signer.keyId,
+      };
+      const checkpoint = { ...unsigned, signature: signer.sign(checkpointSignedText(unsigned)) };
+      out.signed(checkpoint);
+      await store.saveCheckpoint(checkpoint);
+      out.observed(head, checkpoint);
+      this.succeeded();
+    } catch (error) {
+      out.failed((error as Error).message);
+      if (!this.stopped && this.retry === undefined) {
+        const delay = Math.min(this.retryMs, this.options.everySeconds * 1000);
+        this.retryMs *= 2;
+        this.retry = setTimeout(() => {
+          this.retry = undefined;
+          void this.checkpoint();
+        }, delay);
+        this.retry.unref?.();
+      }
+    }
+  }
+
+  private succeeded(): void {
+    this.retryMs = FIRST_RETRY_MS;
+  }
+}

@@ -1,0 +1,99 @@
+import { createReadStream } from 'node:fs';
+import { createInterface } from 'node:readline';
+import {
+  type AuditCheckpoint,
+  CheckpointSet,
+  checkpointOf,
+  describeCheckpoint,
+} from '../domain/audit/checkpoint.js';
+import type { AuditCheckpointStore } from '../ports/audit-log.js';
+import type { CheckpointKeyring } from '../ports/checkpoint-keys.js';
+
+/**
+ * The checkpoints `audit verify` checks a chain against (decisions §9): those stored beside
+ * the trail, and those kept elsewhere, in files of JSON lines (the output of `audit
+ * checkpoints --json`, or the service's own log, whose other lines are skipped). Each one's
+ * signature is checked first: one that does not verify, or whose key was not given, is
+ * refused, never used and never skipped.
+ */
+
+export interface Evidence {
+  readonly checkpoints: CheckpointSet;
+  /** How many came from the store. */
+  readonly stored: number;
+  /** Checkpoints found in the files that the store does not hold (lost on the way there, or removed from it). */
+  readonly onlyInFiles: number;
+}
+
+/** A checkpoint that cannot be used: the message names it and where it was found. */
+export class CheckpointEvidenceError extends Error {
+  override readonly name = 'CheckpointEvidenceError';
+}
+
+/** A line of a file, as a checkpoint: the log's `"msg":"audit checkpoint"` line, or a bare one; undefined for any other line. */
+function checkpointLine(line: string): unknown {
+  if (!line.includes('"signature"')) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null) return undefined;
+  const v = value as Record<string, unknown>;
+  if (v.msg === 'audit checkpoint') return v.checkpoint ?? {};
+  return 'seq' in v && 'head' in v && 'signature' in v ? v : undefined;
+}
+
+function checkSignature(keyring: CheckpointKeyring, checkpoint: AuditCheckpoint, where: string): void {
+  const check = keyring.check(checkpoint);
+  if (check === 'valid') return;
+  throw new CheckpointEvidenceError(
+    check === 'unknown-key'
+      ? `the ${describeCheckpoint(checkpoint)} ${where} is signed by key ${checkpoint.keyId}, which no --public-key gives`
+      : `the ${describeCheckpoint(checkpoint)} ${where} has a signature that does not verify with its key: it was forged or changed`,
+  );
+}
+
+/** Reads and checks every checkpoint; throws {@link CheckpointEvidenceError} at the first that cannot be used. */
+export async function gatherCheckpoints(
+  store: AuditCheckpointStore,
+  files: readonly string[],
+  keyring: CheckpointKeyring,
+): Promise<Evidence> {
+  const checkpoints = new CheckpointSet();
+  let stored = 0;
+  for await (const read of store.checkpoints()) {
+    if ('invalid' in read) throw new CheckpointEvidenceError(read.invalid);
+    checkSignature(keyring, read, 'in the store');
+    if (checkpoints.add(read)) stored++;
+  }
+  let onlyInFiles = 0;
+  for (const file of files) {
+    const lines = createInterface({ input: createReadStream(file), crlfDelay: Number.POSITIVE_INFINITY });
+    let number = 0;
+    try {
+      for await (const line of lines) {
+        number++;
+        const value = checkpointLine(line);
+        if (value === undefined) continue;
+        const read = checkpointOf(value);
+        if ('invalid' in read) {
+          throw new CheckpointEvidenceError(
+            `${file} line ${number}: a checkpoint that cannot be read (${read.invalid})`,
+          );
+        }
+        checkSignature(keyring, read, `in ${file} line ${number}`);
+        if (checkpoints.add(read)) onlyInFiles++;
+      }
+    } catch (error) {
+      if (error instanceof CheckpointEvidenceError) throw error;
+      throw new CheckpointEvidenceError(
+        `${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+      );
+    } finally {
+      lines.close();
+    }
+  }
+  return { checkpoints, stored, onlyInFiles };
+}

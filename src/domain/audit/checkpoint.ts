@@ -1,0 +1,109 @@
+/**
+ * Signed checkpoints of the audit chain (decisions §9). A hash chain shows a record changed
+ * in the middle, but not records cut off its end, nor a chain recomputed from scratch by
+ * someone who can write to the store. Like Certificate Transparency's signed tree heads, the
+ * service signs the chain's head now and then and keeps the signature outside the store too
+ * (its log): a trail that no longer passes through a signed head, or ends before one, was
+ * changed.
+ */
+
+/** The last record of the chain: its number and its hash. */
+export interface ChainHead {
+  readonly seq: number;
+  readonly hash: string;
+}
+
+/** One signed checkpoint: the chain's head at `seq`, when it was signed, and by which key. */
+export interface AuditCheckpoint {
+  /** The number of the last record the checkpoint covers. */
+  readonly seq: number;
+  /** That record's hash. */
+  readonly head: string;
+  /** When it was signed, ISO 8601 in UTC, exactly as signed. */
+  readonly time: string;
+  /** The signing key's id: the RFC 7638 thumbprint of its public key. */
+  readonly keyId: string;
+  /** Ed25519 over {@link checkpointSignedText}, base64url. */
+  readonly signature: string;
+}
+
+export type UnsignedCheckpoint = Omit<AuditCheckpoint, 'signature'>;
+
+/**
+ * The text a checkpoint's signature covers: a fixed label and version, then every field but
+ * the signature, as a JSON array. The label keeps a checkpoint signature from being taken
+ * for anything else the key might sign.
+ */
+export const checkpointSignedText = (c: UnsignedCheckpoint): string =>
+  JSON.stringify(['case-read audit checkpoint', 1, c.seq, c.head, c.time, c.keyId]);
+
+const HASH = /^[0-9a-f]{64}$/;
+const BASE64URL = /^[A-Za-z0-9_-]+$/;
+const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/;
+
+/**
+ * A checkpoint read from outside (a store row, a line of a file), or a reason it is not
+ * one. Only the form is checked here; the signature is checked against a public key.
+ */
+export function checkpointOf(value: unknown): AuditCheckpoint | { readonly invalid: string } {
+  if (typeof value !== 'object' || value === null) return { invalid: 'not an object' };
+  const v = value as Record<string, unknown>;
+  if (!Number.isSafeInteger(v.seq) || (v.seq as number) < 1) return { invalid: 'seq is not a record number' };
+  if (typeof v.head !== 'string' || !HASH.test(v.head)) return { invalid: 'head is not a SHA-256 hash' };
+  if (typeof v.time !== 'string' || !ISO_UTC.test(v.time) || Number.isNaN(Date.parse(v.time)))
+    return { invalid: 'time is not an ISO 8601 time in UTC' };
+  if (typeof v.keyId !== 'string' || !BASE64URL.test(v.keyId) || v.keyId.length > 128)
+    return { invalid: 'keyId is not a key id' };
+  if (typeof v.signature !== 'string' || !BASE64URL.test(v.signature) || v.signature.length > 256)
+    return { invalid: 'signature is not base64url' };
+  return { seq: v.seq as number, head: v.head, time: v.time, keyId: v.keyId, signature: v.signature };
+}
+
+/** How a checkpoint is named in a message: its seq, its time and the start of its key id. */
+export const describeCheckpoint = (c: AuditCheckpoint): string =>
+  `checkpoint at seq ${c.seq} (${c.time}, key ${c.keyId.slice(0, 12)})`;
+
+/**
+ * The checkpoints a chain is checked against, each already verified: by record number.
+ * The same checkpoint read from several places (the store, an export, a log) counts once.
+ * Memory grows with the checkpoints, one small entry each, not with the records.
+ */
+export class CheckpointSet {
+  private readonly bySeq = new Map<number, AuditCheckpoint[]>();
+  private highest: AuditCheckpoint | undefined;
+
+  /** Adds a verified checkpoint; false when the set held it already. */
+  add(checkpoint: AuditCheckpoint): boolean {
+    const held = this.bySeq.get(checkpoint.seq);
+    if (held?.some((c) => c.signature === checkpoint.signature && c.keyId === checkpoint.keyId)) return false;
+    if (held) held.push(checkpoint);
+    else this.bySeq.set(checkpoint.seq, [checkpoint]);
+    if (this.highest === undefined || checkpoint.seq > this.highest.seq) this.highest = checkpoint;
+    return true;
+  }
+
+  /** The checkpoints made at record `seq`. */
+  at(seq: number): readonly AuditCheckpoint[] | undefined {
+    return this.bySeq.get(seq);
+  }
+
+  /** The lowest checkpoint after record `seq`, if any: what a chain ending at `seq` fell short of. */
+  firstAfter(seq: number): AuditCheckpoint | undefined {
+    if (this.highest === undefined || this.highest.seq <= seq) return undefined;
+    let first: number | undefined;
+    for (const at of this.bySeq.keys()) if (at > seq && (first === undefined || at < first)) first = at;
+    return first === undefined ? undefined : this.bySeq.get(first)?.[0];
+  }
+
+  /** The checkpoint with the highest seq. */
+  get newest(): AuditCheckpoint | undefined {
+    return this.highest;
+  }
+
+  /** How many distinct checkpoints it holds. */
+  get size(): number {
+    let n = 0;
+    for (const held of this.bySeq.values()) n += held.length;
+    return n;
+  }
+}
