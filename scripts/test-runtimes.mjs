@@ -17,6 +17,8 @@ const SUITES = [
   'test/contract',
   'test/adapters/sqlite',
   'test/adapters/jsonl',
+  'test/adapters/crypto',
+  'test/app/audit-checkpointing.test.ts',
   'test/adapters/http',
   'test/adapters/tls-listener/slow-client.test.ts',
   'test/adapters/tls-listener/rotation.test.ts',

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AuditRecord, StoredAuditRecord } from '../../src/domain/audit/record.js';
+import { type AuditCheckpoint, CheckpointSet } from '../../src/domain/audit/checkpoint.js';
+import { type AuditRecord, GENESIS_HASH, type StoredAuditRecord } from '../../src/domain/audit/record.js';
 import type { AuditLog } from '../../src/ports/audit-log.js';
 
 export interface OpenedAuditLog {
@@ -57,6 +58,15 @@ export const auditRecord = (i: number, overrides: Partial<AuditRecord> = {}): Au
   problem: i === 4 ? 'limited-access' : null,
   access: i === 5 ? 'client-enforces' : null,
   ...overrides,
+});
+
+/** A checkpoint as the store keeps it (the signature is checked elsewhere, not by the store). */
+export const checkpointAt = (seq: number, head: string, signature = 'c2lnbmF0dXJl'): AuditCheckpoint => ({
+  seq,
+  head,
+  time: `2026-01-01T00:00:${String(seq).padStart(2, '0')}.000Z`,
+  keyId: 'key-one',
+  signature,
 });
 
 /**
@@ -147,6 +157,72 @@ export function describeAuditLogContract(
       const result = await log.verify();
       expect(result.ok).toBe(false);
       expect(result).toMatchObject({ brokenAt, reason: expect.stringMatching(reason) });
+    });
+
+    it('gives the head of the chain: seq 0 and the genesis hash when empty, else the last record', async () => {
+      await fresh();
+      const log = await open();
+      expect(await log.head()).toEqual({ seq: 0, hash: GENESIS_HASH });
+      for (let i = 1; i <= 3; i++) await log.append(auditRecord(i));
+      const last = (await log.query({})).at(-1);
+      expect(await log.head()).toEqual({ seq: 3, hash: last?.hash });
+    });
+
+    it('flush resolves once every append made before it is stored', async () => {
+      await fresh();
+      const log = await open();
+      const appends = [1, 2, 3].map((i) => log.append(auditRecord(i)));
+      await log.flush();
+      expect((await log.head()).seq).toBe(3);
+      await Promise.all(appends);
+    });
+
+    it('stores checkpoints and reads them back, lowest seq first, two at one seq included', async () => {
+      await fresh();
+      const log = await open();
+      for (let i = 1; i <= 4; i++) await log.append(auditRecord(i));
+      const hashes = (await log.query({})).map((r) => r.hash);
+      expect(await log.newestCheckpoint()).toBeUndefined();
+      const saved = [
+        checkpointAt(2, hashes[1] ?? ''),
+        checkpointAt(4, hashes[3] ?? '', 'Zmlyc3Q'),
+        // Another instance signed the same head.
+        checkpointAt(4, hashes[3] ?? '', 'c2Vjb25k'),
+      ];
+      for (const c of saved) await log.saveCheckpoint(c);
+      // The same checkpoint again (a retry) is kept once.
+      await log.saveCheckpoint(saved[0] as AuditCheckpoint);
+      const read: unknown[] = [];
+      for await (const c of log.checkpoints()) read.push(c);
+      expect(read).toHaveLength(3);
+      expect(read).toEqual(expect.arrayContaining(saved));
+      expect(read.map((c) => (c as AuditCheckpoint).seq)).toEqual([2, 4, 4]);
+      expect((await log.newestCheckpoint())?.seq).toBe(4);
+    });
+
+    it('verify checks the chain against checkpoints: through each head, and not ending before one', async () => {
+      await fresh();
+      const log = await open();
+      for (let i = 1; i <= 5; i++) await log.append(auditRecord(i));
+      const hashes = (await log.query({})).map((r) => r.hash);
+      const through = new CheckpointSet();
+      through.add(checkpointAt(3, hashes[2] ?? ''));
+      through.add(checkpointAt(5, hashes[4] ?? ''));
+      expect(await log.verify(through)).toEqual({ ok: true, records: 5, checkpoints: 2 });
+      const differs = new CheckpointSet();
+      differs.add(checkpointAt(3, 'f'.repeat(64)));
+      expect(await log.verify(differs)).toMatchObject({
+        ok: false,
+        brokenAt: 3,
+        reason: expect.stringMatching(/^chain differs from checkpoint at seq 3/),
+      });
+      const beyond = new CheckpointSet();
+      beyond.add(checkpointAt(8, 'e'.repeat(64)));
+      expect(await log.verify(beyond)).toMatchObject({
+        ok: false,
+        brokenAt: 6,
+        reason: expect.stringMatching(/^records missing after seq 5: the checkpoint at seq 8/),
+      });
     });
 
     it('keeps concurrent appends in the order appended, and the chain holds', async () => {

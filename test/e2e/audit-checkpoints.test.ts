@@ -303,7 +303,9 @@ describe.each([
     const result = verify(store.url, '--public-key', publicKey, '--checkpoints', log);
     const first = checkpoints.find((c) => c.seq > 9);
     expect(result.stdout).toContain(`records missing after seq 9: the checkpoint at seq ${first?.seq}`);
-    expect(result.stdout).toContain(`${checkpoints.length} checkpoint(s) from --checkpoints are not in the store`);
+    expect(result.stdout).toContain(
+      `${checkpoints.length} checkpoint(s) from --checkpoints are not in the store`,
+    );
     expect(result.status).toBe(1);
   });
 
@@ -382,4 +384,70 @@ describe('two instances on one PostgreSQL trail', () => {
     expect(result.stdout).toMatch(/audit chain intact: 30 record\(s\)/);
     expect(result.status).toBe(0);
   }, 60_000);
+});
+
+describe('checkpoints off the request path', () => {
+  it('a checkpoint the store refuses: requests still answered, logged, counted and retried; metrics show the age', async () => {
+    const path = join(dir, 'audit-refusing.db');
+    const server = await startServe({
+      ...setup.env,
+      AUDIT_STORE: `sqlite:${path}`,
+      AUDIT_SIGNING_KEY: join(keyDir, 'audit-signing-key.pem'),
+      AUDIT_CHECKPOINT_RECORDS: '2',
+      AUDIT_CHECKPOINT_SECONDS: '2',
+    });
+    const metric = async (name: string) => {
+      const text = await (await fetch(`${server.managementUrl}/metrics`)).text();
+      const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+      return line === undefined ? undefined : Number(line.split(' ')[1]);
+    };
+    try {
+      // No checkpoint yet: no age to show.
+      expect(await metric('case_read_audit_checkpoint_age_seconds')).toBeUndefined();
+      execOn(
+        path,
+        `CREATE TRIGGER refuse BEFORE INSERT ON audit_checkpoints BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`,
+      );
+      for (let i = 0; i < 6; i++) {
+        const res = await httpsRequest(`${server.url.replace('127.0.0.1', 'localhost')}/case/X123456`, {
+          ca: setup.ca,
+          ...setup.client,
+          headers: { 'x-api-key': setup.apiKey, authorization: `Bearer ${setup.token}` },
+        });
+        expect(res.status).toBe(200);
+      }
+      await expect.poll(() => metric('case_read_audit_checkpoint_failures_total')).toBeGreaterThan(0);
+      // The log is written in batches: wait for the line.
+      await expect
+        .poll(() => server.output(), { timeout: 10_000 })
+        .toContain('"reason":"refused by the test","msg":"audit checkpoint failed; it will be tried again"');
+      expect(await metric('case_read_audit_records_after_checkpoint')).toBe(6);
+      execOn(path, 'DROP TRIGGER refuse');
+      await expect
+        .poll(() => metric('case_read_audit_records_after_checkpoint'), { timeout: 10_000 })
+        .toBe(0);
+      expect(await metric('case_read_audit_checkpoint_age_seconds')).toBeLessThan(10);
+      expect(await metric('case_read_audit_checkpoints_total')).toBeGreaterThan(1);
+      const ready = await fetch(`${server.managementUrl}/health/ready`);
+      expect(ready.status).toBe(200);
+    } finally {
+      server.child.kill('SIGTERM');
+      await new Promise((resolve) => server.child.once('exit', resolve));
+    }
+    expect(storedCheckpoints(`sqlite:${path}`).at(-1)?.seq).toBe(6);
+  }, 60_000);
+
+  it('config check shows the signing key by its id, never the key', () => {
+    const keygen = JSON.parse(setup.cli('audit', 'keygen', '--dir', join(dir, 'keys-2'), '--json')) as {
+      keyId: string;
+      privateKey: string;
+    };
+    const result = runCli(['config', 'check'], { ...setup.env, AUDIT_SIGNING_KEY: keygen.privateKey });
+    expect(result.status, result.stderr).toBe(0);
+    expect(result.stdout).toContain(`AUDIT_SIGNING_KEY ${keygen.privateKey} (key id ${keygen.keyId})`);
+    expect(result.stdout).not.toContain(readFileSync(keygen.privateKey, 'utf8').split('\n')[1]);
+    const wrong = runCli(['config', 'check'], { ...setup.env, AUDIT_SIGNING_KEY: publicKey });
+    expect(wrong.status).toBe(1);
+    expect(wrong.stderr).toContain(`AUDIT_SIGNING_KEY: ${publicKey}: it holds no private key in PEM`);
+  });
 });

@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -57,6 +57,7 @@ describe.each(RUNTIMES)('case-read serve on $name', (runtime: RuntimeCommand) =>
   let dir: string;
   let env: Record<string, string>;
   let child: ChildProcess;
+  let output: () => string;
   let url: string;
   let ca: string;
   const certs: Record<string, Cert> = {};
@@ -74,6 +75,9 @@ describe.each(RUNTIMES)('case-read serve on $name', (runtime: RuntimeCommand) =>
     const cli = cliIn(env, runtime);
     const pkiDir = join(dir, 'pki');
     cli('pki', 'init', '--dir', pkiDir);
+    // Signed audit checkpoints, made and checked on this runtime.
+    cli('audit', 'keygen', '--dir', join(dir, 'audit-key'));
+    env.AUDIT_SIGNING_KEY = join(dir, 'audit-key', 'audit-signing-key.pem');
     const issue = (cn: string, pki = pkiDir) => {
       const files = JSON.parse(cli('pki', 'client', cn, '--dir', pki, '--json')) as {
         cert: string;
@@ -106,6 +110,7 @@ describe.each(RUNTIMES)('case-read serve on $name', (runtime: RuntimeCommand) =>
     ca = readFileSync(env.TLS_CLIENT_CA as string, 'utf8');
     const started = await startServe(env, runtime);
     child = started.child;
+    output = started.output;
     url = started.url.replace('127.0.0.1', 'localhost');
     // The listening line names the runtime it runs on: this is the runtime under test.
     expect(started.output()).toContain(`"runtime":"${runtime.name} `);
@@ -209,10 +214,30 @@ describe.each(RUNTIMES)('case-read serve on $name', (runtime: RuntimeCommand) =>
     expect(code).toBe(0);
     const verify = runCli(['audit', 'verify'], env, runtime);
     expect(verify.stderr).toBe('');
-    expect(verify.stdout).toMatch(/^audit chain intact: \d+ record\(s\)\n$/);
+    expect(verify.stdout).toMatch(
+      /^audit chain intact: \d+ record\(s\)\n\d+ stored checkpoint\(s\) not checked: give --public-key to check them\n$/,
+    );
     const records = Number(/(\d+) record/.exec(verify.stdout)?.[1]);
     // Every answered request under the perimeter is audited: at least the reads made above.
     expect(records).toBeGreaterThanOrEqual(PATHS.length + 8);
+    // The checkpoint taken at shutdown covers the whole trail, in the store and in the log.
+    const log = join(dir, 'serve.log');
+    writeFileSync(log, output());
+    const signed = runCli(
+      [
+        'audit',
+        'verify',
+        '--public-key',
+        join(dir, 'audit-key', 'audit-signing-key.pub.pem'),
+        '--checkpoints',
+        log,
+      ],
+      env,
+      runtime,
+    );
+    expect(signed.stdout).toContain(`audit chain intact: ${records} record(s), `);
+    expect(signed.stdout).toMatch(new RegExp(`checkpoint at seq ${records} .*; 0 record\\(s\\) after it`));
+    expect(signed.status).toBe(0);
   });
 });
 

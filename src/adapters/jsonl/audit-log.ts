@@ -180,8 +180,11 @@ export class JsonlAuditLog implements AuditLog {
   private damaged = false;
   private seq = 0;
   private headHash = GENESIS_HASH;
-  /** The highest checkpoint in the checkpoint file, once read (this writer is the only one). */
-  private newest: { checkpoint: AuditCheckpoint | undefined } | undefined;
+  /**
+   * The checkpoint file as this writer knows it, once read (it is the only writer): the
+   * highest checkpoint, and every one's signature, so a checkpoint given twice is kept once.
+   */
+  private held: { newest: AuditCheckpoint | undefined; signatures: Set<string> } | undefined;
 
   private constructor(
     private readonly path: string,
@@ -273,9 +276,15 @@ export class JsonlAuditLog implements AuditLog {
     return { seq: this.seq, hash: this.headHash };
   }
 
-  /** Appends the checkpoint's line to `PATH.checkpoints`; a line that cannot be written whole is cut off again. */
+  /**
+   * Appends the checkpoint's line to `PATH.checkpoints`; a line that cannot be written whole
+   * is cut off again. The newest checkpoint given again (a retry) is not written twice.
+   */
   async saveCheckpoint(checkpoint: AuditCheckpoint): Promise<void> {
     this.requireWriter();
+    const held = await this.heldCheckpoints();
+    const id = `${checkpoint.keyId} ${checkpoint.signature}`;
+    if (held.signatures.has(id)) return;
     const file = checkpointPathOf(this.path);
     const before = existsSync(file) ? statSync(file).size : 0;
     try {
@@ -288,21 +297,25 @@ export class JsonlAuditLog implements AuditLog {
       }
       throw error;
     }
-    const held = this.newest?.checkpoint;
-    if (this.newest !== undefined && (held === undefined || checkpoint.seq > held.seq)) {
-      this.newest = { checkpoint };
-    }
+    held.signatures.add(id);
+    if (held.newest === undefined || checkpoint.seq > held.newest.seq) held.newest = checkpoint;
   }
 
   async newestCheckpoint(): Promise<AuditCheckpoint | undefined> {
-    if (this.newest === undefined) {
-      let newest: AuditCheckpoint | undefined;
+    return (await this.heldCheckpoints()).newest;
+  }
+
+  private async heldCheckpoints(): Promise<{ newest: AuditCheckpoint | undefined; signatures: Set<string> }> {
+    if (this.held === undefined) {
+      const held = { newest: undefined as AuditCheckpoint | undefined, signatures: new Set<string>() };
       for await (const c of this.checkpoints()) {
-        if (!('invalid' in c) && (newest === undefined || c.seq > newest.seq)) newest = c;
+        if ('invalid' in c) continue;
+        held.signatures.add(`${c.keyId} ${c.signature}`);
+        if (held.newest === undefined || c.seq > held.newest.seq) held.newest = c;
       }
-      this.newest = { checkpoint: newest };
+      this.held = held;
     }
-    return this.newest.checkpoint;
+    return this.held;
   }
 
   /** The checkpoint file's lines, in the order written (which is seq order: one writer). */

@@ -150,15 +150,17 @@ export class PrometheusMetrics {
     failed(): void;
   } {
     let newestAt: number | undefined;
-    new Gauge({
-      name: 'case_read_audit_checkpoint_age_seconds',
-      help: 'Seconds since the newest stored audit checkpoint was signed (absent before the first)',
-      registers: [this.registry],
-      collect() {
-        if (newestAt === undefined) this.reset();
-        else this.set((Date.now() - newestAt) / 1000);
-      },
-    });
+    // Registered once there is a newest checkpoint: before, there is no age to show.
+    let age: Gauge | undefined;
+    const ageGauge = () =>
+      new Gauge({
+        name: 'case_read_audit_checkpoint_age_seconds',
+        help: 'Seconds since the newest stored audit checkpoint was signed (absent before the first)',
+        registers: [this.registry],
+        collect() {
+          if (newestAt !== undefined) this.set((Date.now() - newestAt) / 1000);
+        },
+      });
     const after = new Gauge({
       name: 'case_read_audit_records_after_checkpoint',
       help: 'Audit records after the newest stored checkpoint, covered by the chain alone (as of the last check)',
@@ -176,7 +178,10 @@ export class PrometheusMetrics {
     });
     return {
       observed: (headSeq, newest) => {
-        newestAt = newest === undefined ? undefined : Date.parse(newest.time);
+        if (newest !== undefined) {
+          newestAt = Date.parse(newest.time);
+          age ??= ageGauge();
+        }
         after.set(headSeq - (newest?.seq ?? 0));
       },
       signed: () => signed.inc(),

@@ -209,7 +209,7 @@ export class AuditChainWalker {
           ok: false,
           records: this.count,
           brokenAt: record.seq,
-          reason: `chain differs from checkpoint at seq ${record.seq}: the ${describeCheckpoint(checkpoint)} signed another chain, so the trail was rewritten`,
+          reason: `chain differs from ${describeCheckpoint(checkpoint)}: the trail was rewritten after it was signed`,
           checkpoint,
         };
         return false;
