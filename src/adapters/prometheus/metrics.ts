@@ -151,8 +151,8 @@ export class PrometheusMetrics {
   } {
     let newestAt: number | undefined;
     // Registered once there is a newest checkpoint: before, there is no age to show.
-    let age: Gauge | undefined;
-    const ageGauge = () =>
+    let ageShown = false;
+    const showAge = () =>
       new Gauge({
         name: 'case_read_audit_checkpoint_age_seconds',
         help: 'Seconds since the newest stored audit checkpoint was signed (absent before the first)',
@@ -180,7 +180,8 @@ export class PrometheusMetrics {
       observed: (headSeq, newest) => {
         if (newest !== undefined) {
           newestAt = Date.parse(newest.time);
-          age ??= ageGauge();
+          if (!ageShown) showAge();
+          ageShown = true;
         }
         after.set(headSeq - (newest?.seq ?? 0));
       },
