@@ -21,6 +21,9 @@
 //            exported over OTLP/HTTP protobuf to a sink in this process) and on with nothing
 //            sampled, with each one's CPU time per request; BENCH_BASELINE=DIR adds `serve` from another built checkout
 //            (e.g. a commit before tracing existed) as a third, to show what "off" costs.
+//   checkpoints: the same request against the service without and with signed audit
+//            checkpoints (AUDIT_SIGNING_KEY; every 1000 records, the default, and every 100),
+//            with each one's CPU time per request.
 //   --postgres: `scale` generates its stores in PostgreSQL instead of SQLite.
 //   --audit jsonl: the service writes its audit trail to a JSONL file instead of SQLite.
 //   --rounds N: N measured rounds per server instead of 3.
@@ -64,6 +67,7 @@ const KNOWN = [
   'runtimes',
   'limited',
   'tracing',
+  'checkpoints',
 ];
 const onPostgres = args.includes('--postgres');
 const PG = process.env.BENCH_POSTGRES_URL ?? 'postgres://root@127.0.0.1:5432/test';
@@ -594,6 +598,54 @@ async function tracingScenario() {
 }
 
 /**
+ * What signed audit checkpoints cost: `GET /case/X123456` (keep-alive) against the service
+ * without a signing key, with one at the default interval (1000 records or 60 s) and with
+ * one every 100 records, alternating, with the server's CPU time per request and the
+ * checkpoints each signed.
+ */
+async function checkpointsScenario() {
+  const keyDir = join(dir, 'audit-key');
+  await run(['audit', 'keygen', '--dir', keyDir]);
+  const key = { AUDIT_SIGNING_KEY: join(keyDir, 'audit-signing-key.pem') };
+  const trail = (name) => `sqlite:${join(dir, `audit-checkpoints-${name}.db`)}`;
+  const services = [];
+  let stopped = false;
+  try {
+    for (const [name, extra] of [
+      ['off', {}],
+      ['on', key],
+      ['on-100', { ...key, AUDIT_CHECKPOINT_RECORDS: '100' }],
+    ]) {
+      const started = await startService(`sqlite:${join(dir, 'cases.db')}`, {
+        ...extra,
+        AUDIT_STORE: trail(name),
+      });
+      services.push({ name, ...started });
+    }
+    const targets = services.map((s) => ({ name: s.name, port: s.port, child: s.child }));
+    const { rounds, totals } = await alternate(targets, (t) => ({
+      port: t.port,
+      path: '/case/X123456',
+      headers: auth,
+    }));
+    for (const s of services) await stop(s.child);
+    stopped = true;
+    const ratio = (a, b) => Math.round((totals[a].cpuUsPerRequest / totals[b].cpuUsPerRequest) * 100) / 100;
+    const cpuRatio = ratio('on', 'off');
+    const signed = {};
+    for (const name of ['on', 'on-100']) {
+      signed[name] = (await run(['audit', 'checkpoints', '--json', '--audit-store', trail(name)])).length;
+    }
+    process.stdout.write(
+      `${targets.map((t) => fmt(t.name, totals[t.name])).join('\n')}\ncpu per request on/off ${cpuRatio}, on-100/off ${ratio('on-100', 'off')}\ncheckpoints signed: ${JSON.stringify(signed)}\n`,
+    );
+    return { scenario: 'checkpoints', rounds, totals, cpuRatio, signed, ratio: null };
+  } finally {
+    if (!stopped) for (const s of services) await stop(s.child);
+  }
+}
+
+/**
  * The same request (`GET /case/X123456`, the whole pipeline, keep-alive) against `serve`
  * under each runtime: the same stores, each with its own audit file.
  */
@@ -837,6 +889,7 @@ try {
     if (scenario === 'runtimes') results.push(await runtimesScenario());
     if (scenario === 'limited') results.push(await limitedScenario());
     if (scenario === 'tracing') results.push(await tracingScenario());
+    if (scenario === 'checkpoints') results.push(await checkpointsScenario());
   }
 } finally {
   rmSync(dir, { recursive: true, force: true });

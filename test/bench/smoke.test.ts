@@ -71,4 +71,26 @@ describe('npm run bench -- --smoke', () => {
       for (const t of Object.values(found?.totals ?? {})) expect(t).toMatchObject({ non2xx: 0, errors: 0 });
     }
   }, 150_000);
+
+  it('runs the checkpoints scenario: without and with a signing key, every request answered, the checkpoints counted', () => {
+    const result = smokeRun('checkpoints');
+    expect(result.status, result.stderr).toBe(0);
+    for (const name of ['off', 'on', 'on-100'])
+      expect(result.stdout).toMatch(new RegExp(`^${name} +\\d+ req/s .* cpu \\d+ µs/req`, 'm'));
+    expect(result.stdout).toMatch(/^cpu per request on\/off \d+(\.\d+)?, on-100\/off \d+(\.\d+)?$/m);
+    const signed = JSON.parse(/^checkpoints signed: (.+)$/m.exec(result.stdout)?.[1] ?? '{}') as Record<
+      string,
+      number
+    >;
+    // Every 100 records signs more than every 1000; both sign at least the one at shutdown.
+    expect(signed.on).toBeGreaterThanOrEqual(1);
+    expect(signed['on-100']).toBeGreaterThan(signed.on ?? 0);
+    const file = /^wrote (.+)$/m.exec(result.stdout)?.[1] ?? '';
+    const saved = JSON.parse(readFileSync(file, 'utf8')) as {
+      results: { scenario: string; totals?: Record<string, { non2xx: number; errors: number }> }[];
+    };
+    const found = saved.results.find((r) => r.scenario === 'checkpoints');
+    expect(Object.keys(found?.totals ?? {})).toEqual(['off', 'on', 'on-100']);
+    for (const t of Object.values(found?.totals ?? {})) expect(t).toMatchObject({ non2xx: 0, errors: 0 });
+  }, 150_000);
 });
