@@ -48,6 +48,8 @@ const AUDIT_STORE: StoreDescription = {
 export class SqliteAuditLog implements AuditLog {
   private readonly commits: GroupCommit<AuditRecord>;
   private readonly headRow: SqlStatement<[], ChainHead>;
+  private readonly newestRow: SqlStatement<[], chain.CheckpointRow>;
+  private readonly insertCheckpoint: SqlStatement<unknown[]>;
 
   private constructor(private readonly db: SqlDatabase) {
     const insert = db.prepare<unknown[]>(
@@ -55,6 +57,8 @@ export class SqliteAuditLog implements AuditLog {
     );
     const head = db.prepare<[], ChainHead>('SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1');
     this.headRow = head;
+    this.newestRow = db.prepare<[], chain.CheckpointRow>(chain.NEWEST_CHECKPOINT_SQL);
+    this.insertCheckpoint = db.prepare<unknown[]>(chain.saveCheckpointSql(() => '?'));
     // IMMEDIATE: the write lock is taken before the head is read, so no other writer can
     // append between the read and the inserts.
     this.commits = new GroupCommit((batch) =>
@@ -87,11 +91,11 @@ export class SqliteAuditLog implements AuditLog {
   }
 
   async saveCheckpoint(checkpoint: AuditCheckpoint): Promise<void> {
-    this.db.prepare(chain.saveCheckpointSql(() => '?')).run(...chain.checkpointValuesOf(checkpoint));
+    this.insertCheckpoint.run(...chain.checkpointValuesOf(checkpoint));
   }
 
   async newestCheckpoint(): Promise<AuditCheckpoint | undefined> {
-    const row = this.db.prepare<[], chain.CheckpointRow>(chain.NEWEST_CHECKPOINT_SQL).get();
+    const row = this.newestRow.get();
     if (row === undefined) return undefined;
     const read = chain.checkpointOfRow(row);
     return 'invalid' in read ? undefined : read;

@@ -1,0 +1,120 @@
+#!/usr/bin/env node
+// node bench/audit-trail.mjs [--records N] [--store sqlite|jsonl] [--every K] [--keep DIR]
+//
+// What `case-read audit verify --public-key … --checkpoints …` costs on a large trail: it
+// writes N synthetic records (default 10,000,000) through the store's own adapter, with a
+// signed checkpoint every K records (default 1000, as `serve` takes them) stored beside the
+// trail and also written to a log file, as `serve` logs them; then runs `audit verify` as
+// its own process and prints its wall time, CPU time and peak memory (maxRSS). Needs
+// `npm run build`. The trail is removed afterwards unless --keep names a directory.
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const args = process.argv.slice(2);
+const flag = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
+const records = Number(flag('--records', '10000000'));
+const every = Number(flag('--every', '1000'));
+const store = flag('--store', 'sqlite');
+const keep = flag('--keep', undefined);
+if (!(Number.isSafeInteger(records) && records > 0) || !(Number.isSafeInteger(every) && every > 0)) {
+  process.stderr.write('audit-trail: --records and --every take whole numbers above 0\n');
+  process.exit(2);
+}
+if (!['sqlite', 'jsonl'].includes(store)) {
+  process.stderr.write(`audit-trail: --store takes sqlite or jsonl, not ${store}\n`);
+  process.exit(2);
+}
+
+const dist = (path) => import(new URL(`../dist/${path}`, import.meta.url).href);
+const { generateCheckpointKeys, checkpointSigner } = await dist('adapters/crypto/checkpoint-keys.js');
+const { checkpointSignedText } = await dist('domain/audit/checkpoint.js');
+
+const dir = keep ?? mkdtempSync(join(tmpdir(), 'case-read-trail-'));
+mkdirSync(dir, { recursive: true });
+const path = join(dir, store === 'sqlite' ? 'audit.db' : 'audit.jsonl');
+const url = `${store}:${path}`;
+const keys = await generateCheckpointKeys();
+writeFileSync(join(dir, 'audit-signing-key.pub.pem'), keys.publicPem);
+const signer = await checkpointSigner(keys.privatePem);
+
+const log =
+  store === 'sqlite'
+    ? (await dist('adapters/sqlite/audit-log.js')).SqliteAuditLog.open(path)
+    : (await dist('adapters/jsonl/audit-log.js')).JsonlAuditLog.open(path, { mode: 'write' });
+
+const started = Date.now();
+const logLines = [];
+const BATCH = 10_000;
+for (let from = 1; from <= records; from += BATCH) {
+  const appends = [];
+  const to = Math.min(records, from + BATCH - 1);
+  for (let i = from; i <= to; i++) {
+    appends.push(
+      log.append({
+        at: new Date(Date.UTC(2026, 0, 1) + i * 100),
+        requestId: `req-${i}`,
+        clientId: i % 3 ? 'client-a' : 'client-b',
+        certificateSerial: '1A2B3C',
+        onBehalfOf: i % 7 ? null : 'officer@probation.example',
+        operation: 'getCase',
+        crn: `X${String(i % 1_000_000).padStart(6, '0')}`,
+        status: i % 11 ? 200 : 404,
+        problem: i % 11 ? null : 'case-not-found',
+        access: null,
+      }),
+    );
+    if (i % every === 0 || i === records) {
+      // The head once everything before it is stored, as `serve` reads it.
+      await Promise.all(appends.splice(0));
+      const head = await log.head();
+      const unsigned = { seq: head.seq, head: head.hash, time: new Date().toISOString(), keyId: signer.keyId };
+      const checkpoint = { ...unsigned, signature: signer.sign(checkpointSignedText(unsigned)) };
+      await log.saveCheckpoint(checkpoint);
+      logLines.push(JSON.stringify({ level: 30, time: Date.now(), checkpoint, msg: 'audit checkpoint' }));
+    }
+  }
+  await Promise.all(appends);
+  if (to % 1_000_000 === 0) process.stderr.write(`audit-trail: ${to} records written\n`);
+}
+log.close();
+writeFileSync(join(dir, 'serve.log'), `${logLines.join('\n')}\n`);
+const bytes = statSync(path).size;
+process.stdout.write(
+  `wrote ${records} records and ${logLines.length} checkpoints to ${url} (${Math.round(bytes / 2 ** 20)} MiB) in ${Math.round((Date.now() - started) / 1000)} s\n`,
+);
+
+// `audit verify` in a process of its own, reporting its own time and peak memory.
+const runner = `
+  const { main } = await import(${JSON.stringify(new URL('../dist/app/cli.js', import.meta.url).href)});
+  const t0 = Date.now();
+  const status = await main(process.argv.slice(1));
+  const usage = process.resourceUsage();
+  process.stderr.write(JSON.stringify({ status, wallMs: Date.now() - t0, cpuMs: Math.round((usage.userCPUTime + usage.systemCPUTime) / 1000), maxRssMiB: Math.round(usage.maxRSS / 1024) }) + '\\n');
+  process.exit(status);
+`;
+const verify = spawnSync(
+  process.execPath,
+  [
+    '--input-type=module',
+    '-e',
+    runner,
+    'audit',
+    'verify',
+    '--audit-store',
+    url,
+    '--public-key',
+    join(dir, 'audit-signing-key.pub.pem'),
+    '--checkpoints',
+    join(dir, 'serve.log'),
+  ],
+  { cwd: root, encoding: 'utf8', env: { PATH: process.env.PATH } },
+);
+process.stdout.write(verify.stdout);
+const measured = verify.stderr.trim().split('\n').at(-1) ?? '';
+process.stdout.write(`verify: ${measured}\n`);
+if (!keep) rmSync(dir, { recursive: true, force: true });
+process.exit(verify.status ?? 1);
