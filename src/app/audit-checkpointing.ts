@@ -59,7 +59,7 @@ export class AuditCheckpointing {
     void this.checkpoint();
   }
 
-  /** One record of this instance is stored: counted, and a checkpoint started when enough have been. */
+  /** One record of this instance goes to the store: counted, and a checkpoint started when enough have. */
   appended(): void {
     if (this.stopped) return;
     this.appendedSince++;

@@ -165,11 +165,15 @@ function startCheckpointing(
   return checkpointing;
 }
 
-/** The audit writer the requests use: each stored record counted for the checkpoints, after it is stored. */
+/**
+ * The audit writer the requests use: each record counted for the checkpoints as it is
+ * handed to the store (no promise of its own on the request path; the checkpoint reads the
+ * head the store has committed, whatever the count).
+ */
 const countedFor = (writer: AuditWriter, checkpointing: AuditCheckpointing): AuditWriter => ({
-  append: async (record) => {
-    await writer.append(record);
+  append: (record) => {
     checkpointing.appended();
+    return writer.append(record);
   },
 });
 
