@@ -317,14 +317,13 @@ export async function buildService(config: Config, logger: Logger): Promise<Serv
     ...(tracing ? { tracing } : {}),
   });
   const { cases, access, audit, rateLimit } = await openStores(config, wiring);
+  /** With tracing on, each store call is a span naming the store and its kind. */
+  const traced = <T extends object>(port: T, ref: StoreRef): T =>
+    tracing ? tracing.traced(port, ref.role, { 'db.system.name': ref.kind }) : port;
   const checkpointing = auditSigner
     ? startCheckpointing(config, auditSigner, audit.value, logger, metrics)
     : undefined;
   const auditWriter = traced(audit.value, config.AUDIT_STORE);
-  /** With tracing on, each store call is a span naming the store and its kind. */
-  function traced<T extends object>(port: T, ref: StoreRef): T {
-    return tracing ? tracing.traced(port, ref.role, { 'db.system.name': ref.kind }) : port;
-  }
   const app = createHttpApp({
     repository: traced(cases.value, config.CASE_STORE),
     ...(tracing ? { tracer: tracing.tracer } : {}),
