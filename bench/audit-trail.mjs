@@ -71,7 +71,12 @@ for (let from = 1; from <= records; from += BATCH) {
       // The head once everything before it is stored, as `serve` reads it.
       await Promise.all(appends.splice(0));
       const head = await log.head();
-      const unsigned = { seq: head.seq, head: head.hash, time: new Date().toISOString(), keyId: signer.keyId };
+      const unsigned = {
+        seq: head.seq,
+        head: head.hash,
+        time: new Date().toISOString(),
+        keyId: signer.keyId,
+      };
       const checkpoint = { ...unsigned, signature: signer.sign(checkpointSignedText(unsigned)) };
       await log.saveCheckpoint(checkpoint);
       logLines.push(JSON.stringify({ level: 30, time: Date.now(), checkpoint, msg: 'audit checkpoint' }));
