@@ -164,3 +164,34 @@ describe('PostgreSQL on the request path', () => {
     expect((error as Error).message).not.toContain('hunter2');
   });
 });
+
+describe('PostgreSQL audit store version 3 (checkpoints)', () => {
+  it('the audit commands refuse a version-2 trail, naming serve; serve migrates it and the chain continues', async () => {
+    const { AUDIT_STORE } = await import('../../../src/adapters/postgres/audit-log.js');
+    const { checkpointAt, auditRecord } = await import('../../contract/audit-log.contract.js');
+    const old = testSchema('audit_v2');
+    const pool = createPool(targetOf(old.url), { application: 'case-read test' });
+    try {
+      await migrate(pool, old.name, { ...AUDIT_STORE, migrations: AUDIT_STORE.migrations.slice(0, 2) });
+      await expect(postgresStores.audit?.open(old.url, testContext, { create: false })).rejects.toThrow(
+        /audit store in schema t_audit_v2_\w+ is at version 2, this service needs 3; migrate it with: case-read serve/,
+      );
+      const opened = await postgresStores.audit?.open(old.url, testContext, { create: true });
+      if (!opened) throw new Error('postgres cannot hold the audit trail');
+      try {
+        await opened.value.append(auditRecord(1));
+        const head = await opened.value.head();
+        await opened.value.saveCheckpoint(checkpointAt(1, head.hash));
+        expect(await opened.value.newestCheckpoint()).toEqual(checkpointAt(1, head.hash));
+        expect(
+          (await old.query("SELECT version FROM case_read_schema WHERE store = 'audit store'")).rows,
+        ).toEqual([{ version: 3 }]);
+      } finally {
+        await opened.close();
+      }
+    } finally {
+      await pool.end();
+      await old.drop();
+    }
+  });
+});

@@ -2,9 +2,17 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import {
+  AUDIT_COLUMNS,
+  auditTableSql,
+  auditVersion2Sql,
+  EMPTY_CHAIN,
+  linkRecords,
+  rowValuesOf,
+} from '../../../src/adapters/shared/audit-chain.js';
 import { SqliteAuditLog } from '../../../src/adapters/sqlite/audit-log.js';
-import { auditRecord } from '../../contract/audit-log.contract.js';
-import { openSqlite } from '../../support/sqlite.js';
+import { auditRecord, checkpointAt } from '../../contract/audit-log.contract.js';
+import { openSqlite, pragma } from '../../support/sqlite.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'case-read-audit-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -42,5 +50,31 @@ describe('SqliteAuditLog', () => {
     reader.close();
     log.close();
     expect(readFileSync(path).length).toBeGreaterThan(0);
+  });
+
+  it('migrates a version-2 trail to version 3 (checkpoints): the records keep verifying, checkpoints are kept', async () => {
+    const path = fresh();
+    const before = openSqlite(path);
+    before.exec(auditTableSql({ seq: 'INTEGER', at: 'TEXT' }));
+    before.exec(auditVersion2Sql);
+    before.exec('PRAGMA user_version = 2');
+    const insert = before.prepare(
+      `INSERT INTO audit (${AUDIT_COLUMNS.join(', ')}) VALUES (${AUDIT_COLUMNS.map(() => '?').join(', ')})`,
+    );
+    const { stored, head } = linkRecords(
+      [1, 2, 3].map((i) => record(i)),
+      EMPTY_CHAIN,
+    );
+    for (const r of stored) insert.run(...rowValuesOf(r));
+    before.close();
+    const log = SqliteAuditLog.open(path);
+    const db = openSqlite(path, { readonly: true });
+    expect(pragma(db, 'user_version')).toBe(3);
+    db.close();
+    expect(await log.head()).toEqual(head);
+    await log.saveCheckpoint(checkpointAt(3, head.hash));
+    expect(await log.newestCheckpoint()).toEqual(checkpointAt(3, head.hash));
+    expect(await log.verify()).toEqual({ ok: true, records: 3 });
+    log.close();
   });
 });
