@@ -24,7 +24,7 @@ const line = (r: StoredAuditRecord) =>
 
 const checkpointLine = (c: AuditCheckpoint) => `${c.seq}  ${c.time}  key ${c.keyId}  head ${c.head}`;
 
-/** The key files and checkpoint files of `audit verify`, read before the store is opened. */
+/** The public keys of `audit verify --public-key`, read and checked before the store is opened. */
 async function keyringOf(paths: readonly string[]) {
   const files = paths.map((path) => {
     try {
