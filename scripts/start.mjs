@@ -27,6 +27,7 @@ const files = {
   token: join(dev, 'token'),
   cases: join(dev, 'cases.db'),
   access: join(dev, 'access.db'),
+  auditKey: join(dev, 'audit-key'),
 };
 const access = ['--access-store', `sqlite:${files.access}`];
 const quiet = {
@@ -81,6 +82,11 @@ if (!existsSync(files.apiKey)) {
   writeFileSync(files.token, `${lines[0]}\n`, { mode: 0o600 });
 }
 
+// Signed audit checkpoints (decisions §9), with a development key of its own.
+if (!existsSync(join(files.auditKey, 'audit-signing-key.pem'))) {
+  await run(['audit', 'keygen', '--dir', files.auditKey]);
+}
+
 const env = process.env;
 env.TLS_CERT ??= join(pki, 'server.pem');
 env.TLS_KEY ??= join(pki, 'server-key.pem');
@@ -88,6 +94,7 @@ env.TLS_CLIENT_CA ??= files.ca;
 env.CASE_STORE ??= `sqlite:${files.cases}`;
 env.ACCESS_STORE ??= `sqlite:${files.access}`;
 env.AUDIT_STORE ??= `sqlite:${join(dev, 'audit.db')}`;
+env.AUDIT_SIGNING_KEY ??= join(files.auditKey, 'audit-signing-key.pem');
 env.BEARER_JWKS ??= join(pki, 'jwks.json');
 env.BEARER_ISSUER ??= 'urn:case-read:dev-issuer';
 env.BEARER_AUDIENCE ??= 'case-read-service';
@@ -109,6 +116,9 @@ process.stdout.write(
     'Queue credentials (the local development issuer; set CREDENTIALS_ISSUER=sts for AWS):',
     `  curl -X POST --cert ${files.cert} --key ${files.key} --cacert ${files.ca} \\`,
     `    -H "x-api-key: $(cat ${files.apiKey})" https://localhost:${env.PORT}/token`,
+    '',
+    'The audit trail, its chain and its signed checkpoints:',
+    `  npx case-read audit verify --audit-store ${env.AUDIT_STORE} --public-key ${join(files.auditKey, 'audit-signing-key.pub.pem')}`,
     '',
     '',
   ].join('\n'),
