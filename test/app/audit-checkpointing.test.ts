@@ -98,6 +98,16 @@ describe('AuditCheckpointing', () => {
     await checkpointing.stop();
   });
 
+  it('signs at start a chain that grew while nothing signed it (a killed instance, a key newly set)', async () => {
+    store.headSeq = 7;
+    checkpointing.start();
+    await settle();
+    expect(store.saved.map((c) => c.seq)).toEqual([7]);
+    await checkpointing.stop();
+    // Nothing new at shutdown: no second checkpoint of the same head.
+    expect(store.saved).toHaveLength(1);
+  });
+
   it('signs on the timer only when the chain grew (records from any instance)', async () => {
     checkpointing.start();
     await settle();
