@@ -117,7 +117,9 @@ describe('the production install (what the image runs)', () => {
     } finally {
       if (child.exitCode === null) child.kill('SIGKILL');
     }
-  });
+    // Eight CLI processes and a server, one after another: under the full suite's load on two
+    // cores this took over 20 s once (5 s alone).
+  }, 90_000);
 });
 
 describe('the container recipe', () => {
