@@ -3,7 +3,7 @@
 // devDependencies): the domain, every port's contract suite on every adapter (SQLite on
 // bun:sqlite and node:sqlite), the SQLite driver seam, the JSONL audit store, the HTTP
 // adapter behind the mutual-TLS listener `serve` picks for the runtime, and that listener's
-// slow-client limits and certificate rotation. `npm test` runs it
+// slow-client limits and certificate rotation, and the audit checkpoints' keys and scheduler. `npm test` runs it
 // after vitest has run everything under Node. The end-to-end suite (test/e2e) starts
 // `serve` itself under all three runtimes from Node.
 import { spawnSync } from 'node:child_process';
