@@ -31,7 +31,7 @@ if (!['sqlite', 'jsonl'].includes(store)) {
 
 const dist = (path) => import(new URL(`../dist/${path}`, import.meta.url).href);
 const { generateCheckpointKeys, checkpointSigner } = await dist('adapters/crypto/checkpoint-keys.js');
-const { checkpointSignedText } = await dist('domain/audit/checkpoint.js');
+const { signCheckpoint } = await dist('domain/audit/checkpoint.js');
 
 const dir = keep ?? mkdtempSync(join(tmpdir(), 'case-read-trail-'));
 mkdirSync(dir, { recursive: true });
@@ -70,14 +70,7 @@ for (let from = 1; from <= records; from += BATCH) {
     if (i % every === 0 || i === records) {
       // The head once everything before it is stored, as `serve` reads it.
       await Promise.all(appends.splice(0));
-      const head = await log.head();
-      const unsigned = {
-        seq: head.seq,
-        head: head.hash,
-        time: new Date().toISOString(),
-        keyId: signer.keyId,
-      };
-      const checkpoint = { ...unsigned, signature: signer.sign(checkpointSignedText(unsigned)) };
+      const checkpoint = signCheckpoint(await log.head(), new Date(), signer);
       await log.saveCheckpoint(checkpoint);
       logLines.push(JSON.stringify({ level: 30, time: Date.now(), checkpoint, msg: 'audit checkpoint' }));
     }

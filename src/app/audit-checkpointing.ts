@@ -1,9 +1,4 @@
-import {
-  type AuditCheckpoint,
-  type ChainHead,
-  checkpointSignedText,
-  type UnsignedCheckpoint,
-} from '../domain/audit/checkpoint.js';
+import { type AuditCheckpoint, type ChainHead, signCheckpoint } from '../domain/audit/checkpoint.js';
 import type { AuditCheckpointStore } from '../ports/audit-log.js';
 import type { CheckpointSigner } from '../ports/checkpoint-keys.js';
 
@@ -102,13 +97,7 @@ export class AuditCheckpointing {
       out.observed(head, newest);
       if (newest !== undefined && newest.seq > head.seq) out.contradicted(head, newest);
       if (head.seq === 0 || newest?.seq === head.seq) return this.succeeded();
-      const unsigned: UnsignedCheckpoint = {
-        seq: head.seq,
-        head: head.hash,
-        time: this.options.now().toISOString(),
-        keyId: signer.keyId,
-      };
-      const checkpoint = { ...unsigned, signature: signer.sign(checkpointSignedText(unsigned)) };
+      const checkpoint = signCheckpoint(head, this.options.now(), signer);
       out.signed(checkpoint);
       await store.saveCheckpoint(checkpoint);
       out.observed(head, checkpoint);

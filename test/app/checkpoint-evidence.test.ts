@@ -8,7 +8,7 @@ import {
   generateCheckpointKeys,
 } from '../../src/adapters/crypto/checkpoint-keys.js';
 import { CheckpointEvidenceError, gatherCheckpoints } from '../../src/app/checkpoint-evidence.js';
-import { type AuditCheckpoint, checkpointSignedText } from '../../src/domain/audit/checkpoint.js';
+import { type AuditCheckpoint, signCheckpoint } from '../../src/domain/audit/checkpoint.js';
 import type { AuditCheckpointStore } from '../../src/ports/audit-log.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'case-read-evidence-'));
@@ -17,15 +17,12 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const keys = await generateCheckpointKeys();
 const signer = await checkpointSigner(keys.privatePem);
 const keyring = await checkpointKeyring([{ path: 'pub.pem', pem: keys.publicPem }]);
-const signed = (seq: number): AuditCheckpoint => {
-  const unsigned = {
-    seq,
-    head: String(seq).repeat(64).slice(0, 64),
-    time: '2026-11-23T10:00:00.000Z',
-    keyId: signer.keyId,
-  };
-  return { ...unsigned, signature: signer.sign(checkpointSignedText(unsigned)) };
-};
+const signed = (seq: number): AuditCheckpoint =>
+  signCheckpoint(
+    { seq, hash: String(seq).repeat(64).slice(0, 64) },
+    new Date('2026-11-23T10:00:00.000Z'),
+    signer,
+  );
 const storeOf = (stored: (AuditCheckpoint | { invalid: string })[]): AuditCheckpointStore => ({
   head: async () => ({ seq: 0, hash: '' }),
   saveCheckpoint: async () => {},

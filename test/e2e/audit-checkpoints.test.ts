@@ -6,7 +6,7 @@ import { calculateJwkThumbprint, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkpointPathOf } from '../../src/adapters/jsonl/audit-log.js';
 import { AUDIT_COLUMNS, linkRecords, rowValuesOf } from '../../src/adapters/shared/audit-chain.js';
-import { type AuditCheckpoint, checkpointSignedText } from '../../src/domain/audit/checkpoint.js';
+import { type AuditCheckpoint, signCheckpoint } from '../../src/domain/audit/checkpoint.js';
 import type { StoredAuditRecord } from '../../src/domain/audit/record.js';
 import { prepareServe, runCli, type ServeSetup, startServe } from '../support/cli.js';
 import { httpsRequest } from '../support/https-client.js';
@@ -210,16 +210,12 @@ function postgresTamperer(): Tamperer {
   };
 }
 
-/** A key pair not the service's: what a forger holds. */
+/** A key pair not the service's, as a signer: what a forger holds. */
 async function otherKey() {
   const { privateKey, publicKey: pub } = generateKeyPairSync('ed25519');
-  const keyId = await calculateJwkThumbprint(pub.export({ format: 'jwk' }) as JWK, 'sha256');
   return {
-    keyId,
-    sign: (c: Omit<AuditCheckpoint, 'signature'>): AuditCheckpoint => ({
-      ...c,
-      signature: sign(null, Buffer.from(checkpointSignedText(c)), privateKey).toString('base64url'),
-    }),
+    keyId: await calculateJwkThumbprint(pub.export({ format: 'jwk' }) as JWK, 'sha256'),
+    sign: (text: string) => sign(null, Buffer.from(text), privateKey).toString('base64url'),
   };
 }
 
@@ -317,15 +313,15 @@ describe.each([
     await store.clearCheckpoints();
     const forger = await otherKey();
     const realKeyId = checkpoints[0]?.keyId ?? '';
-    const time = new Date().toISOString();
+    const time = new Date();
     // Claiming the service's key id: the signature does not verify with its public key.
-    await store.addCheckpoint(forger.sign({ seq: head.seq, head: head.hash, time, keyId: realKeyId }));
+    await store.addCheckpoint(signCheckpoint(head, time, { ...forger, keyId: realKeyId }));
     const claimed = verify(store.url, '--public-key', publicKey);
     expect(claimed.stdout).toMatch(/REFUSED: the checkpoint at seq 12 .* does not verify with its key/);
     expect(claimed.status).toBe(1);
     // Under its own key id: no public key given for it.
     await store.clearCheckpoints();
-    await store.addCheckpoint(forger.sign({ seq: head.seq, head: head.hash, time, keyId: forger.keyId }));
+    await store.addCheckpoint(signCheckpoint(head, time, forger));
     const own = verify(store.url, '--public-key', publicKey);
     expect(own.stdout).toContain(`signed by key ${forger.keyId}, which no --public-key gives`);
     expect(own.status).toBe(1);

@@ -15,6 +15,7 @@ import {
   type AuditCheckpoint,
   type ChainHead,
   type CheckpointSet,
+  checkpointIdOf,
   checkpointOf,
 } from '../../domain/audit/checkpoint.js';
 import {
@@ -126,6 +127,18 @@ function newlineBefore(fd: number, before: number): number {
   return -1;
 }
 
+/** The checkpoints of the checkpoint file as its writer knows them: the highest, and each one's id. */
+interface HeldCheckpoints {
+  newest: AuditCheckpoint | undefined;
+  readonly signatures: Set<string>;
+}
+
+/** Notes one checkpoint of the file in what its writer holds. */
+function hold(held: HeldCheckpoints, c: AuditCheckpoint): void {
+  held.signatures.add(checkpointIdOf(c));
+  if (held.newest === undefined || c.seq > held.newest.seq) held.newest = c;
+}
+
 /** The checkpoint file beside the trail: `PATH.checkpoints`, one signed checkpoint per line. */
 export const checkpointPathOf = (path: string) => `${path}.checkpoints`;
 
@@ -184,7 +197,7 @@ export class JsonlAuditLog implements AuditLog {
    * The checkpoint file as this writer knows it, once read (it is the only writer): the
    * highest checkpoint, and every one's signature, so a checkpoint given twice is kept once.
    */
-  private held: { newest: AuditCheckpoint | undefined; signatures: Set<string> } | undefined;
+  private held: HeldCheckpoints | undefined;
 
   private constructor(
     private readonly path: string,
@@ -283,8 +296,7 @@ export class JsonlAuditLog implements AuditLog {
   async saveCheckpoint(checkpoint: AuditCheckpoint): Promise<void> {
     this.requireWriter();
     const held = await this.heldCheckpoints();
-    const id = `${checkpoint.keyId} ${checkpoint.signature}`;
-    if (held.signatures.has(id)) return;
+    if (held.signatures.has(checkpointIdOf(checkpoint))) return;
     const file = checkpointPathOf(this.path);
     const before = existsSync(file) ? statSync(file).size : 0;
     try {
@@ -297,22 +309,17 @@ export class JsonlAuditLog implements AuditLog {
       }
       throw error;
     }
-    held.signatures.add(id);
-    if (held.newest === undefined || checkpoint.seq > held.newest.seq) held.newest = checkpoint;
+    hold(held, checkpoint);
   }
 
   async newestCheckpoint(): Promise<AuditCheckpoint | undefined> {
     return (await this.heldCheckpoints()).newest;
   }
 
-  private async heldCheckpoints(): Promise<{ newest: AuditCheckpoint | undefined; signatures: Set<string> }> {
+  private async heldCheckpoints(): Promise<HeldCheckpoints> {
     if (this.held === undefined) {
-      const held = { newest: undefined as AuditCheckpoint | undefined, signatures: new Set<string>() };
-      for await (const c of this.checkpoints()) {
-        if ('invalid' in c) continue;
-        held.signatures.add(`${c.keyId} ${c.signature}`);
-        if (held.newest === undefined || c.seq > held.newest.seq) held.newest = c;
-      }
+      const held: HeldCheckpoints = { newest: undefined, signatures: new Set() };
+      for await (const c of this.checkpoints()) if (!('invalid' in c)) hold(held, c);
       this.held = held;
     }
     return this.held;

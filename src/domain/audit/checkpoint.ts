@@ -37,6 +37,24 @@ export type UnsignedCheckpoint = Omit<AuditCheckpoint, 'signature'>;
 export const checkpointSignedText = (c: UnsignedCheckpoint): string =>
   JSON.stringify(['case-read audit checkpoint', 1, c.seq, c.head, c.time, c.keyId]);
 
+/**
+ * The checkpoint of `head` at `time`, signed by `signer` (the port `CheckpointSigner`, named
+ * here by its shape): the one way a checkpoint is made.
+ */
+export function signCheckpoint(
+  head: ChainHead,
+  time: Date,
+  signer: { readonly keyId: string; sign(text: string): string },
+): AuditCheckpoint {
+  const unsigned: UnsignedCheckpoint = {
+    seq: head.seq,
+    head: head.hash,
+    time: time.toISOString(),
+    keyId: signer.keyId,
+  };
+  return { ...unsigned, signature: signer.sign(checkpointSignedText(unsigned)) };
+}
+
 const HASH = /^[0-9a-f]{64}$/;
 const BASE64URL = /^[A-Za-z0-9_-]+$/;
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/;
@@ -59,6 +77,12 @@ export function checkpointOf(value: unknown): AuditCheckpoint | { readonly inval
   return { seq: v.seq as number, head: v.head, time: v.time, keyId: v.keyId, signature: v.signature };
 }
 
+/**
+ * What makes one checkpoint the same as another read elsewhere: its key and its signature
+ * (the signature covers every other field).
+ */
+export const checkpointIdOf = (c: AuditCheckpoint): string => `${c.keyId} ${c.signature}`;
+
 /** How a checkpoint is named in a message: its seq, its time and the start of its key id. */
 export const describeCheckpoint = (c: AuditCheckpoint): string =>
   `checkpoint at seq ${c.seq} (${c.time}, key ${c.keyId.slice(0, 12)})`;
@@ -75,7 +99,8 @@ export class CheckpointSet {
   /** Adds a verified checkpoint; false when the set held it already. */
   add(checkpoint: AuditCheckpoint): boolean {
     const held = this.bySeq.get(checkpoint.seq);
-    if (held?.some((c) => c.signature === checkpoint.signature && c.keyId === checkpoint.keyId)) return false;
+    const id = checkpointIdOf(checkpoint);
+    if (held?.some((c) => checkpointIdOf(c) === id)) return false;
     if (held) held.push(checkpoint);
     else this.bySeq.set(checkpoint.seq, [checkpoint]);
     if (this.highest === undefined || checkpoint.seq > this.highest.seq) this.highest = checkpoint;

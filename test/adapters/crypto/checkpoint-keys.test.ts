@@ -7,12 +7,11 @@ import {
   checkpointSigner,
   generateCheckpointKeys,
 } from '../../../src/adapters/crypto/checkpoint-keys.js';
-import { type AuditCheckpoint, checkpointSignedText } from '../../../src/domain/audit/checkpoint.js';
+import { type AuditCheckpoint, signCheckpoint } from '../../../src/domain/audit/checkpoint.js';
 
 async function signed(privatePem: string, seq = 4): Promise<AuditCheckpoint> {
   const signer = await checkpointSigner(privatePem);
-  const unsigned = { seq, head: 'a'.repeat(64), time: '2026-11-23T10:00:00.000Z', keyId: signer.keyId };
-  return { ...unsigned, signature: signer.sign(checkpointSignedText(unsigned)) };
+  return signCheckpoint({ seq, hash: 'a'.repeat(64) }, new Date('2026-11-23T10:00:00.000Z'), signer);
 }
 
 describe('checkpoint keys (Ed25519)', () => {
