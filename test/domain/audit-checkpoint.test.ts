@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { EMPTY_CHAIN, linkRecords } from '../../src/adapters/shared/audit-chain.js';
 import { sha256Hex } from '../../src/adapters/shared/sha256.js';
 import {
   type AuditCheckpoint,
@@ -6,13 +7,9 @@ import {
   checkpointOf,
   checkpointSignedText,
 } from '../../src/domain/audit/checkpoint.js';
-import {
-  AuditChainWalker,
-  chainRecord,
-  GENESIS_HASH,
-  type StoredAuditRecord,
-} from '../../src/domain/audit/record.js';
+import type { StoredAuditRecord } from '../../src/domain/audit/record.js';
 import { auditRecord } from '../contract/audit-log.contract.js';
+import { verifyAuditChain } from '../support/audit.js';
 
 const checkpoint = (seq: number, head: string, signature = 'c2ln'): AuditCheckpoint => ({
   seq,
@@ -22,22 +19,14 @@ const checkpoint = (seq: number, head: string, signature = 'c2ln'): AuditCheckpo
   signature,
 });
 
-function chain(length: number): StoredAuditRecord[] {
-  const records: StoredAuditRecord[] = [];
-  let previous = GENESIS_HASH;
-  for (let seq = 1; seq <= length; seq++) {
-    const stored = chainRecord(auditRecord(seq), seq, previous, sha256Hex);
-    records.push(stored);
-    previous = stored.hash;
-  }
-  return records;
-}
+const chain = (length: number) =>
+  linkRecords(
+    Array.from({ length }, (_, i) => auditRecord(i + 1)),
+    EMPTY_CHAIN,
+  ).stored;
 
-function walk(records: readonly StoredAuditRecord[], checkpoints: CheckpointSet) {
-  const walker = new AuditChainWalker(sha256Hex, checkpoints);
-  for (const r of records) if (!walker.next(r)) break;
-  return walker.result();
-}
+const walk = (records: readonly StoredAuditRecord[], checkpoints: CheckpointSet) =>
+  verifyAuditChain(records, sha256Hex, checkpoints);
 
 describe('checkpointSignedText', () => {
   it('covers every field but the signature, behind a label of its own', () => {

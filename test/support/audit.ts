@@ -1,15 +1,17 @@
+import type { CheckpointSet } from '../../src/domain/audit/checkpoint.js';
 import {
   AuditChainWalker,
   type AuditVerification,
   type StoredAuditRecord,
 } from '../../src/domain/audit/record.js';
 
-/** Verifies a whole chain held in memory (see {@link AuditChainWalker}). */
+/** Verifies a whole chain held in memory (see {@link AuditChainWalker}), against checkpoints when given. */
 export function verifyAuditChain(
   records: Iterable<StoredAuditRecord>,
   hash: (text: string) => string,
+  checkpoints?: CheckpointSet,
 ): AuditVerification {
-  const walker = new AuditChainWalker(hash);
+  const walker = new AuditChainWalker(hash, checkpoints);
   for (const record of records) if (!walker.next(record)) break;
   return walker.result();
 }

@@ -30,6 +30,10 @@ export const AUDIT_STORE: PostgresStoreDescription = {
   ],
 };
 
+/** The head row as a chain head (its BIGINT comes as text). */
+const headOf = (row: { seq: string; hash: string } | undefined): ChainHead =>
+  row ? { seq: Number(row.seq), hash: row.hash } : chain.EMPTY_CHAIN;
+
 /**
  * The audit trail in PostgreSQL: one chain, written by every instance.
  *
@@ -58,7 +62,7 @@ export class PostgresAuditLog implements AuditLog {
   /** The head row: what every instance's appends have committed. */
   async head(): Promise<ChainHead> {
     const { rows } = await this.pool.query<{ seq: string; hash: string }>('SELECT seq, hash FROM audit_head');
-    return rows[0] ? { seq: Number(rows[0].seq), hash: rows[0].hash } : chain.EMPTY_CHAIN;
+    return headOf(rows[0]);
   }
 
   async saveCheckpoint(checkpoint: AuditCheckpoint): Promise<void> {
@@ -70,9 +74,7 @@ export class PostgresAuditLog implements AuditLog {
 
   async newestCheckpoint(): Promise<AuditCheckpoint | undefined> {
     const { rows } = await this.pool.query<chain.CheckpointRow>(chain.NEWEST_CHECKPOINT_SQL);
-    if (rows[0] === undefined) return undefined;
-    const read = chain.checkpointOfRow(rows[0]);
-    return 'invalid' in read ? undefined : read;
+    return chain.newestCheckpointOf(rows[0]);
   }
 
   checkpoints(): AsyncIterable<AuditCheckpoint | { readonly invalid: string }> {
@@ -87,8 +89,7 @@ export class PostgresAuditLog implements AuditLog {
       const { rows } = await client.query<{ seq: string; hash: string }>(
         'SELECT seq, hash FROM audit_head FOR UPDATE',
       );
-      const stored = rows[0] ? { seq: Number(rows[0].seq), hash: rows[0].hash } : chain.EMPTY_CHAIN;
-      const linked = chain.linkRecords(records, stored);
+      const linked = chain.linkRecords(records, headOf(rows[0]));
       // One statement for the batch: each column as an array, unnested into rows.
       const columns: unknown[][] = chain.AUDIT_COLUMNS.map(() => []);
       for (const record of linked.stored) {

@@ -250,6 +250,13 @@ export function checkpointOfRow(row: CheckpointRow): AuditCheckpoint | { readonl
   return 'invalid' in read ? { invalid: `stored checkpoint at seq ${row.seq}: ${read.invalid}` } : read;
 }
 
+/** The newest checkpoint row, if any, as a checkpoint; one that is not well formed counts as none. */
+export function newestCheckpointOf(row: CheckpointRow | undefined): AuditCheckpoint | undefined {
+  if (row === undefined) return undefined;
+  const read = checkpointOfRow(row);
+  return 'invalid' in read ? undefined : read;
+}
+
 /** Checkpoints read per round trip. */
 const CHECKPOINT_PAGE = 1000;
 

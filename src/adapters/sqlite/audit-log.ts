@@ -55,8 +55,7 @@ export class SqliteAuditLog implements AuditLog {
     const insert = db.prepare<unknown[]>(
       `INSERT INTO audit (${chain.AUDIT_COLUMNS.join(', ')}) VALUES (${chain.AUDIT_COLUMNS.map(() => '?').join(', ')})`,
     );
-    const head = db.prepare<[], ChainHead>('SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1');
-    this.headRow = head;
+    this.headRow = db.prepare<[], ChainHead>('SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1');
     this.newestRow = db.prepare<[], chain.CheckpointRow>(chain.NEWEST_CHECKPOINT_SQL);
     this.insertCheckpoint = db.prepare<unknown[]>(chain.saveCheckpointSql(() => '?'));
     // IMMEDIATE: the write lock is taken before the head is read, so no other writer can
@@ -65,7 +64,7 @@ export class SqliteAuditLog implements AuditLog {
       transaction(
         db,
         () => {
-          for (const stored of chain.linkRecords(batch, head.get() ?? chain.EMPTY_CHAIN).stored) {
+          for (const stored of chain.linkRecords(batch, this.headRow.get() ?? chain.EMPTY_CHAIN).stored) {
             insert.run(...chain.rowValuesOf(stored));
           }
         },
@@ -95,10 +94,7 @@ export class SqliteAuditLog implements AuditLog {
   }
 
   async newestCheckpoint(): Promise<AuditCheckpoint | undefined> {
-    const row = this.newestRow.get();
-    if (row === undefined) return undefined;
-    const read = chain.checkpointOfRow(row);
-    return 'invalid' in read ? undefined : read;
+    return chain.newestCheckpointOf(this.newestRow.get());
   }
 
   checkpoints(): AsyncIterable<AuditCheckpoint | { readonly invalid: string }> {
