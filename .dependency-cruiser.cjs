@@ -47,11 +47,11 @@ module.exports = {
       name: 'adapters-are-independent',
       severity: 'error',
       comment:
-        'One adapter folder never imports another (the composition root wires them). Two exceptions: the wire schemas of the HTTP API, which the upstream-HTTP client validates with, and src/adapters/shared, small helpers of no technology of their own (SHA-256).',
+        'One adapter folder never imports another (the composition root wires them). Two exceptions: the problem types of the HTTP API (plain data), which the upstream-HTTP client reads in an upstream’s answers, and src/adapters/shared, small helpers of no technology of their own (SHA-256).',
       from: { path: '^src/adapters/([^/]+)/' },
       to: {
         path: '^src/adapters/',
-        pathNot: ['^src/adapters/$1/', '^src/adapters/http/schemas\\.ts$', '^src/adapters/shared/'],
+        pathNot: ['^src/adapters/$1/', '^src/adapters/http/problem-types\\.ts$', '^src/adapters/shared/'],
       },
     },
     {

@@ -3,7 +3,8 @@
 // devDependencies): the domain, every port's contract suite on every adapter (SQLite on
 // bun:sqlite and node:sqlite), the SQLite driver seam, the JSONL audit store, the HTTP
 // adapter behind the mutual-TLS listener `serve` picks for the runtime, and that listener's
-// slow-client limits and certificate rotation, and the audit checkpoints' keys and scheduler. `npm test` runs it
+// slow-client limits and certificate rotation, the audit checkpoints' keys and scheduler, and
+// the upstream store's reading of local date-times in a time zone. `npm test` runs it
 // after vitest has run everything under Node. The end-to-end suite (test/e2e) starts
 // `serve` itself under all three runtimes from Node.
 import { spawnSync } from 'node:child_process';
@@ -18,6 +19,9 @@ const SUITES = [
   'test/adapters/sqlite',
   'test/adapters/jsonl',
   'test/adapters/crypto',
+  // Local date-times given their offset by each runtime's own zone data.
+  'test/adapters/upstream-http/local-time.test.ts',
+  'test/adapters/upstream-http/reading.test.ts',
   'test/app/audit-checkpointing.test.ts',
   'test/adapters/http',
   'test/adapters/tls-listener/slow-client.test.ts',

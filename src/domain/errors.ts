@@ -145,14 +145,16 @@ export class NoQueueConfiguredError extends DomainError {
 
 /**
  * A service this one depends on failed (502) or did not answer in time (504). `logLabel` is a
- * short, safe label for the operator's log (e.g. an STS error code); the client is told
- * neither it nor anything the upstream said.
+ * short, safe label for the operator's log (e.g. an STS error code), and `mismatch`, for an
+ * answer that did not fit, the field and the reason (never the value); the client is told
+ * none of them, nor anything the upstream said.
  */
 export class UpstreamFailedError extends DomainError {
   readonly code = 'UPSTREAM_FAILED';
   constructor(
     readonly upstream: string,
     readonly logLabel: string,
+    readonly mismatch?: { readonly field: string; readonly reason: string },
   ) {
     super(`the ${upstream} failed; try again later`);
     this.name = 'UpstreamFailedError';

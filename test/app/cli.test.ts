@@ -578,6 +578,22 @@ describe('onboarding end to end, through the binary alone', () => {
     }
   });
 
+  it('config check and serve refuse an unknown UPSTREAM_TIME_ZONE, naming it; a known one is shown', () => {
+    const upstream = { ...env, CASE_STORE: 'https://records.internal:8443' };
+    for (const args of [['config', 'check'], ['serve']]) {
+      const result = runCli(args, { ...upstream, UPSTREAM_TIME_ZONE: 'Europe/Londres' });
+      expect(result.status).toBe(1);
+      expect(result.stderr).toContain('UPSTREAM_TIME_ZONE: UPSTREAM_TIME_ZONE must be an IANA time zone');
+    }
+    const json = JSON.parse(cli('config', 'check', '--json')) as Record<
+      string,
+      { value: string; source: string }
+    >;
+    expect(json.UPSTREAM_TIME_ZONE).toEqual({ value: 'Europe/London', source: 'default' });
+    const set = runCli(['config', 'check', '--json'], { ...upstream, UPSTREAM_TIME_ZONE: 'UTC' });
+    expect(JSON.parse(set.stdout).UPSTREAM_TIME_ZONE).toEqual({ value: 'UTC', source: 'environment' });
+  });
+
   it('serve refuses a missing case store, saying how to create it', () => {
     const result = runCli(['serve'], { ...env, CASE_STORE: `sqlite:${join(base, 'absent.db')}` });
     expect(result.status).toBe(1);

@@ -40,13 +40,18 @@ describe('loadConfig', () => {
       timeoutMs: 50,
       onStoreFailure: 'local',
     });
-    expect(kindSettings.get('upstream')).toStrictEqual({ connections: 16, timeoutMs: 2000, retries: 2 });
+    expect(kindSettings.get('upstream')).toStrictEqual({
+      connections: 16,
+      timeoutMs: 2000,
+      retries: 2,
+      timeZone: 'Europe/London',
+    });
     expect(loadConfig({ ...BASE, CASE_STORE: 'https://records.internal:8443/api' }).CASE_STORE).toStrictEqual(
       {
         role: 'cases',
         kind: 'upstream',
         url: 'https://records.internal:8443/api',
-        settings: { connections: 16, timeoutMs: 2000, retries: 2 },
+        settings: { connections: 16, timeoutMs: 2000, retries: 2, timeZone: 'Europe/London' },
       },
     );
     expect(config.AUDIT_STORE).toMatchObject({ url: 'sqlite:./data/audit.db', role: 'audit' });
@@ -180,6 +185,11 @@ describe('loadConfig', () => {
       { UPSTREAM_TOKEN_URL: 'idp', UPSTREAM_CLIENT_ID: 'svc', UPSTREAM_CLIENT_SECRET_FILE: '/run/secret' },
       /^UPSTREAM_TOKEN_URL: expected an http\(s\):\/\/ URL$/,
     ],
+    [
+      { UPSTREAM_TIME_ZONE: 'Europe/Londres' },
+      /^UPSTREAM_TIME_ZONE: UPSTREAM_TIME_ZONE must be an IANA time zone, such as Europe\/London or UTC$/,
+    ],
+    [{ UPSTREAM_TIME_ZONE: '+01:00' }, /^UPSTREAM_TIME_ZONE: /],
     [{ RATE_LIMIT_PREFIX: 'a b' }, /^RATE_LIMIT_PREFIX: expected 1-64 letters, digits or : \. _ -$/],
   ])('refuses %j, naming the variable', (env, message) => {
     const problems = problemsOf(env);

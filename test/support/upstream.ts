@@ -28,6 +28,7 @@ export function upstreamSettings(instance: UpstreamInstance, connections = 4): U
     connections,
     timeoutMs: 5000,
     retries: 2,
+    timeZone: 'Europe/London',
     tlsCertFile: instance.files.cert,
     tlsKeyFile: instance.files.key,
     tlsCaFile: instance.files.ca,

@@ -7,7 +7,7 @@ import {
   type RateLimitedError,
   type StoreUnavailableError,
   type UnauthenticatedError,
-  type UpstreamFailedError,
+  UpstreamFailedError,
 } from '../../domain/errors.js';
 import type { AppEnv, HttpLogger } from './env.js';
 import { type ProblemInput, ProblemType, problemResponse } from './problem.js';
@@ -155,6 +155,7 @@ export function errorHandler(logger: HttpLogger) {
             code: error.code,
             upstream: (error as UpstreamFailedError).upstream,
             label: (error as Partial<UpstreamFailedError>).logLabel ?? 'timeout',
+            ...(error instanceof UpstreamFailedError ? error.mismatch : undefined),
           },
           'upstream failure',
         );

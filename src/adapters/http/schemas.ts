@@ -8,9 +8,9 @@ import { ProblemType } from './problem.js';
  * response validation in tests and the OpenAPI document. The service always sends every
  * field (null when unknown or withheld, [] when empty), so the document marks every field
  * required, nullable where the specification's tables allow null: a generated client gets
- * `preferredLanguage: CodeAndDescription | null`, not `preferredLanguage?: …`. What the
- * tables allow a sender to leave out is accepted from a system of record (`…Accepted`,
- * for the upstream client), never promised by this service.
+ * `preferredLanguage: CodeAndDescription | null`, not `preferredLanguage?: …`. What a
+ * system of record may send is read by the upstream adapter's own tolerant schemas
+ * (`adapters/upstream-http/reading.ts`), never by these.
  */
 
 /**
@@ -74,18 +74,6 @@ export const CommunityManagerSchema = z
 export const CommunityOffenderManagerSchema = z
   .object({ crn: z.string(), communityManager: CommunityManagerSchema })
   .openapi('CommunityOffenderManager');
-
-/**
- * What a system of record may send (the upstream case store): the fields the
- * specification's tables mark not required may be left out. Never in the served document.
- */
-export const PersonalDetailsAndCircumstancesAccepted = PersonalDetailsAndCircumstancesSchema.partial();
-export const HomeOfficeInterestAccepted = HomeOfficeInterestSchema.partial({ notes: true });
-export const CommunityOffenderManagerAccepted = CommunityOffenderManagerSchema.extend({
-  communityManager: CommunityManagerSchema.extend({
-    name: NameSchema.partial({ middleName: true }),
-  }).partial({ jobRole: true, emailAddress: true, officeName: true, teamPhoneNumber: true }),
-});
 
 const ScoreLevelSchema = z.enum(SCORE_LEVELS).nullable().openapi('ScoreLevel');
 const LevelledScoreSchema = z

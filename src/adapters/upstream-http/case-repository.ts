@@ -30,13 +30,9 @@ import type {
 import type { CaseRepository, Held, ReadFor } from '../../ports/case-repository.js';
 import type { UpstreamOutcome } from '../../ports/stores.js';
 import type { OutgoingTracing } from '../../ports/tracing.js';
-// The wire format is one module, shared by the service's own routes and this client.
-import {
-  CommunityOffenderManagerAccepted,
-  HomeOfficeInterestAccepted,
-  PersonalDetailsAndCircumstancesAccepted,
-  RiskScoresPageSchema,
-} from '../http/schemas.js';
+// The problem types of this service's own API, which an upstream instance of it answers with.
+import { ProblemType } from '../http/problem-types.js';
+import { mismatchOf, type UpstreamReading, upstreamReading } from './reading.js';
 
 const UPSTREAM = 'case store upstream';
 
@@ -59,6 +55,8 @@ export interface UpstreamOptions {
   readonly connections: number;
   readonly timeoutMs: number;
   readonly retries: number;
+  /** The IANA zone of date-times sent without an offset (default `Europe/London`). */
+  readonly timeZone?: string;
   readonly tls?: {
     readonly ca?: string | undefined;
     readonly cert?: string | undefined;
@@ -75,13 +73,9 @@ export interface UpstreamOptions {
 
 type Answer<T> = { found: true; value: T } | { found: false; problemType: string };
 
-/** Absent optional fields become null and absent lists [], as the port's contract asks. */
-const orNull = <T>(value: T | undefined | null): T | null => value ?? null;
-
 /** The upstream decides limited access itself: what it answers is held with no rules of ours. */
 const held = <T>(value: T): Held<T> => ({ value, limitedAccess: null });
 
-const LIMITED_ACCESS_TYPE = 'urn:case-read:problem:limited-access';
 /** The longest upstream detail passed on to a client; a longer one is replaced by the generic sentence. */
 const MAX_DETAIL = 500;
 
@@ -124,10 +118,12 @@ const routeOf = (path: string) =>
  * - A circuit breaker (cockatiel): after `failures` consecutive availability faults
  *   (connection, timeout, 5xx), calls fail at once with 503 for `halfOpenAfterMs`; then one
  *   probe is let through and closes it again if it succeeds.
- * - Bodies are checked with the same zod schemas as the service's own responses: anything
- *   else, a wrong content type, or an unexpected status is a 502. 404 is "not held"; 401
- *   and 403 are a 502 logged as our own misconfiguration, except a 403 `limited-access`.
- *   Nothing of the upstream's text reaches a client or a log, except that refusal's detail.
+ * - Bodies are read as the real services send them (`reading.ts`: absent fields null, local
+ *   date-times given their offset, unknown fields dropped); what still does not fit, a wrong
+ *   content type, or an unexpected status is a 502, logged with the field and the reason.
+ *   404 is "not held", whatever its body; 401 and 403 are a 502 logged as our own
+ *   misconfiguration, except a 403 `limited-access`. Nothing of the upstream's text
+ *   reaches a client or a log, except that refusal's detail.
  * - Limited access is the upstream's to decide: the verified on-behalf-of token is relayed
  *   in `X-On-Behalf-Of`, and a 403 `limited-access` becomes this service's own (not
  *   retried, not counted by the breaker), with the upstream's detail (the case's message).
@@ -138,8 +134,10 @@ export class UpstreamCaseRepository implements CaseRepository {
   private readonly breaker;
   private readonly base: string;
   private readonly host: string;
+  private readonly reading: UpstreamReading;
 
   constructor(private readonly options: UpstreamOptions) {
+    this.reading = upstreamReading(options.timeZone ?? 'Europe/London');
     this.base = options.baseUrl.replace(/\/+$/, '');
     this.host = new URL(this.base).host;
     this.agent = this.agentWith(options.tls);
@@ -189,28 +187,19 @@ export class UpstreamCaseRepository implements CaseRepository {
   ): Promise<Held<PersonalDetailsAndCircumstances> | undefined> {
     const answer = await this.get(
       `/case/${encodeURIComponent(crn.value)}`,
-      PersonalDetailsAndCircumstancesAccepted,
+      this.reading.personalDetails,
       readFor,
     );
-    if (!answer.found) return undefined;
-    const d = answer.value;
-    return held({
-      preferredLanguage: orNull(d.preferredLanguage),
-      personalCircumstances: d.personalCircumstances ?? [],
-      disabilities: d.disabilities ?? [],
-      offenderPersonalityDisorder: orNull(d.offenderPersonalityDisorder),
-    } as PersonalDetailsAndCircumstances);
+    return answer.found ? held(answer.value) : undefined;
   }
 
   async findHomeOfficeInterest(crn: Crn, readFor?: ReadFor): Promise<Held<HomeOfficeInterest> | undefined> {
     const answer = await this.get(
       `/case/${encodeURIComponent(crn.value)}/home-office-interest`,
-      HomeOfficeInterestAccepted,
+      this.reading.homeOfficeInterest,
       readFor,
     );
-    return answer.found
-      ? held({ exists: answer.value.exists, notes: orNull(answer.value.notes) })
-      : undefined;
+    return answer.found ? held(answer.value) : undefined;
   }
 
   async findCommunityManager(
@@ -219,40 +208,34 @@ export class UpstreamCaseRepository implements CaseRepository {
   ): Promise<Held<{ communityManager: CommunityManager | null }> | undefined> {
     const answer = await this.get(
       `/case/${encodeURIComponent(crn.value)}/community-manager`,
-      CommunityOffenderManagerAccepted,
+      this.reading.communityManager,
       readFor,
     );
     if (!answer.found) {
-      // The case is held, without an active manager: the upstream says which 404 it is.
-      return answer.problemType.endsWith('community-manager-not-found')
-        ? held({ communityManager: null })
-        : undefined;
+      // The case is held, without an active manager, when the upstream says so; when its
+      // 404 does not say which (the probation service's `{ status, message }`), the case
+      // itself tells: a held case with no manager is not an unknown crn.
+      if (answer.problemType === ProblemType.communityManagerNotFound)
+        return held({ communityManager: null });
+      if (answer.problemType === ProblemType.caseNotFound) return undefined;
+      const theCase = await this.findPersonalDetails(crn, readFor);
+      return theCase === undefined ? undefined : held({ communityManager: null });
     }
-    const m = answer.value.communityManager;
-    return held({
-      communityManager: {
-        name: { forename: m.name.forename, middleName: orNull(m.name.middleName), surname: m.name.surname },
-        pdu: m.pdu,
-        jobRole: orNull(m.jobRole),
-        emailAddress: orNull(m.emailAddress),
-        officeName: orNull(m.officeName),
-        teamPhoneNumber: orNull(m.teamPhoneNumber),
-      },
-    });
+    return held({ communityManager: answer.value });
   }
 
-  /** Every page, in the order the upstream serves them (newest first). */
+  /** Every page, in the order the upstream serves them (the use case orders them by instant). */
   async findRiskScores(crn: Crn, readFor?: ReadFor): Promise<Held<RiskPredictorScore[]> | undefined> {
     const scores: RiskPredictorScore[] = [];
     for (let page = 1; page <= 1000; page++) {
       const answer = await this.get(
         `/v1/persons/${encodeURIComponent(crn.value)}/risks/scores?page=${page}&perPage=100`,
-        RiskScoresPageSchema,
+        this.reading.riskScoresPage,
         readFor,
       );
       if (!answer.found) return undefined;
-      scores.push(...(answer.value.data as RiskPredictorScore[]));
-      if (answer.value.pagination.isLastPage) return held(scores);
+      scores.push(...answer.value.data);
+      if (answer.value.isLastPage) return held(scores);
     }
     throw new UpstreamFailedError(UPSTREAM, 'too-many-pages');
   }
@@ -334,7 +317,7 @@ export class UpstreamCaseRepository implements CaseRepository {
     if (statusCode >= 500) throw new Fault('5xx');
     if (statusCode === 403) {
       const problem = problemOf(text);
-      if (problem.type === LIMITED_ACCESS_TYPE) throw limitedAccessRefusal(problem.detail);
+      if (problem.type === ProblemType.limitedAccess) throw limitedAccessRefusal(problem.detail);
     }
     if (statusCode === 401 || statusCode === 403) {
       throw new UpstreamFailedError(UPSTREAM, `refused-our-credentials-${statusCode}`);
@@ -343,22 +326,31 @@ export class UpstreamCaseRepository implements CaseRepository {
       const problemType = problemOf(text).type;
       // "No resource at this path" is not "no such case": the base URL is wrong, and
       // answering 404 for every crn would be a wrong answer, so it is a 502.
-      if (problemType === 'urn:case-read:problem:not-found') {
+      if (problemType === ProblemType.notFound) {
         throw new UpstreamFailedError(UPSTREAM, 'path-not-served');
       }
       return { found: false, problemType };
     }
-    if (statusCode !== 200 || !/^application\/json\b/i.test(type)) {
-      throw new UpstreamFailedError(UPSTREAM, 'invalid-body');
+    if (statusCode !== 200) {
+      throw new UpstreamFailedError(UPSTREAM, 'invalid-body', {
+        field: '(status)',
+        reason: 'not 200, 404 or 5xx',
+      });
+    }
+    if (!/^application\/json\b/i.test(type)) {
+      throw new UpstreamFailedError(UPSTREAM, 'invalid-body', {
+        field: '(body)',
+        reason: 'not application/json',
+      });
     }
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
     } catch {
-      throw new UpstreamFailedError(UPSTREAM, 'invalid-body');
+      throw new UpstreamFailedError(UPSTREAM, 'invalid-body', { field: '(body)', reason: 'not JSON' });
     }
     const checked = schema.safeParse(parsed);
-    if (!checked.success) throw new UpstreamFailedError(UPSTREAM, 'invalid-body');
+    if (!checked.success) throw new UpstreamFailedError(UPSTREAM, 'invalid-body', mismatchOf(checked.error));
     return { found: true, value: checked.data };
   }
 }

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { httpUrl, settingsReader, wholeNumber } from '../shared/variables.js';
+import { isTimeZone } from './local-time.js';
 
 /** How the upstream-HTTP case store connects and authenticates (files hold the secrets). */
 export interface UpstreamSettings {
@@ -7,6 +8,8 @@ export interface UpstreamSettings {
   /** The whole call, retries included. */
   readonly timeoutMs: number;
   readonly retries: number;
+  /** The IANA zone in which a date-time the upstream sends without an offset is read. */
+  readonly timeZone: string;
   readonly tlsCertFile?: string;
   readonly tlsKeyFile?: string;
   readonly tlsCaFile?: string;
@@ -24,6 +27,10 @@ const variables = z
     UPSTREAM_CONNECTIONS: wholeNumber('UPSTREAM_CONNECTIONS', 16, 1, 1024),
     UPSTREAM_TIMEOUT_MS: wholeNumber('UPSTREAM_TIMEOUT_MS', 2000, 50, 60_000),
     UPSTREAM_RETRIES: wholeNumber('UPSTREAM_RETRIES', 2, 0, 5),
+    UPSTREAM_TIME_ZONE: z
+      .string()
+      .default('Europe/London')
+      .refine(isTimeZone, 'UPSTREAM_TIME_ZONE must be an IANA time zone, such as Europe/London or UTC'),
     UPSTREAM_TLS_CERT: file(),
     UPSTREAM_TLS_KEY: file(),
     UPSTREAM_TLS_CA: file(),
@@ -68,6 +75,7 @@ export const upstreamSettings = settingsReader(
     connections: v.UPSTREAM_CONNECTIONS,
     timeoutMs: v.UPSTREAM_TIMEOUT_MS,
     retries: v.UPSTREAM_RETRIES,
+    timeZone: v.UPSTREAM_TIME_ZONE,
     ...defined({
       tlsCertFile: v.UPSTREAM_TLS_CERT,
       tlsKeyFile: v.UPSTREAM_TLS_KEY,

@@ -92,6 +92,7 @@ export const upstreamStores: StoreKind<UpstreamSettings> = {
         connections: settings.connections,
         timeoutMs: settings.timeoutMs,
         retries: settings.retries,
+        timeZone: settings.timeZone,
         tls,
         ...(apiKey ? { apiKey } : {}),
         ...(bearer ? { bearer } : {}),
@@ -105,7 +106,7 @@ export const upstreamStores: StoreKind<UpstreamSettings> = {
       ].filter(Boolean);
       return {
         value: repository,
-        description: `${url} (upstream; ${auth.join(', ') || 'no authentication'}; timeout ${settings.timeoutMs} ms, ${settings.retries} retries)`,
+        description: `${url} (upstream; ${auth.join(', ') || 'no authentication'}; timeout ${settings.timeoutMs} ms, ${settings.retries} retries; local times in ${settings.timeZone})`,
         // Readiness reports the breaker: open means every read is being refused.
         ping: async () => {
           if (repository.circuitOpen) throw new Error('the upstream circuit is open');

@@ -201,7 +201,7 @@ describe('the upstream store as serve opens it', () => {
     const { testContext } = await import('../../support/stores.js');
     const store = await upstreamStores.cases?.open(base, {
       ...testContext,
-      settings: { connections: 2, timeoutMs: TIMEOUT, retries: 0 },
+      settings: { connections: 2, timeoutMs: TIMEOUT, retries: 0, timeZone: 'Europe/London' },
     });
     if (!store) throw new Error('no upstream store');
     try {

@@ -1,0 +1,112 @@
+import { describe, expect, it } from 'vitest';
+import type * as z from 'zod';
+import { mismatchOf, upstreamReading } from '../../../src/adapters/upstream-http/reading.js';
+import { recordedBody } from '../../support/real-upstream.js';
+
+const reading = upstreamReading('Europe/London');
+const scores = recordedBody('gateway-risk-scores') as { data: Record<string, unknown>[] };
+
+/** The recorded risk-score page with one field of its first score replaced. */
+function scoresWith(change: (score: Record<string, unknown>) => void): unknown {
+  const page = structuredClone(scores);
+  change(page.data[0] as Record<string, unknown>);
+  return page;
+}
+
+function mismatch(schema: z.ZodType, body: unknown) {
+  const read = schema.safeParse(body);
+  if (read.success) throw new Error('expected the body not to fit');
+  return mismatchOf(read.error);
+}
+
+describe('reading what an upstream sends: what still does not fit is named by field and reason, never by value', () => {
+  it.each([
+    [
+      'a level outside the enum',
+      scoresWith((s) => {
+        s.generalPredictor = { scoreLevel: 'EXTREME-7731' };
+      }),
+      'data[0].generalPredictor.scoreLevel',
+      'expected one of LOW, MEDIUM, HIGH, VERY_HIGH, NOT_APPLICABLE',
+    ],
+    [
+      'a date that is not a date',
+      scoresWith((s) => {
+        s.completedDate = 'Tuesday-7731';
+      }),
+      'data[0].completedDate',
+      'not an ISO 8601 datetime',
+    ],
+    [
+      'a day that is not on the calendar',
+      scoresWith((s) => {
+        s.completedDate = '2026-02-30T10:00:00';
+      }),
+      'data[0].completedDate',
+      'not an ISO 8601 datetime',
+    ],
+    [
+      'a score that is text',
+      scoresWith((s) => {
+        s.violencePredictor = { scoreLevel: 'LOW', score: '7731' };
+      }),
+      'data[0].violencePredictor.score',
+      'expected number',
+    ],
+    ['no pagination', { data: [] }, 'pagination', 'expected object'],
+    [
+      'a list that is not a list',
+      { data: 'none-7731', pagination: { isLastPage: true } },
+      'data',
+      'expected array',
+    ],
+    ['a body that is not an object', '7731', '(body)', 'expected object'],
+  ])('risk scores: %s', (_what, body, field, reason) => {
+    const found = mismatch(reading.riskScoresPage, body);
+    expect(found).toStrictEqual({ field, reason });
+    expect(JSON.stringify(found)).not.toContain('7731');
+  });
+
+  it('the other resources: a required field absent, or of the wrong type', () => {
+    expect(mismatch(reading.homeOfficeInterest, { crn: 'R000001' })).toStrictEqual({
+      field: 'exists',
+      reason: 'expected boolean',
+    });
+    expect(
+      mismatch(reading.communityManager, { communityManager: { name: { forename: 'A' }, pdu: 'P' } }),
+    ).toStrictEqual({
+      field: 'communityManager.name.surname',
+      reason: 'expected string',
+    });
+    expect(
+      mismatch(reading.personalDetails, {
+        disabilities: [{ type: { code: 'D', description: 'd' }, updatedAt: '2025-13-01T00:00:00' }],
+      }),
+    ).toStrictEqual({ field: 'disabilities[0].updatedAt', reason: 'not an ISO 8601 datetime' });
+  });
+
+  it('an offset that is sent is kept as sent; unknown fields are dropped at every level', () => {
+    const read = reading.riskScoresPage.parse(
+      scoresWith((s) => {
+        s.completedDate = '2025-07-01T10:00:00.5-03:30';
+        s.generalPredictor = { scoreLevel: 'LOW', score: 3.5, band: 'x' };
+      }),
+    );
+    expect(read.data[0]?.completedDate).toBe('2025-07-01T10:00:00.5-03:30');
+    expect(read.data[0]?.generalPredictor).toStrictEqual({ scoreLevel: 'LOW', score: 3.5 });
+    expect(Object.keys(read)).toEqual(['data', 'isLastPage']);
+  });
+
+  it('an empty body is nothing held: every field null, every list []', () => {
+    expect(reading.personalDetails.parse({})).toStrictEqual({
+      preferredLanguage: null,
+      personalCircumstances: [],
+      disabilities: [],
+      offenderPersonalityDisorder: null,
+    });
+    expect(reading.riskScoresPage.parse({ pagination: { isLastPage: true } })).toStrictEqual({
+      data: [],
+      isLastPage: true,
+    });
+  });
+});

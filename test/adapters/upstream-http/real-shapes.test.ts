@@ -1,0 +1,250 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { upstreamStores } from '../../../src/adapters/upstream-http/store-kind.js';
+import type { CaseRepository } from '../../../src/ports/case-repository.js';
+import type { Opened } from '../../../src/ports/stores.js';
+import { fixtureCases } from '../../support/fixtures.js';
+import { fixtureApp, recordingLogger, servedDocument } from '../../support/http.js';
+import { httpsRequest } from '../../support/https-client.js';
+import { AccessMother } from '../../support/mothers.js';
+import { OpenApiValidator } from '../../support/openapi-validator.js';
+import { makeTestPki, type TestPki } from '../../support/pki.js';
+import {
+  type RealUpstream,
+  recordedAnswers,
+  recordedBody,
+  startRealUpstream,
+} from '../../support/real-upstream.js';
+import { mintTestToken, type RunningTestService, startTestService } from '../../support/service.js';
+import { testContext } from '../../support/stores.js';
+
+/**
+ * The service with `CASE_STORE=https://…` in front of a stand-in that answers as the real
+ * services do (null fields left out, unknown fields, 404 `{ status, message }`, the gateway's
+ * risk scores: levels only, UK local times): every answer is the contract's, checked against
+ * the OpenAPI document with ajv.
+ */
+const recorded = recordedAnswers();
+const NOT_FOUND_MESSAGE = (recordedBody('probation-not-found') as { message: string }).message;
+const gatewayScores = recordedBody('gateway-risk-scores') as { data: Record<string, unknown>[] };
+
+/** The recorded risk scores for `crn`, with the first score's field changed. */
+function badScores(crn: string, change: (score: Record<string, unknown>) => void) {
+  const body = structuredClone(gatewayScores);
+  change(body.data[0] as Record<string, unknown>);
+  return { path: `/v1/persons/${crn}/risks/scores`, status: 200, body };
+}
+
+let pki: TestPki;
+let upstream: RealUpstream;
+let store: Opened<CaseRepository>;
+let service: RunningTestService;
+let validator: OpenApiValidator;
+let key: string;
+let token: string;
+const logger = recordingLogger();
+
+beforeAll(async () => {
+  pki = await makeTestPki();
+  upstream = await startRealUpstream({
+    records: fixtureCases(),
+    recorded: [
+      ...Object.values(recorded),
+      badScores('R000002', (s) => {
+        s.generalPredictor = { scoreLevel: 'EXTREME-7731' };
+      }),
+      badScores('R000003', (s) => {
+        s.completedDate = 'Tuesday-7731';
+      }),
+      // Not JSON at all, though it says it is.
+      { path: '/case/R000004', status: 200, body: 7731 },
+    ],
+    shapes: { gatewayIn: 'Europe/London' },
+    tls: { cert: `${pki.server.certPem}\n${pki.ca.certPem}`, key: pki.server.keyPem },
+  });
+  const opened = await upstreamStores.cases?.open(upstream.url, {
+    ...testContext,
+    settings: {
+      connections: 4,
+      timeoutMs: 5000,
+      retries: 0,
+      timeZone: 'Europe/London',
+      tlsCaFile: pki.write('upstream-ca.pem', pki.ca.certPem),
+    },
+  });
+  if (!opened) throw new Error('no upstream store');
+  store = opened;
+  service = await startTestService(pki, { repository: store.value, logger });
+  await service.directory.saveClient(
+    AccessMother.client('reader', {
+      permissions: ['getCase', 'getHomeOfficeInterest', 'getCommunityManagerByCrn', 'getRiskScores'],
+    }),
+  );
+  key = (await service.issueKey('reader')).key;
+  token = await mintTestToken(pki, 'reader');
+  validator = new OpenApiValidator(await servedDocument(fixtureApp()));
+}, 30_000);
+afterAll(async () => {
+  await service?.close();
+  await store?.close();
+  await upstream?.close();
+  pki?.cleanup();
+});
+
+async function ask(path: string) {
+  const reader = await pki.client('reader');
+  return httpsRequest(`${service.url}${path}`, {
+    ca: pki.ca.certPem,
+    cert: reader.certPem,
+    key: reader.keyPem,
+    headers: { 'x-api-key': key, authorization: `Bearer ${token}` },
+  });
+}
+
+const OPERATIONS = [
+  ['/case/{crn}', (crn: string) => `/case/${crn}`],
+  ['/case/{crn}/home-office-interest', (crn: string) => `/case/${crn}/home-office-interest`],
+  ['/case/{crn}/community-manager', (crn: string) => `/case/${crn}/community-manager`],
+  ['/v1/persons/{crn}/risks/scores', (crn: string) => `/v1/persons/${crn}/risks/scores?perPage=100`],
+] as const;
+
+describe('CASE_STORE=https://… in front of the real services’ shapes', () => {
+  it('answers all four reads 200 in the contract’s shape, from the recorded bodies', async () => {
+    for (const [template, path] of OPERATIONS) {
+      const answer = await ask(path('R000001'));
+      expect(answer.status, template).toBe(200);
+      expect(
+        validator.responseErrors(template, 'get', 200, 'application/json', answer.json()),
+        template,
+      ).toEqual([]);
+    }
+  });
+
+  it('risk scores: levels kept, withheld scores null, local times with their offset, newest first by instant, no assessmentVersion', async () => {
+    const answer = await ask('/v1/persons/R000001/risks/scores');
+    const { data } = answer.json() as { data: Record<string, Record<string, unknown>>[] };
+    expect(data.map((s) => s.completedDate)).toEqual([
+      '2026-01-16T16:22:54+00:00',
+      '2025-10-26T01:10:00+00:00',
+      // Later on the wall clock than 01:10, earlier in time: the first 01:30 of that night.
+      '2025-10-26T01:30:00+01:00',
+      '2025-07-01T10:00:00+01:00',
+    ]);
+    expect(data[0]?.generalPredictor).toStrictEqual({ scoreLevel: 'HIGH', score: null });
+    expect(data[0]?.sexualPredictor).toStrictEqual({
+      indecentScoreLevel: 'LOW',
+      contactScoreLevel: 'LOW',
+      indecentScore: null,
+      contactScore: null,
+    });
+    expect(answer.text).not.toContain('assessmentVersion');
+  });
+
+  it('every fixture, read through the gateway’s shapes: 200 or 404 as held, valid, the same instants and levels', async () => {
+    // Limited cases are the upstream's to refuse (another suite): the others are read here.
+    for (const record of fixtureCases().filter((r) => r.limitedAccess === null)) {
+      for (const [template, path] of OPERATIONS) {
+        const answer = await ask(path(record.crn));
+        const expected =
+          template.endsWith('community-manager') && record.communityManager === null ? 404 : 200;
+        expect(answer.status, `${template} ${record.crn}`).toBe(expected);
+        if (expected === 200) {
+          expect(validator.responseErrors(template, 'get', 200, 'application/json', answer.json())).toEqual(
+            [],
+          );
+        } else {
+          expect((answer.json() as { type: string }).type).toBe(
+            'urn:case-read:problem:community-manager-not-found',
+          );
+        }
+      }
+      const { data } = (await ask(`/v1/persons/${record.crn}/risks/scores?perPage=100`)).json() as {
+        data: { completedDate: string; generalPredictor: { scoreLevel: string; score: null } }[];
+      };
+      const held = [...record.riskScores].sort(
+        (a, b) => Date.parse(b.completedDate) - Date.parse(a.completedDate),
+      );
+      expect(data.map((s) => Date.parse(s.completedDate))).toEqual(
+        held.map((s) => Date.parse(s.completedDate)),
+      );
+      expect(data.map((s) => s.generalPredictor)).toEqual(
+        held.map((s) => ({ scoreLevel: s.generalPredictor.scoreLevel, score: null })),
+      );
+    }
+  });
+
+  it('an unknown crn is our own 404; the upstream’s 404 text is not in it', async () => {
+    for (const [, path] of OPERATIONS) {
+      const answer = await ask(path('R000404'));
+      expect(answer.status).toBe(404);
+      expect((answer.json() as { type: string }).type).toBe('urn:case-read:problem:case-not-found');
+      expect(answer.text).not.toContain(NOT_FOUND_MESSAGE);
+      expect(answer.text).not.toContain('PCS-0404');
+    }
+  });
+
+  it.each([
+    [
+      'R000002',
+      '/v1/persons/R000002/risks/scores',
+      'data[0].generalPredictor.scoreLevel',
+      /^expected one of LOW, /,
+    ],
+    ['R000003', '/v1/persons/R000003/risks/scores', 'data[0].completedDate', /^not an ISO 8601 datetime$/],
+    ['R000004', '/case/R000004', '(body)', /^expected object$/],
+  ])(
+    'what still does not fit (%s) is a 502 upstream-failed; the log names the field and reason, never the value',
+    async (_crn, path, field, reason) => {
+      logger.lines.length = 0;
+      const answer = await ask(path);
+      expect(answer.status).toBe(502);
+      expect((answer.json() as { type: string }).type).toBe('urn:case-read:problem:upstream-failed');
+      expect(answer.text).not.toContain('7731');
+      const line = logger.lines.find((l) => l.message === 'upstream failure');
+      expect(line?.fields).toMatchObject({ label: 'invalid-body', field });
+      expect(String(line?.fields.reason)).toMatch(reason);
+      expect(JSON.stringify(logger.lines)).not.toContain('7731');
+    },
+  );
+});
+
+describe('a body that is not JSON', () => {
+  it('is a 502 whose log line says so', async () => {
+    // A stand-in speaking broken JSON where JSON was promised.
+    const { createServer } = await import('node:http');
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"exists": tru');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as { port: number }).port;
+    const opened = await upstreamStores.cases?.open(`http://127.0.0.1:${port}`, {
+      ...testContext,
+      settings: { connections: 1, timeoutMs: 2000, retries: 0, timeZone: 'Europe/London' },
+    });
+    if (!opened) throw new Error('no upstream store');
+    const local = recordingLogger();
+    const front = await startTestService(pki, { repository: opened.value, logger: local });
+    try {
+      await front.directory.saveClient(
+        AccessMother.client('reader', { permissions: ['getHomeOfficeInterest'] }),
+      );
+      const reader = await pki.client('reader');
+      const answer = await httpsRequest(`${front.url}/case/X123456/home-office-interest`, {
+        ca: pki.ca.certPem,
+        cert: reader.certPem,
+        key: reader.keyPem,
+        headers: { 'x-api-key': (await front.issueKey('reader')).key, authorization: `Bearer ${token}` },
+      });
+      expect(answer.status).toBe(502);
+      expect(answer.text).not.toContain('tru');
+      expect(local.lines.find((l) => l.message === 'upstream failure')?.fields).toMatchObject({
+        field: '(body)',
+        reason: 'not JSON',
+      });
+    } finally {
+      await front.close();
+      await opened.close();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
