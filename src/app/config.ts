@@ -3,6 +3,7 @@ import { httpUrl, presentIn, problemsOf, wholeNumber } from '../adapters/shared/
 import { parseQuota } from '../domain/access/quota.js';
 import { CrnFormat, DEFAULT_CRN_PATTERN } from '../domain/crn.js';
 import { RoleArn } from '../domain/queue/arns.js';
+import { DEFAULT_MAX_IN_FLIGHT, DEFAULT_REQUEST_DEADLINE_MS } from '../ports/deadline.js';
 import type { Environment, StoreRole } from '../ports/stores.js';
 import type { StoreRef, StoreRegistry } from './stores.js';
 
@@ -77,6 +78,10 @@ const variablesSchema = z.object({
       return [...new Set(names)];
     }),
   SHUTDOWN_GRACE_MS: wholeNumber('SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+  // Deadlines and overload (decisions §11): every request is answered within its deadline,
+  // whatever the engines do, and at most MAX_IN_FLIGHT wait on them at once.
+  REQUEST_DEADLINE_MS: wholeNumber('REQUEST_DEADLINE_MS', DEFAULT_REQUEST_DEADLINE_MS, 100, 60_000),
+  MAX_IN_FLIGHT: wholeNumber('MAX_IN_FLIGHT', DEFAULT_MAX_IN_FLIGHT, 1, 100_000),
   // On SIGTERM, readiness is 503 this long before the listener closes, so a balancer's
   // health check sees it first (HAProxy's defaults, inter 2 s × fall 3, take 6 s).
   SHUTDOWN_DELAY_MS: wholeNumber('SHUTDOWN_DELAY_MS', 7_000, 0, 600_000),

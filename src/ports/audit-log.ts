@@ -5,13 +5,17 @@ import type {
   AuditVerification,
   StoredAuditRecord,
 } from '../domain/audit/record.js';
+import type { Deadline } from './deadline.js';
 
 /**
  * Appends audit records. Resolves once the record is durably stored; rejects (or throws)
- * when it cannot be kept, and the caller then fails closed.
+ * when it cannot be kept, and the caller then fails closed. Given the request's deadline, a
+ * store that has not begun writing the record when it passes leaves it unwritten and
+ * rejects, and one that can cancel its write at the deadline does (the caller answers at the
+ * deadline whatever the store does).
  */
 export interface AuditWriter {
-  append(record: AuditRecord): void | Promise<void>;
+  append(record: AuditRecord, deadline?: Deadline): void | Promise<void>;
 }
 
 /**
@@ -47,7 +51,7 @@ export interface AuditCheckpointStore {
  * - checkpoints are stored and read back as given, several at one seq included.
  */
 export interface AuditLog extends AuditWriter, AuditCheckpointStore {
-  append(record: AuditRecord): Promise<void>;
+  append(record: AuditRecord, deadline?: Deadline): Promise<void>;
   flush(): Promise<void>;
   query(filter: AuditQuery): Promise<StoredAuditRecord[]>;
   verify(checkpoints?: CheckpointSet): Promise<AuditVerification>;

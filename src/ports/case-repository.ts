@@ -8,6 +8,7 @@ import type {
   PersonalDetailsAndCircumstances,
   RiskPredictorScore,
 } from '../domain/types.js';
+import type { Deadline } from './deadline.js';
 
 /**
  * One part of a held case, with the case's limited-access rules as held (null when it has
@@ -25,6 +26,8 @@ export interface Held<T> {
  */
 export interface ReadFor {
   readonly onBehalfOf: { readonly email: string; readonly token: string } | null;
+  /** The request's deadline: a store that can give up its call when it passes does. */
+  readonly deadline?: Deadline;
 }
 
 /**

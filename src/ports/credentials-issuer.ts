@@ -1,4 +1,5 @@
 import type { QueueCredentials, QueueCredentialsRequest } from '../domain/queue/model.js';
+import type { Deadline } from './deadline.js';
 
 /**
  * Issues temporary credentials for a consumer's queue (adapters: AWS STS, and a local
@@ -8,5 +9,6 @@ import type { QueueCredentials, QueueCredentialsRequest } from '../domain/queue/
  * credentials never reach a log.
  */
 export interface CredentialsIssuer {
-  issue(request: QueueCredentialsRequest): Promise<QueueCredentials>;
+  /** Given the request's deadline, a call still unanswered when it passes is given up. */
+  issue(request: QueueCredentialsRequest, deadline?: Deadline): Promise<QueueCredentials>;
 }

@@ -118,6 +118,11 @@ export interface StoreWiring {
   readonly onRateLimitTransition?: (to: 'store' | 'fallback') => void;
   /** Spans for calls to another service (the upstream), when tracing is on. */
   readonly tracing?: OutgoingTracing;
+  /**
+   * `REQUEST_DEADLINE_MS`, for `serve`: an engine's own timeout (a statement timeout) need
+   * be no longer, since no request waits longer. Absent for the operator's commands.
+   */
+  readonly requestDeadlineMs?: number;
 }
 
 /** What one kind's store is opened with: the wiring, and that kind's own settings. */

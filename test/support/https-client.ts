@@ -1,10 +1,12 @@
-import { request } from 'node:https';
+import { type Agent, request } from 'node:https';
 
 export interface HttpsResponse {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   text: string;
   json(): unknown;
+  /** Sent on a connection an earlier request had used (a keep-alive agent's). */
+  reusedSocket: boolean;
 }
 
 export interface HttpsOptions {
@@ -14,6 +16,8 @@ export interface HttpsOptions {
   readonly method?: string;
   readonly headers?: Record<string, string>;
   readonly servername?: string;
+  /** A keep-alive agent to send it through (default: a fresh connection of its own). */
+  readonly agent?: Agent;
 }
 
 /**
@@ -30,7 +34,7 @@ export function httpsRequest(url: string, options: HttpsOptions): Promise<HttpsR
         ...(options.cert ? { cert: options.cert } : {}),
         ...(options.key ? { key: options.key } : {}),
         headers: options.headers ?? {},
-        agent: false,
+        agent: options.agent ?? false,
         servername: options.servername ?? 'localhost',
         timeout: 10_000,
       },
@@ -46,6 +50,7 @@ export function httpsRequest(url: string, options: HttpsOptions): Promise<HttpsR
             headers: res.headers,
             text,
             json: () => JSON.parse(text) as unknown,
+            reusedSocket: req.reusedSocket,
           }),
         );
         res.on('error', reject);

@@ -1,7 +1,9 @@
 import { generateApiKey, sha256Hasher } from '../../src/adapters/crypto/api-keys.js';
 import { createHttpApp } from '../../src/adapters/http/app.js';
+import type { Engine } from '../../src/adapters/http/deadline.js';
 import type { HttpLogger } from '../../src/adapters/http/env.js';
 import { type IdentityReader, trustedGatewayIdentity } from '../../src/adapters/http/identity.js';
+import type { DeadlineOptions } from '../../src/adapters/http/request-cycle.js';
 import { type MintOptions, mintToken } from '../../src/adapters/jose/dev-issuer.js';
 import { JoseTokenVerifier } from '../../src/adapters/jose/token-verifier.js';
 import { LocalCredentialsIssuer } from '../../src/adapters/local-credentials/credentials-issuer.js';
@@ -70,6 +72,10 @@ export async function startTestService(
     repository?: CaseRepository;
     /** Tracing on: server spans, and the ports in spans, as `serve` wires them. */
     tracing?: Tracing;
+    /** Deadlines and overload, and what the metrics are told of them. */
+    deadlines?: DeadlineOptions;
+    deadlineExceeded?: (engine: Engine) => void;
+    overloaded?: () => void;
   } = {},
 ): Promise<RunningTestService> {
   const directory = new InMemoryAccessDirectory();
@@ -92,6 +98,9 @@ export async function startTestService(
     crnFormat: CrnFormat.default,
     ...(options.logger ? { logger: options.logger } : {}),
     ...(options.audit ? { audit: traced(options.audit, 'audit') } : {}),
+    ...(options.deadlines ? { deadlines: options.deadlines } : {}),
+    ...(options.deadlineExceeded ? { deadlineExceeded: options.deadlineExceeded } : {}),
+    ...(options.overloaded ? { overloaded: options.overloaded } : {}),
     queueTokens: {
       issuer: traced(options.issuer ?? new LocalCredentialsIssuer(), 'credentials'),
       defaultRoleArn: options.defaultRoleArn ?? null,

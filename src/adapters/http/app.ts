@@ -4,8 +4,10 @@ import type { CrnFormat } from '../../domain/crn.js';
 import type { IssueQueueTokenDeps } from '../../domain/queue/credentials.js';
 import type { AuditWriter } from '../../ports/audit-log.js';
 import type { CaseRepository } from '../../ports/case-repository.js';
+import { DEFAULT_MAX_IN_FLIGHT, DEFAULT_REQUEST_DEADLINE_MS } from '../../ports/deadline.js';
 import { caseHandlers } from './cases.handlers.js';
 import { caseRoutes, type OperationGuard } from './cases.routes.js';
+import type { Engine } from './deadline.js';
 import { type DocsAssets, mountDocs } from './docs.js';
 import type { AppEnv, HttpLogger } from './env.js';
 import { errorHandler } from './errors.js';
@@ -13,7 +15,7 @@ import { answerOtherMethods } from './method-not-allowed.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { admitRequests, guardOperation, type NoPerimeter, type PerimeterOptions } from './perimeter.js';
 import { ProblemType, problemResponse } from './problem.js';
-import { requestCycle } from './request-cycle.js';
+import { type DeadlineOptions, requestCycle } from './request-cycle.js';
 import { respond } from './respond.js';
 import { riskHandlers } from './risk.handlers.js';
 import { riskRoutes } from './risk.routes.js';
@@ -44,7 +46,18 @@ export interface HttpAppOptions {
   readonly observe?: (operation: string, status: number, seconds: number) => void;
   /** When given (tracing on), a server span for every request; see `tracing.ts`. */
   readonly tracer?: Tracer;
+  /** Deadlines and overload (decisions §11); the defaults of `REQUEST_DEADLINE_MS` and `MAX_IN_FLIGHT` when not given. */
+  readonly deadlines?: DeadlineOptions;
+  /** For metrics: a deadline passed on `engine`; a request refused as overload; the in-flight count. */
+  readonly deadlineExceeded?: (engine: Engine) => void;
+  readonly overloaded?: () => void;
+  readonly inFlight?: (count: () => number) => void;
 }
+
+const DEFAULT_DEADLINES: DeadlineOptions = {
+  requestMs: DEFAULT_REQUEST_DEADLINE_MS,
+  maxInFlight: DEFAULT_MAX_IN_FLIGHT,
+};
 
 const silentLogger: HttpLogger = { info: () => {}, error: () => {} };
 
@@ -58,7 +71,17 @@ export function createHttpApp(options: HttpAppOptions): OpenAPIHono<AppEnv> {
   const { perimeter, repository, crnFormat } = options;
   const app = createRouter();
   if (options.tracer) app.use(serverSpans(options.tracer));
-  app.use(requestCycle({ logger, audit: options.audit, observe: options.observe }));
+  app.use(
+    requestCycle({
+      logger,
+      audit: options.audit,
+      observe: options.observe,
+      deadlines: options.deadlines ?? DEFAULT_DEADLINES,
+      deadlineExceeded: options.deadlineExceeded,
+      overloaded: options.overloaded,
+      inFlight: options.inFlight,
+    }),
+  );
   if (!('disabled' in perimeter)) app.use(admitRequests(perimeter));
 
   /** Steps 6–8 for each operation; the bearer requirement covers the /case operations only (decisions §1 step 6). */

@@ -4,18 +4,22 @@ import type { AppEnv } from './env.js';
 
 /**
  * Who reads, from the admitted caller: its verified on-behalf-of user (and token), its
- * client's limited-access setting and withheld fields. Without a caller (tests of the core
+ * client's limited-access setting and withheld fields, and the request's deadline (the case
+ * store is what the request waits on from here). Without a caller (tests of the core
  * with no perimeter) the reader is a client acting as itself with the defaults: refused
  * every limited case.
  */
 export function readerOf(c: Context<AppEnv>): CaseReader {
   const caller = c.get('caller');
-  if (caller === undefined) return CLIENT_AS_ITSELF;
+  const deadline = c.get('deadline');
+  deadline.engine = 'caseStore';
+  if (caller === undefined) return { ...CLIENT_AS_ITSELF, deadline };
   return {
     user: caller.onBehalfOf?.email ?? null,
     onBehalfOfToken: caller.onBehalfOf?.token ?? null,
     limitedAccess: caller.client.limitedAccess,
     withheld: caller.client.redact,
+    deadline,
   };
 }
 

@@ -1,4 +1,5 @@
 import type { Caller, Client, ClientCertificate } from '../../domain/access/model.js';
+import type { RequestDeadline } from './deadline.js';
 
 /** Response headers by lower-case name: one plain object per request (see respond.ts). */
 export type ResponseHeaders = Record<string, string>;
@@ -9,6 +10,8 @@ export interface AppEnv {
     requestId: string;
     /** The response headers, filled as the request goes (see respond.ts). */
     headers: ResponseHeaders;
+    /** The request's deadline, set as it is admitted (see request-cycle.ts). */
+    deadline: RequestDeadline;
     /** The client certificate (step 2), once known. */
     certificate?: ClientCertificate;
     /** The admitted client (steps 3–4). */

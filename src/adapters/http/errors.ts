@@ -25,7 +25,7 @@ function headersForDomainError(error: DomainError): Record<string, string> {
     return { 'WWW-Authenticate': challengeFor(error as UnauthenticatedError) };
   if (error.code === 'RATE_LIMITED')
     return { 'Retry-After': String((error as RateLimitedError).retryAfterSeconds) };
-  if (error.code === 'STORE_UNAVAILABLE') return { 'Retry-After': '1' };
+  if (error.code === 'STORE_UNAVAILABLE' || error.code === 'UPSTREAM_TIMEOUT') return { 'Retry-After': '1' };
   return {};
 }
 

@@ -11,12 +11,42 @@ export interface ManagementOptions {
   readonly metrics: { readonly contentType: string; text(): Promise<string> };
   /** True once shutdown has begun: readiness is then 503 whatever the stores say. */
   readonly shuttingDown?: () => boolean;
+  /** How long each check may take before it counts as not answering (default 800 ms). */
+  readonly checkWithinMs?: number;
+}
+
+/** Each readiness check's bound: the whole answer comes within a second whatever the engines do. */
+const CHECK_WITHIN_MS = 800;
+
+type CheckState = 'UP' | 'DOWN' | 'TIMEOUT';
+
+/** One check's state: UP, DOWN when it failed, TIMEOUT when it did not answer in time (a stalled engine). */
+async function stateOf(check: ReadinessCheck['check'], withinMs: number): Promise<CheckState> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<CheckState>((resolve) => {
+    timer = setTimeout(resolve, withinMs, 'TIMEOUT');
+  });
+  try {
+    return await Promise.race([
+      Promise.resolve()
+        .then(check)
+        .then(
+          (): CheckState => 'UP',
+          (): CheckState => 'DOWN',
+        ),
+      late,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /**
  * The management listener's app (plain HTTP, for the platform, not for consumers):
  * `/health/live` says the process is up; `/health/ready` says whether every store can be
- * used, 503 naming the one that cannot, and 503 from the moment shutdown begins; `/metrics`
+ * used, 503 naming the one that cannot (`DOWN`: it failed; `TIMEOUT`: it did not answer
+ * within `checkWithinMs`, a stalled engine), within a second whatever the engines do, and
+ * 503 from the moment shutdown begins; `/metrics`
  * is Prometheus text. Nothing here reads case data or needs credentials, and no answer
  * carries an error's text.
  */
@@ -24,6 +54,7 @@ export function createManagementApp({
   checks,
   metrics,
   shuttingDown = () => false,
+  checkWithinMs = CHECK_WITHIN_MS,
 }: ManagementOptions): Hono {
   const app = new Hono();
   app.use(async (c, next) => {
@@ -35,14 +66,7 @@ export function createManagementApp({
   app.get('/health/ready', async (c) => {
     if (shuttingDown()) return c.json({ status: 'DOWN', reason: 'shutting down' }, 503);
     const results = await Promise.all(
-      checks.map(async ({ name, check }) => {
-        try {
-          await check();
-          return [name, 'UP'] as const;
-        } catch {
-          return [name, 'DOWN'] as const;
-        }
-      }),
+      checks.map(async ({ name, check }) => [name, await stateOf(check, checkWithinMs)] as const),
     );
     const ready = results.every(([, state]) => state === 'UP');
     return c.json({ status: ready ? 'UP' : 'DOWN', checks: Object.fromEntries(results) }, ready ? 200 : 503);

@@ -75,10 +75,13 @@ export function admitRequests(options: PerimeterOptions): MiddlewareHandler<AppE
     const certificate = options.identify(c.req.raw, c.env);
     if (certificate === undefined) throw new AccessDeniedError('unknown-client');
     c.set('certificate', certificate);
+    const deadline = c.get('deadline');
+    deadline.engine = 'accessStore';
     const { client, key } = await admitClient(options, certificate, c.req.header('x-api-key'));
     c.set('admitted', { client, certificate, apiKeyId: key.id });
     options.presented?.(client.id, certificate);
     let decision: RateDecision;
+    deadline.engine = 'rateLimitStore';
     try {
       decision = await applyRateLimit(
         { limiter: options.rateLimit.limiter, clock: options.clock },
@@ -116,6 +119,9 @@ export function guardOperation(
     c.set('operation', permission);
     const admitted = c.get('admitted');
     if (admitted === undefined) throw new AccessDeniedError('unknown-client');
+    const deadline = c.get('deadline');
+    // A key set read from a URL is fetched (and refreshed) on the way.
+    deadline.engine = 'jwks';
     if (bearer) {
       await checkBearer(
         options,
@@ -133,6 +139,7 @@ export function guardOperation(
     // Data returned to an on-behalf-of request is for that user alone. Set before the
     // handler runs (see respond.ts).
     if (onBehalfOf !== null) setHeader(c, 'cache-control', 'no-store, private');
+    deadline.engine = 'accessStore';
     const caller: Caller = {
       ...admitted,
       onBehalfOf,

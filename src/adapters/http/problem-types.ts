@@ -26,5 +26,6 @@ export const ProblemType = {
   rateLimited: 'urn:case-read:problem:rate-limited',
   auditUnavailable: 'urn:case-read:problem:audit-unavailable',
   storeUnavailable: 'urn:case-read:problem:store-unavailable',
+  overloaded: 'urn:case-read:problem:overloaded',
 } as const;
 export type ProblemTypeUri = (typeof ProblemType)[keyof typeof ProblemType];

@@ -1,36 +1,139 @@
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
+import { ANSWER_WITHHELD, type AuditRecord } from '../../domain/audit/record.js';
 import type { Crn } from '../../domain/crn.js';
+import { type DomainError, StoreUnavailableError, UpstreamTimeoutError } from '../../domain/errors.js';
 import type { AuditWriter } from '../../ports/audit-log.js';
+import { type Engine, EXPIRED, InFlight, RequestDeadline } from './deadline.js';
 import type { AccessEntry, AppEnv, HttpLogger } from './env.js';
+import { errorHandler } from './errors.js';
 import { ProblemType, problemResponse } from './problem.js';
 import { startHeaders } from './respond.js';
+
+export interface DeadlineOptions {
+  /** Each request's deadline, from when it is admitted (`REQUEST_DEADLINE_MS`). */
+  readonly requestMs: number;
+  /** At most this many requests wait on engines at once (`MAX_IN_FLIGHT`). */
+  readonly maxInFlight: number;
+  /** The engines that are another service: held past the deadline, a 504, not a 503. */
+  readonly upstream?: ReadonlySet<Engine>;
+}
 
 export interface RequestCycleOptions {
   readonly logger: HttpLogger;
   /** Appended before the response leaves; see `HttpAppOptions.audit`. */
   readonly audit?: AuditWriter | undefined;
   readonly observe?: ((operation: string, status: number, seconds: number) => void) | undefined;
+  readonly deadlines: DeadlineOptions;
+  /** Called when a request's deadline passed while it waited on `engine`. */
+  readonly deadlineExceeded?: ((engine: Engine) => void) | undefined;
+  /** Called when a request was refused because `maxInFlight` were waiting. */
+  readonly overloaded?: (() => void) | undefined;
+  /** Handed the in-flight count, for a gauge read when metrics are scraped. */
+  readonly inFlight?: ((count: () => number) => void) | undefined;
 }
 
-/**
- * What happens around every request, first in and last out: its id and response headers
- * before anything else runs; after the handler, its audit record (the response is withheld
- * with a 503 if the record cannot be stored), its metrics, and its access-log line.
- */
 /**
  * What the cycle reads of a request's validated input: the crn route's `Crn` (its schema
  * parses it), absent when the route has no crn or the request never got that far.
  */
 type ValidatedCrn = { out: { param: { crn?: Crn } | undefined } };
 
+/** What the audit append came to before the deadline. */
+const STORED = Symbol('stored');
+
+const DISPLAY: Record<Engine, string> = {
+  accessStore: 'access store',
+  rateLimitStore: 'rate-limit store',
+  jwks: 'bearer key set',
+  caseStore: 'case store',
+  credentials: 'credentials issuer',
+  auditStore: 'audit store',
+};
+
+/**
+ * A response of the request's own headers as they are now, which nothing the abandoned
+ * handler does later can change: it is given a copy to write to instead.
+ */
+function detached(c: Context<AppEnv>, build: () => Response): Response {
+  const own = { ...c.get('headers') };
+  c.set('headers', own);
+  const response = build();
+  c.set('headers', { ...own });
+  return response;
+}
+
+/**
+ * What happens around every request, first in and last out:
+ *
+ * - its id and response headers before anything else runs;
+ * - a place among the requests waiting on engines, or 503 `overloaded` at once (with
+ *   `Retry-After: 1`, before any engine call; not audited: it is refused before the API key
+ *   is read, like a failed handshake, and recording it would queue on the audit store that is
+ *   most likely the one stalled);
+ * - its deadline: the handler, then the audit append, are raced against it; at the deadline
+ *   the request is answered 503 `store-unavailable` (504 `upstream-timeout` for another
+ *   service) naming nothing but the kind of engine, and what it was waiting on is left;
+ * - after the handler, its audit record: the response leaves only once the record is
+ *   stored. A record that could not be stored withholds the answer (503). A record still
+ *   pending at the deadline withholds it too, and if it is stored after all, a second record
+ *   for the same request id says the answer was withheld, so the trail never claims an answer
+ *   that was not given. A request already answered at its deadline is recorded without
+ *   waiting (it disclosed nothing);
+ * - its metrics and its access-log line.
+ */
 export function requestCycle({
   logger,
   audit,
   observe,
+  deadlines,
+  deadlineExceeded,
+  overloaded,
+  inFlight: exposeInFlight,
 }: RequestCycleOptions): MiddlewareHandler<AppEnv, string, ValidatedCrn> {
   const accessLog = logger.request
     ? logger.request.bind(logger)
     : (entry: AccessEntry) => logger.info({ ...entry }, 'request');
+  const onError = errorHandler(logger);
+  const gate = new InFlight(deadlines.maxInFlight);
+  exposeInFlight?.(() => gate.size);
+  const upstream = deadlines.upstream ?? new Set<Engine>();
+
+  const finish = (c: Context<AppEnv>, started: number, operation: string) => {
+    const status = c.res.status;
+    const seconds = (performance.now() - started) / 1000;
+    observe?.(operation, status, seconds);
+    accessLog({
+      requestId: c.get('requestId'),
+      method: c.req.method,
+      route: c.req.routePath,
+      status,
+      ms: Math.round(seconds * 100_000) / 100,
+    });
+  };
+
+  /** The answer at the deadline, as the error handler answers that engine's failure. */
+  const pastDeadline = (c: Context<AppEnv>, engine: Engine): Response => {
+    deadlineExceeded?.(engine);
+    const error: DomainError = upstream.has(engine)
+      ? new UpstreamTimeoutError(DISPLAY[engine])
+      : new StoreUnavailableError(DISPLAY[engine], 'deadline');
+    return detached(c, () => onError(error, c));
+  };
+
+  /** Appends the record without holding the answer; a failure is logged, never thrown. */
+  const appendLater = (record: AuditRecord): Promise<void> =>
+    Promise.resolve()
+      .then(() => audit?.append(record))
+      .catch((error: unknown) =>
+        logger.error(
+          {
+            requestId: record.requestId,
+            err: { name: (error as Error).name, message: (error as Error).message },
+          },
+          'audit record could not be written',
+        ),
+      );
+
   return async (c, next) => {
     const started = performance.now();
     // The request id is always ours: a client-sent X-Request-Id is ignored, so the audit
@@ -38,12 +141,30 @@ export function requestCycle({
     const id = crypto.randomUUID();
     c.set('requestId', id);
     c.set('headers', startHeaders(id));
-    await next();
-    const operation = c.get('operation') ?? `${c.req.method} ${c.req.routePath}`;
-    const certificate = c.get('certificate');
-    if (audit && certificate) {
-      try {
-        await audit.append({
+    if (!gate.enter()) {
+      overloaded?.();
+      c.res = problemResponse(
+        c,
+        {
+          status: 503,
+          type: ProblemType.overloaded,
+          title: 'Service unavailable',
+          detail: 'too many requests are waiting on this instance; try again shortly',
+        },
+        { 'Retry-After': '1' },
+      );
+      finish(c, started, `${c.req.method} ${c.req.routePath}`);
+      return;
+    }
+    const deadline = new RequestDeadline(started, deadlines.requestMs);
+    c.set('deadline', deadline);
+    try {
+      const answeredAtDeadline = (await Promise.race([next(), deadline.expired])) === EXPIRED;
+      if (answeredAtDeadline) c.res = pastDeadline(c, deadline.engine ?? 'accessStore');
+      const operation = c.get('operation') ?? `${c.req.method} ${c.req.routePath}`;
+      const certificate = c.get('certificate');
+      if (audit && certificate) {
+        const record: AuditRecord = {
           at: new Date(),
           requestId: id,
           clientId: certificate.commonName,
@@ -55,29 +176,52 @@ export function requestCycle({
           status: c.res.status,
           problem: c.get('problem') ?? null,
           access: c.get('access') ?? null,
-        });
-      } catch (error) {
-        logger.error(
-          { requestId: id, err: { name: (error as Error).name, message: (error as Error).message } },
-          'audit record could not be written; the response was withheld',
-        );
-        c.res = problemResponse(c, {
-          status: 503,
-          type: ProblemType.auditUnavailable,
-          title: 'Service unavailable',
-          detail: 'the request could not be recorded, so it was not answered; try again later',
-        });
+        };
+        if (answeredAtDeadline) {
+          void appendLater(record);
+        } else {
+          deadline.engine = 'auditStore';
+          let appending: Promise<void>;
+          try {
+            appending = Promise.resolve(audit.append(record, deadline));
+          } catch (error) {
+            appending = Promise.reject(error);
+          }
+          const outcome = await Promise.race([appending.then(() => STORED), deadline.expired]).catch(
+            (error: unknown) => error,
+          );
+          if (outcome === EXPIRED) {
+            c.res = pastDeadline(c, 'auditStore');
+            const withheld: AuditRecord = {
+              ...record,
+              status: c.res.status,
+              problem: ANSWER_WITHHELD,
+              access: null,
+            };
+            // Stored after all, later: the trail says the answer was withheld.
+            appending.then(
+              () => appendLater({ ...withheld, at: new Date() }),
+              () => {},
+            );
+          } else if (outcome !== STORED) {
+            const error = outcome as Error;
+            logger.error(
+              { requestId: id, err: { name: error.name, message: error.message } },
+              'audit record could not be written; the response was withheld',
+            );
+            c.res = problemResponse(c, {
+              status: 503,
+              type: ProblemType.auditUnavailable,
+              title: 'Service unavailable',
+              detail: 'the request could not be recorded, so it was not answered; try again later',
+            });
+          }
+        }
       }
+      finish(c, started, operation);
+    } finally {
+      deadline.settle();
+      gate.leave();
     }
-    const status = c.res.status;
-    const seconds = (performance.now() - started) / 1000;
-    observe?.(operation, status, seconds);
-    accessLog({
-      requestId: id,
-      method: c.req.method,
-      route: c.req.routePath,
-      status,
-      ms: Math.round(seconds * 100_000) / 100,
-    });
   };
 }

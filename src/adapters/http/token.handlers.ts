@@ -10,7 +10,9 @@ export function tokenHandlers(deps: IssueQueueTokenDeps) {
   const handler: RouteHandler<TokenRoutes['issueQueueToken'], AppEnv> = async (c) => {
     const caller = c.get('caller');
     if (caller === undefined) throw new AccessDeniedError('unknown-client');
-    const credentials = await issueQueueToken(deps, caller, c.get('requestId'));
+    const deadline = c.get('deadline');
+    deadline.engine = 'credentials';
+    const credentials = await issueQueueToken(deps, caller, c.get('requestId'), deadline);
     return respondJson(c, 200, {
       AccessKeyId: credentials.accessKeyId,
       SecretAccessKey: credentials.secretAccessKey,

@@ -31,6 +31,7 @@ import {
   type StoredAuditRecord,
 } from '../../domain/audit/record.js';
 import type { AuditLog } from '../../ports/audit-log.js';
+import type { Deadline } from '../../ports/deadline.js';
 import { StoreError, type StoreLog } from '../../ports/stores.js';
 import { VERIFY_BATCH } from '../shared/audit-chain.js';
 import { GroupCommit } from '../shared/group-commit.js';
@@ -272,11 +273,11 @@ export class JsonlAuditLog implements AuditLog {
     this.headHash = last.hash;
   }
 
-  append(record: AuditRecord): Promise<void> {
+  append(record: AuditRecord, deadline?: Deadline): Promise<void> {
     if (this.fd === undefined) {
       return Promise.reject(new JsonlAuditStoreError(`audit store ${this.path} was opened to be read`));
     }
-    return this.commits.append(record);
+    return this.commits.append(record, deadline);
   }
 
   flush(): Promise<void> {

@@ -8,8 +8,9 @@ import {
   type StoredAuditRecord,
 } from '../../domain/audit/record.js';
 import type { AuditLog } from '../../ports/audit-log.js';
+import { type Deadline, DeadlineExceededError } from '../../ports/deadline.js';
 import * as chain from '../shared/audit-chain.js';
-import { GroupCommit } from '../shared/group-commit.js';
+import { GroupCommit, type WriteBudget } from '../shared/group-commit.js';
 import { inTransaction, type PostgresStoreDescription } from './database.js';
 
 export const AUDIT_STORE: PostgresStoreDescription = {
@@ -30,6 +31,9 @@ export const AUDIT_STORE: PostgresStoreDescription = {
   ],
 };
 
+/** SQLSTATE of a statement cancelled by `statement_timeout`. */
+const QUERY_CANCELED = '57014';
+
 /** The head row as a chain head (its BIGINT comes as text). */
 const headOf = (row: { seq: string; hash: string } | undefined): ChainHead =>
   row ? { seq: Number(row.seq), hash: row.hash } : chain.EMPTY_CHAIN;
@@ -47,12 +51,12 @@ const headOf = (row: { seq: string; hash: string } | undefined): ChainHead =>
  * append of the batch rejects and the service answers 503.
  */
 export class PostgresAuditLog implements AuditLog {
-  private readonly commits = new GroupCommit<AuditRecord>((batch) => this.write(batch));
+  private readonly commits = new GroupCommit<AuditRecord>((batch, budgetMs) => this.write(batch, budgetMs));
 
   constructor(private readonly pool: pg.Pool) {}
 
-  append(record: AuditRecord): Promise<void> {
-    return this.commits.append(record);
+  append(record: AuditRecord, deadline?: Deadline): Promise<void> {
+    return this.commits.append(record, deadline);
   }
 
   flush(): Promise<void> {
@@ -84,8 +88,25 @@ export class PostgresAuditLog implements AuditLog {
     );
   }
 
-  private async write(records: readonly AuditRecord[]): Promise<void> {
-    await inTransaction(this.pool, async (client) => {
+  /**
+   * One transaction for the batch. Given a budget (the batch's earliest deadline), its
+   * statements are cancelled by the server when it runs out (`SET LOCAL statement_timeout`):
+   * a batch held by a lock on the table is really stopped, not left to commit after its
+   * requests were answered 503.
+   */
+  private async write(records: readonly AuditRecord[], budgetMs: WriteBudget): Promise<void> {
+    try {
+      await this.inTransactionWithin(records, budgetMs);
+    } catch (error) {
+      if (budgetMs !== undefined && (error as { code?: string }).code === QUERY_CANCELED) {
+        throw new DeadlineExceededError('audit store');
+      }
+      throw error;
+    }
+  }
+
+  private async inTransactionWithin(records: readonly AuditRecord[], budgetMs: WriteBudget): Promise<void> {
+    await inTransaction(this.pool, { statementTimeoutMs: budgetMs }, async (client) => {
       const { rows } = await client.query<{ seq: string; hash: string }>(
         'SELECT seq, hash FROM audit_head FOR UPDATE',
       );

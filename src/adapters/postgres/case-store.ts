@@ -102,7 +102,7 @@ export class PostgresCaseWriter {
       (r) =>
         `${r.crn}\t${copyField(JSON.stringify(r.personalDetails))}\t${copyField(JSON.stringify(r.homeOfficeInterest))}\t${copyField(r.communityManager === null ? null : JSON.stringify(r.communityManager))}\t${copyField(JSON.stringify(r.riskScores))}\t${copyField(r.limitedAccess === null ? null : JSON.stringify(r.limitedAccess))}\n`,
     );
-    await inTransaction(this.pool, async (client) => {
+    await inTransaction(this.pool, {}, async (client) => {
       await client.query('DELETE FROM cases WHERE crn = ANY ($1::text[])', [unique.map((r) => r.crn)]);
       const copy = client.query(
         copyFrom(

@@ -161,12 +161,14 @@ export async function onRequestPath<T>(what: string, run: () => Promise<T>): Pro
 
 /**
  * Runs `work` in one transaction on one pooled connection: committed when it resolves,
- * rolled back when it throws. A connection that failed is destroyed, not returned to the
+ * rolled back when it throws; with `statementTimeoutMs`, each of its statements is cancelled
+ * by the server past that. A connection that failed is destroyed, not returned to the
  * pool. A connection killed between two statements emits 'error' on its client; the
  * listener held here keeps that from ending the process (the next statement rejects).
  */
 export async function inTransaction<T>(
   pool: pg.Pool,
+  options: { readonly statementTimeoutMs?: number | undefined },
   work: (client: pg.PoolClient) => Promise<T>,
 ): Promise<T> {
   const client = await pool.connect();
@@ -176,7 +178,13 @@ export async function inTransaction<T>(
   };
   client.on('error', onError);
   try {
-    await client.query('BEGIN');
+    // A shorter statement timeout for this transaction alone, in the same round trip.
+    const timeout = options.statementTimeoutMs;
+    await client.query(
+      timeout === undefined
+        ? 'BEGIN'
+        : `BEGIN; SET LOCAL statement_timeout = ${Math.max(1, Math.ceil(timeout))}`,
+    );
     const result = await work(client);
     await client.query('COMMIT');
     return result;

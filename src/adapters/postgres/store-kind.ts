@@ -28,6 +28,8 @@ async function connect(
   const description = `${displayPostgresUrl(url)} (${store.what}, schema ${target.schema})`;
   const pool = createPool(target, {
     max: how.max,
+    // A statement no request will wait for is cancelled by the server, not left running.
+    ...(context.requestDeadlineMs !== undefined ? { statementTimeoutMs: context.requestDeadlineMs } : {}),
     // Named for the operator's pg_stat_activity: which store, which schema.
     application: `case-read ${store.what} ${target.schema}`,
     onError: (error) =>

@@ -113,6 +113,40 @@ export class PrometheusMetrics {
       this.upstreamErrors.inc({ kind: outcome });
   };
 
+  private readonly deadlines = new Counter<'engine'>({
+    name: 'case_read_deadline_exceeded_total',
+    help: 'Requests answered at their deadline (503, or 504 for another service), by the engine they waited on',
+    labelNames: ['engine'],
+    registers: [this.registry],
+  });
+  private readonly overloads = new Counter({
+    name: 'case_read_overloaded_total',
+    help: 'Requests refused at once (503 overloaded) because MAX_IN_FLIGHT were waiting on engines',
+    registers: [this.registry],
+  });
+
+  /** A request's deadline passed while it waited on `engine`. */
+  readonly deadlineExceeded = (engine: string): void => {
+    this.deadlines.inc({ engine });
+  };
+
+  /** A request was refused: too many were in flight. */
+  readonly overloaded = (): void => {
+    this.overloads.inc();
+  };
+
+  /** The gauge of requests waiting on engines now, read when scraped. */
+  readonly inFlight = (count: () => number): void => {
+    void new Gauge({
+      name: 'case_read_in_flight_requests',
+      help: 'Requests admitted and not yet answered (waiting on engines), on this instance',
+      registers: [this.registry],
+      collect() {
+        this.set(count());
+      },
+    });
+  };
+
   /** The rate-limit store was lost (`fallback`) or is back (`store`). */
   readonly rateLimitStoreTransition = (to: 'store' | 'fallback'): void => {
     this.rateLimitTransitions.inc({ to });

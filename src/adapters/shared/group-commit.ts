@@ -1,8 +1,22 @@
+import { type Deadline, DeadlineExceededError } from '../../ports/deadline.js';
+
+/** How early a store's timer may say a deadline passed. */
+const TIMER_SLACK_MS = 5;
+
 interface Waiting<T> {
   readonly item: T;
+  /** When the item's request stops waiting for it (`performance.now()` ms); none for an item with no deadline. */
+  readonly expiresAt: number | undefined;
   readonly resolve: () => void;
   readonly reject: (error: unknown) => void;
 }
+
+/**
+ * How long a batch's write may take: until the earliest deadline among its items, or
+ * `undefined` when none has one. A store that can stop its write then (cancel a statement,
+ * stop waiting for a lock) does, and throws {@link DeadlineExceededError}.
+ */
+export type WriteBudget = number | undefined;
 
 /**
  * Group commit, for the audit stores: the items appended in one event-loop turn are written
@@ -10,17 +24,29 @@ interface Waiting<T> {
  * and go together in the next one. Each `append` resolves only once its own batch was
  * written, and rejects when that write failed: nothing is acknowledged that was not stored.
  * Under load one write carries many items instead of each paying for its own.
+ *
+ * Deadlines (decisions §11): an item whose request's deadline passed before its write began
+ * is never written (it rejects), so a request answered 503 at its deadline leaves no record
+ * claiming otherwise. A write is given until the earliest deadline of its batch; when the
+ * store gives up there, the items whose deadline passed reject, and the others go back to
+ * the head of the queue for the next write.
  */
 export class GroupCommit<T> {
   private pending: Waiting<T>[] = [];
   private running: Promise<void> | undefined;
 
-  /** `write` stores a batch whole or not at all; it throws (or rejects) when it could not. */
-  constructor(private readonly write: (batch: readonly T[]) => void | Promise<void>) {}
+  /**
+   * `write` stores a batch whole or not at all; it throws (or rejects) when it could not, a
+   * {@link DeadlineExceededError} when it gave up at `budgetMs`. `what` names the store.
+   */
+  constructor(
+    private readonly write: (batch: readonly T[], budgetMs: WriteBudget) => void | Promise<void>,
+    private readonly what = 'audit store',
+  ) {}
 
-  append(item: T): Promise<void> {
+  append(item: T, deadline?: Pick<Deadline, 'expiresAt'>): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.pending.push({ item, resolve, reject });
+      this.pending.push({ item, expiresAt: deadline?.expiresAt, resolve, reject });
       this.running ??= this.run();
     });
   }
@@ -45,27 +71,61 @@ export class GroupCommit<T> {
     this.running = undefined;
   }
 
-  private writeBatch(): Promise<void> | undefined {
-    const batch = this.pending;
-    if (batch.length === 0) return undefined;
+  /** The pending items still worth writing; those past their deadline are rejected here. */
+  private takeBatch(): { batch: Waiting<T>[]; budgetMs: WriteBudget } {
+    const now = performance.now();
+    const batch: Waiting<T>[] = [];
+    let earliest = Number.POSITIVE_INFINITY;
+    for (const waiting of this.pending) {
+      if (waiting.expiresAt === undefined) batch.push(waiting);
+      else if (waiting.expiresAt <= now) waiting.reject(new DeadlineExceededError(this.what));
+      else {
+        batch.push(waiting);
+        if (waiting.expiresAt < earliest) earliest = waiting.expiresAt;
+      }
+    }
     this.pending = [];
+    return { batch, budgetMs: earliest === Number.POSITIVE_INFINITY ? undefined : Math.ceil(earliest - now) };
+  }
+
+  private writeBatch(): Promise<void> | undefined {
+    const { batch, budgetMs } = this.takeBatch();
+    if (batch.length === 0) return undefined;
     const resolveAll = () => {
       for (const { resolve } of batch) resolve();
     };
-    const rejectAll = (error: unknown) => {
-      for (const { reject } of batch) reject(error);
-    };
+    const failed = (error: unknown) => this.failed(batch, error);
     let written: void | Promise<void>;
     try {
-      written = this.write(batch.map((w) => w.item));
+      written = this.write(
+        batch.map((w) => w.item),
+        budgetMs,
+      );
     } catch (error) {
-      rejectAll(error);
+      failed(error);
       return undefined;
     }
     if (written === undefined) {
       resolveAll();
       return undefined;
     }
-    return written.then(resolveAll, rejectAll);
+    return written.then(resolveAll, failed);
+  }
+
+  /**
+   * A write that failed: every item rejects, unless the store gave up at the batch's
+   * deadline, when the items with time left go back to be written next.
+   */
+  private failed(batch: readonly Waiting<T>[], error: unknown): void {
+    // A timer may fire a millisecond before the clock says the deadline passed.
+    const now = performance.now() + TIMER_SLACK_MS;
+    const retry =
+      error instanceof DeadlineExceededError
+        ? batch.filter((w) => w.expiresAt === undefined || w.expiresAt > now)
+        : [];
+    // None had its deadline pass: the store gave up early, and the batch fails whole.
+    const again = retry.length < batch.length ? retry : [];
+    for (const waiting of batch) if (!again.includes(waiting)) waiting.reject(error);
+    this.pending = [...again, ...this.pending];
   }
 }

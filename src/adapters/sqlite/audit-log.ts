@@ -6,11 +6,18 @@ import type {
   StoredAuditRecord,
 } from '../../domain/audit/record.js';
 import type { AuditLog } from '../../ports/audit-log.js';
+import { type Deadline, DeadlineExceededError } from '../../ports/deadline.js';
 import { StoreError } from '../../ports/stores.js';
 import * as chain from '../shared/audit-chain.js';
 import { GroupCommit } from '../shared/group-commit.js';
 import { openWritableStore, type StoreDescription, transaction } from './database.js';
-import type { SqlDatabase, SqliteDriver, SqlStatement } from './driver.js';
+import {
+  BUSY_TIMEOUT_MS,
+  type SqlDatabase,
+  type SqliteDriver,
+  type SqlStatement,
+  sqliteErrorCode,
+} from './driver.js';
 
 /** Times as ISO 8601 text, which sorts as time does. */
 const MIGRATIONS: readonly string[] = [
@@ -21,6 +28,45 @@ const MIGRATIONS: readonly string[] = [
 
 export class AuditStoreError extends StoreError {
   override readonly name = 'AuditStoreError';
+}
+
+/** How long readiness lets the write lock be held by another writer before it says so. */
+const PING_WITHIN_MS = 500;
+/** How soon a write held by another writer's lock is tried again. */
+const BUSY_RETRY_MS = 10;
+
+/**
+ * Runs `work`, a synchronous write; while SQLite answers SQLITE_BUSY (another writer holds the
+ * lock), again every {@link BUSY_RETRY_MS}, for at most `withinMs`, without blocking the event
+ * loop in between. Past that: a DeadlineExceededError when `withinMs` was a request's
+ * deadline, the busy error otherwise.
+ */
+function whenNotBusy(work: () => void, withinMs: number, isDeadline: boolean): void | Promise<void> {
+  try {
+    work();
+    return;
+  } catch (error) {
+    if (sqliteErrorCode(error) !== 'SQLITE_BUSY') throw error;
+  }
+  const until = performance.now() + withinMs;
+  const again = async (): Promise<void> => {
+    for (;;) {
+      const left = until - performance.now();
+      if (left <= 0) {
+        throw isDeadline
+          ? new DeadlineExceededError('audit store')
+          : new AuditStoreError('the audit store is locked by another writer');
+      }
+      await new Promise((resolve) => setTimeout(resolve, Math.min(BUSY_RETRY_MS, left)));
+      try {
+        work();
+        return;
+      } catch (error) {
+        if (sqliteErrorCode(error) !== 'SQLITE_BUSY') throw error;
+      }
+    }
+  };
+  return again();
 }
 
 const AUDIT_STORE: StoreDescription = {
@@ -60,7 +106,7 @@ export class SqliteAuditLog implements AuditLog {
     this.insertCheckpoint = db.prepare<unknown[]>(chain.saveCheckpointSql(() => '?'));
     // IMMEDIATE: the write lock is taken before the head is read, so no other writer can
     // append between the read and the inserts.
-    this.commits = new GroupCommit((batch) =>
+    const writeNow = (batch: readonly AuditRecord[]) =>
       transaction(
         db,
         () => {
@@ -69,7 +115,13 @@ export class SqliteAuditLog implements AuditLog {
           }
         },
         'immediate',
-      ),
+      );
+    // This connection never waits inside SQLite for another writer's lock: that wait would
+    // hold the whole event loop, every other request and readiness with it. It asks again
+    // a moment later instead, until the batch's deadline (or the busy timeout).
+    db.exec('PRAGMA busy_timeout = 0');
+    this.commits = new GroupCommit((batch, budgetMs) =>
+      whenNotBusy(() => writeNow(batch), budgetMs ?? BUSY_TIMEOUT_MS, budgetMs !== undefined),
     );
   }
 
@@ -77,8 +129,8 @@ export class SqliteAuditLog implements AuditLog {
     return new SqliteAuditLog(openWritableStore(path, AUDIT_STORE, driver));
   }
 
-  append(record: AuditRecord): Promise<void> {
-    return this.commits.append(record);
+  append(record: AuditRecord, deadline?: Deadline): Promise<void> {
+    return this.commits.append(record, deadline);
   }
 
   flush(): Promise<void> {
@@ -118,9 +170,9 @@ export class SqliteAuditLog implements AuditLog {
     return chain.verifyByPages((after, limit) => page.all(after, limit), checkpoints);
   }
 
-  /** For readiness: throws when the store cannot be written (a write lock can be taken). */
+  /** For readiness: throws when the store cannot be written (a write lock can be taken soon). */
   async ping(): Promise<void> {
-    this.db.exec('BEGIN IMMEDIATE; ROLLBACK');
+    await whenNotBusy(() => this.db.exec('BEGIN IMMEDIATE; ROLLBACK'), PING_WITHIN_MS, false);
   }
 
   /** Writes anything still pending, then closes. */

@@ -7,6 +7,7 @@ import {
 import { UpstreamFailedError, UpstreamTimeoutError } from '../../domain/errors.js';
 import type { QueueCredentials, QueueCredentialsRequest } from '../../domain/queue/credentials.js';
 import type { CredentialsIssuer } from '../../ports/credentials-issuer.js';
+import type { Deadline } from '../../ports/deadline.js';
 import type { OutgoingTracing } from '../../ports/tracing.js';
 
 export interface StsIssuerOptions {
@@ -35,7 +36,7 @@ function safeLabel(error: unknown): string {
 
 function isTimeout(error: unknown): boolean {
   const name = (error as { name?: unknown })?.name;
-  return name === 'AbortError' || name === 'TimeoutError';
+  return name === 'AbortError' || name === 'TimeoutError' || name === 'DeadlineExceededError';
 }
 
 /**
@@ -67,10 +68,12 @@ export class StsCredentialsIssuer implements CredentialsIssuer {
     }
   }
 
-  async issue(request: QueueCredentialsRequest): Promise<QueueCredentials> {
+  async issue(request: QueueCredentialsRequest, deadline?: Deadline): Promise<QueueCredentials> {
     let output: AssumeRoleCommandOutput;
-    const send = (command: AssumeRoleCommand) =>
-      this.client.send(command, { abortSignal: AbortSignal.timeout(this.options.timeoutMs) });
+    // Its own timeout, and the request's deadline: the first to pass gives the call up.
+    const own = AbortSignal.timeout(this.options.timeoutMs);
+    const abortSignal = deadline ? AbortSignal.any([own, deadline.signal]) : own;
+    const send = (command: AssumeRoleCommand) => this.client.send(command, { abortSignal });
     try {
       const command = new AssumeRoleCommand({
         RoleArn: request.roleArn,

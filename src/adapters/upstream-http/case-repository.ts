@@ -242,7 +242,9 @@ export class UpstreamCaseRepository implements CaseRepository {
 
   private async get<T>(path: string, schema: ZodType<T>, readFor?: ReadFor): Promise<Answer<T>> {
     const started = performance.now();
-    const deadline = AbortSignal.timeout(this.options.timeoutMs);
+    // Its own timeout, and the request's deadline: the first to pass gives the call up.
+    const own = AbortSignal.timeout(this.options.timeoutMs);
+    const deadline = readFor?.deadline ? AbortSignal.any([own, readFor.deadline.signal]) : own;
     const done = (outcome: UpstreamOutcome) =>
       this.options.observe?.(outcome, (performance.now() - started) / 1000);
     try {

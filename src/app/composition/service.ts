@@ -6,6 +6,7 @@ import type { Hono } from 'hono';
 import { sha256Hasher } from '../../adapters/crypto/api-keys.js';
 import { CheckpointKeyError, checkpointSigner } from '../../adapters/crypto/checkpoint-keys.js';
 import { createHttpApp } from '../../adapters/http/app.js';
+import type { Engine } from '../../adapters/http/deadline.js';
 import type { DocsAssets } from '../../adapters/http/docs.js';
 import type { AppEnv, HttpLogger } from '../../adapters/http/env.js';
 import { type IdentityReader, trustedGatewayIdentity } from '../../adapters/http/identity.js';
@@ -23,6 +24,7 @@ import {
 } from '../../adapters/shared/certificates.js';
 import { peerCertificateOf } from '../../adapters/tls-listener/peer-certificate.js';
 import type { RunningServer, TlsFiles } from '../../adapters/tls-listener/server.js';
+import { upstreamStores } from '../../adapters/upstream-http/store-kind.js';
 import type { AuditLog, AuditWriter } from '../../ports/audit-log.js';
 import type { CheckpointSigner } from '../../ports/checkpoint-keys.js';
 import { systemClock } from '../../ports/clock.js';
@@ -171,9 +173,9 @@ function startCheckpointing(
  * head the store has committed, whatever the count).
  */
 const countedFor = (writer: AuditWriter, checkpointing: AuditCheckpointing): AuditWriter => ({
-  append: (record) => {
+  append: (record, deadline) => {
     checkpointing.appended();
-    return writer.append(record);
+    return writer.append(record, deadline);
   },
 });
 
@@ -314,6 +316,7 @@ export async function buildService(config: Config, logger: Logger): Promise<Serv
   const wiring = storeWiring(config.CRN_PATTERN, (level, fields, message) => logger[level](fields, message), {
     onRateLimitTransition: metrics.rateLimitStoreTransition,
     observeUpstream: metrics.upstreamCall,
+    requestDeadlineMs: config.REQUEST_DEADLINE_MS,
     ...(tracing ? { tracing } : {}),
   });
   const { cases, access, audit, rateLimit } = await openStores(config, wiring);
@@ -333,6 +336,17 @@ export async function buildService(config: Config, logger: Logger): Promise<Serv
     publicUrl: config.PUBLIC_URL,
     audit: checkpointing ? countedFor(auditWriter, checkpointing) : auditWriter,
     observe: metrics.observe,
+    deadlines: {
+      requestMs: config.REQUEST_DEADLINE_MS,
+      maxInFlight: config.MAX_IN_FLIGHT,
+      // Held by another service past the deadline: 504, as its own timeout would say.
+      upstream: new Set<Engine>(
+        config.CASE_STORE.kind === upstreamStores.name ? ['credentials', 'caseStore'] : ['credentials'],
+      ),
+    },
+    deadlineExceeded: metrics.deadlineExceeded,
+    overloaded: metrics.overloaded,
+    inFlight: metrics.inFlight,
     queueTokens: {
       issuer: tracing
         ? tracing.traced(credentialsIssuer, 'credentials', { 'rpc.system': config.CREDENTIALS_ISSUER })

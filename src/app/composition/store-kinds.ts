@@ -28,7 +28,10 @@ export const STORE_REGISTRY = new StoreRegistry([
 export function storeWiring(
   crnFormat: Config['CRN_PATTERN'],
   log: StoreLog,
-  metrics: Pick<StoreWiring, 'observeUpstream' | 'onRateLimitTransition' | 'tracing'> = {},
+  metrics: Pick<
+    StoreWiring,
+    'observeUpstream' | 'onRateLimitTransition' | 'tracing' | 'requestDeadlineMs'
+  > = {},
 ): StoreWiring {
   return { crnFormat, log, localRateLimiter: () => new InMemoryRateLimiter(), ...metrics };
 }

@@ -33,6 +33,13 @@ export interface AuditRecord {
 }
 
 /**
+ * The `problem` of a second record for a request whose first record was stored only after
+ * its deadline, when the answer had been withheld (503) already (decisions §11): the later
+ * record, same request id, says what the client was really told.
+ */
+export const ANSWER_WITHHELD = 'answer-withheld';
+
+/**
  * The record format versions. Version 1 (no problem type, no access marking) is what the
  * trail held before; its records keep their text and still verify. New records are
  * {@link CURRENT_AUDIT_VERSION}.

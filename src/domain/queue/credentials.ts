@@ -1,7 +1,9 @@
+import type { CredentialsIssuer } from '../../ports/credentials-issuer.js';
+import type { Deadline } from '../../ports/deadline.js';
 import { requirePermission } from '../access/admit.js';
 import type { Caller } from '../access/model.js';
 import { NoQueueConfiguredError } from '../errors.js';
-import type { QueueCredentials, QueueCredentialsRequest } from './model.js';
+import type { QueueCredentials } from './model.js';
 
 export type { QueueCredentials, QueueCredentialsRequest } from './model.js';
 
@@ -34,7 +36,7 @@ export function roleSessionName(clientId: string, requestId: string): string {
 }
 
 export interface IssueQueueTokenDeps {
-  readonly issuer: { issue(request: QueueCredentialsRequest): Promise<QueueCredentials> };
+  readonly issuer: Pick<CredentialsIssuer, 'issue'>;
   /** The role used when the client has none of its own; null when there is no default. */
   readonly defaultRoleArn: string | null;
   /** 900..43200 seconds. */
@@ -49,6 +51,7 @@ export async function issueQueueToken(
   { issuer, defaultRoleArn, durationSeconds }: IssueQueueTokenDeps,
   caller: Pick<Caller, 'client' | 'permissions'>,
   requestId: string,
+  deadline?: Deadline,
 ): Promise<QueueCredentials> {
   requirePermission(caller, 'issueQueueToken');
   const { client } = caller;
@@ -57,12 +60,15 @@ export async function issueQueueToken(
   if (!Number.isInteger(durationSeconds) || durationSeconds < 900 || durationSeconds > 43_200) {
     throw new RangeError('credential duration must be 900..43200 seconds');
   }
-  return issuer.issue({
-    clientId: client.id,
-    roleArn,
-    queueArn: client.queueArn,
-    sessionName: roleSessionName(client.id, requestId),
-    sessionPolicy: queueSessionPolicy(client.queueArn),
-    durationSeconds,
-  });
+  return issuer.issue(
+    {
+      clientId: client.id,
+      roleArn,
+      queueArn: client.queueArn,
+      sessionName: roleSessionName(client.id, requestId),
+      sessionPolicy: queueSessionPolicy(client.queueArn),
+      durationSeconds,
+    },
+    deadline,
+  );
 }

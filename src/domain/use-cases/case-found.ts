@@ -1,4 +1,5 @@
 import type { CaseRepository, Held, ReadFor } from '../../ports/case-repository.js';
+import type { Deadline } from '../../ports/deadline.js';
 import {
   DEFAULT_LIMITED_ACCESS_SETTING,
   decideLimitedAccess,
@@ -23,6 +24,8 @@ export interface CaseReadDeps<F extends keyof CaseRepository> {
 export interface CaseReader extends Reader {
   readonly withheld: readonly RedactableField[];
   readonly onBehalfOfToken: string | null;
+  /** The request's deadline, handed to the store (an upstream gives up its call at it). */
+  readonly deadline?: Deadline;
 }
 
 /** A client acting as itself, with the default setting: refused every limited case, withheld nothing. */
@@ -49,6 +52,7 @@ export const readFor = (reader: CaseReader): ReadFor => ({
     reader.user !== null && reader.onBehalfOfToken !== null
       ? { email: reader.user, token: reader.onBehalfOfToken }
       : null,
+  ...(reader.deadline ? { deadline: reader.deadline } : {}),
 });
 
 /**

@@ -45,6 +45,40 @@ describe('the management listener', () => {
     expect(text).not.toContain('secret');
   });
 
+  it('/health/ready answers within a second whatever the engines do: a check that never answers is TIMEOUT', async () => {
+    const app = createManagementApp({
+      checks: [
+        { name: 'caseStore', check: () => {} },
+        { name: 'auditStore', check: () => new Promise<void>(() => {}) },
+        { name: 'rateLimitStore', check: () => Promise.reject(new Error('refused')) },
+      ],
+      metrics,
+    });
+    const started = performance.now();
+    const response = await app.request('/health/ready');
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(response.status).toBe(503);
+    expect(await response.json()).toEqual({
+      status: 'DOWN',
+      checks: { caseStore: 'UP', auditStore: 'TIMEOUT', rateLimitStore: 'DOWN' },
+    });
+  });
+
+  it('/metrics has the deadline, overload and in-flight series', async () => {
+    const own = new PrometheusMetrics();
+    let inFlight = 3;
+    own.inFlight(() => inFlight);
+    own.deadlineExceeded('auditStore');
+    own.deadlineExceeded('auditStore');
+    own.overloaded();
+    const text = await own.text();
+    expect(text).toContain('case_read_deadline_exceeded_total{engine="auditStore"} 2');
+    expect(text).toContain('case_read_overloaded_total 1');
+    expect(text).toContain('case_read_in_flight_requests 3');
+    inFlight = 0;
+    expect(await own.text()).toContain('case_read_in_flight_requests 0');
+  });
+
   it('/metrics counts requests by operation and status, with latency buckets, and no crn', async () => {
     const own = new PrometheusMetrics();
     const app = fixtureApp({ observe: own.observe });
