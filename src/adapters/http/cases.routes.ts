@@ -3,7 +3,7 @@ import type { MiddlewareHandler } from 'hono';
 import type { Permission } from '../../domain/access/permissions.js';
 import type { CrnFormat } from '../../domain/crn.js';
 import type { AppEnv } from './env.js';
-import { crnForbidden, problem } from './route-responses.js';
+import { crnForbidden, gatewayTimeout, problem, unavailable } from './route-responses.js';
 import {
   CommunityOffenderManagerSchema,
   crnParamsSchema,
@@ -22,8 +22,8 @@ const errorResponses = {
   429: problem('Rate limit exceeded'),
   500: problem('Unexpected error'),
   502: problem('The system of record failed'),
-  503: problem('Not ready'),
-  504: problem('The system of record timed out'),
+  503: unavailable,
+  504: gatewayTimeout('The system of record'),
 } as const;
 
 /** Middleware that admits a caller to one operation (steps 6–8), or none in tests of the core. */

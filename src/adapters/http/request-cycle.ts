@@ -3,6 +3,7 @@ import { ANSWER_WITHHELD, type AuditRecord } from '../../domain/audit/record.js'
 import type { Crn } from '../../domain/crn.js';
 import { type DomainError, StoreUnavailableError, UpstreamTimeoutError } from '../../domain/errors.js';
 import type { AuditWriter } from '../../ports/audit-log.js';
+import { DeadlineExceededError } from '../../ports/deadline.js';
 import { type Engine, EXPIRED, InFlight, RequestDeadline } from './deadline.js';
 import type { AccessEntry, AppEnv, HttpLogger } from './env.js';
 import { errorHandler } from './errors.js';
@@ -37,6 +38,11 @@ export interface RequestCycleOptions {
  * parses it), absent when the route has no crn or the request never got that far.
  */
 type ValidatedCrn = { out: { param: { crn?: Crn } | undefined } };
+
+/** How often the record of an answer already given is tried (about two minutes in all). */
+const LATER_ATTEMPTS = 8;
+/** How many such records may wait at once: a store refusing everything must not fill memory. */
+const MAX_LATER = 10_000;
 
 /** What the audit append came to before the deadline. */
 const STORED = Symbol('stored');
@@ -74,11 +80,13 @@ function detached(c: Context<AppEnv>, build: () => Response): Response {
  *   the request is answered 503 `store-unavailable` (504 `upstream-timeout` for another
  *   service) naming nothing but the kind of engine, and what it was waiting on is left;
  * - after the handler, its audit record: the response leaves only once the record is
- *   stored. A record that could not be stored withholds the answer (503). A record still
- *   pending at the deadline withholds it too, and if it is stored after all, a second record
- *   for the same request id says the answer was withheld, so the trail never claims an answer
- *   that was not given. A request already answered at its deadline is recorded without
- *   waiting (it disclosed nothing);
+ *   stored. A record that could not be stored, or was still pending at the deadline,
+ *   withholds the answer (503), and the 503 is recorded once the store takes it (tried
+ *   again for about two minutes): if the first record is stored late after all, the second,
+ *   same request id, says `answer-withheld`, so the trail never claims an answer that was
+ *   not given. A
+ *   request already answered at its deadline is recorded without waiting (it disclosed
+ *   nothing);
  * - its metrics and its access-log line.
  */
 export function requestCycle({
@@ -120,19 +128,42 @@ export function requestCycle({
     return detached(c, () => onError(error, c));
   };
 
-  /** Appends the record without holding the answer; a failure is logged, never thrown. */
-  const appendLater = (record: AuditRecord): Promise<void> =>
-    Promise.resolve()
-      .then(() => audit?.append(record))
-      .catch((error: unknown) =>
-        logger.error(
-          {
-            requestId: record.requestId,
-            err: { name: (error as Error).name, message: (error as Error).message },
-          },
-          'audit record could not be written',
-        ),
-      );
+  /**
+   * Appends the record of an answer already given, without holding it: tried again while
+   * the store refuses (a stall outlasting its own timeout), a second, then twice as long each
+   * time up to half a minute, for about two minutes; each refusal is logged, never thrown.
+   */
+  let waitingLater = 0;
+  const appendLater = async (record: AuditRecord): Promise<void> => {
+    if (waitingLater >= MAX_LATER) {
+      logger.error({ requestId: record.requestId }, 'audit record could not be written: too many waiting');
+      return;
+    }
+    waitingLater++;
+    try {
+      for (let attempt = 0; ; attempt++) {
+        try {
+          await audit?.append(record);
+          return;
+        } catch (error) {
+          const last = attempt === LATER_ATTEMPTS - 1;
+          logger.error(
+            {
+              requestId: record.requestId,
+              err: { name: (error as Error).name, message: (error as Error).message },
+            },
+            last
+              ? 'audit record could not be written'
+              : 'audit record could not be written yet; trying again',
+          );
+          if (last) return;
+          await new Promise((resolve) => setTimeout(resolve, Math.min(30_000, 1000 * 2 ** attempt)));
+        }
+      }
+    } finally {
+      waitingLater--;
+    }
+  };
 
   return async (c, next) => {
     const started = performance.now();
@@ -190,31 +221,34 @@ export function requestCycle({
           const outcome = await Promise.race([appending.then(() => STORED), deadline.expired]).catch(
             (error: unknown) => error,
           );
-          if (outcome === EXPIRED) {
-            c.res = pastDeadline(c, 'auditStore');
-            const withheld: AuditRecord = {
+          if (outcome !== STORED) {
+            if (outcome === EXPIRED || outcome instanceof DeadlineExceededError) {
+              c.res = pastDeadline(c, 'auditStore');
+            } else {
+              const error = outcome as Error;
+              logger.error(
+                { requestId: id, err: { name: error.name, message: error.message } },
+                'audit record could not be written; the response was withheld',
+              );
+              c.res = problemResponse(c, {
+                status: 503,
+                type: ProblemType.auditUnavailable,
+                title: 'Service unavailable',
+                detail: 'the request could not be recorded, so it was not answered; try again later',
+              });
+            }
+            const told: AuditRecord = {
               ...record,
               status: c.res.status,
-              problem: ANSWER_WITHHELD,
+              problem: c.get('problem') ?? null,
               access: null,
             };
-            // Stored after all, later: the trail says the answer was withheld.
+            // What the client was told goes in the trail once the store takes it; after the
+            // first record, if that is stored late after all, saying the answer was withheld.
             appending.then(
-              () => appendLater({ ...withheld, at: new Date() }),
-              () => {},
+              () => appendLater({ ...told, at: new Date(), problem: ANSWER_WITHHELD }),
+              () => appendLater({ ...told, at: new Date() }),
             );
-          } else if (outcome !== STORED) {
-            const error = outcome as Error;
-            logger.error(
-              { requestId: id, err: { name: error.name, message: error.message } },
-              'audit record could not be written; the response was withheld',
-            );
-            c.res = problemResponse(c, {
-              status: 503,
-              type: ProblemType.auditUnavailable,
-              title: 'Service unavailable',
-              detail: 'the request could not be recorded, so it was not answered; try again later',
-            });
           }
         }
       }

@@ -2,7 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { CrnFormat } from '../../domain/crn.js';
 import { MAX_PER_PAGE } from '../../domain/use-cases/get-risk-scores.js';
 import type { OperationGuard } from './cases.routes.js';
-import { crnForbidden, problem } from './route-responses.js';
+import { crnForbidden, gatewayTimeout, problem, unavailable } from './route-responses.js';
 import { crnParamsSchema, RiskScoresPageSchema } from './schemas.js';
 
 /**
@@ -52,8 +52,8 @@ export function riskRoutes(format: CrnFormat, guard: OperationGuard) {
         429: problem('Rate limit exceeded'),
         500: problem('Unexpected error'),
         502: problem('The system of record failed'),
-        503: problem('Not ready, or the audit record could not be written'),
-        504: problem('The system of record timed out'),
+        503: unavailable,
+        504: gatewayTimeout('The system of record'),
       },
     }),
   };

@@ -34,3 +34,52 @@ export const crnForbidden = {
     },
   },
 };
+
+/**
+ * 503 on every operation (decisions §11): an engine did not answer before the request's
+ * deadline, the audit record could not be written, or the instance is overloaded. Each
+ * carries `Retry-After`.
+ */
+export const unavailable = {
+  description:
+    'Service unavailable, with Retry-After. type urn:case-read:problem:store-unavailable: a store did not answer ' +
+    "before the request's deadline (REQUEST_DEADLINE_MS) or failed; urn:case-read:problem:audit-unavailable: the " +
+    'request could not be recorded, so it was not answered; urn:case-read:problem:overloaded: too many requests are ' +
+    'waiting on this instance (MAX_IN_FLIGHT), refused at once, try again after Retry-After.',
+  headers: {
+    'Retry-After': {
+      description: 'Seconds to wait before trying again',
+      schema: { type: 'integer' as const },
+    },
+  },
+  content: {
+    'application/problem+json': {
+      schema: ProblemSchema,
+      examples: {
+        overloaded: {
+          summary: 'Overloaded',
+          value: {
+            type: 'urn:case-read:problem:overloaded',
+            title: 'Service unavailable',
+            status: 503,
+            detail: 'too many requests are waiting on this instance; try again shortly',
+            instance: '/case/X123456',
+            requestId: '3f0c2a9e-6d1b-4c8e-9a57-2b1d0e6f4a10',
+          },
+        },
+      },
+    },
+  },
+};
+
+/** 504: another service (the system of record, STS) did not answer in time, with `Retry-After`. */
+export const gatewayTimeout = (what: string) => ({
+  description: `${what} did not answer in time (its own timeout, or the request's deadline), with Retry-After`,
+  headers: {
+    'Retry-After': {
+      description: 'Seconds to wait before trying again',
+      schema: { type: 'integer' as const },
+    },
+  },
+  content: { 'application/problem+json': { schema: ProblemSchema } },
+});

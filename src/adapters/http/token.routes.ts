@@ -1,6 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { OperationGuard } from './cases.routes.js';
-import { problem } from './route-responses.js';
+import { gatewayTimeout, problem, unavailable } from './route-responses.js';
 
 export const QueueCredentialsSchema = z
   .object({
@@ -40,7 +40,8 @@ export function tokenRoutes(guard: OperationGuard) {
         429: problem('Rate limit exceeded'),
         500: problem('Unexpected error'),
         502: problem('The credentials service failed'),
-        504: problem('The credentials service timed out'),
+        503: unavailable,
+        504: gatewayTimeout('The credentials service'),
       },
     }),
   };

@@ -10,7 +10,7 @@ import {
 import type { AuditLog } from '../../ports/audit-log.js';
 import { type Deadline, DeadlineExceededError } from '../../ports/deadline.js';
 import * as chain from '../shared/audit-chain.js';
-import { GroupCommit, type WriteBudget } from '../shared/group-commit.js';
+import { budgetLeftMs, GroupCommit, type WriteBudget } from '../shared/group-commit.js';
 import { inTransaction, type PostgresStoreDescription } from './database.js';
 
 export const AUDIT_STORE: PostgresStoreDescription = {
@@ -51,7 +51,7 @@ const headOf = (row: { seq: string; hash: string } | undefined): ChainHead =>
  * append of the batch rejects and the service answers 503.
  */
 export class PostgresAuditLog implements AuditLog {
-  private readonly commits = new GroupCommit<AuditRecord>((batch, budgetMs) => this.write(batch, budgetMs));
+  private readonly commits = new GroupCommit<AuditRecord>((batch, until) => this.write(batch, until));
 
   constructor(private readonly pool: pg.Pool) {}
 
@@ -89,24 +89,24 @@ export class PostgresAuditLog implements AuditLog {
   }
 
   /**
-   * One transaction for the batch. Given a budget (the batch's earliest deadline), its
-   * statements are cancelled by the server when it runs out (`SET LOCAL statement_timeout`):
+   * One transaction for the batch. Given `until` (the batch's earliest deadline), its
+   * statements are cancelled by the server when it passes (`SET LOCAL statement_timeout`):
    * a batch held by a lock on the table is really stopped, not left to commit after its
    * requests were answered 503.
    */
-  private async write(records: readonly AuditRecord[], budgetMs: WriteBudget): Promise<void> {
+  private async write(records: readonly AuditRecord[], until: WriteBudget): Promise<void> {
     try {
-      await this.inTransactionWithin(records, budgetMs);
+      await this.inTransactionUntil(records, until);
     } catch (error) {
-      if (budgetMs !== undefined && (error as { code?: string }).code === QUERY_CANCELED) {
+      if (until !== undefined && (error as { code?: string }).code === QUERY_CANCELED) {
         throw new DeadlineExceededError('audit store');
       }
       throw error;
     }
   }
 
-  private async inTransactionWithin(records: readonly AuditRecord[], budgetMs: WriteBudget): Promise<void> {
-    await inTransaction(this.pool, { statementTimeoutMs: budgetMs }, async (client) => {
+  private async inTransactionUntil(records: readonly AuditRecord[], until: WriteBudget): Promise<void> {
+    await inTransaction(this.pool, { statementTimeoutMs: () => budgetLeftMs(until) }, async (client) => {
       const { rows } = await client.query<{ seq: string; hash: string }>(
         'SELECT seq, hash FROM audit_head FOR UPDATE',
       );

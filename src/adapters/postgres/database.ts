@@ -161,14 +161,14 @@ export async function onRequestPath<T>(what: string, run: () => Promise<T>): Pro
 
 /**
  * Runs `work` in one transaction on one pooled connection: committed when it resolves,
- * rolled back when it throws; with `statementTimeoutMs`, each of its statements is cancelled
- * by the server past that. A connection that failed is destroyed, not returned to the
+ * rolled back when it throws; with `statementTimeoutMs` (read once a connection is had),
+ * each of its statements is cancelled by the server past that many milliseconds. A connection that failed is destroyed, not returned to the
  * pool. A connection killed between two statements emits 'error' on its client; the
  * listener held here keeps that from ending the process (the next statement rejects).
  */
 export async function inTransaction<T>(
   pool: pg.Pool,
-  options: { readonly statementTimeoutMs?: number | undefined },
+  options: { readonly statementTimeoutMs?: () => number | undefined },
   work: (client: pg.PoolClient) => Promise<T>,
 ): Promise<T> {
   const client = await pool.connect();
@@ -178,8 +178,9 @@ export async function inTransaction<T>(
   };
   client.on('error', onError);
   try {
-    // A shorter statement timeout for this transaction alone, in the same round trip.
-    const timeout = options.statementTimeoutMs;
+    // A shorter statement timeout for this transaction alone, in the same round trip, read
+    // once the connection is had: the time spent waiting for it is spent.
+    const timeout = options.statementTimeoutMs?.();
     await client.query(
       timeout === undefined
         ? 'BEGIN'

@@ -12,11 +12,16 @@ interface Waiting<T> {
 }
 
 /**
- * How long a batch's write may take: until the earliest deadline among its items, or
- * `undefined` when none has one. A store that can stop its write then (cancel a statement,
- * stop waiting for a lock) does, and throws {@link DeadlineExceededError}.
+ * Until when a batch's write may run: the earliest deadline among its items (on the
+ * `performance.now()` clock), or `undefined` when none has one. A store that can stop its
+ * write then (cancel a statement, stop waiting for a lock) does, never begins one after it,
+ * and throws {@link DeadlineExceededError}.
  */
 export type WriteBudget = number | undefined;
+
+/** Milliseconds left of a budget, at least 1; `undefined` for none. */
+export const budgetLeftMs = (budget: WriteBudget): number | undefined =>
+  budget === undefined ? undefined : Math.max(1, Math.ceil(budget - performance.now()));
 
 /**
  * Group commit, for the audit stores: the items appended in one event-loop turn are written
@@ -37,10 +42,10 @@ export class GroupCommit<T> {
 
   /**
    * `write` stores a batch whole or not at all; it throws (or rejects) when it could not, a
-   * {@link DeadlineExceededError} when it gave up at `budgetMs`. `what` names the store.
+   * {@link DeadlineExceededError} when it gave up at `until`. `what` names the store.
    */
   constructor(
-    private readonly write: (batch: readonly T[], budgetMs: WriteBudget) => void | Promise<void>,
+    private readonly write: (batch: readonly T[], until: WriteBudget) => void | Promise<void>,
     private readonly what = 'audit store',
   ) {}
 
@@ -72,7 +77,7 @@ export class GroupCommit<T> {
   }
 
   /** The pending items still worth writing; those past their deadline are rejected here. */
-  private takeBatch(): { batch: Waiting<T>[]; budgetMs: WriteBudget } {
+  private takeBatch(): { batch: Waiting<T>[]; until: WriteBudget } {
     const now = performance.now();
     const batch: Waiting<T>[] = [];
     let earliest = Number.POSITIVE_INFINITY;
@@ -85,11 +90,11 @@ export class GroupCommit<T> {
       }
     }
     this.pending = [];
-    return { batch, budgetMs: earliest === Number.POSITIVE_INFINITY ? undefined : Math.ceil(earliest - now) };
+    return { batch, until: earliest === Number.POSITIVE_INFINITY ? undefined : earliest };
   }
 
   private writeBatch(): Promise<void> | undefined {
-    const { batch, budgetMs } = this.takeBatch();
+    const { batch, until } = this.takeBatch();
     if (batch.length === 0) return undefined;
     const resolveAll = () => {
       for (const { resolve } of batch) resolve();
@@ -99,7 +104,7 @@ export class GroupCommit<T> {
     try {
       written = this.write(
         batch.map((w) => w.item),
-        budgetMs,
+        until,
       );
     } catch (error) {
       failed(error);

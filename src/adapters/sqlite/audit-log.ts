@@ -37,36 +37,31 @@ const BUSY_RETRY_MS = 10;
 
 /**
  * Runs `work`, a synchronous write; while SQLite answers SQLITE_BUSY (another writer holds the
- * lock), again every {@link BUSY_RETRY_MS}, for at most `withinMs`, without blocking the event
- * loop in between. Past that: a DeadlineExceededError when `withinMs` was a request's
- * deadline, the busy error otherwise.
+ * lock), again every {@link BUSY_RETRY_MS} until `until` (`performance.now()` ms), never
+ * blocking the event loop in between and never beginning after `until`. Then: a
+ * DeadlineExceededError when `until` was a request's deadline, the busy error otherwise.
  */
-function whenNotBusy(work: () => void, withinMs: number, isDeadline: boolean): void | Promise<void> {
-  try {
-    work();
-    return;
-  } catch (error) {
-    if (sqliteErrorCode(error) !== 'SQLITE_BUSY') throw error;
-  }
-  const until = performance.now() + withinMs;
-  const again = async (): Promise<void> => {
-    for (;;) {
-      const left = until - performance.now();
-      if (left <= 0) {
-        throw isDeadline
-          ? new DeadlineExceededError('audit store')
-          : new AuditStoreError('the audit store is locked by another writer');
-      }
-      await new Promise((resolve) => setTimeout(resolve, Math.min(BUSY_RETRY_MS, left)));
-      try {
-        work();
-        return;
-      } catch (error) {
-        if (sqliteErrorCode(error) !== 'SQLITE_BUSY') throw error;
-      }
+function whenNotBusy(work: () => void, until: number, isDeadline: boolean): void | Promise<void> {
+  const attempt = (): boolean => {
+    if (performance.now() >= until) {
+      throw isDeadline
+        ? new DeadlineExceededError('audit store')
+        : new AuditStoreError('the audit store is locked by another writer');
+    }
+    try {
+      work();
+      return true;
+    } catch (error) {
+      if (sqliteErrorCode(error) !== 'SQLITE_BUSY') throw error;
+      return false;
     }
   };
-  return again();
+  if (attempt()) return;
+  return (async () => {
+    do {
+      await new Promise((resolve) => setTimeout(resolve, Math.min(BUSY_RETRY_MS, until - performance.now())));
+    } while (!attempt());
+  })();
 }
 
 const AUDIT_STORE: StoreDescription = {
@@ -120,8 +115,8 @@ export class SqliteAuditLog implements AuditLog {
     // hold the whole event loop, every other request and readiness with it. It asks again
     // a moment later instead, until the batch's deadline (or the busy timeout).
     db.exec('PRAGMA busy_timeout = 0');
-    this.commits = new GroupCommit((batch, budgetMs) =>
-      whenNotBusy(() => writeNow(batch), budgetMs ?? BUSY_TIMEOUT_MS, budgetMs !== undefined),
+    this.commits = new GroupCommit((batch, until) =>
+      whenNotBusy(() => writeNow(batch), until ?? performance.now() + BUSY_TIMEOUT_MS, until !== undefined),
     );
   }
 
@@ -172,7 +167,11 @@ export class SqliteAuditLog implements AuditLog {
 
   /** For readiness: throws when the store cannot be written (a write lock can be taken soon). */
   async ping(): Promise<void> {
-    await whenNotBusy(() => this.db.exec('BEGIN IMMEDIATE; ROLLBACK'), PING_WITHIN_MS, false);
+    await whenNotBusy(
+      () => this.db.exec('BEGIN IMMEDIATE; ROLLBACK'),
+      performance.now() + PING_WITHIN_MS,
+      false,
+    );
   }
 
   /** Writes anything still pending, then closes. */
