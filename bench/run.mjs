@@ -17,6 +17,9 @@
 //            reading the first over HTTPS (CASE_STORE=https://…, mutual TLS, key, bearer).
 //   limited: the same service reading a case without limited-access rules and one with
 //            rules (answered under `allow`), with each one's CPU time per request.
+//   keepalive and handshake take BENCH_BASELINE=DIR too: `serve` from another built checkout
+//            (the commit before, say) as a fourth target in the same alternating rounds, and
+//            print the CPU per request of this one over it.
 //   tracing: the same request against the service with tracing off, on (every span
 //            exported over OTLP/HTTP protobuf to a sink in this process) and on with nothing
 //            sampled, with each one's CPU time per request; BENCH_BASELINE=DIR adds `serve` from another built checkout
@@ -365,6 +368,22 @@ async function alternate(targets, request, connectionsOverride) {
   return { rounds, totals };
 }
 
+/**
+ * `serve` from another built checkout (its node_modules in place), on the same stores and
+ * settings: the commit before, measured in the same alternating run.
+ */
+function startBaseline(checkout) {
+  return startProcess(
+    process.execPath,
+    [join(checkout, 'bin/case-read.js'), 'serve'],
+    { ...serviceEnv(`sqlite:${join(dir, 'cases.db')}`), LOG_LEVEL: 'info', SHUTDOWN_DELAY_MS: '0' },
+    (out) => {
+      const line = out.split('\n').find((l) => l.includes('"listening"'));
+      return line ? new URL(JSON.parse(line).url).port : undefined;
+    },
+  );
+}
+
 async function againstBare(name, { reconnect }) {
   const service = await startService(`sqlite:${join(dir, 'cases.db')}`);
   const sample = await load({
@@ -380,11 +399,14 @@ async function againstBare(name, { reconnect }) {
   writeFileSync(bodyFile, body);
   const bare = await startBare(bodyFile);
   const hono = await startBare(bodyFile, 'bench/hono-server.mjs');
+  const checkout = process.env.BENCH_BASELINE;
+  const baseline = checkout ? await startBaseline(checkout) : undefined;
   try {
     const targets = [
       { name: 'bare', port: bare.port, child: bare.child },
       { name: 'hono', port: hono.port, child: hono.child },
       { name: 'service', port: service.port, child: service.child },
+      ...(baseline ? [{ name: 'baseline', port: baseline.port, child: baseline.child }] : []),
     ];
     const { rounds, totals } = await alternate(targets, (t) => ({
       port: t.port,
@@ -399,8 +421,15 @@ async function againstBare(name, { reconnect }) {
       Math.round((totals.bare.cpuUsPerRequest / Math.max(1, totals.service.cpuUsPerRequest)) * 100) / 100;
     const honoCpuRatio =
       Math.round((totals.bare.cpuUsPerRequest / Math.max(1, totals.hono.cpuUsPerRequest)) * 100) / 100;
+    // This checkout's service against the baseline's: CPU per request, below 1 is lighter.
+    const baselineCpuRatio = baseline
+      ? Math.round((totals.service.cpuUsPerRequest / Math.max(1, totals.baseline.cpuUsPerRequest)) * 1000) /
+        1000
+      : null;
     process.stdout.write(
-      `${fmt('bare', totals.bare)}\n${fmt('hono', totals.hono)}\n${fmt('service', totals.service)}\np99 ratio ${p99Ratio}\nhono cpu ratio ${honoCpuRatio}\n${name} ratio ${ratio}\ncpu ratio ${cpuRatio}\n`,
+      `${targets.map((t) => fmt(t.name, totals[t.name])).join('\n')}\np99 ratio ${p99Ratio}\nhono cpu ratio ${honoCpuRatio}\n${name} ratio ${ratio}\ncpu ratio ${cpuRatio}\n${
+        baseline ? `cpu per request service/baseline ${baselineCpuRatio}\n` : ''
+      }`,
     );
     return {
       scenario: name,
@@ -411,8 +440,10 @@ async function againstBare(name, { reconnect }) {
       ratio,
       cpuRatio,
       honoCpuRatio,
+      baselineCpuRatio,
     };
   } finally {
+    if (baseline) await stop(baseline.child);
     await stop(hono.child);
     await stop(bare.child);
     await stop(service.child);
@@ -565,18 +596,7 @@ async function tracingScenario() {
       })),
     });
     const baseline = process.env.BENCH_BASELINE;
-    if (baseline) {
-      const started = await startProcess(
-        process.execPath,
-        [join(baseline, 'bin/case-read.js'), 'serve'],
-        { ...serviceEnv(`sqlite:${join(dir, 'cases.db')}`), LOG_LEVEL: 'info', SHUTDOWN_DELAY_MS: '0' },
-        (out) => {
-          const line = out.split('\n').find((l) => l.includes('"listening"'));
-          return line ? new URL(JSON.parse(line).url).port : undefined;
-        },
-      );
-      services.push({ name: 'baseline', ...started });
-    }
+    if (baseline) services.push({ name: 'baseline', ...(await startBaseline(baseline)) });
     const targets = services.map((s) => ({ name: s.name, port: s.port, child: s.child }));
     const { rounds, totals } = await alternate(targets, (t) => ({
       port: t.port,

@@ -27,7 +27,7 @@ export interface Held<T> {
 export interface ReadFor {
   readonly onBehalfOf: { readonly email: string; readonly token: string } | null;
   /** The request's deadline: a store that can give up its call when it passes does. */
-  readonly deadline?: Deadline;
+  readonly deadline?: Deadline | undefined;
 }
 
 /**

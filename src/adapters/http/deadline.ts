@@ -7,40 +7,29 @@ import { type Deadline, DeadlineExceededError } from '../../ports/deadline.js';
  */
 export type Engine = 'accessStore' | 'rateLimitStore' | 'jwks' | 'caseStore' | 'credentials' | 'auditStore';
 
-/** What `expired` resolves to: the deadline won the race. */
+/** What a request's outcome is when its deadline won. */
 export const EXPIRED: unique symbol = Symbol('deadline expired');
 
-function expire(deadline: RequestDeadline): void {
-  deadline.expire();
-}
-
 /**
- * One request's deadline (decisions §11): a timer set when the request is admitted, which
- * the request cycle races the handler and the audit append against. The request notes the
- * engine it is waiting on as it goes (a field write, nothing more), so whatever held it is
- * named. Its AbortSignal, for an adapter that can cancel its own work, is made only when
- * one asks for it. `settle` clears the timer when the request is done: nothing of the
- * request outlives it on the connection.
+ * One request's deadline (decisions §11). The request notes the engine it is waiting on as it
+ * goes (a field write, nothing more), so whatever held it is named. While it waits, `wake`
+ * is what its deadline calls when it passes. Its AbortSignal, for an adapter that can cancel
+ * its own work, is made only when one asks for it.
  */
 export class RequestDeadline implements Deadline {
   /** The engine the request waits on now. */
   engine: Engine | undefined = undefined;
   /** True once the time is up. */
   passed = false;
-  readonly expiresAt: number;
-  /** Resolves with {@link EXPIRED} when the time is up; never rejects. */
-  readonly expired: Promise<typeof EXPIRED>;
-  private fire!: (value: typeof EXPIRED) => void;
+  /** Called with {@link EXPIRED} when the time is up, if set. */
+  wake: ((outcome: typeof EXPIRED) => void) | undefined = undefined;
+  /** Its neighbours among the deadlines running (see {@link Deadlines}). */
+  older: RequestDeadline | undefined = undefined;
+  newer: RequestDeadline | undefined = undefined;
+  running = true;
   private controller: AbortController | undefined;
-  private readonly timer: ReturnType<typeof setTimeout>;
 
-  constructor(startedAt: number, ms: number) {
-    this.expiresAt = startedAt + ms;
-    this.expired = new Promise((resolve) => {
-      this.fire = resolve;
-    });
-    this.timer = setTimeout(expire, ms, this);
-  }
+  constructor(readonly expiresAt: number) {}
 
   get signal(): AbortSignal {
     this.controller ??= new AbortController();
@@ -48,21 +37,84 @@ export class RequestDeadline implements Deadline {
     return this.controller.signal;
   }
 
+  /** Races `work` against this deadline: its result, or {@link EXPIRED}; a rejection is the outcome too. */
+  race<T>(work: Promise<T>): Promise<T | typeof EXPIRED | unknown> {
+    if (this.passed) return Promise.resolve(EXPIRED);
+    return new Promise((resolve) => {
+      this.wake = resolve;
+      work.then(resolve, resolve);
+    });
+  }
+
   expire(): void {
     if (this.passed) return;
     this.passed = true;
-    this.fire(EXPIRED);
     this.controller?.abort(this.reason());
-  }
-
-  /** The request is done: the timer goes with it. */
-  settle(): void {
-    clearTimeout(this.timer);
+    this.wake?.(EXPIRED);
   }
 
   private reason(): DeadlineExceededError {
     return new DeadlineExceededError(this.engine ?? 'request');
   }
+}
+
+/**
+ * The deadlines of the requests in flight, with one timer for all of them. Every request
+ * gets the same time, so they expire in the order they started: a list, oldest first, and a
+ * timer set for the oldest. Starting and settling a request are a few pointer writes; no
+ * timer is made, cleared or left per request, so nothing of a request outlives it on its
+ * connection.
+ */
+export class Deadlines {
+  private oldest: RequestDeadline | undefined;
+  private newest: RequestDeadline | undefined;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(readonly ms: number) {}
+
+  start(startedAt: number): RequestDeadline {
+    const deadline = new RequestDeadline(startedAt + this.ms);
+    deadline.older = this.newest;
+    if (this.newest) this.newest.newer = deadline;
+    else this.oldest = deadline;
+    this.newest = deadline;
+    if (this.timer === undefined) this.arm(deadline.expiresAt);
+    return deadline;
+  }
+
+  /** The request is done: its deadline leaves the list (the timer is moved on when it fires). */
+  settle(deadline: RequestDeadline): void {
+    deadline.wake = undefined;
+    this.unlink(deadline);
+  }
+
+  private unlink(deadline: RequestDeadline): void {
+    if (!deadline.running) return;
+    deadline.running = false;
+    const { older, newer } = deadline;
+    if (older) older.newer = newer;
+    else this.oldest = newer;
+    if (newer) newer.older = older;
+    else this.newest = older;
+    deadline.older = undefined;
+    deadline.newer = undefined;
+  }
+
+  private arm(at: number): void {
+    this.timer = setTimeout(this.tick, Math.max(0, at - performance.now()));
+    this.timer.unref?.();
+  }
+
+  private readonly tick = (): void => {
+    this.timer = undefined;
+    // A timer may fire a moment early: within a millisecond counts as passed.
+    const now = performance.now() + 1;
+    for (let d = this.oldest; d !== undefined && d.expiresAt <= now; d = this.oldest) {
+      this.unlink(d);
+      d.expire();
+    }
+    if (this.oldest) this.arm(this.oldest.expiresAt);
+  };
 }
 
 /**

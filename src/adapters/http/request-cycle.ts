@@ -4,7 +4,7 @@ import type { Crn } from '../../domain/crn.js';
 import { type DomainError, StoreUnavailableError, UpstreamTimeoutError } from '../../domain/errors.js';
 import type { AuditWriter } from '../../ports/audit-log.js';
 import { DeadlineExceededError } from '../../ports/deadline.js';
-import { type Engine, EXPIRED, InFlight, RequestDeadline } from './deadline.js';
+import { Deadlines, type Engine, EXPIRED, InFlight } from './deadline.js';
 import type { AccessEntry, AppEnv, HttpLogger } from './env.js';
 import { errorHandler } from './errors.js';
 import { ProblemType, problemResponse } from './problem.js';
@@ -43,9 +43,6 @@ type ValidatedCrn = { out: { param: { crn?: Crn } | undefined } };
 const LATER_ATTEMPTS = 8;
 /** How many such records may wait at once: a store refusing everything must not fill memory. */
 const MAX_LATER = 10_000;
-
-/** What the audit append came to before the deadline. */
-const STORED = Symbol('stored');
 
 const DISPLAY: Record<Engine, string> = {
   accessStore: 'access store',
@@ -103,6 +100,7 @@ export function requestCycle({
     : (entry: AccessEntry) => logger.info({ ...entry }, 'request');
   const onError = errorHandler(logger);
   const gate = new InFlight(deadlines.maxInFlight);
+  const clock = new Deadlines(deadlines.requestMs);
   exposeInFlight?.(() => gate.size);
   const upstream = deadlines.upstream ?? new Set<Engine>();
 
@@ -187,10 +185,10 @@ export function requestCycle({
       finish(c, started, `${c.req.method} ${c.req.routePath}`);
       return;
     }
-    const deadline = new RequestDeadline(started, deadlines.requestMs);
+    const deadline = clock.start(started);
     c.set('deadline', deadline);
     try {
-      const answeredAtDeadline = (await Promise.race([next(), deadline.expired])) === EXPIRED;
+      const answeredAtDeadline = (await deadline.race(next())) === EXPIRED;
       if (answeredAtDeadline) c.res = pastDeadline(c, deadline.engine ?? 'accessStore');
       const operation = c.get('operation') ?? `${c.req.method} ${c.req.routePath}`;
       const certificate = c.get('certificate');
@@ -218,10 +216,9 @@ export function requestCycle({
           } catch (error) {
             appending = Promise.reject(error);
           }
-          const outcome = await Promise.race([appending.then(() => STORED), deadline.expired]).catch(
-            (error: unknown) => error,
-          );
-          if (outcome !== STORED) {
+          // Stored: it resolves with nothing. Refused: the error. Not in time: EXPIRED.
+          const outcome = await deadline.race(appending);
+          if (outcome !== undefined) {
             if (outcome === EXPIRED || outcome instanceof DeadlineExceededError) {
               c.res = pastDeadline(c, 'auditStore');
             } else {
@@ -254,7 +251,7 @@ export function requestCycle({
       }
       finish(c, started, operation);
     } finally {
-      deadline.settle();
+      clock.settle(deadline);
       gate.leave();
     }
   };

@@ -25,7 +25,7 @@ export interface CaseReader extends Reader {
   readonly withheld: readonly RedactableField[];
   readonly onBehalfOfToken: string | null;
   /** The request's deadline, handed to the store (an upstream gives up its call at it). */
-  readonly deadline?: Deadline;
+  readonly deadline?: Deadline | undefined;
 }
 
 /** A client acting as itself, with the default setting: refused every limited case, withheld nothing. */
@@ -52,7 +52,7 @@ export const readFor = (reader: CaseReader): ReadFor => ({
     reader.user !== null && reader.onBehalfOfToken !== null
       ? { email: reader.user, token: reader.onBehalfOfToken }
       : null,
-  ...(reader.deadline ? { deadline: reader.deadline } : {}),
+  deadline: reader.deadline,
 });
 
 /**
