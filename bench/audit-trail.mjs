@@ -65,6 +65,7 @@ for (let from = 1; from <= records; from += BATCH) {
         status: i % 11 ? 200 : 404,
         problem: i % 11 ? null : 'case-not-found',
         access: null,
+        issued: null,
       }),
     );
     if (i % every === 0 || i === records) {

@@ -748,6 +748,7 @@ async function auditScenario() {
     status: 200,
     problem: null,
     access: null,
+    issued: null,
   });
   const durationMs = settings.durationS * 1000;
   const measure = async (url, writers) => {

@@ -28,6 +28,7 @@ export const USAGE = `usage:
   case-read clients update CN [--redact FIELD[,FIELD...]|none] [--limited-access deny|allow]
   case-read clients list | show CN | suspend CN | resume CN | remove CN
   case-read keys issue CN [--expires-in DURATION] | list CN | revoke KEY_ID
+  case-read certs sign CSR_FILE --client CN [--days N] [--out FILE]
   case-read certs revoke SERIAL [--client CN]
   case-read grants add EMAIL P[,P...] | remove EMAIL P[,P...] | list
   case-read tokens mint --client CN [--dir DIR] [--expires-in DURATION] [--bind-cert PEM]

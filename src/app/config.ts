@@ -121,6 +121,28 @@ const variablesSchema = z.object({
     .optional(),
   STS_DURATION_SECONDS: wholeNumber('STS_DURATION_SECONDS', 3600, 900, 43_200),
   STS_TIMEOUT_MS: wholeNumber('STS_TIMEOUT_MS', 5000, 100, 60_000),
+  // Client certificates from a CSR, renewed over EST (decisions §12).
+  CLIENT_CERT_ISSUER: z
+    .enum(['none', 'local', 'acm-pca'], { error: 'expected none, local or acm-pca' })
+    .default('none'),
+  CLIENT_CA_CERT: z.string().min(1).optional(),
+  CLIENT_CA_KEY: z.string().min(1).optional(),
+  CLIENT_CERT_DAYS: wholeNumber('CLIENT_CERT_DAYS', 90, 1, 397),
+  CLIENT_CERT_RENEW_WITHIN_DAYS: wholeNumber('CLIENT_CERT_RENEW_WITHIN_DAYS', 30, 1, 397),
+  ACM_PCA_ARN: z
+    .string()
+    .regex(
+      /^arn:aws[a-z-]*:acm-pca:[a-z]{2}(-[a-z]+)+-\d:\d{12}:certificate-authority\/[A-Za-z0-9-]{1,64}$/,
+      {
+        error: 'expected an AWS Private CA ARN (arn:aws:acm-pca:REGION:ACCOUNT:certificate-authority/ID)',
+      },
+    )
+    .optional(),
+  ACM_PCA_REGION: z
+    .string()
+    .regex(/^[a-z]{2}(-[a-z]+)+-\d$/, { error: 'expected an AWS region such as eu-west-2' })
+    .default('eu-west-2'),
+  ACM_PCA_ENDPOINT: httpUrl().optional(),
   NODE_ENV: z.string().optional(),
   CRN_PATTERN: z
     .string()
@@ -199,6 +221,24 @@ const envSchema = variablesSchema.superRefine((env, ctx) => {
       path: ['TRUSTED_GATEWAYS'],
       message:
         'required when IDENTITY_MODE=trusted-header: the CNs of the gateways whose verified certificates may set the identity headers',
+    });
+  }
+  if (env.CLIENT_CERT_ISSUER === 'local') {
+    for (const name of ['CLIENT_CA_CERT', 'CLIENT_CA_KEY'] as const) {
+      if (env[name] === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [name],
+          message: 'required with CLIENT_CERT_ISSUER=local (PEM file)',
+        });
+      }
+    }
+  }
+  if (env.CLIENT_CERT_ISSUER === 'acm-pca' && env.ACM_PCA_ARN === undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['ACM_PCA_ARN'],
+      message: 'required with CLIENT_CERT_ISSUER=acm-pca',
     });
   }
   if (env.BEARER_MODE === 'off') return;

@@ -18,7 +18,11 @@ export type DomainErrorCode =
   | 'UPSTREAM_TIMEOUT'
   | 'RATE_LIMITED'
   | 'STORE_UNAVAILABLE'
-  | 'INVALID_PAGINATION';
+  | 'INVALID_PAGINATION'
+  | 'CERTIFICATE_REQUEST_REFUSED'
+  | 'ALREADY_RENEWED'
+  | 'RENEW_TOO_EARLY'
+  | 'RENEWAL_NOT_CONFIGURED';
 
 export abstract class DomainError extends Error {
   abstract readonly code: DomainErrorCode;
@@ -218,4 +222,47 @@ export class InvalidPaginationError extends DomainError {
 
 export function isDomainError(error: unknown): error is DomainError {
   return error instanceof DomainError;
+}
+
+/** A certificate request that cannot be granted as asked (decisions §12): 400, nothing issued. */
+export class CertificateRequestRefusedError extends DomainError {
+  readonly code = 'CERTIFICATE_REQUEST_REFUSED';
+  constructor(reason: string) {
+    super(reason);
+    this.name = 'CertificateRequestRefusedError';
+  }
+}
+
+/** The presented certificate was renewed once already: each renews once (409). */
+export class AlreadyRenewedError extends DomainError {
+  readonly code = 'ALREADY_RENEWED';
+  constructor() {
+    super('this certificate has been renewed already; renew with the certificate issued then');
+    this.name = 'AlreadyRenewedError';
+  }
+}
+
+/** The presented certificate is not yet inside its renewal window (409). */
+export class RenewTooEarlyError extends DomainError {
+  readonly code = 'RENEW_TOO_EARLY';
+  constructor(
+    readonly notAfter: Date | null,
+    readonly withinDays: number,
+  ) {
+    super(
+      notAfter === null
+        ? 'the presented certificate has no known end, so it cannot be renewed here'
+        : `this certificate can be renewed from ${withinDays} days before it expires (${notAfter.toISOString()})`,
+    );
+    this.name = 'RenewTooEarlyError';
+  }
+}
+
+/** No certificate issuer is configured (`CLIENT_CERT_ISSUER=none`): 501. */
+export class RenewalNotConfiguredError extends DomainError {
+  readonly code = 'RENEWAL_NOT_CONFIGURED';
+  constructor() {
+    super('certificate renewal is not offered by this service; ask the operator');
+    this.name = 'RenewalNotConfiguredError';
+  }
 }

@@ -26,6 +26,27 @@ export interface AccessDirectory {
    * is no check. A client that is no longer held records nothing.
    */
   noteCertificate(seen: CertificateSeen): Promise<void>;
+  /**
+   * Claims the one renewal of the presented certificate `claim.serialNumber` (decisions §12:
+   * each certificate renews once, so a stolen old key cannot fork a second line). True when
+   * this call claimed it; false when it was claimed before, by any instance, ever (held in
+   * the store, so it holds across instances and restarts). Atomic: of two concurrent claims
+   * exactly one is true.
+   */
+  claimRenewal(claim: RenewalClaim): Promise<boolean>;
+  /**
+   * Completes a claim with the serial of the certificate issued for it, or, with `null`,
+   * releases it (issuing failed: the certificate may be renewed again).
+   */
+  completeRenewal(serialNumber: string, issuedSerialNumber: string | null): Promise<void>;
+}
+
+/** The claim on a presented certificate's one renewal. */
+export interface RenewalClaim {
+  /** The presented (old) certificate's serial: upper-case hex, no leading zeros. */
+  readonly serialNumber: string;
+  readonly clientId: string;
+  readonly at: Date;
 }
 
 /** The certificate a client last presented, as `clients list` shows it (decisions §10). */

@@ -1,5 +1,6 @@
+import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -592,6 +593,83 @@ describe('onboarding end to end, through the binary alone', () => {
     expect(json.UPSTREAM_TIME_ZONE).toEqual({ value: 'Europe/London', source: 'default' });
     const set = runCli(['config', 'check', '--json'], { ...upstream, UPSTREAM_TIME_ZONE: 'UTC' });
     expect(JSON.parse(set.stdout).UPSTREAM_TIME_ZONE).toEqual({ value: 'UTC', source: 'environment' });
+  });
+
+  it('certs sign refuses, naming what is wrong: no issuer, another CN, an unknown client, a bad CSR; serve refuses a CA not trusted', () => {
+    const csrDir = join(base, 'csr');
+    mkdirSync(csrDir, { recursive: true });
+    const req = (name: string, subject: string) =>
+      execFileSync(
+        'openssl',
+        [
+          'req',
+          '-new',
+          '-newkey',
+          'ec',
+          '-pkeyopt',
+          'ec_paramgen_curve:P-256',
+          '-nodes',
+          '-keyout',
+          join(csrDir, `${name}-key.pem`),
+          '-out',
+          join(csrDir, `${name}.csr`),
+          '-subj',
+          subject,
+        ],
+        { stdio: 'ignore' },
+      );
+    req('a', '/CN=client-a');
+    const sign = (extra: Record<string, string>, ...args: string[]) =>
+      runCli(['certs', 'sign', join(csrDir, 'a.csr'), ...args], { ...env, ...extra });
+    const local = {
+      CLIENT_CERT_ISSUER: 'local',
+      CLIENT_CA_CERT: join(pkiDir, 'ca.pem'),
+      CLIENT_CA_KEY: join(pkiDir, 'ca-key.pem'),
+    };
+    const none = sign({}, '--client', 'client-a');
+    expect(none.status).toBe(1);
+    expect(none.stderr).toContain('no certificate issuer is configured');
+    expect(sign(local).status).toBe(2);
+    const other = sign(local, '--client', 'someone-else');
+    expect([other.status, other.stderr.includes('its subject is CN=client-a, not CN=someone-else')]).toEqual([
+      1,
+      true,
+    ]);
+    writeFileSync(join(csrDir, 'junk.csr'), 'not a request');
+    const junk = runCli(['certs', 'sign', join(csrDir, 'junk.csr'), '--client', 'client-a'], {
+      ...env,
+      ...local,
+    });
+    expect([junk.status, junk.stderr.includes('not a PKCS#10 certificate request')]).toEqual([1, true]);
+    req('u', '/CN=unknown-client');
+    const unknown = runCli(['certs', 'sign', join(csrDir, 'u.csr'), '--client', 'unknown-client'], {
+      ...env,
+      ...local,
+    });
+    expect([unknown.status, unknown.stderr.includes('no client unknown-client')]).toEqual([1, true]);
+    expect(sign(local, '--client', 'client-a', '--days', '398').status).toBe(2);
+    const issued = sign(local, '--client', 'client-a', '--days', '30');
+    expect(issued.status).toBe(0);
+    expect(issued.stdout).toMatch(/^-----BEGIN CERTIFICATE-----/);
+    expect(issued.stdout + issued.stderr).not.toContain('PRIVATE KEY');
+    // A CA that TLS_CLIENT_CA does not hold: what it issued could never be presented.
+    const foreign = join(csrDir, 'foreign');
+    cli('pki', 'init', '--dir', foreign);
+    for (const args of [['certs', 'sign', join(csrDir, 'a.csr'), '--client', 'client-a'], ['serve']]) {
+      const refused = runCli(args, {
+        ...env,
+        ...local,
+        CLIENT_CA_CERT: join(foreign, 'ca.pem'),
+        CLIENT_CA_KEY: join(foreign, 'ca-key.pem'),
+      });
+      expect(refused.status).toBe(1);
+      expect(refused.stderr).toContain('CLIENT_CA_CERT: is not in TLS_CLIENT_CA');
+    }
+    // A key that is not the CA's.
+    const mismatched = runCli(['serve'], { ...env, ...local, CLIENT_CA_KEY: join(foreign, 'ca-key.pem') });
+    expect(mismatched.stderr).toContain(
+      'CLIENT_CA_KEY: is not the key of the CA certificate in CLIENT_CA_CERT',
+    );
   });
 
   it('serve refuses a missing case store, saying how to create it', () => {

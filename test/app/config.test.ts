@@ -190,6 +190,23 @@ describe('loadConfig', () => {
       /^UPSTREAM_TIME_ZONE: UPSTREAM_TIME_ZONE must be an IANA time zone, such as Europe\/London or UTC$/,
     ],
     [{ UPSTREAM_TIME_ZONE: '+01:00' }, /^UPSTREAM_TIME_ZONE: /],
+    [{ CLIENT_CERT_ISSUER: 'vault' }, /^CLIENT_CERT_ISSUER: expected none, local or acm-pca$/],
+    [
+      { CLIENT_CERT_ISSUER: 'local', CLIENT_CA_KEY: '/ca-key.pem' },
+      /^CLIENT_CA_CERT: required with CLIENT_CERT_ISSUER=local \(PEM file\)$/,
+    ],
+    [{ CLIENT_CERT_ISSUER: 'acm-pca' }, /^ACM_PCA_ARN: required with CLIENT_CERT_ISSUER=acm-pca$/],
+    [
+      { CLIENT_CERT_ISSUER: 'acm-pca', ACM_PCA_ARN: 'arn:aws:s3:::bucket' },
+      /^ACM_PCA_ARN: expected an AWS Private CA ARN/,
+    ],
+    [{ CLIENT_CERT_DAYS: '398' }, /^CLIENT_CERT_DAYS: CLIENT_CERT_DAYS must be a whole number 1\.\.397$/],
+    [{ CLIENT_CERT_RENEW_WITHIN_DAYS: '0' }, /^CLIENT_CERT_RENEW_WITHIN_DAYS: /],
+    [
+      { REQUEST_DEADLINE_MS: '50' },
+      /^REQUEST_DEADLINE_MS: REQUEST_DEADLINE_MS must be a whole number 100\.\.60000$/,
+    ],
+    [{ MAX_IN_FLIGHT: '0' }, /^MAX_IN_FLIGHT: /],
     [{ RATE_LIMIT_PREFIX: 'a b' }, /^RATE_LIMIT_PREFIX: expected 1-64 letters, digits or : \. _ -$/],
   ])('refuses %j, naming the variable', (env, message) => {
     const problems = problemsOf(env);

@@ -8,6 +8,12 @@ export interface OpenedAccessStore {
   readonly admin: AccessStore;
   /** The store the service reads from (a separate read-only connection where the adapter has one). */
   readonly reader: AccessDirectory;
+  /**
+   * Closes the reader and opens a new one on the same store, as a restart of the service
+   * does; `close` then closes the new one. Absent where the store does not outlive its
+   * instance (memory).
+   */
+  readonly reopen?: () => AccessDirectory | Promise<AccessDirectory>;
   close(): void | Promise<void>;
 }
 
@@ -199,6 +205,78 @@ export function describeAccessDirectoryContract(
       expect((await reader.findClient('client-a'))?.id).toBe('client-a');
       await admin.removeClient('client-a');
       expect((await admin.listCertificatesSeen()).map((s) => s.clientId)).toEqual(['client-b']);
+    });
+
+    describe('renewal claims (each presented certificate renews once)', () => {
+      const claim = (serialNumber: string, clientId = 'client-a') => ({
+        serialNumber,
+        clientId,
+        at: new Date('2026-12-01T09:00:00.000Z'),
+      });
+
+      it('a claim is true once, then false, through any connection', async () => {
+        expect(await reader.claimRenewal(claim('4F1A09'))).toBe(true);
+        expect(await reader.claimRenewal(claim('4F1A09'))).toBe(false);
+        expect(await admin.claimRenewal(claim('4F1A09'))).toBe(false);
+        // By another client too: the serial is claimed, whoever presents it.
+        expect(await reader.claimRenewal(claim('4F1A09', 'client-b'))).toBe(false);
+      });
+
+      it('of ten concurrent claims of one serial, across connections, exactly one is true', async () => {
+        const results = await Promise.all(
+          Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? reader : admin).claimRenewal(claim('ABC123'))),
+        );
+        expect(results.filter((claimed) => claimed)).toHaveLength(1);
+        expect(await reader.claimRenewal(claim('ABC123'))).toBe(false);
+      });
+
+      it('a released claim (issuing failed) can be claimed again, once', async () => {
+        expect(await reader.claimRenewal(claim('1F'))).toBe(true);
+        await reader.completeRenewal('1F', null);
+        expect(await reader.claimRenewal(claim('1F'))).toBe(true);
+        expect(await admin.claimRenewal(claim('1F'))).toBe(false);
+        // Releasing what was never claimed, or completing it, changes nothing.
+        await reader.completeRenewal('EE', null);
+        await reader.completeRenewal('EF', '99');
+        expect(await reader.claimRenewal(claim('EE'))).toBe(true);
+        expect(await reader.claimRenewal(claim('EF'))).toBe(true);
+      });
+
+      it('a completed claim stays claimed: a later release does not free it, nor does a restart', async () => {
+        expect(await reader.claimRenewal(claim('2E'))).toBe(true);
+        await reader.completeRenewal('2E', '3D');
+        expect(await reader.claimRenewal(claim('2E'))).toBe(false);
+        await reader.completeRenewal('2E', null);
+        expect(await reader.claimRenewal(claim('2E'))).toBe(false);
+        expect(await admin.claimRenewal(claim('2E'))).toBe(false);
+        // A claim still issuing holds across a restart too.
+        expect(await reader.claimRenewal(claim('5C'))).toBe(true);
+        if (store.reopen) {
+          const restarted = await store.reopen();
+          expect(await restarted.claimRenewal(claim('2E'))).toBe(false);
+          expect(await restarted.claimRenewal(claim('5C'))).toBe(false);
+          await restarted.completeRenewal('5C', '6B');
+          expect(await restarted.claimRenewal(claim('5C'))).toBe(false);
+        }
+      });
+
+      it('a removed client takes no claim with it', async () => {
+        await admin.saveClient(AccessMother.client('client-a'));
+        expect(await reader.claimRenewal(claim('7A'))).toBe(true);
+        await admin.removeClient('client-a');
+        await admin.saveClient(AccessMother.client('client-a'));
+        expect(await reader.claimRenewal(claim('7A'))).toBe(false);
+      });
+
+      it('claims of different serials are independent', async () => {
+        expect(await reader.claimRenewal(claim('A1'))).toBe(true);
+        expect(await reader.claimRenewal(claim('A2'))).toBe(true);
+        await reader.completeRenewal('A1', 'B1');
+        await reader.completeRenewal('A2', null);
+        expect(await reader.claimRenewal(claim('A1'))).toBe(false);
+        expect(await reader.claimRenewal(claim('A2'))).toBe(true);
+        expect(await reader.claimRenewal(claim('A3', 'client-b'))).toBe(true);
+      });
     });
 
     it('does not let a caller change what the next read returns', async () => {

@@ -8,19 +8,23 @@ describeAccessDirectoryContract('postgres', async () => {
   const schema = testSchema('access');
   const admin = await postgresStores.access?.openAdmin?.(schema.url, testContext);
   // The service reads through its own pool, with the cache and its change listener.
-  const reader = await postgresStores.access?.open(schema.url, testContext);
-  if (!admin || !reader) throw new Error('postgres cannot hold clients');
+  const first = await postgresStores.access?.open(schema.url, testContext);
+  if (!admin || !first) throw new Error('postgres cannot hold clients');
+  let reader = first;
   // Another instance sees a change once its notification arrives (milliseconds; the
   // README states the bound). The contract's "the next read sees it" is checked after
   // that: every write through `admin` resolves once the reader has been notified.
-  const directory = reader.value as PostgresAccessDirectory;
+  let directory = reader.value as PostgresAccessDirectory;
+  let synced = Promise.resolve();
   const settled = new Proxy(admin.value, {
     get(target, name, receiver) {
       const member = Reflect.get(target, name, receiver);
       if (typeof member !== 'function') return member;
       return async (...args: unknown[]) => {
         const result = await member.apply(target, args);
-        await directory.sync();
+        // One sync at a time: the listening connection runs one query at once.
+        synced = synced.then(() => directory.sync());
+        await synced;
         return result;
       };
     },
@@ -28,6 +32,14 @@ describeAccessDirectoryContract('postgres', async () => {
   return {
     admin: settled,
     reader: reader.value,
+    reopen: async () => {
+      await reader.close();
+      const next = await postgresStores.access?.open(schema.url, testContext);
+      if (!next) throw new Error('postgres cannot hold clients');
+      reader = next;
+      directory = reader.value as PostgresAccessDirectory;
+      return reader.value;
+    },
     close: async () => {
       await reader.close();
       await admin.close();

@@ -10,10 +10,15 @@ describeAccessDirectoryContract('sqlite', () => {
   const path = join(dir, 'access.db');
   const admin = SqliteAccessAdministration.open(path);
   // The service reads through its own read-only connection, as `serve` does.
-  const reader = SqliteAccessDirectory.openReadOnly(path);
+  let reader = SqliteAccessDirectory.openReadOnly(path);
   return {
     admin,
     reader,
+    reopen: () => {
+      reader.close();
+      reader = SqliteAccessDirectory.openReadOnly(path);
+      return reader;
+    },
     close: () => {
       reader.close();
       admin.close();

@@ -31,17 +31,21 @@ export interface AuditContractOptions {
 
 /** A change made to the stored trail by someone other than the service. */
 export type AuditTamper =
-  | { readonly seq: number; readonly set: Partial<Pick<StoredAuditRecord, 'status' | 'crn' | 'hash'>> }
+  | {
+      readonly seq: number;
+      readonly set: Partial<Pick<StoredAuditRecord, 'status' | 'crn' | 'hash' | 'issued'>>;
+    }
   | { readonly seq: number; readonly remove: true };
 
 /** The SQL a SQL store's harness runs for a change (the `audit` table of both SQL stores). */
 export function tamperSql(change: AuditTamper): string {
   if ('remove' in change) return `DELETE FROM audit WHERE seq = ${change.seq}`;
-  const { status, crn, hash } = change.set;
+  const { status, crn, hash, issued } = change.set;
   const sets = [
     status === undefined ? undefined : `status = ${status}`,
     crn === undefined ? undefined : `crn = '${crn}'`,
     hash === undefined ? undefined : `hash = '${hash}'`,
+    issued === undefined ? undefined : `issued = ${issued === null ? 'NULL' : `'${issued}'`}`,
   ].filter(Boolean);
   return `UPDATE audit SET ${sets.join(', ')} WHERE seq = ${change.seq}`;
 }
@@ -57,6 +61,7 @@ export const auditRecord = (i: number, overrides: Partial<AuditRecord> = {}): Au
   status: i === 4 ? 403 : 200,
   problem: i === 4 ? 'limited-access' : null,
   access: i === 5 ? 'client-enforces' : null,
+  issued: null,
   ...overrides,
 });
 
@@ -112,7 +117,7 @@ export function describeAuditLogContract(
       expect(all[0]?.previousHash).toBe('0'.repeat(64));
       expect(all[2]).toStrictEqual({
         ...auditRecord(3),
-        version: 2,
+        version: 3,
         seq: 3,
         previousHash: all[1]?.hash,
         hash: expect.stringMatching(/^[0-9a-f]{64}$/),
@@ -129,6 +134,26 @@ export function describeAuditLogContract(
         [null, 'client-enforces'],
       ]);
       expect(await again.verify()).toEqual({ ok: true, records: 5 });
+      // The serial of a certificate issued to the request (format version 3) likewise.
+      const renewal = auditRecord(6, { operation: 'renewCertificate', crn: null, issued: '7F3A9C00E1' });
+      await again.append(renewal);
+      const withIssued = await again.query({});
+      expect(withIssued.map((r) => r.issued)).toEqual([null, null, null, null, null, '7F3A9C00E1']);
+      expect(withIssued[5]).toStrictEqual({
+        ...renewal,
+        version: 3,
+        seq: 6,
+        previousHash: withIssued[4]?.hash,
+        hash: expect.stringMatching(/^[0-9a-f]{64}$/),
+      });
+      expect(await again.verify()).toEqual({ ok: true, records: 6 });
+      // And the hash covers it: a record that claims another certificate does not verify.
+      await harness.tamper({ seq: 6, set: { issued: '7F3A9C00E2' } });
+      expect(await again.verify()).toMatchObject({
+        ok: false,
+        brokenAt: 6,
+        reason: expect.stringMatching(/changed/),
+      });
     });
 
     it('queries by client, crn and time, oldest first, with a limit', async () => {

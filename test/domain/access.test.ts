@@ -38,6 +38,11 @@ function directoryOf(
       revoked.some(([s, c]) => s === serial && (c === null || c === clientId)),
     grantsFor: async (email) => (grants[email] ?? []) as never,
     noteCertificate: async () => {},
+    // Not read by the admission checks tested here.
+    claimRenewal: async () => {
+      throw new Error('not used');
+    },
+    completeRenewal: async () => {},
   };
 }
 

@@ -22,6 +22,7 @@ const record = (n: number, overrides: Partial<AuditRecord> = {}): AuditRecord =>
   status: 200,
   problem: null,
   access: null,
+  issued: null,
   ...overrides,
 });
 
@@ -58,13 +59,14 @@ describe('the audit hash chain', () => {
       { status: 500 },
       { problem: 'limited-access' },
       { access: 'client-enforces' },
+      { issued: '7F3A9C0011' },
     ];
     for (const change of changes)
       expect(canonicalAuditText(record(1, change), 1, GENESIS_HASH)).not.toBe(base);
     expect(canonicalAuditText(record(1), 2, GENESIS_HASH)).not.toBe(base);
   });
 
-  it('version 1 records (written before) keep their text and verify, then version 2 records follow', () => {
+  it('version 1 records (written before) keep their text and verify, then version 3 records follow', () => {
     // A trail written by the version before: the text without the version, problem and access.
     const v1 = [1, 2].map((n) => record(n));
     let previous = GENESIS_HASH;
@@ -76,22 +78,69 @@ describe('the audit hash chain', () => {
       return stored;
     });
     const next = chainRecord(record(3, { status: 403, problem: 'limited-access' }), 3, previous, hash);
-    expect(next.version).toBe(2);
-    expect(canonicalAuditText(next, 3, previous)).toMatch(/^\[2,3,.*,403,"limited-access",null\]$/);
+    expect(next.version).toBe(3);
+    expect(canonicalAuditText(next, 3, previous)).toMatch(/^\[3,3,.*,403,"limited-access",null,null\]$/);
     expect(verifyAuditChain([...old, next], hash)).toEqual({ ok: true, records: 3 });
     // Marking a version-1 record afterwards, or calling it version 2, is seen.
     const marked = [{ ...(old[0] as StoredAuditRecord), problem: 'x' }, old[1] as StoredAuditRecord];
     expect(verifyAuditChain(marked, hash)).toMatchObject({ ok: false, brokenAt: 1 });
+    const issued = [{ ...(old[0] as StoredAuditRecord), issued: '7F3A9C0011' }, old[1] as StoredAuditRecord];
+    expect(verifyAuditChain(issued, hash)).toMatchObject({
+      ok: false,
+      brokenAt: 1,
+      reason: 'a version-1 record carries version-3 fields: it was changed',
+    });
     const relabelled = [{ ...(old[0] as StoredAuditRecord), version: 2 }, old[1] as StoredAuditRecord];
     expect(verifyAuditChain(relabelled, hash)).toMatchObject({
       ok: false,
       brokenAt: 1,
       reason: expect.stringMatching(/changed/),
     });
-    const unknown = [{ ...(old[0] as StoredAuditRecord), version: 3 }];
+    const unknown = [{ ...(old[0] as StoredAuditRecord), version: 4 }];
     expect(verifyAuditChain(unknown, hash)).toMatchObject({
       ok: false,
-      reason: expect.stringMatching(/version 3/),
+      reason: expect.stringMatching(/version 4/),
+    });
+  });
+
+  it('version 2 records (written before) keep their text and verify, then version 3 records follow', () => {
+    // A trail written by the version before: the text without `issued`.
+    let previous = GENESIS_HASH;
+    const old: StoredAuditRecord[] = [1, 2].map((n) => {
+      const r = record(n, n === 2 ? { status: 403, problem: 'limited-access' } : {});
+      const text =
+        n === 1
+          ? `[2,1,${JSON.stringify(previous)},"${r.at.toISOString()}","req-1","client-a","AB12",null,"getCase","X123456",200,null,null]`
+          : `[2,2,${JSON.stringify(previous)},"${r.at.toISOString()}","req-2","client-a","AB12",null,"getCase","X123456",403,"limited-access",null]`;
+      expect(canonicalAuditText(r, n, previous, undefined, 2)).toBe(text);
+      const stored = { ...r, version: 2, seq: n, previousHash: previous, hash: hash(text) };
+      previous = stored.hash;
+      return stored;
+    });
+    const next = chainRecord(
+      record(3, { operation: 'renewCertificate', issued: '7F3A9C0011' }),
+      3,
+      previous,
+      hash,
+    );
+    expect(next).toMatchObject({ version: 3, issued: '7F3A9C0011' });
+    expect(canonicalAuditText(next, 3, previous)).toBe(
+      `[3,3,${JSON.stringify(previous)},"2026-01-01T00:00:03.000Z","req-3","client-a","AB12",null,"renewCertificate","X123456",200,null,null,"7F3A9C0011"]`,
+    );
+    expect(verifyAuditChain([...old, next], hash)).toEqual({ ok: true, records: 3 });
+    // A certificate put on a version-2 record afterwards is seen, whatever the hash says.
+    const issued = [{ ...(old[0] as StoredAuditRecord), issued: '7F3A9C0011' }, old[1] as StoredAuditRecord];
+    expect(verifyAuditChain(issued, hash)).toMatchObject({
+      ok: false,
+      brokenAt: 1,
+      reason: 'a version-2 record carries version-3 fields: it was changed',
+    });
+    // Calling a version-2 record version 3 is seen too: its text is not the one hashed.
+    const relabelled = [{ ...(old[0] as StoredAuditRecord), version: 3 }, old[1] as StoredAuditRecord];
+    expect(verifyAuditChain(relabelled, hash)).toMatchObject({
+      ok: false,
+      brokenAt: 1,
+      reason: expect.stringMatching(/contents do not match/),
     });
   });
 
@@ -146,6 +195,7 @@ describe('canonicalAuditText', () => {
     ],
     ['an error status', record(5, { status: 503 })],
     ['a refusal, marked', record(6, { status: 403, problem: 'limited-access', access: 'client-enforces' })],
+    ['a certificate issued', record(7, { operation: 'renewCertificate', issued: '7F3A9C0011' })],
   ])('is JSON.stringify of the field array: %s', (_label, r) => {
     const previous = 'ab'.repeat(32);
     const v1 = [
@@ -161,6 +211,11 @@ describe('canonicalAuditText', () => {
       r.status,
     ];
     expect(canonicalAuditText(r, 7, previous, undefined, 1)).toBe(JSON.stringify(v1));
-    expect(canonicalAuditText(r, 7, previous)).toBe(JSON.stringify([2, ...v1, r.problem, r.access]));
+    expect(canonicalAuditText(r, 7, previous, undefined, 2)).toBe(
+      JSON.stringify([2, ...v1, r.problem, r.access]),
+    );
+    expect(canonicalAuditText(r, 7, previous)).toBe(
+      JSON.stringify([3, ...v1, r.problem, r.access, r.issued]),
+    );
   });
 });

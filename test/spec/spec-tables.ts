@@ -114,3 +114,12 @@ export const SPEC_RISK_ENDPOINT = {
   paginationFields: ['isLastPage', 'count', 'page', 'perPage', 'totalCount', 'totalPages'],
   levels: ['LOW', 'MEDIUM', 'HIGH', 'VERY_HIGH', 'NOT_APPLICABLE'],
 } as const;
+
+/**
+ * Certificate renewal over EST (decisions §12): not versioned, under `/.well-known/est/`,
+ * client certificate and API key, permission `renewCertificate`.
+ */
+export const SPEC_EST_ENDPOINTS = [
+  { method: 'post', path: '/.well-known/est/simplereenroll', operationId: 'renewCertificate' },
+  { method: 'get', path: '/.well-known/est/cacerts', operationId: 'getCaCertificates' },
+] as const;

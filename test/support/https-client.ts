@@ -18,6 +18,8 @@ export interface HttpsOptions {
   readonly servername?: string;
   /** A keep-alive agent to send it through (default: a fresh connection of its own). */
   readonly agent?: Agent;
+  /** A request body, sent as it is. */
+  readonly body?: string;
 }
 
 /**
@@ -58,6 +60,6 @@ export function httpsRequest(url: string, options: HttpsOptions): Promise<HttpsR
     );
     req.on('timeout', () => req.destroy(new Error('timed out')));
     req.on('error', reject);
-    req.end();
+    req.end(options.body);
   });
 }

@@ -2,6 +2,7 @@ import { generateApiKey, sha256Hasher } from '../../src/adapters/crypto/api-keys
 import { createHttpApp } from '../../src/adapters/http/app.js';
 import type { Engine } from '../../src/adapters/http/deadline.js';
 import type { HttpLogger } from '../../src/adapters/http/env.js';
+import type { EstDeps } from '../../src/adapters/http/est.handlers.js';
 import { type IdentityReader, trustedGatewayIdentity } from '../../src/adapters/http/identity.js';
 import type { DeadlineOptions } from '../../src/adapters/http/request-cycle.js';
 import { type MintOptions, mintToken } from '../../src/adapters/jose/dev-issuer.js';
@@ -72,6 +73,9 @@ export async function startTestService(
     repository?: CaseRepository;
     /** Tracing on: server spans, and the ports in spans, as `serve` wires them. */
     tracing?: Tracing;
+    /** Certificate renewal (EST), and the window in which responses say when the certificate ends. */
+    certificates?: EstDeps;
+    renewWithinDays?: number;
     /** Deadlines and overload, and what the metrics are told of them. */
     deadlines?: DeadlineOptions;
     deadlineExceeded?: (engine: Engine) => void;
@@ -99,6 +103,7 @@ export async function startTestService(
     ...(options.logger ? { logger: options.logger } : {}),
     ...(options.audit ? { audit: traced(options.audit, 'audit') } : {}),
     ...(options.deadlines ? { deadlines: options.deadlines } : {}),
+    ...(options.certificates ? { certificates: options.certificates } : {}),
     ...(options.deadlineExceeded ? { deadlineExceeded: options.deadlineExceeded } : {}),
     ...(options.overloaded ? { overloaded: options.overloaded } : {}),
     queueTokens: {
@@ -120,6 +125,7 @@ export async function startTestService(
         now: () => clock.now(),
       }),
       bearerMode: options.bearerMode ?? 'required',
+      ...(options.renewWithinDays !== undefined ? { renewWithinDays: options.renewWithinDays } : {}),
     },
   });
   const server = await startServer(app.fetch, {

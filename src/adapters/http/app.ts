@@ -11,6 +11,8 @@ import type { Engine } from './deadline.js';
 import { type DocsAssets, mountDocs } from './docs.js';
 import type { AppEnv, HttpLogger } from './env.js';
 import { errorHandler } from './errors.js';
+import { type EstDeps, estHandlers, NO_RENEWAL } from './est.handlers.js';
+import { estRoutes } from './est.routes.js';
 import { answerOtherMethods } from './method-not-allowed.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { admitRequests, guardOperation, type NoPerimeter, type PerimeterOptions } from './perimeter.js';
@@ -46,6 +48,8 @@ export interface HttpAppOptions {
   readonly observe?: (operation: string, status: number, seconds: number) => void;
   /** When given (tracing on), a server span for every request; see `tracing.ts`. */
   readonly tracer?: Tracer;
+  /** Certificate renewal over EST (decisions §12); without it both EST routes answer 501. */
+  readonly certificates?: EstDeps;
   /** Deadlines and overload (decisions §11); the defaults of `REQUEST_DEADLINE_MS` and `MAX_IN_FLIGHT` when not given. */
   readonly deadlines?: DeadlineOptions;
   /** For metrics: a deadline passed on `engine`; a request refused as overload; the in-flight count. */
@@ -96,6 +100,10 @@ export function createHttpApp(options: HttpAppOptions): OpenAPIHono<AppEnv> {
   app.openapi(cases.getCommunityManagerByCrn, caseHandler.getCommunityManagerByCrn);
   app.openapi(tokenRoutes(guard(false)).issueQueueToken, tokenHandlers(options.queueTokens).issueQueueToken);
   app.openapi(riskRoutes(crnFormat, guard(false)).getRiskScores, riskHandlers({ repository }).getRiskScores);
+  const est = estRoutes(guard(false));
+  const estHandler = estHandlers(options.certificates ?? NO_RENEWAL);
+  app.openapi(est.simpleReenroll, estHandler.simpleReenroll);
+  app.openapi(est.caCerts, estHandler.caCerts);
 
   const documentJson = buildOpenApiDocument(app, options.publicUrl ?? '/');
   app.get('/openapi.json', (c) => respond(c, 200, documentJson, 'application/json'));

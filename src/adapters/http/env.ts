@@ -24,6 +24,8 @@ export interface AppEnv {
     access?: 'client-enforces';
     /** The problem type of a refusal, once answered: for the audit record. */
     problem?: string;
+    /** The serial of a certificate this request issued (renewCertificate), for the audit record. */
+    issued?: string;
   };
 }
 

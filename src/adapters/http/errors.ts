@@ -8,11 +8,15 @@ import {
   type StoreUnavailableError,
   type UnauthenticatedError,
   UpstreamFailedError,
+  UpstreamTimeoutError,
 } from '../../domain/errors.js';
+import { CertificateIssuerError } from '../../ports/certificate-issuer.js';
+import { CertificateRequestError } from '../../ports/certificate-requests.js';
 import type { AppEnv, HttpLogger } from './env.js';
 import { type ProblemInput, ProblemType, problemResponse } from './problem.js';
 
 const REALM = 'case-read-service';
+const ISSUER = 'certificate issuer';
 
 /** RFC 6750 challenge: no error code when no credentials were sent; `invalid_token` otherwise. */
 function challengeFor(error: UnauthenticatedError): string {
@@ -100,6 +104,34 @@ export function problemForDomainError(error: DomainError): ProblemInput {
       };
     case 'UPSTREAM_FAILED':
       return { status: 502, type: ProblemType.upstreamFailed, title: 'Bad gateway', detail: error.message };
+    case 'CERTIFICATE_REQUEST_REFUSED':
+      return {
+        status: 400,
+        type: ProblemType.badCertificateRequest,
+        title: 'Bad certificate request',
+        detail: error.message,
+      };
+    case 'ALREADY_RENEWED':
+      return {
+        status: 409,
+        type: ProblemType.alreadyRenewed,
+        title: 'Already renewed',
+        detail: error.message,
+      };
+    case 'RENEW_TOO_EARLY':
+      return {
+        status: 409,
+        type: ProblemType.renewTooEarly,
+        title: 'Too early to renew',
+        detail: error.message,
+      };
+    case 'RENEWAL_NOT_CONFIGURED':
+      return {
+        status: 501,
+        type: ProblemType.renewalNotConfigured,
+        title: 'Renewal not configured',
+        detail: error.message,
+      };
     case 'UPSTREAM_TIMEOUT':
       return {
         status: 504,
@@ -117,7 +149,32 @@ export function problemForDomainError(error: DomainError): ProblemInput {
  * request id.
  */
 export function errorHandler(logger: HttpLogger) {
-  return (error: Error, c: Context<AppEnv>): Response => {
+  const handle = (error: Error, c: Context<AppEnv>): Response => {
+    // The certificate ports' own errors (decisions §12), as the client is to read them.
+    if (error instanceof CertificateRequestError) {
+      return problemResponse(
+        c,
+        error.problem === 'too-large'
+          ? {
+              status: 413,
+              type: ProblemType.requestTooLarge,
+              title: 'Request too large',
+              detail: error.message,
+            }
+          : {
+              status: 400,
+              type: ProblemType.badCertificateRequest,
+              title: 'Bad certificate request',
+              detail: error.message,
+            },
+      );
+    }
+    if (error instanceof CertificateIssuerError) {
+      return handle(
+        error.timedOut ? new UpstreamTimeoutError(ISSUER) : new UpstreamFailedError(ISSUER, error.label),
+        c,
+      );
+    }
     if (isDomainError(error)) {
       if (
         error.code === 'ACCESS_DENIED' ||
@@ -185,4 +242,5 @@ export function errorHandler(logger: HttpLogger) {
       detail: 'an unexpected error occurred; quote the requestId to the operator',
     });
   };
+  return handle;
 }

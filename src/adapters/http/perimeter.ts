@@ -32,6 +32,11 @@ export interface PerimeterOptions {
   readonly bearerMode: BearerMode;
   /** A known client was admitted with a certificate whose end is known (its expiry metric, `clients list`). */
   readonly presented?: (client: string, certificate: ClientCertificate) => void;
+  /**
+   * `CLIENT_CERT_RENEW_WITHIN_DAYS`: a presented certificate this close to its end gets
+   * `Client-Certificate-Expires` on every response (decisions §12).
+   */
+  readonly renewWithinDays?: number;
 }
 
 /** Tests of the core alone say so explicitly; there is no silent "no perimeter" default. */
@@ -71,6 +76,7 @@ export function admitRequests(options: PerimeterOptions): MiddlewareHandler<AppE
     }
     return quota;
   };
+  const renewWithinMs = (options.renewWithinDays ?? 30) * 86_400_000;
   return async (c, next) => {
     const certificate = options.identify(c.req.raw, c.env);
     if (certificate === undefined) throw new AccessDeniedError('unknown-client');
@@ -80,6 +86,11 @@ export function admitRequests(options: PerimeterOptions): MiddlewareHandler<AppE
     const { client, key } = await admitClient(options, certificate, c.req.header('x-api-key'));
     c.set('admitted', { client, certificate, apiKeyId: key.id });
     options.presented?.(client.id, certificate);
+    // Inside its renewal window, every answer says when the certificate ends (IMF-fixdate).
+    const { notAfter } = certificate;
+    if (notAfter !== null && notAfter.getTime() - Date.now() <= renewWithinMs) {
+      setHeader(c, 'client-certificate-expires', notAfter.toUTCString());
+    }
     let decision: RateDecision;
     deadline.engine = 'rateLimitStore';
     try {

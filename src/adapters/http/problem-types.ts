@@ -27,5 +27,10 @@ export const ProblemType = {
   auditUnavailable: 'urn:case-read:problem:audit-unavailable',
   storeUnavailable: 'urn:case-read:problem:store-unavailable',
   overloaded: 'urn:case-read:problem:overloaded',
+  badCertificateRequest: 'urn:case-read:problem:bad-certificate-request',
+  requestTooLarge: 'urn:case-read:problem:request-too-large',
+  alreadyRenewed: 'urn:case-read:problem:already-renewed',
+  renewTooEarly: 'urn:case-read:problem:renew-too-early',
+  renewalNotConfigured: 'urn:case-read:problem:renewal-not-configured',
 } as const;
 export type ProblemTypeUri = (typeof ProblemType)[keyof typeof ProblemType];

@@ -205,6 +205,7 @@ export function requestCycle({
           status: c.res.status,
           problem: c.get('problem') ?? null,
           access: c.get('access') ?? null,
+          issued: c.get('issued') ?? null,
         };
         if (answeredAtDeadline) {
           void appendLater(record);

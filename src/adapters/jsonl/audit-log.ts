@@ -58,10 +58,11 @@ const TAIL_CHUNK = 64 * 1024;
 
 /**
  * The line of one stored record (current format): its version, every field by name, then
- * the two hashes. A line without `version` is a version-1 record, written before.
+ * the two hashes. A line without `version` is a version-1 record, written before; one
+ * without `issued` (version 1 or 2) reads as null there.
  */
 function lineOf(texts: AuditFieldTexts, seq: number, previousHash: string, hash: string): string {
-  return `{"version":${CURRENT_AUDIT_VERSION},"seq":${seq},"at":${texts.at},"requestId":${texts.requestId},"clientId":${texts.clientId},"certificateSerial":${texts.certificateSerial},"onBehalfOf":${texts.onBehalfOf},"operation":${texts.operation},"crn":${texts.crn},"status":${texts.status},"problem":${texts.problem},"access":${texts.access},"previousHash":"${previousHash}","hash":"${hash}"}\n`;
+  return `{"version":${CURRENT_AUDIT_VERSION},"seq":${seq},"at":${texts.at},"requestId":${texts.requestId},"clientId":${texts.clientId},"certificateSerial":${texts.certificateSerial},"onBehalfOf":${texts.onBehalfOf},"operation":${texts.operation},"crn":${texts.crn},"status":${texts.status},"problem":${texts.problem},"access":${texts.access},"issued":${texts.issued},"previousHash":"${previousHash}","hash":"${hash}"}\n`;
 }
 
 /** A line read back, or undefined when it is not a whole audit record. */
@@ -89,6 +90,7 @@ function recordOf(line: string): StoredAuditRecord | undefined {
     (value.version !== undefined && !Number.isSafeInteger(value.version)) ||
     (value.problem !== undefined && !strOrNull('problem')) ||
     (value.access !== undefined && !strOrNull('access')) ||
+    (value.issued !== undefined && !strOrNull('issued')) ||
     !str('previousHash') ||
     !str('hash')
   ) {
@@ -109,6 +111,7 @@ function recordOf(line: string): StoredAuditRecord | undefined {
     status: value.status as number,
     problem: (value.problem as string | null | undefined) ?? null,
     access: (value.access as string | null | undefined) ?? null,
+    issued: (value.issued as string | null | undefined) ?? null,
     previousHash: value.previousHash as string,
     hash: value.hash as string,
   };

@@ -5,6 +5,7 @@ import type {
   AccessDirectory,
   CertificateRevocation,
   CertificateSeen,
+  RenewalClaim,
   UserGrant,
 } from '../../ports/access-directory.js';
 
@@ -17,6 +18,8 @@ export class InMemoryAccessDirectory implements AccessDirectory, AccessAdministr
   private readonly grants = new Map<string, Set<Permission>>();
   private readonly revocations: CertificateRevocation[] = [];
   private readonly seen = new Map<string, CertificateSeen>();
+  /** Renewal claims by presented serial: the serial issued for each, null while issuing. */
+  private readonly renewals = new Map<string, string | null>();
 
   async findClient(id: string): Promise<Client | undefined> {
     const client = this.clients.get(id);
@@ -96,6 +99,19 @@ export class InMemoryAccessDirectory implements AccessDirectory, AccessAdministr
 
   async noteCertificate(seen: CertificateSeen): Promise<void> {
     if (this.clients.has(seen.clientId)) this.seen.set(seen.clientId, copy(seen));
+  }
+
+  async claimRenewal(claim: RenewalClaim): Promise<boolean> {
+    if (this.renewals.has(claim.serialNumber)) return false;
+    this.renewals.set(claim.serialNumber, null);
+    return true;
+  }
+
+  async completeRenewal(serialNumber: string, issuedSerialNumber: string | null): Promise<void> {
+    // Only a claim still issuing: one that issued keeps its first serial, and stays claimed.
+    if (this.renewals.get(serialNumber) !== null) return;
+    if (issuedSerialNumber === null) this.renewals.delete(serialNumber);
+    else this.renewals.set(serialNumber, issuedSerialNumber);
   }
 
   async listCertificatesSeen(): Promise<CertificateSeen[]> {

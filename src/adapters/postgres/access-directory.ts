@@ -1,10 +1,15 @@
 import pg from 'pg';
 import type { ApiKeyRecord, Client } from '../../domain/access/model.js';
 import { isPermission, type Permission } from '../../domain/access/permissions.js';
-import type { AccessDirectory, CertificateSeen } from '../../ports/access-directory.js';
+import type { AccessDirectory, CertificateSeen, RenewalClaim } from '../../ports/access-directory.js';
 import type { StoreLog } from '../../ports/stores.js';
 import { AccessCache } from '../shared/access-cache.js';
-import { noteCertificateSql } from '../shared/access-rows.js';
+import {
+  claimRenewalSql,
+  completeRenewalSql,
+  noteCertificateSql,
+  releaseRenewalSql,
+} from '../shared/access-rows.js';
 import { ACCESS_CHANNEL, type PostgresClientRow, type PostgresKeyRow, ROWS, WHAT } from './access-schema.js';
 import { onRequestPath } from './database.js';
 import type { PostgresTarget } from './url.js';
@@ -179,6 +184,38 @@ export class PostgresAccessDirectory implements AccessDirectory {
       text: noteCertificateSql((n) => `$${n}`, '::timestamptz'),
       values: ROWS.certificateSeenValues(seen),
     });
+  }
+
+  /**
+   * One `INSERT … ON CONFLICT DO NOTHING`: of concurrent claims, on any instance, the one
+   * whose row commits first is true (the others wait for it, then insert nothing). A failure
+   * is a `StoreUnavailableError` (503).
+   */
+  async claimRenewal(claim: RenewalClaim): Promise<boolean> {
+    const { rowCount } = await onRequestPath(WHAT, () =>
+      this.pool.query({
+        name: 'access-claim-renewal',
+        text: claimRenewalSql((n) => `$${n}`),
+        values: ROWS.renewalClaimValues(claim),
+      }),
+    );
+    return (rowCount ?? 0) > 0;
+  }
+
+  async completeRenewal(serialNumber: string, issuedSerialNumber: string | null): Promise<void> {
+    await onRequestPath(WHAT, () =>
+      issuedSerialNumber === null
+        ? this.pool.query({
+            name: 'access-release-renewal',
+            text: releaseRenewalSql((n) => `$${n}`),
+            values: [serialNumber],
+          })
+        : this.pool.query({
+            name: 'access-complete-renewal',
+            text: completeRenewalSql((n) => `$${n}`),
+            values: [issuedSerialNumber, serialNumber],
+          }),
+    );
   }
 
   async grantsFor(email: string): Promise<readonly Permission[]> {

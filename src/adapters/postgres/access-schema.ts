@@ -31,6 +31,8 @@ export const ACCESS_STORE: PostgresStoreDescription = {
     rows.limitedAccessColumnSql(),
     // Not announced: what a client presented is no input to any decision, so no cache drops it.
     rows.certificatesSeenTableSql({ time: 'TIMESTAMPTZ', tableEnd: '' }),
+    // Not announced either: no cached answer depends on a renewal claim.
+    rows.certificateRenewalsTableSql({ time: 'TIMESTAMPTZ', tableEnd: '' }),
   ],
 };
 

@@ -28,6 +28,7 @@ export const AUDIT_STORE: PostgresStoreDescription = {
     `,
     chain.auditVersion2Sql,
     chain.auditCheckpointsSql({ seq: 'BIGINT' }),
+    chain.auditVersion3Sql,
   ],
 };
 
@@ -122,7 +123,7 @@ export class PostgresAuditLog implements AuditLog {
         `INSERT INTO audit (${chain.AUDIT_COLUMNS.join(', ')})
          SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::text[],
                               $7::text[], $8::text[], $9::int[], $10::text[], $11::text[],
-                              $12::int[], $13::text[], $14::text[])`,
+                              $12::int[], $13::text[], $14::text[], $15::text[])`,
         columns,
       );
       await client.query('UPDATE audit_head SET seq = $1, hash = $2', [linked.head.seq, linked.head.hash]);

@@ -125,6 +125,18 @@ export class PrometheusMetrics {
     registers: [this.registry],
   });
 
+  private readonly renewals = new Counter<'outcome'>({
+    name: 'case_read_certificate_renewals_total',
+    help: 'Client certificate renewals (EST simplereenroll): issued, or refused by reason',
+    labelNames: ['outcome'],
+    registers: [this.registry],
+  });
+
+  /** A renewal was asked for: `issued`, or why it was refused (`already-renewed`, `bad-signature`, …). */
+  readonly certificateRenewal = (outcome: string): void => {
+    this.renewals.inc({ outcome });
+  };
+
   /** A request's deadline passed while it waited on `engine`. */
   readonly deadlineExceeded = (engine: string): void => {
     this.deadlines.inc({ engine });

@@ -2,7 +2,12 @@ import type { LimitedAccessSetting } from '../../domain/access/limited-access.js
 import type { ApiKeyRecord, Client, OnBehalfOfMode } from '../../domain/access/model.js';
 import { isPermission, type Permission } from '../../domain/access/permissions.js';
 import { isRedactableField, type RedactableField } from '../../domain/access/redaction.js';
-import type { CertificateRevocation, CertificateSeen, UserGrant } from '../../ports/access-directory.js';
+import type {
+  CertificateRevocation,
+  CertificateSeen,
+  RenewalClaim,
+  UserGrant,
+} from '../../ports/access-directory.js';
 import { StoreError } from '../../ports/stores.js';
 
 /**
@@ -141,6 +146,41 @@ export interface CertificateSeenRow<Time> {
 }
 
 /**
+ * Schema version 5: the one renewal of each presented certificate (decisions §12), by its
+ * serial, written by the service. A row is a claim; `issued_serial_number` is the certificate
+ * issued for it (NULL while issuing, and the row goes if issuing fails). Not tied to the
+ * clients table: a claim holds for ever, also after its client is removed and added again.
+ */
+export const certificateRenewalsTableSql = ({
+  time,
+  tableEnd,
+}: Pick<AccessTableTypes, 'time' | 'tableEnd'>) => `
+  CREATE TABLE certificate_renewals (
+    serial_number         TEXT PRIMARY KEY NOT NULL,
+    client_id             TEXT NOT NULL,
+    claimed_at            ${time} NOT NULL,
+    issued_serial_number  TEXT
+  )${tableEnd};`;
+
+/** Claims a certificate's renewal: one row inserted when this call claimed it, none when it was claimed before. */
+export const claimRenewalSql = (p: (n: number) => string) => `
+  INSERT INTO certificate_renewals (serial_number, client_id, claimed_at)
+  VALUES (${p(1)}, ${p(2)}, ${p(3)})
+  ON CONFLICT (serial_number) DO NOTHING`;
+
+/**
+ * Records the certificate issued for a claim: `p(1)` the issued serial, `p(2)` the presented
+ * one (in the order they appear, for SQLite's `?`). The first one recorded stays.
+ */
+export const completeRenewalSql = (p: (n: number) => string) => `
+  UPDATE certificate_renewals SET issued_serial_number = ${p(1)}
+  WHERE serial_number = ${p(2)} AND issued_serial_number IS NULL`;
+
+/** Releases a claim whose issuing failed, so the certificate may be renewed again; never one that issued. */
+export const releaseRenewalSql = (p: (n: number) => string) => `
+  DELETE FROM certificate_renewals WHERE serial_number = ${p(1)} AND issued_serial_number IS NULL`;
+
+/**
  * Schema version 3: what each client acting as itself gets on a limited access case. Existing
  * clients are refused such cases (`deny`, the default of decisions §8).
  */
@@ -211,6 +251,12 @@ export function accessRows<List, Flag, Time>({ list, flag, time }: SqlEncoding<L
       seen.serialNumber,
       time.write(seen.notAfter),
       time.write(seen.seenAt),
+    ],
+    /** A renewal claim's values for {@link claimRenewalSql}, in its order. */
+    renewalClaimValues: (claim: RenewalClaim): unknown[] => [
+      claim.serialNumber,
+      claim.clientId,
+      time.write(claim.at),
     ],
     toClient: (row: ClientRow<List, Flag>): Client => ({
       id: row.id,

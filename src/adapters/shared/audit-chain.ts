@@ -57,6 +57,7 @@ export const AUDIT_COLUMNS = [
   'version',
   'problem',
   'access',
+  'issued',
 ] as const;
 
 /**
@@ -91,6 +92,14 @@ export const auditVersion2Sql = `
   ALTER TABLE audit ADD COLUMN access TEXT;
 `;
 
+/**
+ * Record format version 3: the serial of a certificate issued to the request. Records
+ * stored before are versions 1 and 2 and keep the text their hash covers.
+ */
+export const auditVersion3Sql = `
+  ALTER TABLE audit ADD COLUMN issued TEXT;
+`;
+
 /** A stored record as one row's values, in {@link AUDIT_COLUMNS} order (the time as ISO 8601). */
 export function rowValuesOf(stored: StoredAuditRecord): unknown[] {
   return [
@@ -108,6 +117,7 @@ export function rowValuesOf(stored: StoredAuditRecord): unknown[] {
     stored.version,
     stored.problem,
     stored.access,
+    stored.issued,
   ];
 }
 
@@ -127,6 +137,7 @@ export interface AuditRow {
   readonly version: number;
   readonly problem: string | null;
   readonly access: string | null;
+  readonly issued: string | null;
 }
 
 export const recordOfRow = (r: AuditRow): StoredAuditRecord => ({
@@ -142,6 +153,7 @@ export const recordOfRow = (r: AuditRow): StoredAuditRecord => ({
   status: r.status,
   problem: r.problem,
   access: r.access,
+  issued: r.issued,
   previousHash: r.previous_hash,
   hash: r.hash,
 });

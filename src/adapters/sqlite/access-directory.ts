@@ -1,8 +1,13 @@
 import type { ApiKeyRecord, Client } from '../../domain/access/model.js';
 import { isPermission, type Permission } from '../../domain/access/permissions.js';
-import type { AccessDirectory, CertificateSeen } from '../../ports/access-directory.js';
+import type { AccessDirectory, CertificateSeen, RenewalClaim } from '../../ports/access-directory.js';
 import { AccessCache } from '../shared/access-cache.js';
-import { noteCertificateSql } from '../shared/access-rows.js';
+import {
+  claimRenewalSql,
+  completeRenewalSql,
+  noteCertificateSql,
+  releaseRenewalSql,
+} from '../shared/access-rows.js';
 import {
   ACCESS_STORE,
   AccessStoreError,
@@ -30,7 +35,10 @@ export class SqliteAccessDirectory implements AccessDirectory {
   private version = Number.NaN;
   private readonly cache = new AccessCache();
 
-  /** The connection that records presented certificates, opened when first needed (see `noteCertificate`). */
+  /**
+   * The connection that records presented certificates and renewal claims, opened when
+   * first needed (see `noteWriter`).
+   */
   private notes: SqlDatabase | undefined;
 
   protected constructor(
@@ -57,9 +65,10 @@ export class SqliteAccessDirectory implements AccessDirectory {
   }
 
   /**
-   * The one write the request path makes: `serve` reads this store read-only, and records
-   * what a client presented through a connection of its own, opened the first time (the
-   * store is at this version, or the read-only open would have refused it).
+   * The writes the request path makes: `serve` reads this store read-only, and records what
+   * a client presented, and the renewal of a certificate, through a connection of its own,
+   * opened the first time (the store is at this version, or the read-only open would have
+   * refused it).
    */
   protected noteWriter(): SqlDatabase {
     if (this.path === undefined)
@@ -72,6 +81,29 @@ export class SqliteAccessDirectory implements AccessDirectory {
     this.noteWriter()
       .prepare(noteCertificateSql(() => '?'))
       .run(...ROWS.certificateSeenValues(seen));
+  }
+
+  /**
+   * One statement under SQLite's write lock, so a claim is atomic across connections and
+   * processes. A failure (a locked or read-only file) is a `StoreUnavailableError` (503).
+   * No cached answer depends on a claim, so it counts in no `localWrites`.
+   */
+  async claimRenewal(claim: RenewalClaim): Promise<boolean> {
+    return reading(
+      'access store',
+      () =>
+        this.noteWriter()
+          .prepare(claimRenewalSql(() => '?'))
+          .run(...ROWS.renewalClaimValues(claim)).changes > 0,
+    );
+  }
+
+  async completeRenewal(serialNumber: string, issuedSerialNumber: string | null): Promise<void> {
+    reading('access store', () => {
+      const writer = this.noteWriter();
+      if (issuedSerialNumber === null) writer.prepare(releaseRenewalSql(() => '?')).run(serialNumber);
+      else writer.prepare(completeRenewalSql(() => '?')).run(issuedSerialNumber, serialNumber);
+    });
   }
 
   /** True while this event-loop turn has already asked SQLite for `data_version`… */

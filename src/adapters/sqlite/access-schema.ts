@@ -15,6 +15,7 @@ const MIGRATIONS: readonly string[] = [
   rows.redactColumnSql({ list: 'TEXT', emptyList: "''" }),
   rows.limitedAccessColumnSql(),
   rows.certificatesSeenTableSql({ time: 'INTEGER', tableEnd: ' WITHOUT ROWID' }),
+  rows.certificateRenewalsTableSql({ time: 'INTEGER', tableEnd: ' WITHOUT ROWID' }),
 ];
 
 export class AccessStoreError extends StoreError {

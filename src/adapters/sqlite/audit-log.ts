@@ -24,6 +24,7 @@ const MIGRATIONS: readonly string[] = [
   chain.auditTableSql({ seq: 'INTEGER', at: 'TEXT' }),
   chain.auditVersion2Sql,
   chain.auditCheckpointsSql({ seq: 'INTEGER' }),
+  chain.auditVersion3Sql,
 ];
 
 export class AuditStoreError extends StoreError {

@@ -334,9 +334,10 @@ async function keys(sub: string | undefined, args: string[], io: Io): Promise<nu
 }
 
 async function certs(sub: string | undefined, args: string[], io: Io): Promise<number> {
+  if (sub === 'sign') return (await import('./certs-sign.js')).certsSign(args, io);
   if (sub !== 'revoke')
     throw new UsageError(
-      sub === undefined ? 'certs needs a subcommand: revoke' : `unknown certs subcommand: ${sub}`,
+      sub === undefined ? 'certs needs a subcommand: sign or revoke' : `unknown certs subcommand: ${sub}`,
     );
   const { values, positionals: rest } = parse(args, { ...STORE, client: { type: 'string' } });
   const serial = usage(() => CertificateSerial.parse(positionals(rest, ['SERIAL'])[0] as string));

@@ -20,7 +20,7 @@ import {
 const STORE = { 'audit-store': { type: 'string' }, json: { type: 'boolean' } } as const;
 
 const line = (r: StoredAuditRecord) =>
-  `${r.seq}  ${r.at.toISOString()}  ${r.clientId}  ${r.operation}${r.crn ? ` ${r.crn}` : ''}  ${r.status}${r.problem ? ` ${r.problem}` : ''}${r.access ? ` (${r.access})` : ''}${r.onBehalfOf ? `  on behalf of ${r.onBehalfOf}` : ''}  ${r.requestId}`;
+  `${r.seq}  ${r.at.toISOString()}  ${r.clientId}  ${r.operation}${r.crn ? ` ${r.crn}` : ''}  ${r.status}${r.problem ? ` ${r.problem}` : ''}${r.access ? ` (${r.access})` : ''}${r.issued ? `  issued ${r.issued}` : ''}${r.onBehalfOf ? `  on behalf of ${r.onBehalfOf}` : ''}  ${r.requestId}`;
 
 const checkpointLine = (c: AuditCheckpoint) => `${c.seq}  ${c.time}  key ${c.keyId}  head ${c.head}`;
 

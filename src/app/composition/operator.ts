@@ -39,5 +39,8 @@ export {
   checkpointKeyring,
   generateCheckpointKeys,
 } from '../../adapters/crypto/checkpoint-keys.js';
+/** `certs sign`: a consumer's CSR read and checked as `simplereenroll` reads it (@peculiar/x509). */
+export { x509CertificateRequests } from '../../adapters/x509/certificate-requests.js';
 /** `config check`: the TLS files and the audit signing key are read and checked as `serve` reads them. */
-export { readAuditSigner, readListenerTls } from './service.js';
+/** `certs sign`: the configured issuer, built and checked as `serve` builds it. */
+export { createCertificateIssuer, readAuditSigner, readListenerTls, readTlsFiles } from './service.js';

@@ -1,3 +1,4 @@
+import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -25,7 +26,9 @@ import {
 import { peerCertificateOf } from '../../adapters/tls-listener/peer-certificate.js';
 import type { RunningServer, TlsFiles } from '../../adapters/tls-listener/server.js';
 import { upstreamStores } from '../../adapters/upstream-http/store-kind.js';
+import { x509CertificateRequests } from '../../adapters/x509/certificate-requests.js';
 import type { AuditLog, AuditWriter } from '../../ports/audit-log.js';
+import type { CertificateIssuer } from '../../ports/certificate-issuer.js';
 import type { CheckpointSigner } from '../../ports/checkpoint-keys.js';
 import { systemClock } from '../../ports/clock.js';
 import type { CredentialsIssuer } from '../../ports/credentials-issuer.js';
@@ -238,6 +241,50 @@ export async function createCredentialsIssuer(
   });
 }
 
+/** The PEM certificates of a bundle, each as DER. */
+const dersOf = (bundle: string): Buffer[] =>
+  (bundle.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? []).map(
+    (pem) => new X509Certificate(pem).raw,
+  );
+
+/**
+ * The issuer of client certificates (decisions §12), by `CLIENT_CERT_ISSUER`: none (null),
+ * a local CA (its certificate and key read and checked: the key is the CA's, and the CA is
+ * one `TLS_CLIENT_CA` trusts, else what it issued could never be presented), or AWS Private
+ * CA (its SDK loaded only then). Throws a ConfigError naming the variable.
+ */
+export async function createCertificateIssuer(
+  config: Config,
+  clientCaBundle: string,
+  tracing?: OutgoingTracing,
+): Promise<CertificateIssuer | null> {
+  if (config.CLIENT_CERT_ISSUER === 'none') return null;
+  if (config.CLIENT_CERT_ISSUER === 'acm-pca') {
+    const { AcmPcaCertificateIssuer } = await import('../../adapters/acm-pca/certificate-issuer.js');
+    return new AcmPcaCertificateIssuer({
+      arn: config.ACM_PCA_ARN ?? '',
+      region: config.ACM_PCA_REGION,
+      timeoutMs: config.REQUEST_DEADLINE_MS,
+      ...(config.ACM_PCA_ENDPOINT ? { endpoint: config.ACM_PCA_ENDPOINT } : {}),
+      ...(tracing ? { tracing } : {}),
+    });
+  }
+  const { LocalCertificateIssuer, LocalIssuerError } = await import('../../adapters/x509/local-issuer.js');
+  const issuer = await LocalCertificateIssuer.load(
+    readPem('CLIENT_CA_CERT', config.CLIENT_CA_CERT ?? ''),
+    readPem('CLIENT_CA_KEY', config.CLIENT_CA_KEY ?? ''),
+  ).catch((error: unknown) => {
+    throw error instanceof LocalIssuerError ? new ConfigError([error.message]) : error;
+  });
+  const ca = Buffer.from(issuer.caDer);
+  if (!dersOf(clientCaBundle).some((der) => der.equals(ca))) {
+    throw new ConfigError([
+      'CLIENT_CA_CERT: is not in TLS_CLIENT_CA, so the certificates it issues would not be accepted; add it to the bundle',
+    ]);
+  }
+  return issuer;
+}
+
 /** The service's version, for the traces' resource. */
 function serviceVersion(): string {
   const require = createRequire(import.meta.url);
@@ -290,6 +337,7 @@ export async function buildService(config: Config, logger: Logger): Promise<Serv
   const auditSigner = await readAuditSigner(config);
   const tracing = await startTracingIf(config);
   const credentialsIssuer = await createCredentialsIssuer(config, tracing);
+  const certificateIssuer = await createCertificateIssuer(config, listenerTls.files.clientCa, tracing);
   const verifier = (() => {
     try {
       return new JoseTokenVerifier({
@@ -344,6 +392,15 @@ export async function buildService(config: Config, logger: Logger): Promise<Serv
         config.CASE_STORE.kind === upstreamStores.name ? ['credentials', 'caseStore'] : ['credentials'],
       ),
     },
+    certificates: {
+      issuer: certificateIssuer,
+      requests: x509CertificateRequests,
+      directory: access.value,
+      days: config.CLIENT_CERT_DAYS,
+      renewWithinDays: config.CLIENT_CERT_RENEW_WITHIN_DAYS,
+      now: () => new Date(),
+      observeRenewal: metrics.certificateRenewal,
+    },
     deadlineExceeded: metrics.deadlineExceeded,
     overloaded: metrics.overloaded,
     inFlight: metrics.inFlight,
@@ -373,6 +430,7 @@ export async function buildService(config: Config, logger: Logger): Promise<Serv
       clock: systemClock,
       verifier,
       bearerMode: config.BEARER_MODE,
+      renewWithinDays: config.CLIENT_CERT_RENEW_WITHIN_DAYS,
       // The certificate a client presents, when its end is known: its expiry metric and
       // warnings, and, when it is another than before, recorded for `clients list`.
       presented: (client, certificate) => {

@@ -8,6 +8,7 @@ export const PERMISSIONS = [
   'getCommunityManagerByCrn',
   'getRiskScores',
   'issueQueueToken',
+  'renewCertificate',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];

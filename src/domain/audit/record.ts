@@ -30,6 +30,11 @@ export interface AuditRecord {
    * Format version 2.
    */
   readonly access: string | null;
+  /**
+   * The serial of a client certificate issued to this request (operation
+   * `renewCertificate`, decisions §12), upper-case hex; null otherwise. Format version 3.
+   */
+  readonly issued: string | null;
 }
 
 /**
@@ -40,13 +45,13 @@ export interface AuditRecord {
 export const ANSWER_WITHHELD = 'answer-withheld';
 
 /**
- * The record format versions. Version 1 (no problem type, no access marking) is what the
- * trail held before; its records keep their text and still verify. New records are
- * {@link CURRENT_AUDIT_VERSION}.
+ * The record format versions. Version 1 (no problem type, no access marking) and version 2
+ * (no issued certificate) are what the trail held before; their records keep their text and
+ * still verify. New records are {@link CURRENT_AUDIT_VERSION}.
  */
-export const AUDIT_VERSIONS = [1, 2] as const;
+export const AUDIT_VERSIONS = [1, 2, 3] as const;
 export type AuditVersion = (typeof AUDIT_VERSIONS)[number];
-export const CURRENT_AUDIT_VERSION: AuditVersion = 2;
+export const CURRENT_AUDIT_VERSION: AuditVersion = 3;
 
 export const isAuditVersion = (version: number): version is AuditVersion =>
   (AUDIT_VERSIONS as readonly number[]).includes(version);
@@ -100,6 +105,7 @@ export interface AuditFieldTexts {
   readonly status: string;
   readonly problem: string;
   readonly access: string;
+  readonly issued: string;
 }
 
 export function auditFieldTexts(record: AuditRecord): AuditFieldTexts {
@@ -114,16 +120,18 @@ export function auditFieldTexts(record: AuditRecord): AuditFieldTexts {
     status: JSON.stringify(record.status),
     problem: JSON.stringify(record.problem),
     access: JSON.stringify(record.access),
+    issued: JSON.stringify(record.issued),
   };
 }
 
 /**
  * The canonical text that a record's hash covers: every field in a fixed order, with the
  * previous record's hash, so changing, removing or reordering a record breaks the chain.
- * Version 2 is `JSON.stringify([2, seq, previousHash, at, requestId, clientId,
- * certificateSerial, onBehalfOf, operation, crn, status, problem, access])`; version 1,
- * which records written before carry, is the same without the leading 2 and the last two
- * fields. It is put together from the fields' own JSON texts.
+ * Version 3 is `JSON.stringify([3, seq, previousHash, at, requestId, clientId,
+ * certificateSerial, onBehalfOf, operation, crn, status, problem, access, issued])`.
+ * The versions that records written before carry: version 2 is the same with a leading 2
+ * and without `issued`; version 1 is without the leading number and the last three fields.
+ * It is put together from the fields' own JSON texts.
  */
 export function canonicalAuditText(
   record: AuditRecord,
@@ -134,7 +142,9 @@ export function canonicalAuditText(
   version: AuditVersion = CURRENT_AUDIT_VERSION,
 ): string {
   const fields = `${seq},${JSON.stringify(previousHash)},${texts.at},${texts.requestId},${texts.clientId},${texts.certificateSerial},${texts.onBehalfOf},${texts.operation},${texts.crn},${texts.status}`;
-  return version === 1 ? `[${fields}]` : `[2,${fields},${texts.problem},${texts.access}]`;
+  if (version === 1) return `[${fields}]`;
+  if (version === 2) return `[2,${fields},${texts.problem},${texts.access}]`;
+  return `[3,${fields},${texts.problem},${texts.access},${texts.issued}]`;
 }
 
 /** Links a record into the chain, in the current format: its sequence number, the previous hash, and its own hash. */
@@ -156,6 +166,7 @@ export function chainRecord(
     status: record.status,
     problem: record.problem,
     access: record.access,
+    issued: record.issued,
     seq,
     previousHash,
     hash: hash(canonicalAuditText(record, seq, previousHash)),
@@ -203,6 +214,10 @@ export class AuditChainWalker {
     // A version-1 record holds no problem type or marking: any set on it was added after.
     if (record.version === 1 && (record.problem !== null || record.access !== null)) {
       return broken('a version-1 record carries version-2 fields: it was changed');
+    }
+    // Nor does a version-1 or -2 record hold an issued certificate.
+    if (record.version < 3 && record.issued !== null) {
+      return broken(`a version-${record.version} record carries version-3 fields: it was changed`);
     }
     if (
       record.hash !==

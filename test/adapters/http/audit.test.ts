@@ -88,6 +88,7 @@ describe('the audit trail (decisions §5)', () => {
       operation: 'getHomeOfficeInterest',
       crn: 'X123456',
       status: 200,
+      issued: null,
     });
     expect((await lastRecord())?.at.getTime()).toBeGreaterThanOrEqual(before - 1);
   });

@@ -3,6 +3,7 @@ import { CrnFormat } from '../../../src/domain/crn.js';
 import {
   type FieldType,
   SPEC_ENDPOINTS,
+  SPEC_EST_ENDPOINTS,
   SPEC_RESOURCES,
   SPEC_RISK_ENDPOINT,
   SPEC_TOKEN_ENDPOINT,
@@ -82,10 +83,32 @@ describe('the served OpenAPI document against the specification tables', () => {
     const operations = Object.entries(document.paths).flatMap(([path, methods]) =>
       Object.entries(methods).map(([method, op]) => `${method} ${path} ${op.operationId}`),
     );
-    const specified = [...SPEC_ENDPOINTS, SPEC_TOKEN_ENDPOINT, SPEC_RISK_ENDPOINT].map(
+    const specified = [...SPEC_ENDPOINTS, SPEC_TOKEN_ENDPOINT, SPEC_RISK_ENDPOINT, ...SPEC_EST_ENDPOINTS].map(
       (e) => `${e.method} ${e.path} ${e.operationId}`,
     );
     expect(operations.sort()).toEqual(specified.sort());
+  });
+
+  it('the EST operations: mutual TLS and API key, a base64 PKCS#10 body, a base64 certs-only PKCS#7 answer', async () => {
+    const document = await documentPromise;
+    const renew = document.paths['/.well-known/est/simplereenroll']?.post as Record<string, unknown> & {
+      requestBody?: { content: Record<string, unknown> };
+      responses: Record<string, { content?: Record<string, unknown> }>;
+    };
+    expect(renew.security).toEqual([{ mutualTLS: [], apiKey: [] }]);
+    expect(Object.keys(renew.requestBody?.content ?? {})).toEqual(['application/pkcs10']);
+    expect(Object.keys(renew.responses['200']?.content ?? {})).toEqual([
+      'application/pkcs7-mime; smime-type=certs-only',
+    ]);
+    expect(Object.keys(renew.responses).sort()).toEqual(
+      ['200', '400', '403', '409', '413', '415', '429', '500', '501', '502', '503', '504'].sort(),
+    );
+    const cacerts = document.paths['/.well-known/est/cacerts']?.get as {
+      responses: Record<string, { content?: Record<string, unknown> }>;
+    };
+    expect(Object.keys(cacerts.responses['200']?.content ?? {})).toEqual([
+      'application/pkcs7-mime; smime-type=certs-only',
+    ]);
   });
 
   it('GET /v1/persons/{crn}/risks/scores documents the gateway payload, paged', async () => {

@@ -53,11 +53,12 @@ describe('JSONL audit store', () => {
       'status',
       'problem',
       'access',
+      'issued',
       'previousHash',
       'hash',
     ]);
     expect(second).toMatchObject({
-      version: 2,
+      version: 3,
       seq: 2,
       at: '2026-01-01T00:00:02.000Z',
       requestId: 'req-2',
@@ -67,7 +68,7 @@ describe('JSONL audit store', () => {
     expect(statSync(path).mode & 0o777).toBe(0o600);
   });
 
-  it('continues a trail of version-1 lines (written before) with version-2 records, and it all verifies', async () => {
+  it('continues a trail of version-1 lines (written before) with version-3 records, and it all verifies', async () => {
     // Two lines as the version before wrote them: no version, problem or access.
     let previous = '0'.repeat(64);
     let text = '';
@@ -84,9 +85,41 @@ describe('JSONL audit store', () => {
     expect((await log.query({})).map((r) => [r.version, r.problem])).toEqual([
       [1, null],
       [1, null],
-      [2, 'limited-access'],
+      [3, 'limited-access'],
     ]);
     log.close();
+  });
+
+  it('continues a trail of version-2 lines (written before, no issued) with version-3 records, and it all verifies', async () => {
+    // Two lines as the version before wrote them: a version, problem and access, no issued.
+    let previous = '0'.repeat(64);
+    let text = '';
+    for (let seq = 1; seq <= 2; seq++) {
+      const record = auditRecord(seq);
+      const hash = sha256Hex(canonicalAuditText(record, seq, previous, undefined, 2));
+      text += `{"version":2,"seq":${seq},"at":"${record.at.toISOString()}","requestId":"${record.requestId}","clientId":"${record.clientId}","certificateSerial":"AB12","onBehalfOf":null,"operation":"getCase","crn":"${record.crn}","status":200,"problem":null,"access":null,"previousHash":"${previous}","hash":"${hash}"}\n`;
+      previous = hash;
+    }
+    writeFileSync(path, text, { mode: 0o600 });
+    const log = open();
+    await log.append(auditRecord(3, { operation: 'renewCertificate', issued: '7F3A9C00E1' }));
+    expect(await log.verify()).toEqual({ ok: true, records: 3 });
+    expect((await log.query({})).map((r) => [r.version, r.issued])).toEqual([
+      [2, null],
+      [2, null],
+      [3, '7F3A9C00E1'],
+    ]);
+    log.close();
+    // A version-2 line given an issued certificate afterwards does not verify.
+    const lines = readFileSync(path, 'utf8').split('\n');
+    lines[0] = JSON.stringify({ ...JSON.parse(lines[0] as string), issued: '7F3A9C00E1' });
+    writeFileSync(path, lines.join('\n'));
+    expect(await JsonlAuditLog.open(path, { mode: 'read' }).verify()).toEqual({
+      ok: false,
+      records: 1,
+      brokenAt: 1,
+      reason: 'a version-2 record carries version-3 fields: it was changed',
+    });
   });
 
   it('cuts off an unfinished last line when it opens, says so, and continues the chain', async () => {

@@ -87,7 +87,7 @@ describe('PostgreSQL schemas and migrations', () => {
         old.name,
       );
       await expect(postgresStores.access?.open(old.url, testContext)).rejects.toThrow(
-        /access store in schema \w+ is at version 1, this service needs 4; migrate it with: case-read clients add/,
+        /access store in schema \w+ is at version 1, this service needs 5; migrate it with: case-read clients add/,
       );
       const admin = await postgresStores.access?.openAdmin?.(old.url, testContext);
       await admin?.close();
@@ -165,7 +165,7 @@ describe('PostgreSQL on the request path', () => {
   });
 });
 
-describe('PostgreSQL audit store version 3 (checkpoints)', () => {
+describe('PostgreSQL audit store versions 3 (checkpoints) and 4 (issued)', () => {
   it('the audit commands refuse a version-2 trail, naming serve; serve migrates it and the chain continues', async () => {
     const { AUDIT_STORE } = await import('../../../src/adapters/postgres/audit-log.js');
     const { checkpointAt, auditRecord } = await import('../../contract/audit-log.contract.js');
@@ -174,7 +174,7 @@ describe('PostgreSQL audit store version 3 (checkpoints)', () => {
     try {
       await migrate(pool, old.name, { ...AUDIT_STORE, migrations: AUDIT_STORE.migrations.slice(0, 2) });
       await expect(postgresStores.audit?.open(old.url, testContext, { create: false })).rejects.toThrow(
-        /audit store in schema t_audit_v2_\w+ is at version 2, this service needs 3; migrate it with: case-read serve/,
+        /audit store in schema t_audit_v2_\w+ is at version 2, this service needs 4; migrate it with: case-read serve/,
       );
       const opened = await postgresStores.audit?.open(old.url, testContext, { create: true });
       if (!opened) throw new Error('postgres cannot hold the audit trail');
@@ -185,7 +185,62 @@ describe('PostgreSQL audit store version 3 (checkpoints)', () => {
         expect(await opened.value.newestCheckpoint()).toEqual(checkpointAt(1, head.hash));
         expect(
           (await old.query("SELECT version FROM case_read_schema WHERE store = 'audit store'")).rows,
-        ).toEqual([{ version: 3 }]);
+        ).toEqual([{ version: 4 }]);
+      } finally {
+        await opened.close();
+      }
+    } finally {
+      await pool.end();
+      await old.drop();
+    }
+  });
+
+  it('migrates a version-3 trail of format-2 records to version 4: they keep verifying, the chain continues with issued', async () => {
+    const { AUDIT_STORE } = await import('../../../src/adapters/postgres/audit-log.js');
+    const { checkpointAt, auditRecord } = await import('../../contract/audit-log.contract.js');
+    const { VERSION_TWO_COLUMNS, versionTwoChain, versionTwoRowValuesOf } = await import(
+      '../../support/audit-trails.js'
+    );
+    const old = testSchema('audit_v3');
+    const pool = createPool(targetOf(old.url), { application: 'case-read test' });
+    try {
+      await migrate(pool, old.name, { ...AUDIT_STORE, migrations: AUDIT_STORE.migrations.slice(0, 3) });
+      const { stored, head } = versionTwoChain([1, 2, 3].map((i) => auditRecord(i)));
+      for (const r of stored) {
+        await old.query(
+          `INSERT INTO audit (${VERSION_TWO_COLUMNS.join(', ')}) VALUES (${VERSION_TWO_COLUMNS.map((_, i) => `$${i + 1}`).join(', ')})`,
+          versionTwoRowValuesOf(r),
+        );
+      }
+      await old.query('UPDATE audit_head SET seq = $1, hash = $2', [head.seq, head.hash]);
+      await expect(postgresStores.audit?.open(old.url, testContext, { create: false })).rejects.toThrow(
+        /audit store in schema t_audit_v3_\w+ is at version 3, this service needs 4; migrate it with: case-read serve/,
+      );
+      const opened = await postgresStores.audit?.open(old.url, testContext, { create: true });
+      if (!opened) throw new Error('postgres cannot hold the audit trail');
+      try {
+        expect(await opened.value.head()).toEqual(head);
+        expect(await opened.value.verify()).toEqual({ ok: true, records: 3 });
+        await opened.value.append(auditRecord(4, { operation: 'renewCertificate', issued: '7F3A9C00E1' }));
+        expect((await opened.value.query({})).map((r) => [r.version, r.issued])).toEqual([
+          [2, null],
+          [2, null],
+          [2, null],
+          [3, '7F3A9C00E1'],
+        ]);
+        const newHead = await opened.value.head();
+        await opened.value.saveCheckpoint(checkpointAt(4, newHead.hash));
+        expect(await opened.value.verify()).toEqual({ ok: true, records: 4 });
+        expect(
+          (await old.query("SELECT version FROM case_read_schema WHERE store = 'audit store'")).rows,
+        ).toEqual([{ version: 4 }]);
+        // A format-2 record given an issued certificate afterwards breaks the chain.
+        await old.query("UPDATE audit SET issued = '7F3A9C00E1' WHERE seq = 2");
+        expect(await opened.value.verify()).toMatchObject({
+          ok: false,
+          brokenAt: 2,
+          reason: 'a version-2 record carries version-3 fields: it was changed',
+        });
       } finally {
         await opened.close();
       }

@@ -10,7 +10,7 @@ import { openSqlite, pragma } from '../../support/sqlite.js';
 const dir = mkdtempSync(join(tmpdir(), 'case-read-sqlite-access-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-describe('the SQLite access store, version 1 (before data minimisation) to 4', () => {
+describe('the SQLite access store, version 1 (before data minimisation) to 5', () => {
   it('serve refuses a version-1 store naming the command that migrates it; any operator command migrates it, keeping every client, withholding nothing', () => {
     const path = join(dir, 'v1.db');
     const db = openSqlite(path, { readonly: false });
@@ -20,12 +20,12 @@ describe('the SQLite access store, version 1 (before data minimisation) to 4', (
     );
     db.close();
     expect(() => SqliteAccessDirectory.openReadOnly(path)).toThrow(
-      /schema version 1, this service needs 4; run case-read clients add .* against it to migrate/,
+      /schema version 1, this service needs 5; run case-read clients add .* against it to migrate/,
     );
     const admin = SqliteAccessAdministration.open(path);
     admin.close();
     const migrated = openSqlite(path, { readonly: true });
-    expect(pragma(migrated, 'user_version')).toBe(4);
+    expect(pragma(migrated, 'user_version')).toBe(5);
     migrated.close();
     const reader = SqliteAccessDirectory.openReadOnly(path);
     return reader.findClient('client-a').then((client) => {

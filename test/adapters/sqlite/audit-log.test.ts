@@ -3,15 +3,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
-  AUDIT_COLUMNS,
+  auditCheckpointsSql,
   auditTableSql,
   auditVersion2Sql,
-  EMPTY_CHAIN,
-  linkRecords,
-  rowValuesOf,
+  checkpointValuesOf,
+  saveCheckpointSql,
 } from '../../../src/adapters/shared/audit-chain.js';
 import { SqliteAuditLog } from '../../../src/adapters/sqlite/audit-log.js';
 import { auditRecord, checkpointAt } from '../../contract/audit-log.contract.js';
+import { VERSION_TWO_COLUMNS, versionTwoChain, versionTwoRowValuesOf } from '../../support/audit-trails.js';
 import { openSqlite, pragma } from '../../support/sqlite.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'case-read-audit-'));
@@ -52,29 +52,73 @@ describe('SqliteAuditLog', () => {
     expect(readFileSync(path).length).toBeGreaterThan(0);
   });
 
-  it('migrates a version-2 trail to version 3 (checkpoints): the records keep verifying, checkpoints are kept', async () => {
+  /**
+   * A trail as an older service left it: the schema up to `schemaVersion` (2: format-2
+   * columns; 3: the checkpoints table too), holding three format-2 records.
+   */
+  function olderTrail(schemaVersion: 2 | 3) {
     const path = fresh();
     const before = openSqlite(path);
     before.exec(auditTableSql({ seq: 'INTEGER', at: 'TEXT' }));
     before.exec(auditVersion2Sql);
-    before.exec('PRAGMA user_version = 2');
+    if (schemaVersion === 3) before.exec(auditCheckpointsSql({ seq: 'INTEGER' }));
+    before.exec(`PRAGMA user_version = ${schemaVersion}`);
     const insert = before.prepare(
-      `INSERT INTO audit (${AUDIT_COLUMNS.join(', ')}) VALUES (${AUDIT_COLUMNS.map(() => '?').join(', ')})`,
+      `INSERT INTO audit (${VERSION_TWO_COLUMNS.join(', ')}) VALUES (${VERSION_TWO_COLUMNS.map(() => '?').join(', ')})`,
     );
-    const { stored, head } = linkRecords(
-      [1, 2, 3].map((i) => record(i)),
-      EMPTY_CHAIN,
-    );
-    for (const r of stored) insert.run(...rowValuesOf(r));
+    const { stored, head } = versionTwoChain([1, 2, 3].map((i) => record(i)));
+    for (const r of stored) insert.run(...versionTwoRowValuesOf(r));
+    if (schemaVersion === 3) {
+      before
+        .prepare(saveCheckpointSql(() => '?'))
+        .run(...checkpointValuesOf(checkpointAt(2, stored[1]?.hash ?? '')));
+    }
     before.close();
+    return { path, head };
+  }
+
+  it('migrates a version-2 trail to version 4 (checkpoints, issued): the records keep verifying, the chain continues', async () => {
+    const { path, head } = olderTrail(2);
     const log = SqliteAuditLog.open(path);
     const db = openSqlite(path, { readonly: true });
-    expect(pragma(db, 'user_version')).toBe(3);
+    expect(pragma(db, 'user_version')).toBe(4);
     db.close();
     expect(await log.head()).toEqual(head);
     await log.saveCheckpoint(checkpointAt(3, head.hash));
     expect(await log.newestCheckpoint()).toEqual(checkpointAt(3, head.hash));
     expect(await log.verify()).toEqual({ ok: true, records: 3 });
+    await log.append(record(4, { operation: 'renewCertificate', issued: '7F3A9C00E1' }));
+    expect((await log.query({})).map((r) => [r.version, r.issued])).toEqual([
+      [2, null],
+      [2, null],
+      [2, null],
+      [3, '7F3A9C00E1'],
+    ]);
+    expect(await log.verify()).toEqual({ ok: true, records: 4 });
+    log.close();
+  });
+
+  it('migrates a version-3 trail to version 4 (issued): format-2 records keep verifying, checkpoints are kept', async () => {
+    const { path, head } = olderTrail(3);
+    const log = SqliteAuditLog.open(path);
+    const db = openSqlite(path, { readonly: true });
+    expect(pragma(db, 'user_version')).toBe(4);
+    db.close();
+    expect(await log.head()).toEqual(head);
+    expect((await log.newestCheckpoint())?.seq).toBe(2);
+    expect(await log.verify()).toEqual({ ok: true, records: 3 });
+    await log.append(record(4, { operation: 'renewCertificate', issued: '7F3A9C00E1' }));
+    expect((await log.query({})).at(-1)).toMatchObject({ seq: 4, version: 3, issued: '7F3A9C00E1' });
+    expect(await log.verify()).toEqual({ ok: true, records: 4 });
+    // A format-2 record given an issued certificate afterwards breaks the chain.
+    const tamper = openSqlite(path);
+    tamper.exec("UPDATE audit SET issued = '7F3A9C00E1' WHERE seq = 2");
+    tamper.close();
+    expect(await log.verify()).toMatchObject({
+      ok: false,
+      brokenAt: 2,
+      reason: 'a version-2 record carries version-3 fields: it was changed',
+    });
     log.close();
   });
 });
