@@ -398,3 +398,59 @@ describe('a consumer renews its own certificate with the acm-pca issuer (AWS Pri
     }
   }, 120_000);
 });
+
+describe('the consumer guide (docs/consumers/certificates.md), run as written', () => {
+  it('its operator and consumer commands, in order, onboard and renew', async () => {
+    const guide = readFileSync(join(process.cwd(), 'docs/consumers/certificates.md'), 'utf8');
+    const blocks = [...guide.matchAll(/```sh (consumer|operator)\n([\s\S]*?)```/g)].map((m) => ({
+      who: m[1] as 'consumer' | 'operator',
+      script: m[2] ?? '',
+    }));
+    expect(blocks.map((b) => b.who)).toEqual(['consumer', 'operator', 'consumer', 'consumer', 'consumer']);
+    const serviceDir = mkdtempSync(join(tmpdir(), 'case-read-guide-'));
+    const consumerDir = mkdtempSync(join(tmpdir(), 'case-read-guide-consumer-'));
+    dirs.push(serviceDir, consumerDir);
+    const base = prepareServe(serviceDir);
+    const pki = join(serviceDir, 'pki');
+    const env = {
+      ...base.env,
+      CLIENT_CERT_ISSUER: 'local',
+      CLIENT_CA_CERT: join(pki, 'ca.pem'),
+      CLIENT_CA_KEY: join(pki, 'ca-key.pem'),
+      // Short enough to be inside the 30-day renewal window at once.
+      CLIENT_CERT_DAYS: '20',
+    };
+    const cli = (...args: string[]) => cliSync(env, args);
+    cli('clients', 'add', 'consumer-a', '--permissions', 'getCase,renewCertificate');
+    const started = await startServe(env, NODE);
+    children.push(started.child);
+    const variables = {
+      CN: 'consumer-a',
+      SERVICE: started.url.replace('127.0.0.1', 'localhost'),
+      API_KEY: cli('keys', 'issue', 'consumer-a').trim(),
+      TOKEN: cli('tokens', 'mint', '--client', 'consumer-a', '--dir', pki).trim(),
+      CA: join(pki, 'ca.pem'),
+    };
+    for (const { who, script } of blocks) {
+      // The operator's `case-read` is this checkout's binary, with the service's configuration.
+      const prelude = `set -euo pipefail\ncase-read() { ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} "$@"; }\n`;
+      await run('bash', ['-c', prelude + script], {
+        cwd: consumerDir,
+        env: { PATH: process.env.PATH ?? '', ...variables, ...(who === 'operator' ? env : {}) },
+      });
+    }
+    const subject = await run('openssl', ['x509', '-in', 'renewed.pem', '-noout', '-subject'], {
+      cwd: consumerDir,
+    });
+    expect(subject.stdout.trim()).toBe('subject=CN = consumer-a');
+    const renewals = (
+      JSON.parse(cli('audit', 'query', '--client', 'consumer-a', '--json')) as {
+        operation: string;
+        status: number;
+      }[]
+    )
+      .filter((r) => r.operation === 'renewCertificate')
+      .map((r) => r.status);
+    expect(renewals).toEqual([200]);
+  }, 60_000);
+});
