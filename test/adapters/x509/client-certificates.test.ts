@@ -111,7 +111,9 @@ describe('the local issuer', () => {
     expect(issued.serialNumber).toBe(cert.serialNumber.replace(/^0+/, ''));
     expect(cert.serialNumber.length).toBeGreaterThanOrEqual(31);
     const parsed = new x509.X509Certificate(issued.pem);
-    expect(parsed.getExtension(x509.ExtendedKeyUsageExtension)?.usages).toEqual([x509.ExtendedKeyUsage.clientAuth]);
+    expect(parsed.getExtension(x509.ExtendedKeyUsageExtension)?.usages).toEqual([
+      x509.ExtendedKeyUsage.clientAuth,
+    ]);
     const usage = parsed.getExtension(x509.KeyUsagesExtension);
     expect(usage?.usages).toBe(x509.KeyUsageFlags.digitalSignature);
     expect(usage?.critical).toBe(true);
@@ -145,5 +147,25 @@ describe('the local issuer', () => {
     const back = new x509.X509Certificates(pkcs7);
     expect(back).toHaveLength(1);
     expect(back[0]?.toString('pem')).toBe(new x509.X509Certificate(ca.certPem).toString('pem'));
+  });
+});
+
+describe('the CSR path handles public keys only', () => {
+  // The modules a consumer's CSR passes through, from the wire or the operator's file to the
+  // issued certificate. None reads, makes or writes a private key: the consumer's stays with it.
+  const CSR_PATH = [
+    'src/adapters/x509/certificate-requests.ts',
+    'src/adapters/http/est.handlers.ts',
+    'src/adapters/http/est.routes.ts',
+    'src/domain/certificates/renew.ts',
+    'src/app/commands/certs-sign.ts',
+    'src/adapters/acm-pca/certificate-issuer.ts',
+    'src/ports/certificate-requests.ts',
+    'src/ports/certificate-issuer.ts',
+  ];
+  it.each(CSR_PATH)('%s', async (path) => {
+    const { readFileSync } = await import('node:fs');
+    const source = readFileSync(new URL(`../../../${path}`, import.meta.url), 'utf8');
+    expect(source).not.toMatch(/PRIVATE KEY|pkcs8|createPrivateKey|privateKey|exportKey/);
   });
 });
