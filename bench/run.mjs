@@ -17,7 +17,7 @@
 //            reading the first over HTTPS (CASE_STORE=https://…, mutual TLS, key, bearer).
 //   limited: the same service reading a case without limited-access rules and one with
 //            rules (answered under `allow`), with each one's CPU time per request.
-//   keepalive and handshake take BENCH_BASELINE=DIR too: `serve` from another built checkout
+//   keepalive and handshake take --baseline DIR (or BENCH_BASELINE=DIR) too: `serve` from another built checkout
 //            (the commit before, say) as a fourth target in the same alternating rounds, and
 //            print the CPU per request of this one over it.
 //   tracing: the same request against the service with tracing off, on (every span
@@ -32,8 +32,17 @@
 //   --rounds N: N measured rounds per server instead of 3.
 // PostgreSQL and Redis: BENCH_POSTGRES_URL (postgres://root@127.0.0.1:5432/test) and
 // BENCH_REDIS_URL (redis://127.0.0.1:6379); each run uses its own schemas and key prefix.
-import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -56,8 +65,17 @@ if (roundsOverride !== undefined && !(Number.isInteger(roundsOverride) && rounds
 }
 const cpuProf = args.includes('--cpu-prof');
 const profileDir = join(root, 'bench/results/profiles');
+// Another built checkout to measure against, in the same alternating rounds: --baseline DIR
+// (or BENCH_BASELINE=DIR).
+const baselineCheckout = flagValue('--baseline') ?? process.env.BENCH_BASELINE;
+if (baselineCheckout !== undefined && !existsSync(join(baselineCheckout, 'dist/app/cli.js'))) {
+  process.stderr.write(
+    `bench: --baseline ${baselineCheckout} is no built checkout (run npm ci and npm run build there)\n`,
+  );
+  process.exit(2);
+}
 const scenarios = args.filter(
-  (a, i) => !a.startsWith('--') && !['--audit', '--rounds'].includes(args[i - 1]),
+  (a, i) => !a.startsWith('--') && !['--audit', '--rounds', '--baseline'].includes(args[i - 1]),
 );
 const KNOWN = [
   'keepalive',
@@ -368,20 +386,55 @@ async function alternate(targets, request, connectionsOverride) {
   return { rounds, totals };
 }
 
+/** The baseline checkout's own access store and API key for the bench client, made once by its own CLI. */
+let baselineAccess;
+function baselineAccessOf(checkout) {
+  if (baselineAccess) return baselineAccess;
+  const store = `sqlite:${join(dir, 'access-baseline.db')}`;
+  const cliOf = (args) =>
+    execFileSync(process.execPath, [join(checkout, 'bin/case-read.js'), ...args, '--access-store', store], {
+      env: { PATH: process.env.PATH },
+      encoding: 'utf8',
+    });
+  cliOf([
+    'clients',
+    'add',
+    'bench-client',
+    '--permissions',
+    'getCase,getHomeOfficeInterest,getCommunityManagerByCrn,getRiskScores,issueQueueToken',
+    '--queue-arn',
+    'arn:aws:sqs:eu-west-2:000000000000:bench-queue',
+  ]);
+  baselineAccess = {
+    store,
+    headers: { ...auth, 'x-api-key': cliOf(['keys', 'issue', 'bench-client']).trim() },
+  };
+  return baselineAccess;
+}
+
 /**
- * `serve` from another built checkout (its node_modules in place), on the same stores and
- * settings: the commit before, measured in the same alternating run.
+ * `serve` from another built checkout (its node_modules in place), on the same case store,
+ * PKI and settings, with an access store of its own made by its own CLI (an older checkout
+ * refuses a store a newer one has migrated): the commit before, measured in the same
+ * alternating run. Its requests carry its own API key (`headers`).
  */
-function startBaseline(checkout) {
-  return startProcess(
+async function startBaseline(checkout) {
+  const { store, headers } = baselineAccessOf(checkout);
+  const started = await startProcess(
     process.execPath,
     [join(checkout, 'bin/case-read.js'), 'serve'],
-    { ...serviceEnv(`sqlite:${join(dir, 'cases.db')}`), LOG_LEVEL: 'info', SHUTDOWN_DELAY_MS: '0' },
+    {
+      ...serviceEnv(`sqlite:${join(dir, 'cases.db')}`),
+      ACCESS_STORE: store,
+      LOG_LEVEL: 'info',
+      SHUTDOWN_DELAY_MS: '0',
+    },
     (out) => {
       const line = out.split('\n').find((l) => l.includes('"listening"'));
       return line ? new URL(JSON.parse(line).url).port : undefined;
     },
   );
+  return { ...started, headers };
 }
 
 async function againstBare(name, { reconnect }) {
@@ -399,19 +452,21 @@ async function againstBare(name, { reconnect }) {
   writeFileSync(bodyFile, body);
   const bare = await startBare(bodyFile);
   const hono = await startBare(bodyFile, 'bench/hono-server.mjs');
-  const checkout = process.env.BENCH_BASELINE;
+  const checkout = baselineCheckout;
   const baseline = checkout ? await startBaseline(checkout) : undefined;
   try {
     const targets = [
       { name: 'bare', port: bare.port, child: bare.child },
       { name: 'hono', port: hono.port, child: hono.child },
       { name: 'service', port: service.port, child: service.child },
-      ...(baseline ? [{ name: 'baseline', port: baseline.port, child: baseline.child }] : []),
+      ...(baseline
+        ? [{ name: 'baseline', port: baseline.port, child: baseline.child, headers: baseline.headers }]
+        : []),
     ];
     const { rounds, totals } = await alternate(targets, (t) => ({
       port: t.port,
       path: '/case/X123456',
-      headers: auth,
+      headers: t.headers ?? auth,
       reconnect,
     }));
     const ratio = Math.round((totals.service.reqPerSec / totals.bare.reqPerSec) * 100) / 100;
@@ -595,13 +650,13 @@ async function tracingScenario() {
         OTEL_TRACES_SAMPLER: 'always_off',
       })),
     });
-    const baseline = process.env.BENCH_BASELINE;
+    const baseline = baselineCheckout;
     if (baseline) services.push({ name: 'baseline', ...(await startBaseline(baseline)) });
-    const targets = services.map((s) => ({ name: s.name, port: s.port, child: s.child }));
+    const targets = services.map((s) => ({ name: s.name, port: s.port, child: s.child, headers: s.headers }));
     const { rounds, totals } = await alternate(targets, (t) => ({
       port: t.port,
       path: '/case/X123456',
-      headers: auth,
+      headers: t.headers ?? auth,
     }));
     const ratio = (a, b) => Math.round((totals[a].cpuUsPerRequest / totals[b].cpuUsPerRequest) * 100) / 100;
     const cpuRatio = ratio('on', 'off');
@@ -642,11 +697,11 @@ async function checkpointsScenario() {
       });
       services.push({ name, ...started });
     }
-    const targets = services.map((s) => ({ name: s.name, port: s.port, child: s.child }));
+    const targets = services.map((s) => ({ name: s.name, port: s.port, child: s.child, headers: s.headers }));
     const { rounds, totals } = await alternate(targets, (t) => ({
       port: t.port,
       path: '/case/X123456',
-      headers: auth,
+      headers: t.headers ?? auth,
     }));
     for (const s of services) await stop(s.child);
     stopped = true;
@@ -676,11 +731,11 @@ async function runtimesScenario() {
       const started = await startService(`sqlite:${join(dir, 'cases.db')}`, {}, runtime);
       services.push({ name: runtime.name, ...started });
     }
-    const targets = services.map((s) => ({ name: s.name, port: s.port, child: s.child }));
+    const targets = services.map((s) => ({ name: s.name, port: s.port, child: s.child, headers: s.headers }));
     const { rounds, totals } = await alternate(targets, (t) => ({
       port: t.port,
       path: '/case/X123456',
-      headers: auth,
+      headers: t.headers ?? auth,
     }));
     process.stdout.write(`${targets.map((t) => fmt(t.name, totals[t.name])).join('\n')}\n`);
     return { scenario: 'runtimes', rounds, totals, ratio: null };

@@ -23,6 +23,17 @@ const certsOnly = (description: string) => ({
   },
 });
 
+/** What both EST operations may answer besides their own. */
+const EST_REFUSALS = {
+  403: problem('API key missing or invalid, client not allowed, or permission renewCertificate not granted'),
+  429: problem('Rate limit exceeded'),
+  500: problem('Unexpected error'),
+  501: problem('No certificate issuer is configured (urn:case-read:problem:renewal-not-configured)'),
+  502: problem('The certificate issuer failed'),
+  503: unavailable,
+  504: gatewayTimeout('The certificate issuer'),
+} as const;
+
 /**
  * Certificate renewal by the consumer, over EST (RFC 7030, decisions §12): not versioned,
  * under `/.well-known/est/`, behind the same mutual TLS and API key as everything else and
@@ -58,20 +69,12 @@ export function estRoutes(guard: OperationGuard) {
         400: problem(
           'Not base64 of a DER CSR, its signature does not verify, its key is not EC P-256/P-384, Ed25519 or RSA ≥ 2048, or its subject is not exactly CN=<your CN> (urn:case-read:problem:bad-certificate-request)',
         ),
-        403: problem(
-          'API key missing or invalid, client not allowed, or permission renewCertificate not granted',
-        ),
         409: problem(
           'This certificate was renewed already (urn:case-read:problem:already-renewed), or it is not yet within its renewal window (urn:case-read:problem:renew-too-early)',
         ),
         413: problem('The CSR is too large (urn:case-read:problem:request-too-large)'),
         415: problem('The body is not application/pkcs10'),
-        429: problem('Rate limit exceeded'),
-        500: problem('Unexpected error'),
-        501: problem('No certificate issuer is configured (urn:case-read:problem:renewal-not-configured)'),
-        502: problem('The certificate issuer failed'),
-        503: unavailable,
-        504: gatewayTimeout('The certificate issuer'),
+        ...EST_REFUSALS,
       },
     }),
     caCerts: createRoute({
@@ -84,15 +87,7 @@ export function estRoutes(guard: OperationGuard) {
       security: [{ mutualTLS: [], apiKey: [] }],
       responses: {
         200: certsOnly('The issuing CA certificate (and any chain above it)'),
-        403: problem(
-          'API key missing or invalid, client not allowed, or permission renewCertificate not granted',
-        ),
-        429: problem('Rate limit exceeded'),
-        500: problem('Unexpected error'),
-        501: problem('No certificate issuer is configured (urn:case-read:problem:renewal-not-configured)'),
-        502: problem('The certificate issuer failed'),
-        503: unavailable,
-        504: gatewayTimeout('The certificate issuer'),
+        ...EST_REFUSALS,
       },
     }),
   };
