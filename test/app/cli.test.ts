@@ -685,6 +685,33 @@ describe('onboarding end to end, through the binary alone', () => {
     expect(result.stderr).toContain('LOG_LEVEL: expected one of');
   });
 
+  it('serve on a port in use names the variable, the address and the likely cause', async () => {
+    const memory = { ...env, CASE_STORE: 'memory', BEARER_MODE: 'off', ACCESS_STORE: 'memory' };
+    const first = await startServe(memory);
+    try {
+      const port = new URL(first.url).port;
+      const api = runCli(['serve'], { ...memory, HOST: '127.0.0.1', PORT: port, MANAGEMENT_PORT: '0' });
+      expect(api.status).toBe(1);
+      expect(api.stderr).toContain(`PORT: 127.0.0.1:${port} is in use by another process`);
+      expect(api.stderr).toContain('An earlier serve may still be draining');
+      expect(api.stderr).not.toContain('unexpected failure');
+      const managementPort = new URL(first.managementUrl).port;
+      const management = runCli(['serve'], {
+        ...memory,
+        HOST: '127.0.0.1',
+        PORT: '0',
+        MANAGEMENT_PORT: managementPort,
+      });
+      expect(management.status).toBe(1);
+      expect(management.stderr).toContain(
+        `MANAGEMENT_PORT: 127.0.0.1:${managementPort} is in use by another process`,
+      );
+    } finally {
+      first.child.kill('SIGTERM');
+    }
+    await once(first.child, 'exit');
+  });
+
   it('serves the bundled fixtures with CASE_STORE=memory', async () => {
     const { url, child } = await startServe({
       ...env,

@@ -30,7 +30,7 @@ export async function serve(args: string[], io: Io): Promise<number> {
     runtime,
   ).catch(async (error: unknown) => {
     await service.close();
-    throw error;
+    throw bindProblem('PORT', config.HOST, config.PORT, error);
   });
   const refusal = await whyNotServe(server, config.HOST, runtime);
   if (refusal !== undefined) {
@@ -42,6 +42,10 @@ export async function serve(args: string[], io: Io): Promise<number> {
   const management = await startManagementListener(service.management.fetch, {
     host: config.HOST,
     port: config.MANAGEMENT_PORT,
+  }).catch(async (error: unknown) => {
+    await server.close();
+    await service.close();
+    throw bindProblem('MANAGEMENT_PORT', config.HOST, config.MANAGEMENT_PORT, error);
   });
   logger.info(
     {
@@ -136,4 +140,26 @@ async function shutDown(
   await management.close();
   logger.info({ phase: 'stopped' }, 'shutdown: stopped');
   logger.flush();
+} /**
+ * A listener that could not be bound, as the operator can act on it: the variable, the
+ * address, and the likely cause. Anything else is passed on as it is.
+ */
+function bindProblem(variable: string, host: string, port: number, error: unknown): unknown {
+  const code = (error as { code?: unknown })?.code;
+  if (code === 'EADDRINUSE') {
+    return new ConfigError([
+      `${variable}: ${host}:${port} is in use by another process. An earlier serve may still be draining (it lets go within SHUTDOWN_DELAY_MS + SHUTDOWN_GRACE_MS of its signal); stop it, wait, or set ${variable} to a free port`,
+    ]);
+  }
+  if (code === 'EACCES') {
+    return new ConfigError([
+      `${variable}: ${host}:${port} cannot be bound by this user (ports below 1024 need privileges); use a higher ${variable}`,
+    ]);
+  }
+  if (code === 'EADDRNOTAVAIL') {
+    return new ConfigError([
+      `HOST: ${host} is no address of this machine, so ${variable} ${port} cannot be bound there`,
+    ]);
+  }
+  return error;
 }
