@@ -9,6 +9,8 @@ export interface Deadline {
   readonly expiresAt: number;
   /** Aborted when the time is up. Made on first use: reading it costs an AbortController. */
   readonly signal: AbortSignal;
+  /** True once the time is up: the request has been answered already, whatever comes next. */
+  readonly passed: boolean;
 }
 
 /** `REQUEST_DEADLINE_MS` and `MAX_IN_FLIGHT` when not set (decisions §11). */

@@ -78,6 +78,15 @@ export async function renewClientCertificate(
     await deps.directory.completeRenewal(presented.serialNumber, null).catch(() => {});
     throw error;
   }
+  if (deadline?.passed) {
+    // Issued, but too late to be delivered: the request was answered 503 at its deadline.
+    // The claim is given back, so the consumer can renew again rather than be locked out
+    // by a certificate it never received.
+    await deps.directory.completeRenewal(presented.serialNumber, null);
+    throw new CertificateRequestRefusedError(
+      'the certificate could not be delivered before the deadline; renew again',
+    );
+  }
   await deps.directory.completeRenewal(presented.serialNumber, issued.serialNumber);
   return issued;
 }

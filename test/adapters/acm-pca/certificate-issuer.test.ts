@@ -36,7 +36,14 @@ async function order(commonName = 'client-a', days = 30): Promise<ClientCertific
 }
 
 function deadlineIn(ms: number): Deadline {
-  return { expiresAt: performance.now() + ms, signal: AbortSignal.timeout(ms) };
+  const expiresAt = performance.now() + ms;
+  return {
+    expiresAt,
+    signal: AbortSignal.timeout(ms),
+    get passed() {
+      return performance.now() >= expiresAt;
+    },
+  };
 }
 
 async function failure(promise: Promise<unknown>): Promise<CertificateIssuerError> {

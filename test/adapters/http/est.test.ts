@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { webcrypto } from 'node:crypto';
 import * as x509 from '@peculiar/x509';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DeadlineOptions } from '../../../src/adapters/http/request-cycle.js';
 import { x509CertificateRequests } from '../../../src/adapters/x509/certificate-requests.js';
 import { LocalCertificateIssuer } from '../../../src/adapters/x509/local-issuer.js';
 import { type CertificateIssuer, CertificateIssuerError } from '../../../src/ports/certificate-issuer.js';
@@ -138,6 +139,32 @@ describe('EST renewal in process', () => {
     }
   });
 
+  it('an issuance that ends after the deadline: 503, and the claim given back, so the consumer can renew again', async () => {
+    const real = await LocalCertificateIssuer.load(pki.ca.certPem, pki.ca.keyPem);
+    let slow = true;
+    const late: CertificateIssuer = {
+      issue: async (order) => {
+        // Slower than the deadline, then issued all the same (a CA that took its time).
+        if (slow) await new Promise((resolve) => setTimeout(resolve, 600));
+        return real.issue(order);
+      },
+      caCertificates: () => real.caCertificates(),
+    };
+    const started = await startWithDirectory(late, { requestMs: 300, maxInFlight: 16 });
+    try {
+      const as = await inWindow();
+      const first = await renew(started, as, await csrFor('renewer'));
+      expect(first.status).toBe(503);
+      // The late certificate was never delivered: the claim is free again once it is issued.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      slow = false;
+      const again = await renew(started, as, await csrFor('renewer'));
+      expect(again.status).toBe(200);
+    } finally {
+      await started.service.close();
+    }
+  });
+
   it('Client-Certificate-Expires: on every answer inside the window, on none outside it', async () => {
     const started = await startWithout();
     try {
@@ -159,7 +186,7 @@ describe('EST renewal in process', () => {
 });
 
 /** A service whose renewals are claimed in its own in-memory access directory. */
-async function startWithDirectory(issuer: CertificateIssuer): Promise<Started> {
+async function startWithDirectory(issuer: CertificateIssuer, deadlines?: DeadlineOptions): Promise<Started> {
   const outcomes: string[] = [];
   // The test service's directory is made inside; the EST deps take it by reference.
   const holder: { directory?: RunningTestService['directory'] } = {};
@@ -178,6 +205,7 @@ async function startWithDirectory(issuer: CertificateIssuer): Promise<Started> {
       observeRenewal: (outcome) => outcomes.push(outcome),
     },
     renewWithinDays: 30,
+    ...(deadlines ? { deadlines } : {}),
   });
   holder.directory = service.directory;
   await service.directory.saveClient(
