@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { httpUrl, presentIn, problemsOf, wholeNumber } from '../adapters/shared/variables.js';
 import { parseQuota } from '../domain/access/quota.js';
+import { DEFAULT_CLIENT_CERT_DAYS, DEFAULT_RENEW_WITHIN_DAYS } from '../domain/certificates/renew.js';
 import { CrnFormat, DEFAULT_CRN_PATTERN } from '../domain/crn.js';
 import { RoleArn } from '../domain/queue/arns.js';
 import { DEFAULT_MAX_IN_FLIGHT, DEFAULT_REQUEST_DEADLINE_MS } from '../ports/deadline.js';
@@ -127,8 +128,13 @@ const variablesSchema = z.object({
     .default('none'),
   CLIENT_CA_CERT: z.string().min(1).optional(),
   CLIENT_CA_KEY: z.string().min(1).optional(),
-  CLIENT_CERT_DAYS: wholeNumber('CLIENT_CERT_DAYS', 90, 1, 397),
-  CLIENT_CERT_RENEW_WITHIN_DAYS: wholeNumber('CLIENT_CERT_RENEW_WITHIN_DAYS', 30, 1, 397),
+  CLIENT_CERT_DAYS: wholeNumber('CLIENT_CERT_DAYS', DEFAULT_CLIENT_CERT_DAYS, 1, 397),
+  CLIENT_CERT_RENEW_WITHIN_DAYS: wholeNumber(
+    'CLIENT_CERT_RENEW_WITHIN_DAYS',
+    DEFAULT_RENEW_WITHIN_DAYS,
+    1,
+    397,
+  ),
   ACM_PCA_ARN: z
     .string()
     .regex(

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadCa } from '../../src/adapters/x509/pki.js';
-import { prepareServe, type ServeSetup, startServe } from '../support/cli.js';
+import { BIN, cliIn, prepareServe, type ServeSetup, startServe } from '../support/cli.js';
 import { FAKE_CA_ARN, FakeAcmPca } from '../support/fake-acm-pca.js';
 import { NODE, RUNTIMES, type RuntimeCommand } from '../support/runtimes.js';
 
@@ -170,7 +170,7 @@ async function onboard(
   const base = prepareServe(serviceDir);
   const pki = join(serviceDir, 'pki');
   const env = { ...base.env, ...(await issuerEnv(pki)) };
-  const setup: ServeSetup = { ...base, env, cli: (...args: string[]) => cliSync(env, args) };
+  const setup: ServeSetup = { ...base, env, cli: cliIn(env) };
   setup.cli('clients', 'add', 'consumer-a', '--permissions', 'getCase,renewCertificate');
   const apiKey = setup.cli('keys', 'issue', 'consumer-a').trim();
   const token = setup.cli('tokens', 'mint', '--client', 'consumer-a', '--dir', pki).trim();
@@ -193,20 +193,14 @@ async function onboard(
   return { setup, consumer, serviceDir, output: started.output, apiKey, token };
 }
 
-const BIN = join(process.cwd(), 'bin/case-read.js');
-const envOf = (env: Record<string, string>) => ({ PATH: process.env.PATH ?? '', ...env });
-
-function cliSync(env: Record<string, string>, args: string[]): string {
-  return execFileSync(process.execPath, [BIN, ...args], {
-    env: envOf(env),
-    encoding: 'utf8',
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-}
-
 /** The CLI without blocking this process (the Private CA stand-in answers in it). */
 async function cliAsync(env: Record<string, string>, args: string[]): Promise<string> {
-  return (await run(process.execPath, [BIN, ...args], { env: envOf(env), encoding: 'utf8' })).stdout;
+  return (
+    await run(process.execPath, [BIN, ...args], {
+      env: { PATH: process.env.PATH ?? '', ...env },
+      encoding: 'utf8',
+    })
+  ).stdout;
 }
 
 const OLD = { cert: 'client.pem', key: 'client-key.pem' };
@@ -420,7 +414,7 @@ describe('the consumer guide (docs/consumers/certificates.md), run as written', 
       // Short enough to be inside the 30-day renewal window at once.
       CLIENT_CERT_DAYS: '20',
     };
-    const cli = (...args: string[]) => cliSync(env, args);
+    const cli = cliIn(env);
     cli('clients', 'add', 'consumer-a', '--permissions', 'getCase,renewCertificate');
     const started = await startServe(env, NODE);
     children.push(started.child);

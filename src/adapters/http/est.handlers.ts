@@ -1,6 +1,12 @@
 import type { RouteHandler } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { type RenewalDeps, renewClientCertificate } from '../../domain/certificates/renew.js';
+import { bodyLimit } from 'hono/body-limit';
+import {
+  DEFAULT_CLIENT_CERT_DAYS,
+  DEFAULT_RENEW_WITHIN_DAYS,
+  type RenewalDeps,
+  renewClientCertificate,
+} from '../../domain/certificates/renew.js';
 import { AccessDeniedError, isDomainError, RenewalNotConfiguredError } from '../../domain/errors.js';
 import {
   CertificateRequestError,
@@ -27,15 +33,23 @@ function base64Lines(der: Uint8Array): string {
 /** The largest body read: base64 of the largest CSR, with line breaks. */
 const MAX_BODY = Math.ceil((MAX_CSR_BYTES * 4) / 3) + MAX_CSR_BYTES / 32 + 64;
 
+/**
+ * hono's body limit, run for the handler's own read: at most {@link MAX_BODY}, declared or
+ * chunked, and past it no more is read (413 `request-too-large`, counted like any refusal).
+ */
+const limitBody = bodyLimit({
+  maxSize: MAX_BODY,
+  onError: () => {
+    throw new CertificateRequestError('too-large', `a certificate request is at most ${MAX_CSR_BYTES} bytes`);
+  },
+});
+
 /** The CSR the body carries: base64 (any line breaks) of DER, or 400/413 naming what is wrong. */
 async function csrOf(c: Context<AppEnv>): Promise<Uint8Array> {
-  const declared = Number(c.req.header('content-length') ?? '0');
-  if (declared > MAX_BODY)
-    throw new CertificateRequestError('too-large', `a certificate request is at most ${MAX_CSR_BYTES} bytes`);
-  const body = new Uint8Array(await c.req.arrayBuffer());
-  if (body.byteLength > MAX_BODY)
-    throw new CertificateRequestError('too-large', `a certificate request is at most ${MAX_CSR_BYTES} bytes`);
-  const text = Buffer.from(body).toString('latin1').replace(/\s+/g, '');
+  await limitBody(c, async () => {});
+  const text = Buffer.from(await c.req.arrayBuffer())
+    .toString('latin1')
+    .replace(/\s+/g, '');
   if (text === '' || !/^[A-Za-z0-9+/]+={0,2}$/.test(text)) {
     throw new CertificateRequestError(
       'not-a-csr',
@@ -111,7 +125,7 @@ export const NO_RENEWAL: EstDeps = {
     claimRenewal: () => Promise.reject(new RenewalNotConfiguredError()),
     completeRenewal: () => Promise.reject(new RenewalNotConfiguredError()),
   },
-  days: 90,
-  renewWithinDays: 30,
+  days: DEFAULT_CLIENT_CERT_DAYS,
+  renewWithinDays: DEFAULT_RENEW_WITHIN_DAYS,
   now: () => new Date(),
 };

@@ -11,6 +11,7 @@ import type { Caller, ClientCertificate } from '../../domain/access/model.js';
 import type { Permission } from '../../domain/access/permissions.js';
 import { parseQuota, type Quota, type RateDecision } from '../../domain/access/quota.js';
 import { applyRateLimit } from '../../domain/access/rate-limit.js';
+import { DEFAULT_RENEW_WITHIN_DAYS, inRenewalWindow } from '../../domain/certificates/renew.js';
 import { AccessDeniedError, RateLimitedError, UnauthenticatedError } from '../../domain/errors.js';
 import type { AccessDirectory } from '../../ports/access-directory.js';
 import type { Clock } from '../../ports/clock.js';
@@ -76,7 +77,7 @@ export function admitRequests(options: PerimeterOptions): MiddlewareHandler<AppE
     }
     return quota;
   };
-  const renewWithinMs = (options.renewWithinDays ?? 30) * 86_400_000;
+  const renewWithinDays = options.renewWithinDays ?? DEFAULT_RENEW_WITHIN_DAYS;
   return async (c, next) => {
     const certificate = options.identify(c.req.raw, c.env);
     if (certificate === undefined) throw new AccessDeniedError('unknown-client');
@@ -88,7 +89,7 @@ export function admitRequests(options: PerimeterOptions): MiddlewareHandler<AppE
     options.presented?.(client.id, certificate);
     // Inside its renewal window, every answer says when the certificate ends (IMF-fixdate).
     const { notAfter } = certificate;
-    if (notAfter !== null && notAfter.getTime() - Date.now() <= renewWithinMs) {
+    if (notAfter !== null && inRenewalWindow(notAfter, options.clock.now(), renewWithinDays)) {
       setHeader(c, 'client-certificate-expires', notAfter.toUTCString());
     }
     let decision: RateDecision;

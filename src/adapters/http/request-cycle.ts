@@ -81,9 +81,8 @@ function detached(c: Context<AppEnv>, build: () => Response): Response {
  *   withholds the answer (503), and the 503 is recorded once the store takes it (tried
  *   again for about two minutes): if the first record is stored late after all, the second,
  *   same request id, says `answer-withheld`, so the trail never claims an answer that was
- *   not given. A
- *   request already answered at its deadline is recorded without waiting (it disclosed
- *   nothing);
+ *   not given. A request already answered at its deadline is recorded without waiting (it
+ *   disclosed nothing);
  * - its metrics and its access-log line.
  */
 export function requestCycle({

@@ -56,6 +56,12 @@ function parseBundle(variable: string, pem: string): X509Certificate[] {
   });
 }
 
+/** Whether the bundle `pem` (named by `variable`) holds the certificate whose DER is `der`. */
+export function bundleHolds(variable: string, pem: string, der: Uint8Array): boolean {
+  const wanted = Buffer.from(der);
+  return parseBundle(variable, pem).some((certificate) => certificate.raw.equals(wanted));
+}
+
 /** The certificates of a CA bundle (e.g. `TLS_CLIENT_CA`), each with its facts. */
 export function certificateBundle(variable: string, pem: string): CertificateInUse[] {
   return parseBundle(variable, pem).map(factsOf);

@@ -1,14 +1,11 @@
-import 'reflect-metadata';
-import { createPublicKey, webcrypto } from 'node:crypto';
-import * as x509 from '@peculiar/x509';
+import { createPublicKey } from 'node:crypto';
 import {
   CertificateRequestError,
   type CertificateRequests,
   type CheckedCertificateRequest,
   MAX_CSR_BYTES,
 } from '../../ports/certificate-requests.js';
-
-x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
+import { x509 } from './webcrypto.js';
 
 const PEM_CSR = /-----BEGIN (NEW )?CERTIFICATE REQUEST-----/;
 

@@ -1,14 +1,11 @@
-import 'reflect-metadata';
 import { createPrivateKey, createPublicKey, webcrypto } from 'node:crypto';
-import * as x509 from '@peculiar/x509';
 import { CertificateSerial } from '../../domain/access/certificate-serial.js';
 import type {
   CertificateIssuer,
   ClientCertificateOrder,
   IssuedClientCertificate,
 } from '../../ports/certificate-issuer.js';
-
-x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
+import { randomSerial, x509 } from './webcrypto.js';
 
 type CryptoKey = webcrypto.CryptoKey;
 const MINUTE = 60_000;
@@ -17,13 +14,6 @@ const DAY = 86_400_000;
 /** A CA file that cannot be used, with the variable at fault; the message never holds the key. */
 export class LocalIssuerError extends Error {
   override readonly name = 'LocalIssuerError';
-}
-
-/** A random positive serial of 16 bytes (128 bits of which 127 random: the first bit clear so DER keeps it positive). */
-function randomSerial(): string {
-  const bytes = webcrypto.getRandomValues(new Uint8Array(16));
-  bytes[0] = ((bytes[0] ?? 1) & 0x7f) | 0x01;
-  return Buffer.from(bytes).toString('hex');
 }
 
 /** How the CA's key signs: from the key itself (EC P-256, P-384, or RSA). */

@@ -1,8 +1,7 @@
-import 'reflect-metadata';
 import { webcrypto } from 'node:crypto';
-import * as x509 from '@peculiar/x509';
 import { CertificateSerial } from '../../domain/access/certificate-serial.js';
 import { ClientName } from '../../domain/access/client-name.js';
+import { randomSerial, x509 } from './webcrypto.js';
 
 /**
  * A development PKI on WebCrypto (ECDSA P-256, SHA-256) with @peculiar/x509: a CA, a
@@ -12,7 +11,6 @@ import { ClientName } from '../../domain/access/client-name.js';
  */
 type CryptoKey = webcrypto.CryptoKey;
 type CryptoKeyPair = webcrypto.CryptoKeyPair;
-x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
 
 const ALG = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
 const SIGN = { name: 'ECDSA', hash: 'SHA-256' } as const;
@@ -37,13 +35,6 @@ async function keyPair(): Promise<CryptoKeyPair> {
 async function privateKeyPem(key: CryptoKey): Promise<string> {
   const der = await webcrypto.subtle.exportKey('pkcs8', key);
   return x509.PemConverter.encode(der, 'PRIVATE KEY');
-}
-
-/** A random positive serial of 16 bytes (the first bit clear so DER keeps it positive). */
-function randomSerial(): string {
-  const bytes = webcrypto.getRandomValues(new Uint8Array(16));
-  bytes[0] = ((bytes[0] ?? 1) & 0x7f) | 0x01;
-  return Buffer.from(bytes).toString('hex');
 }
 
 export async function createCa(options: { commonName?: string; days?: number } = {}): Promise<Ca> {

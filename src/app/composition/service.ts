@@ -1,4 +1,3 @@
-import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -18,6 +17,7 @@ import type { Tracing } from '../../adapters/opentelemetry/tracing.js';
 import { accessLogOf, createLogger, type Logger } from '../../adapters/pino/logger.js';
 import { PrometheusMetrics } from '../../adapters/prometheus/metrics.js';
 import {
+  bundleHolds,
   CertificateFileError,
   certificateAndKey,
   certificateBundle,
@@ -241,12 +241,6 @@ export async function createCredentialsIssuer(
   });
 }
 
-/** The PEM certificates of a bundle, each as DER. */
-const dersOf = (bundle: string): Buffer[] =>
-  (bundle.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? []).map(
-    (pem) => new X509Certificate(pem).raw,
-  );
-
 /**
  * The issuer of client certificates (decisions §12), by `CLIENT_CERT_ISSUER`: none (null),
  * a local CA (its certificate and key read and checked: the key is the CA's, and the CA is
@@ -276,8 +270,14 @@ export async function createCertificateIssuer(
   ).catch((error: unknown) => {
     throw error instanceof LocalIssuerError ? new ConfigError([error.message]) : error;
   });
-  const ca = Buffer.from(issuer.caDer);
-  if (!dersOf(clientCaBundle).some((der) => der.equals(ca))) {
+  let trusted: boolean;
+  try {
+    trusted = bundleHolds('TLS_CLIENT_CA', clientCaBundle, issuer.caDer);
+  } catch (error) {
+    if (error instanceof CertificateFileError) throw new ConfigError([error.message]);
+    throw error;
+  }
+  if (!trusted) {
     throw new ConfigError([
       'CLIENT_CA_CERT: is not in TLS_CLIENT_CA, so the certificates it issues would not be accepted; add it to the bundle',
     ]);

@@ -13,6 +13,10 @@ import {
 
 const DAY = 86_400_000;
 
+/** `CLIENT_CERT_DAYS` and `CLIENT_CERT_RENEW_WITHIN_DAYS` when not set (decisions §12). */
+export const DEFAULT_CLIENT_CERT_DAYS = 90;
+export const DEFAULT_RENEW_WITHIN_DAYS = 30;
+
 export interface RenewalDeps {
   readonly requests: Pick<CertificateRequests, 'read'>;
   /** null: no issuer is configured. */

@@ -111,6 +111,32 @@ describe('EST renewal in process', () => {
     }
   });
 
+  it('a body past the limit is refused 413, counted as too-large, whether its length is declared or chunked', async () => {
+    const issuer = await LocalCertificateIssuer.load(pki.ca.certPem, pki.ca.keyPem);
+    const started = await startWithDirectory(issuer);
+    try {
+      const as = await inWindow();
+      const big = 'A'.repeat(200_000);
+      for (const length of [{ 'content-length': String(big.length) }, { 'transfer-encoding': 'chunked' }]) {
+        const answer = await httpsRequest(`${started.service.url}/.well-known/est/simplereenroll`, {
+          method: 'POST',
+          ca: pki.ca.certPem,
+          cert: as.certPem,
+          key: as.keyPem,
+          headers: { 'x-api-key': started.key, 'content-type': 'application/pkcs10', ...length },
+          body: big,
+        });
+        expect([answer.status, (answer.json() as { type: string }).type]).toEqual([
+          413,
+          'urn:case-read:problem:request-too-large',
+        ]);
+      }
+      expect(started.outcomes).toEqual(['too-large', 'too-large']);
+    } finally {
+      await started.service.close();
+    }
+  });
+
   it('an issuer that fails: 502, the claim given back, so the next try renews', async () => {
     const real = await LocalCertificateIssuer.load(pki.ca.certPem, pki.ca.keyPem);
     let fail = true;
