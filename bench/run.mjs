@@ -386,16 +386,23 @@ async function alternate(targets, request, connectionsOverride) {
   return { rounds, totals };
 }
 
-/** The baseline checkout's own access store and API key for the bench client, made once by its own CLI. */
-let baselineAccess;
-function baselineAccessOf(checkout) {
-  if (baselineAccess) return baselineAccess;
+/**
+ * The baseline checkout's own stores, made once by its own CLI (an older checkout refuses a
+ * store a newer one has migrated): its case store from its own fixtures (the bench's case is
+ * in every version of them), its access store, and an API key for the bench client.
+ */
+let baselineStores;
+function baselineStoresOf(checkout) {
+  if (baselineStores) return baselineStores;
   const store = `sqlite:${join(dir, 'access-baseline.db')}`;
-  const cliOf = (args) =>
-    execFileSync(process.execPath, [join(checkout, 'bin/case-read.js'), ...args, '--access-store', store], {
+  const caseStore = `sqlite:${join(dir, 'cases-baseline.db')}`;
+  const cli = (args) =>
+    execFileSync(process.execPath, [join(checkout, 'bin/case-read.js'), ...args], {
       env: { PATH: process.env.PATH },
       encoding: 'utf8',
     });
+  const cliOf = (args) => cli([...args, '--access-store', store]);
+  cli(['cases', 'import', join(checkout, 'fixtures/cases.json'), '--store', caseStore]);
   cliOf([
     'clients',
     'add',
@@ -405,26 +412,26 @@ function baselineAccessOf(checkout) {
     '--queue-arn',
     'arn:aws:sqs:eu-west-2:000000000000:bench-queue',
   ]);
-  baselineAccess = {
+  baselineStores = {
     store,
+    caseStore,
     headers: { ...auth, 'x-api-key': cliOf(['keys', 'issue', 'bench-client']).trim() },
   };
-  return baselineAccess;
+  return baselineStores;
 }
 
 /**
- * `serve` from another built checkout (its node_modules in place), on the same case store,
- * PKI and settings, with an access store of its own made by its own CLI (an older checkout
- * refuses a store a newer one has migrated): the commit before, measured in the same
- * alternating run. Its requests carry its own API key (`headers`).
+ * `serve` from another built checkout (its node_modules in place), on the same PKI and
+ * settings, with stores of its own made by its own CLI: the commit before, measured in the
+ * same alternating run. Its requests carry its own API key (`headers`).
  */
 async function startBaseline(checkout) {
-  const { store, headers } = baselineAccessOf(checkout);
+  const { store, caseStore, headers } = baselineStoresOf(checkout);
   const started = await startProcess(
     process.execPath,
     [join(checkout, 'bin/case-read.js'), 'serve'],
     {
-      ...serviceEnv(`sqlite:${join(dir, 'cases.db')}`),
+      ...serviceEnv(caseStore),
       ACCESS_STORE: store,
       LOG_LEVEL: 'info',
       SHUTDOWN_DELAY_MS: '0',

@@ -8,6 +8,7 @@ import {
   SqliteCaseRepository,
   SqliteCaseWriter,
 } from '../../../src/adapters/sqlite/case-store.js';
+import { openReadOnlyStore } from '../../../src/adapters/sqlite/database.js';
 import type { SqlDatabase } from '../../../src/adapters/sqlite/driver.js';
 import { Crn } from '../../../src/domain/crn.js';
 import { StoreUnavailableError } from '../../../src/domain/errors.js';
@@ -153,6 +154,34 @@ describe('SqliteCaseRepository.openReadOnly', () => {
     await new Promise((resolve) => setImmediate(resolve));
     expect((await repo.findHomeOfficeInterest(a))?.value).toStrictEqual({ exists: false, notes: null });
     repo.close();
+  });
+});
+
+describe('SqliteCaseRepository reads through a memory map', () => {
+  it('maps the file, and still reads what another process imports while it is open, the file grown past the map it began with', async () => {
+    const path = storeWith([CaseMother.full('X123456')]);
+    const repository = SqliteCaseRepository.openReadOnly(path);
+    const opened = openReadOnlyStore(path, {
+      what: 'case store',
+      migrations: CASE_STORE_MIGRATIONS,
+      createHint: '',
+      error: (m) => new Error(m),
+    });
+    expect(Number(pragma(opened, 'mmap_size'))).toBeGreaterThan(0);
+    opened.close();
+    const writer = SqliteCaseWriter.open(path);
+    // Enough cases, each with overflow pages, to grow the file many times over.
+    const many = Array.from({ length: 400 }, (_, i) => CaseMother.full(`B${String(i).padStart(6, '0')}`));
+    writer.write([...many, CaseMother.minimal('X123456')]);
+    writer.close();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect((await repository.findPersonalDetails(Crn.parse('X123456')))?.value).toStrictEqual(
+      CaseMother.minimal().personalDetails,
+    );
+    expect((await repository.findPersonalDetailsText(Crn.parse('B000399')))?.value).toBe(
+      JSON.stringify(CaseMother.full().personalDetails),
+    );
+    repository.close();
   });
 });
 
