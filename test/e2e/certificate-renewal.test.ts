@@ -448,3 +448,29 @@ describe('the consumer guide (docs/consumers/certificates.md), run as written', 
     expect(renewals).toEqual([200]);
   }, 60_000);
 });
+
+describe('a service without an issuer (CLIENT_CERT_ISSUER none, the default)', () => {
+  it('answers simplereenroll and cacerts 501 renewal-not-configured, a real CSR from a permitted client included', async () => {
+    const serviceDir = mkdtempSync(join(tmpdir(), 'case-read-est-none-'));
+    const consumerDir = mkdtempSync(join(tmpdir(), 'case-read-consumer-none-'));
+    dirs.push(serviceDir, consumerDir);
+    const setup = prepareServe(serviceDir, { clientCn: 'consumer-a' });
+    setup.cli('clients', 'suspend', 'consumer-a');
+    setup.cli('clients', 'remove', 'consumer-a');
+    setup.cli('clients', 'add', 'consumer-a', '--permissions', 'getCase,renewCertificate');
+    const apiKey = setup.cli('keys', 'issue', 'consumer-a').trim();
+    const started = await startServe(setup.env, NODE);
+    children.push(started.child);
+    const pki = join(serviceDir, 'pki');
+    const consumer = new Consumer(consumerDir, started.url, join(pki, 'ca.pem'));
+    const presented = { cert: join(pki, 'consumer-a.pem'), key: join(pki, 'consumer-a-key.pem') };
+    await consumer.keyAndCsr('renewed', '/CN=consumer-a');
+    const renewed = await consumer.renew(presented, apiKey, await consumer.csrBase64('renewed'));
+    expect([renewed.status, problemOf(renewed)]).toEqual([501, 'renewal-not-configured']);
+    const caCerts = await consumer.curl('/.well-known/est/cacerts', presented, [
+      '-H',
+      `x-api-key: ${apiKey}`,
+    ]);
+    expect([caCerts.status, problemOf(caCerts)]).toEqual([501, 'renewal-not-configured']);
+  }, 30_000);
+});

@@ -9,6 +9,7 @@ import { createHttpApp } from '../../adapters/http/app.js';
 import type { Engine } from '../../adapters/http/deadline.js';
 import type { DocsAssets } from '../../adapters/http/docs.js';
 import type { AppEnv, HttpLogger } from '../../adapters/http/env.js';
+import { NO_RENEWAL } from '../../adapters/http/est.handlers.js';
 import { type IdentityReader, trustedGatewayIdentity } from '../../adapters/http/identity.js';
 import { createManagementApp } from '../../adapters/http/management.js';
 import { JoseTokenVerifier } from '../../adapters/jose/token-verifier.js';
@@ -26,9 +27,9 @@ import {
 import { peerCertificateOf } from '../../adapters/tls-listener/peer-certificate.js';
 import type { RunningServer, TlsFiles } from '../../adapters/tls-listener/server.js';
 import { upstreamStores } from '../../adapters/upstream-http/store-kind.js';
-import { x509CertificateRequests } from '../../adapters/x509/certificate-requests.js';
 import type { AuditLog, AuditWriter } from '../../ports/audit-log.js';
 import type { CertificateIssuer } from '../../ports/certificate-issuer.js';
+import type { CertificateRequests } from '../../ports/certificate-requests.js';
 import type { CheckpointSigner } from '../../ports/checkpoint-keys.js';
 import { systemClock } from '../../ports/clock.js';
 import type { CredentialsIssuer } from '../../ports/credentials-issuer.js';
@@ -285,6 +286,16 @@ export async function createCertificateIssuer(
   return issuer;
 }
 
+/**
+ * How CSRs are read: @peculiar/x509 and its ASN.1 modules (some MiB of memory) are loaded
+ * only by a service that issues certificates. Without an issuer no CSR is ever read: both
+ * EST routes answer 501 before reading one.
+ */
+async function certificateRequestsFor(issuer: CertificateIssuer | null): Promise<CertificateRequests> {
+  if (issuer === null) return NO_RENEWAL.requests;
+  return (await import('../../adapters/x509/certificate-requests.js')).x509CertificateRequests;
+}
+
 /** The service's version, for the traces' resource. */
 function serviceVersion(): string {
   const require = createRequire(import.meta.url);
@@ -394,7 +405,7 @@ export async function buildService(config: Config, logger: Logger): Promise<Serv
     },
     certificates: {
       issuer: certificateIssuer,
-      requests: x509CertificateRequests,
+      requests: await certificateRequestsFor(certificateIssuer),
       directory: access.value,
       days: config.CLIENT_CERT_DAYS,
       renewWithinDays: config.CLIENT_CERT_RENEW_WITHIN_DAYS,
