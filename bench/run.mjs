@@ -48,6 +48,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { NODE, RUNTIMES } from '../scripts/runtimes.mjs';
+import { profileTop } from './profile-top.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const args = process.argv.slice(2);
@@ -481,7 +482,11 @@ async function againstBare(name, { reconnect }) {
     // Server CPU per request does not depend on which side saturates first; req/s does.
     const cpuRatio =
       Math.round((totals.bare.cpuUsPerRequest / Math.max(1, totals.service.cpuUsPerRequest)) * 100) / 100;
+    // What the service costs against bare Hono on the same TLS: hono µs / service µs (1 would
+    // be the framework alone). The framework's own cost against node:https is bare / hono.
     const honoCpuRatio =
+      Math.round((totals.hono.cpuUsPerRequest / Math.max(1, totals.service.cpuUsPerRequest)) * 100) / 100;
+    const frameworkCpuRatio =
       Math.round((totals.bare.cpuUsPerRequest / Math.max(1, totals.hono.cpuUsPerRequest)) * 100) / 100;
     // This checkout's service against the baseline's: CPU per request, below 1 is lighter.
     const baselineCpuRatio = baseline
@@ -489,7 +494,7 @@ async function againstBare(name, { reconnect }) {
         1000
       : null;
     process.stdout.write(
-      `${targets.map((t) => fmt(t.name, totals[t.name])).join('\n')}\np99 ratio ${p99Ratio}\nhono cpu ratio ${honoCpuRatio}\n${name} ratio ${ratio}\ncpu ratio ${cpuRatio}\n${
+      `${targets.map((t) => fmt(t.name, totals[t.name])).join('\n')}\np99 ratio ${p99Ratio}\nhono cpu ratio ${honoCpuRatio}\nframework cpu ratio ${frameworkCpuRatio}\n${name} ratio ${ratio}\ncpu ratio ${cpuRatio}\n${
         baseline ? `cpu per request service/baseline ${baselineCpuRatio}\n` : ''
       }`,
     );
@@ -502,6 +507,7 @@ async function againstBare(name, { reconnect }) {
       ratio,
       cpuRatio,
       honoCpuRatio,
+      frameworkCpuRatio,
       baselineCpuRatio,
     };
   } finally {
@@ -908,46 +914,15 @@ async function dropSchemas() {
   await client.end();
 }
 
-/** The top self-time costs of the newest CPU profile, by function and by package. */
+/** The top self-time costs of the newest CPU profile, by file and by function (bench/profile-top.mjs). */
 function printProfile() {
   const files = readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile'));
   const newest = files
     .map((f) => join(profileDir, f))
     .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0];
   if (!newest) return;
-  const profile = JSON.parse(readFileSync(newest, 'utf8'));
-  const self = new Map();
-  const byPackage = new Map();
-  const dt = new Map();
-  profile.samples.forEach((id, i) => {
-    dt.set(id, (dt.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
-  });
-  let total = 0;
-  for (const node of profile.nodes) {
-    const t = dt.get(node.id) ?? 0;
-    total += t;
-    const { functionName, url, lineNumber } = node.callFrame;
-    const where = url.replace(/^file:\/\//, '').replace(root, '');
-    const key = `${functionName || '(anonymous)'} ${where}:${lineNumber + 1}`;
-    self.set(key, (self.get(key) ?? 0) + t);
-    const pkg =
-      /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(where)?.[1] ??
-      (where.startsWith('/dist/')
-        ? 'case-read (dist)'
-        : where.startsWith('node:')
-          ? 'node core'
-          : functionName.startsWith('(')
-            ? functionName
-            : 'node internals / native');
-    byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + t);
-  }
-  const top = (m, n) =>
-    [...m]
-      .sort((a, b) => b[1] - a[1])
-      .slice(0, n)
-      .map(([k, v]) => `  ${((v / total) * 100).toFixed(1).padStart(5)}%  ${k}`);
   process.stdout.write(
-    `profile ${newest}\nself time by package:\n${top(byPackage, 12).join('\n')}\nself time by function:\n${top(self, 20).join('\n')}\n`,
+    `profile ${newest}\n${profileTop(newest, { by: 'file', top: 12 }).join('\n')}\n${profileTop(newest, { top: 20 }).join('\n')}\n`,
   );
 }
 

@@ -34,6 +34,7 @@ describe('npm run bench -- --smoke', () => {
     expect(lines.at(-1)).toMatch(/^cpu ratio \d+(\.\d+)?$/);
     expect(result.stdout).toMatch(/^hono +\d+ req\/s .* cpu \d+ µs\/req {2}generator \d+% of a core$/m);
     expect(result.stdout).toMatch(/^hono cpu ratio \d+(\.\d+)?$/m);
+    expect(result.stdout).toMatch(/^framework cpu ratio \d+(\.\d+)?$/m);
     const file = /^wrote (.+)$/m.exec(result.stdout)?.[1] ?? '';
     expect(existsSync(file)).toBe(true);
     const saved = JSON.parse(readFileSync(file, 'utf8')) as {
