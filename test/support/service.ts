@@ -4,7 +4,7 @@ import type { Engine } from '../../src/adapters/http/deadline.js';
 import type { HttpLogger } from '../../src/adapters/http/env.js';
 import type { EstDeps } from '../../src/adapters/http/est.handlers.js';
 import { type IdentityReader, trustedGatewayIdentity } from '../../src/adapters/http/identity.js';
-import type { DeadlineOptions } from '../../src/adapters/http/request-cycle.js';
+import type { AuditFailure, DeadlineOptions } from '../../src/adapters/http/request-cycle.js';
 import { type MintOptions, mintToken } from '../../src/adapters/jose/dev-issuer.js';
 import { JoseTokenVerifier } from '../../src/adapters/jose/token-verifier.js';
 import { LocalCredentialsIssuer } from '../../src/adapters/local-credentials/credentials-issuer.js';
@@ -80,6 +80,7 @@ export async function startTestService(
     deadlines?: DeadlineOptions;
     deadlineExceeded?: (engine: Engine) => void;
     overloaded?: () => void;
+    auditFailed?: (outcome: AuditFailure) => void;
   } = {},
 ): Promise<RunningTestService> {
   const directory = new InMemoryAccessDirectory();
@@ -106,6 +107,7 @@ export async function startTestService(
     ...(options.certificates ? { certificates: options.certificates } : {}),
     ...(options.deadlineExceeded ? { deadlineExceeded: options.deadlineExceeded } : {}),
     ...(options.overloaded ? { overloaded: options.overloaded } : {}),
+    ...(options.auditFailed ? { auditFailed: options.auditFailed } : {}),
     queueTokens: {
       issuer: traced(options.issuer ?? new LocalCredentialsIssuer(), 'credentials'),
       defaultRoleArn: options.defaultRoleArn ?? null,

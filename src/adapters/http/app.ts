@@ -17,7 +17,7 @@ import { answerOtherMethods } from './method-not-allowed.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { admitRequests, guardOperation, type NoPerimeter, type PerimeterOptions } from './perimeter.js';
 import { ProblemType, problemResponse } from './problem.js';
-import { type DeadlineOptions, requestCycle } from './request-cycle.js';
+import { type AuditFailure, type DeadlineOptions, requestCycle } from './request-cycle.js';
 import { respond } from './respond.js';
 import { riskHandlers } from './risk.handlers.js';
 import { riskRoutes } from './risk.routes.js';
@@ -55,6 +55,8 @@ export interface HttpAppOptions {
   /** For metrics: a deadline passed on `engine`; a request refused as overload; the in-flight count. */
   readonly deadlineExceeded?: (engine: Engine) => void;
   readonly overloaded?: () => void;
+  /** For metrics: the audit store refused a record (its answer withheld, or the record lost). */
+  readonly auditFailed?: (outcome: AuditFailure) => void;
   readonly inFlight?: (count: () => number) => void;
 }
 
@@ -83,6 +85,7 @@ export function createHttpApp(options: HttpAppOptions): OpenAPIHono<AppEnv> {
       deadlines: options.deadlines ?? DEFAULT_DEADLINES,
       deadlineExceeded: options.deadlineExceeded,
       overloaded: options.overloaded,
+      auditFailed: options.auditFailed,
       inFlight: options.inFlight,
     }),
   );

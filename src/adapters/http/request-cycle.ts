@@ -31,7 +31,15 @@ export interface RequestCycleOptions {
   readonly overloaded?: (() => void) | undefined;
   /** Handed the in-flight count, for a gauge read when metrics are scraped. */
   readonly inFlight?: ((count: () => number) => void) | undefined;
+  /** Called when the audit store refused a record: its answer withheld, or the record lost. */
+  readonly auditFailed?: ((outcome: AuditFailure) => void) | undefined;
 }
+
+/**
+ * An audit record the store refused: `withheld`, the answer was withheld for it (503
+ * audit-unavailable, recorded later); `lost`, it could not be stored after every attempt.
+ */
+export type AuditFailure = 'withheld' | 'lost';
 
 /**
  * What the cycle reads of a request's validated input: the crn route's `Crn` (its schema
@@ -93,6 +101,7 @@ export function requestCycle({
   deadlineExceeded,
   overloaded,
   inFlight: exposeInFlight,
+  auditFailed,
 }: RequestCycleOptions): MiddlewareHandler<AppEnv, string, ValidatedCrn> {
   const accessLog = logger.request
     ? logger.request.bind(logger)
@@ -133,6 +142,7 @@ export function requestCycle({
   let waitingLater = 0;
   const appendLater = async (record: AuditRecord): Promise<void> => {
     if (waitingLater >= MAX_LATER) {
+      auditFailed?.('lost');
       logger.error({ requestId: record.requestId }, 'audit record could not be written: too many waiting');
       return;
     }
@@ -153,7 +163,10 @@ export function requestCycle({
               ? 'audit record could not be written'
               : 'audit record could not be written yet; trying again',
           );
-          if (last) return;
+          if (last) {
+            auditFailed?.('lost');
+            return;
+          }
           await new Promise((resolve) => setTimeout(resolve, Math.min(30_000, 1000 * 2 ** attempt)));
         }
       }
@@ -223,6 +236,7 @@ export function requestCycle({
               c.res = pastDeadline(c, 'auditStore');
             } else {
               const error = outcome as Error;
+              auditFailed?.('withheld');
               logger.error(
                 { requestId: id, err: { name: error.name, message: error.message } },
                 'audit record could not be written; the response was withheld',

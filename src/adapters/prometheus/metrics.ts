@@ -132,6 +132,18 @@ export class PrometheusMetrics {
     registers: [this.registry],
   });
 
+  private readonly auditFailures = new Counter<'outcome'>({
+    name: 'case_read_audit_append_failures_total',
+    help: 'Audit records the store refused: withheld (the answer was withheld, 503 audit-unavailable) or lost (given up after every attempt)',
+    labelNames: ['outcome'],
+    registers: [this.registry],
+  });
+
+  /** An audit record the store refused: its answer `withheld`, or the record `lost` after every attempt. */
+  readonly auditAppendFailed = (outcome: string): void => {
+    this.auditFailures.inc({ outcome });
+  };
+
   /** A renewal was asked for: `issued`, or why it was refused (`already-renewed`, `bad-signature`, …). */
   readonly certificateRenewal = (outcome: string): void => {
     this.renewals.inc({ outcome });

@@ -414,6 +414,7 @@ export async function buildService(config: Config, logger: Logger): Promise<Serv
     },
     deadlineExceeded: metrics.deadlineExceeded,
     overloaded: metrics.overloaded,
+    auditFailed: metrics.auditAppendFailed,
     inFlight: metrics.inFlight,
     queueTokens: {
       issuer: tracing

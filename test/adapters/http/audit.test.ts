@@ -16,6 +16,8 @@ let service: RunningTestService;
 let failing: RunningTestService;
 let audit: SqliteAuditLog;
 const certs: Record<string, ClientCredentials> = {};
+/** What the failing service told its metrics. */
+const auditFailures: string[] = [];
 const keys: Record<string, string> = {};
 let oboJwk: Awaited<ReturnType<typeof exportJWK>>;
 
@@ -29,6 +31,7 @@ beforeAll(async () => {
         throw new Error('disk full');
       },
     },
+    auditFailed: (outcome) => auditFailures.push(outcome),
   });
   const pair = await generateKeyPair('ES256', { extractable: true });
   oboJwk = { ...(await exportJWK(pair.privateKey)), kid: 'idp', alg: 'ES256' };
@@ -178,5 +181,7 @@ describe('the audit trail (decisions §5)', () => {
     expect(response.text).not.toContain('preferredLanguage');
     expect(response.text).not.toContain('disk full');
     expect(response.headers['x-request-id']).toBeDefined();
+    // Counted for case_read_audit_append_failures_total, the alert's metric.
+    expect(auditFailures).toContain('withheld');
   });
 });

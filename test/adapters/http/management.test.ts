@@ -64,14 +64,19 @@ describe('the management listener', () => {
     });
   });
 
-  it('/metrics has the deadline, overload and in-flight series', async () => {
+  it('/metrics has the deadline, overload, in-flight and audit-failure series', async () => {
     const own = new PrometheusMetrics();
     let inFlight = 3;
     own.inFlight(() => inFlight);
     own.deadlineExceeded('auditStore');
     own.deadlineExceeded('auditStore');
     own.overloaded();
+    own.auditAppendFailed('withheld');
+    own.auditAppendFailed('lost');
+    own.auditAppendFailed('withheld');
     const text = await own.text();
+    expect(text).toContain('case_read_audit_append_failures_total{outcome="withheld"} 2');
+    expect(text).toContain('case_read_audit_append_failures_total{outcome="lost"} 1');
     expect(text).toContain('case_read_deadline_exceeded_total{engine="auditStore"} 2');
     expect(text).toContain('case_read_overloaded_total 1');
     expect(text).toContain('case_read_in_flight_requests 3');
