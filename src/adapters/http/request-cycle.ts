@@ -241,12 +241,16 @@ export function requestCycle({
                 { requestId: id, err: { name: error.name, message: error.message } },
                 'audit record could not be written; the response was withheld',
               );
-              c.res = problemResponse(c, {
-                status: 503,
-                type: ProblemType.auditUnavailable,
-                title: 'Service unavailable',
-                detail: 'the request could not be recorded, so it was not answered; try again later',
-              });
+              c.res = problemResponse(
+                c,
+                {
+                  status: 503,
+                  type: ProblemType.auditUnavailable,
+                  title: 'Service unavailable',
+                  detail: 'the request could not be recorded, so it was not answered; try again later',
+                },
+                { 'Retry-After': '1' },
+              );
             }
             const told: AuditRecord = {
               ...record,

@@ -181,6 +181,8 @@ describe('the audit trail (decisions §5)', () => {
     expect(response.text).not.toContain('preferredLanguage');
     expect(response.text).not.toContain('disk full');
     expect(response.headers['x-request-id']).toBeDefined();
+    // As the OpenAPI document's 503 says: every 503 carries Retry-After.
+    expect(response.headers['retry-after']).toBe('1');
     // Counted for case_read_audit_append_failures_total, the alert's metric.
     expect(auditFailures).toContain('withheld');
   });
