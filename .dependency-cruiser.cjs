@@ -39,9 +39,9 @@ module.exports = {
       name: 'only-the-composition-root-chooses-adapters',
       severity: 'error',
       comment:
-        'Adapters are chosen and wired in src/app/composition (the service, the store kinds, the listener, and what the operator commands use); the rest of src/app reaches them only through it. src/adapters/shared holds helpers of no technology of their own (reading variables, SHA-256, the runtime), which config.ts uses too.',
+        'Adapters are chosen and wired in src/app/composition (the service, the configuration, the store kinds, the listener, and what the operator commands use); the rest of src/app reaches them only through it, src/adapters/shared included.',
       from: { path: '^src/app/', pathNot: '^src/app/composition/' },
-      to: { path: '^src/adapters/', pathNot: '^src/adapters/shared/' },
+      to: { path: '^src/adapters/' },
     },
     {
       name: 'adapters-are-independent',

@@ -1,7 +1,7 @@
 import { StoreError } from '../ports/stores.js';
 import { CommandError, EXIT, type Io, UsageError } from './commands/common.js';
+import { ConfigError, STORE_VARIABLES } from './composition/config.js';
 import { STORE_REGISTRY } from './composition/store-kinds.js';
-import { ConfigError, STORE_VARIABLES } from './config.js';
 
 export { EXIT };
 

@@ -3,7 +3,7 @@ import type { Environment, NoSettings, StoreSettingsReader } from '../../ports/s
 
 /**
  * Reading variables from the environment: the rules every setting follows, whether the
- * service's own (`src/app/config.ts`) or a store kind's (each kind's `settings.ts`). An empty
+ * service's own (`src/app/composition/config.ts`) or a store kind's (each kind's `settings.ts`). An empty
  * variable counts as unset, as shells and `.env` files commonly produce them; each problem
  * names its variable.
  */

@@ -1,8 +1,14 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { ClientName } from '../../domain/access/client-name.js';
 import type { Opened, StoreWiring } from '../../ports/stores.js';
+import {
+  ConfigError,
+  crnFormatOf,
+  STORE_VARIABLES,
+  type StoreVariable,
+  storeUrlOf,
+} from '../composition/config.js';
 import { STORE_REGISTRY, storeWiring } from '../composition/store-kinds.js';
-import { ConfigError, crnFormatOf, STORE_VARIABLES, type StoreVariable, storeUrlOf } from '../config.js';
 import type { StoreRef } from '../stores.js';
 
 /** Exit statuses: 0 success, 1 failure, 2 usage. */

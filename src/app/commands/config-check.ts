@@ -1,7 +1,7 @@
+import { SERVICE_VARIABLES, STORE_VARIABLE_NAMES } from '../composition/config.js';
 import { keySetFrom, readAuditSigner, readListenerTls } from '../composition/operator.js';
 import { loadServiceConfig } from '../composition/service.js';
 import { STORE_REGISTRY } from '../composition/store-kinds.js';
-import { SERVICE_VARIABLES, STORE_VARIABLE_NAMES } from '../config.js';
 import { EXIT, type Io, parse, positionals, report } from './common.js';
 
 /** Hides passwords in URLs and any value whose name says it is a secret. */

@@ -1,5 +1,5 @@
+import { crnFormatOf } from '../composition/config.js';
 import { openApiDocument } from '../composition/operator.js';
-import { crnFormatOf } from '../config.js';
 import { EXIT, type Io, parse, positionals } from './common.js';
 
 /**

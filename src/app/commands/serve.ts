@@ -1,3 +1,4 @@
+import { ConfigError } from '../composition/config.js';
 import {
   type RunningServer,
   runtimeOf,
@@ -13,7 +14,6 @@ import {
   loadServiceConfig,
   type Service,
 } from '../composition/service.js';
-import { ConfigError } from '../config.js';
 import { EXIT, type Io, parse, positionals } from './common.js';
 
 export async function serve(args: string[], io: Io): Promise<number> {

@@ -37,9 +37,9 @@ import type { Environment, Opened, ReloadableTls, StoreWiring } from '../../port
 import type { OutgoingTracing } from '../../ports/tracing.js';
 import { AuditCheckpointing } from '../audit-checkpointing.js';
 import { CertificateExpiry } from '../certificate-expiry.js';
-import { type Config, ConfigError, loadConfig } from '../config.js';
 import type { StoreRef } from '../stores.js';
 import { type NamedCertificate, type TlsSource, type TlsWatch, watchTls } from '../tls-reload.js';
+import { type Config, ConfigError, loadConfig } from './config.js';
 import { STORE_REGISTRY, storeWiring } from './store-kinds.js';
 
 /**

@@ -6,8 +6,8 @@ import { redisStores } from '../../adapters/redis/store-kind.js';
 import { sqliteStores } from '../../adapters/sqlite/store-kind.js';
 import { upstreamStores } from '../../adapters/upstream-http/store-kind.js';
 import type { StoreLog, StoreWiring } from '../../ports/stores.js';
-import type { Config } from '../config.js';
 import { StoreRegistry } from '../stores.js';
+import type { Config } from './config.js';
 
 /**
  * The store kinds this service knows, first match wins. Each adapter folder that holds

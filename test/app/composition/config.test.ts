@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { STORE_REGISTRY } from '../../src/app/composition/store-kinds.js';
-import { type Config, ConfigError, loadConfig as loadConfigWith } from '../../src/app/config.js';
-import type { Environment } from '../../src/ports/stores.js';
+import {
+  type Config,
+  ConfigError,
+  loadConfig as loadConfigWith,
+} from '../../../src/app/composition/config.js';
+import { STORE_REGISTRY } from '../../../src/app/composition/store-kinds.js';
+import type { Environment } from '../../../src/ports/stores.js';
 
 const loadConfig = (env: Environment): Config => loadConfigWith(env, STORE_REGISTRY);
 

@@ -1,12 +1,12 @@
 import * as z from 'zod';
-import { httpUrl, presentIn, problemsOf, wholeNumber } from '../adapters/shared/variables.js';
-import { parseQuota } from '../domain/access/quota.js';
-import { DEFAULT_CLIENT_CERT_DAYS, DEFAULT_RENEW_WITHIN_DAYS } from '../domain/certificates/renew.js';
-import { CrnFormat, DEFAULT_CRN_PATTERN } from '../domain/crn.js';
-import { RoleArn } from '../domain/queue/arns.js';
-import { DEFAULT_MAX_IN_FLIGHT, DEFAULT_REQUEST_DEADLINE_MS } from '../ports/deadline.js';
-import type { Environment, StoreRole } from '../ports/stores.js';
-import type { StoreRef, StoreRegistry } from './stores.js';
+import { httpUrl, presentIn, problemsOf, wholeNumber } from '../../adapters/shared/variables.js';
+import { parseQuota } from '../../domain/access/quota.js';
+import { DEFAULT_CLIENT_CERT_DAYS, DEFAULT_RENEW_WITHIN_DAYS } from '../../domain/certificates/renew.js';
+import { CrnFormat, DEFAULT_CRN_PATTERN } from '../../domain/crn.js';
+import { RoleArn } from '../../domain/queue/arns.js';
+import { DEFAULT_MAX_IN_FLIGHT, DEFAULT_REQUEST_DEADLINE_MS } from '../../ports/deadline.js';
+import type { Environment, StoreRole } from '../../ports/stores.js';
+import type { StoreRef, StoreRegistry } from '../stores.js';
 
 /**
  * The service's configuration, read from environment variables and validated at start-up,
