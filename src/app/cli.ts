@@ -1,3 +1,4 @@
+import { PERMISSIONS } from '../domain/access/permissions.js';
 import { StoreError } from '../ports/stores.js';
 import { CommandError, EXIT, type Io, UsageError } from './commands/common.js';
 import { ConfigError, STORE_VARIABLES } from './composition/config.js';
@@ -39,7 +40,7 @@ export const USAGE = `usage:
   case-read openapi
   case-read help
 
-Permissions: getCase, getHomeOfficeInterest, getCommunityManagerByCrn, getRiskScores, issueQueueToken.
+Permissions: ${PERMISSIONS.join(', ')}.
 Stores (each option, else its variable, else the default):
 ${storeLine('cases', '--store', 'CASE_STORE', STORE_REGISTRY.caseWriterForms())}
 ${storeLine(
@@ -49,7 +50,7 @@ ${storeLine(
   STORE_REGISTRY.formsFor('access', (k) => k.access?.openAdmin !== undefined),
 )}
 ${storeLine('audit', '--audit-store', 'AUDIT_STORE', STORE_REGISTRY.formsFor('audit'))}
-Every command takes --json for machine-readable output. Configuration: see README, "Configuration".`;
+Every command takes --json for machine-readable output. Configuration: see docs/operations/configuration.md.`;
 
 const defaultIo: Io = {
   out: (line) => process.stdout.write(`${line}\n`),

@@ -131,6 +131,11 @@ describe('case-read usage errors exit 2 with a usage line', () => {
     const result = runCli(['help']);
     expect(result.status).toBe(0);
     expect(result.stdout).toContain('case-read cases generate --count N');
+    // Every permission a client can be given, renewCertificate included (the domain's list).
+    expect(result.stdout).toContain(
+      'Permissions: getCase, getHomeOfficeInterest, getCommunityManagerByCrn, getRiskScores, issueQueueToken, renewCertificate.',
+    );
+    expect(result.stdout).toContain('Configuration: see docs/operations/configuration.md.');
     // The store forms come from the registry: each command's option with what it accepts.
     expect(result.stdout).toContain(
       'audit commands: --audit-store sqlite:PATH, jsonl:PATH or postgres://USER@HOST:PORT/DB[?schema=NAME] (else AUDIT_STORE, else sqlite:./data/audit.db)',

@@ -8,7 +8,7 @@ import type { AppEnv, ResponseHeaders } from './env.js';
  * Response headers as a plain object of lower-case names, one per request, filled as the
  * request passes each step and handed to the Response as it is. Not a `Headers`: each
  * `Headers.set` validates and sorts, and the Node adapter then turns `Headers` back into an
- * object, which together cost about a tenth of a request (see README, "Performance"). A
+ * object, which together cost about a tenth of a request (see docs/performance.md). A
  * plain object goes to `writeHead` untouched, and Node still validates every name and value
  * there. Every response the API sends is built by {@link respond}, so none leaves without
  * these headers.

@@ -5,7 +5,7 @@
  * sockets is started at the end of that pass (one `setImmediate`), one after another, so
  * the app's code runs back to back for the whole batch while it is hot in the CPU's caches.
  * Measured on the keep-alive bench: about 14% less CPU per request, more requests per
- * second, and lower p50 and p99 (see README, "Performance"). Nothing waits longer than the
+ * second, and lower p50 and p99 (see docs/performance.md). Nothing waits longer than the
  * end of the current pass.
  */
 export function batchedFetch<E>(

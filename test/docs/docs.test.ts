@@ -1,0 +1,164 @@
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { USAGE } from '../../src/app/cli.js';
+import { SERVICE_VARIABLES, STORE_VARIABLE_NAMES } from '../../src/app/composition/config.js';
+import { STORE_REGISTRY } from '../../src/app/composition/store-kinds.js';
+import { ROOT } from '../support/cli.js';
+import { codeBlocks, headingAnchors, linkTargets, withoutCodeBlocks } from '../support/docs.js';
+
+/**
+ * The documents are checked against what they describe (decisions §13): every relative link
+ * and anchor in README.md and docs/ resolves, every `case-read …` command they show is one
+ * the CLI has (with options it takes), and the configuration page lists exactly the
+ * variables the service reads.
+ */
+const CONFIGURATION = 'docs/operations/configuration.md';
+
+function markdownFiles(dir: string): string[] {
+  return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return markdownFiles(path);
+    return entry.name.endsWith('.md') ? [path] : [];
+  });
+}
+const DOCUMENTS = ['README.md', ...markdownFiles('docs')];
+const read = (path: string) => readFileSync(join(ROOT, path), 'utf8');
+
+/** What is wrong with one link of `from`: undefined when it resolves. */
+function brokenLink(from: string, target: string): string | undefined {
+  if (/^(https?:|mailto:)/.test(target)) return undefined;
+  const [path = '', anchor] = target.split('#', 2);
+  const file = path === '' ? join(ROOT, from) : resolve(join(ROOT, dirname(from)), decodeURI(path));
+  if (relative(ROOT, file).startsWith('..')) return `${target}: outside the repository`;
+  if (!existsSync(file)) return `${target}: no such file`;
+  if (anchor === undefined || anchor === '') return undefined;
+  if (!statSync(file).isFile() || !file.endsWith('.md'))
+    return `${target}: an anchor into a file that is not Markdown`;
+  return headingAnchors(readFileSync(file, 'utf8')).includes(anchor)
+    ? undefined
+    : `${target}: no such heading`;
+}
+
+/** Each command path of the usage text (`clients add`, `serve`, …) with the options its line names. */
+function cliCommands(): Map<string, Set<string>> {
+  const commands = new Map<string, Set<string>>();
+  let last: string[] = [];
+  for (const line of USAGE.split('\n')) {
+    const match = /^\s+case-read (.*)$/.exec(line);
+    const text = match ? (match[1] ?? '') : /^\s{10,}(\[.*)$/.exec(line)?.[1];
+    if (text === undefined) continue;
+    const options = new Set([...text.matchAll(/--[a-z-]+/g)].map((m) => m[0]));
+    if (!match) {
+      // A continuation line: more options of the commands above.
+      for (const path of last) for (const option of options) commands.get(path)?.add(option);
+      continue;
+    }
+    const [first = '', ...alternatives] = text.split(' | ');
+    const group = /^[a-z]+/.exec(first)?.[0] ?? '';
+    const paths = [first, ...alternatives].map((part) => {
+      const words = part.trim().split(/\s+/);
+      const sub = part === first ? words[1] : words[0];
+      return part === first && (sub === undefined || !/^[a-z][a-z-]*$/.test(sub)) ? group : `${group} ${sub}`;
+    });
+    for (const path of paths) commands.set(path, new Set([...(commands.get(path) ?? []), ...options]));
+    last = paths;
+  }
+  return commands;
+}
+/** Options every command takes: --json, and the store options of the usage text's footnote. */
+const EVERY_COMMAND = ['--json', '--store', '--access-store', '--audit-store'];
+
+/** The `case-read …` commands a document shows: in shell blocks (continuations joined) and in inline code. */
+function documentedCommands(markdown: string): string[] {
+  const found: string[] = [];
+  for (const block of codeBlocks(markdown)) {
+    if (!['', 'sh', 'bash', 'shell', 'console', 'sh consumer', 'sh operator'].includes(block.info)) continue;
+    for (const line of block.body.replace(/\\\n\s*/g, ' ').split('\n')) {
+      const command = /^\s*(?:\$\s+)?(case-read\s+.*)$/.exec(line)?.[1];
+      if (command) found.push(command.replace(/\s+#.*$/, ''));
+    }
+  }
+  for (const [, inline] of withoutCodeBlocks(markdown).matchAll(/`(case-read\s[^`]+)`/g))
+    found.push(inline ?? '');
+  return found;
+}
+
+/** Why a documented command is not one the CLI has: undefined when it is. */
+function unknownCommand(commands: Map<string, Set<string>>, command: string): string | undefined {
+  const words = command.split(/\s+/).slice(1);
+  const [first = '', second = ''] = words;
+  const path = commands.has(`${first} ${second}`) ? `${first} ${second}` : first;
+  const options = commands.get(path);
+  // Prose may name a group of commands: `case-read keys`, `case-read clients …`.
+  const isGroup = [...commands.keys()].some((known) => known.startsWith(`${first} `));
+  if (options === undefined && isGroup && ['', '…', '...'].includes(second)) return undefined;
+  if (options === undefined) return `${command}: no such command`;
+  const unknown = words
+    .filter((w) => /^--[a-z]/.test(w))
+    .map((w) => w.split('=')[0] ?? w)
+    .filter((o) => !options.has(o) && !EVERY_COMMAND.includes(o));
+  return unknown.length > 0 ? `${command}: ${path} takes no ${unknown.join(', ')}` : undefined;
+}
+
+describe('the documents', () => {
+  it('README.md is the front door: at most 300 lines, with a map of docs/', () => {
+    const readme = read('README.md');
+    expect(readme.split('\n').length).toBeLessThanOrEqual(300);
+    expect(linkTargets(readme).filter((t) => t.startsWith('docs/')).length).toBeGreaterThanOrEqual(8);
+  });
+
+  it('every relative link and #anchor in README.md and docs/ resolves', () => {
+    expect(DOCUMENTS.length).toBeGreaterThan(5);
+    const broken = DOCUMENTS.flatMap((doc) =>
+      linkTargets(read(doc)).flatMap((target) => {
+        const why = brokenLink(doc, target);
+        return why ? [`${doc}: ${why}`] : [];
+      }),
+    );
+    expect(broken).toEqual([]);
+  });
+
+  it('every case-read command they show is one the CLI has, with options it takes', () => {
+    const commands = cliCommands();
+    expect(commands.has('clients add')).toBe(true);
+    expect(commands.get('certs sign')?.has('--client')).toBe(true);
+    const shown = DOCUMENTS.flatMap((doc) => documentedCommands(read(doc)).map((c) => ({ doc, c })));
+    expect(shown.length).toBeGreaterThan(20);
+    expect(
+      shown.flatMap(({ doc, c }) => {
+        const why = unknownCommand(commands, c);
+        return why ? [`${doc}: ${why}`] : [];
+      }),
+    ).toEqual([]);
+  });
+
+  it(`${CONFIGURATION} lists every variable the service reads, and no other`, () => {
+    const listed = [...read(CONFIGURATION).matchAll(/^\| `([A-Z][A-Z0-9_]*)` \|/gm)].map((m) => m[1]);
+    const read_ = [
+      ...SERVICE_VARIABLES,
+      ...STORE_VARIABLE_NAMES,
+      ...STORE_REGISTRY.variables().map((v) => v.name),
+    ];
+    expect([...new Set(listed)].sort()).toEqual([...new Set(read_)].sort());
+  });
+});
+
+describe('the document checks themselves', () => {
+  it('catch a dead link, a missing heading, an unknown command and an unknown option', () => {
+    expect(brokenLink('README.md', 'docs/no-such-page.md')).toMatch(/no such file/);
+    expect(brokenLink('docs/operations/runbook.md', '#no-such-alert')).toMatch(/no such heading/);
+    expect(brokenLink('docs/operations/runbook.md', '#casereadinstancedown')).toBeUndefined();
+    expect(brokenLink('README.md', '../outside.md')).toMatch(/outside/);
+    const commands = cliCommands();
+    expect(unknownCommand(commands, 'case-read clients add CN --permissions getCase')).toBeUndefined();
+    expect(unknownCommand(commands, 'case-read keys revoke KEY_ID')).toBeUndefined();
+    expect(unknownCommand(commands, 'case-read audit keygen --dir DIR')).toBeUndefined();
+    expect(unknownCommand(commands, 'case-read clients purge CN')).toMatch(/no such command/);
+    expect(unknownCommand(commands, 'case-read keys …')).toBeUndefined();
+    expect(unknownCommand(commands, 'case-read pkg …')).toMatch(/no such command/);
+    expect(unknownCommand(commands, 'case-read certs sign x.csr --client a --year 1')).toMatch(
+      /takes no --year/,
+    );
+  });
+});
