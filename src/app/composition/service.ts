@@ -12,6 +12,7 @@ import type { AppEnv, HttpLogger } from '../../adapters/http/env.js';
 import { NO_RENEWAL } from '../../adapters/http/est.handlers.js';
 import { type IdentityReader, trustedGatewayIdentity } from '../../adapters/http/identity.js';
 import { createManagementApp } from '../../adapters/http/management.js';
+import type { PerimeterOptions } from '../../adapters/http/perimeter.js';
 import { JoseTokenVerifier } from '../../adapters/jose/token-verifier.js';
 import { LocalCredentialsIssuer } from '../../adapters/local-credentials/credentials-issuer.js';
 import type { Tracing } from '../../adapters/opentelemetry/tracing.js';
@@ -38,7 +39,8 @@ import type { OutgoingTracing } from '../../ports/tracing.js';
 import { AuditCheckpointing } from '../audit-checkpointing.js';
 import { CertificateExpiry } from '../certificate-expiry.js';
 import type { StoreRef } from '../stores.js';
-import { type NamedCertificate, type TlsSource, type TlsWatch, watchTls } from '../tls-reload.js';
+import type { NamedCertificate, TlsWatch } from '../tls-reload.js';
+import { certificateWatch } from './certificate-watch.js';
 import { type Config, ConfigError, loadConfig } from './config.js';
 import { STORE_REGISTRY, storeWiring } from './store-kinds.js';
 
@@ -343,51 +345,90 @@ async function openStores(config: Config, wiring: StoreWiring) {
   }
 }
 
-export async function buildService(config: Config, logger: Logger): Promise<Service> {
-  const listenerTls = readListenerTls(config);
-  const auditSigner = await readAuditSigner(config);
-  const tracing = await startTracingIf(config);
-  const credentialsIssuer = await createCredentialsIssuer(config, tracing);
-  const certificateIssuer = await createCertificateIssuer(config, listenerTls.files.clientCa, tracing);
-  const verifier = (() => {
-    try {
-      return new JoseTokenVerifier({
-        bearer:
-          config.BEARER_MODE === 'off'
-            ? null
-            : {
-                jwks: config.BEARER_JWKS ?? '',
-                issuer: config.BEARER_ISSUER ?? '',
-                audience: config.BEARER_AUDIENCE ?? '',
-              },
-      });
-    } catch (error) {
-      throw new ConfigError([`BEARER_JWKS: ${(error as Error).message}`]);
-    }
-  })();
-  const metrics = new PrometheusMetrics();
-  const expiry = new CertificateExpiry({
-    certificates: metrics.certificates,
-    client: metrics.clientCertificate,
-    warn: (fields, message) => logger.warn(fields, message),
-    now: () => new Date(),
-  });
-  const wiring = storeWiring(config.CRN_PATTERN, (level, fields, message) => logger[level](fields, message), {
-    onRateLimitTransition: metrics.rateLimitStoreTransition,
-    observeUpstream: metrics.upstreamCall,
-    requestDeadlineMs: config.REQUEST_DEADLINE_MS,
-    ...(tracing ? { tracing } : {}),
-  });
-  const { cases, access, audit, rateLimit } = await openStores(config, wiring);
-  /** With tracing on, each store call is a span naming the store and its kind. */
-  const traced = <T extends object>(port: T, ref: StoreRef): T =>
-    tracing ? tracing.traced(port, ref.role, { 'db.system.name': ref.kind }) : port;
-  const checkpointing = auditSigner
-    ? startCheckpointing(config, auditSigner, audit.value, logger, metrics)
-    : undefined;
-  const auditWriter = traced(audit.value, config.AUDIT_STORE);
-  const app = createHttpApp({
-    repository: traced(cases.value, config.CASE_STORE),
+/** The bearer-token verifier, from `BEARER_*`; a key set that cannot be read is a ConfigError. */
+function createTokenVerifier(config: Config): JoseTokenVerifier {
+  try {
+    return new JoseTokenVerifier({
+      bearer:
+        config.BEARER_MODE === 'off'
+          ? null
+          : {
+              jwks: config.BEARER_JWKS ?? '',
+              issuer: config.BEARER_ISSUER ?? '',
+              audience: config.BEARER_AUDIENCE ?? '',
+            },
+    });
+  } catch (error) {
+    throw new ConfigError([`BEARER_JWKS: ${(error as Error).message}`]);
+  }
+}
+
+/** What the service is built from before its HTTP app: read, checked, opened. */
+interface Parts {
+  readonly config: Config;
+  readonly logger: Logger;
+  readonly metrics: PrometheusMetrics;
+  readonly tracing: Tracing | undefined;
+  readonly stores: Awaited<ReturnType<typeof openStores>>;
+  readonly credentialsIssuer: CredentialsIssuer & { close?(): void };
+  readonly certificateIssuer: CertificateIssuer | null;
+  readonly verifier: JoseTokenVerifier;
+  readonly expiry: CertificateExpiry;
+  readonly checkpointing: AuditCheckpointing | undefined;
+}
+
+/** With tracing on, each call to `port` is a span naming the store and its kind. */
+const tracedStore = <T extends object>(tracing: Tracing | undefined, port: T, ref: StoreRef): T =>
+  tracing ? tracing.traced(port, ref.role, { 'db.system.name': ref.kind }) : port;
+
+/** The security perimeter (decisions §1 steps 2–8) over the access and rate-limit stores. */
+async function perimeterOf(parts: Parts): Promise<PerimeterOptions> {
+  const { config, logger, tracing, stores, verifier, expiry } = parts;
+  const access = stores.access.value;
+  return {
+    rateLimit: {
+      limiter: tracedStore(tracing, stores.rateLimit.value, config.RATE_LIMIT_STORE),
+      defaultQuota: config.RATE_LIMIT_DEFAULT,
+    },
+    identify:
+      config.IDENTITY_MODE === 'trusted-header'
+        ? trustedGatewayIdentity(
+            new Set(config.TRUSTED_GATEWAYS),
+            tlsPeerIdentity,
+            // Loaded only behind a gateway: the X.509 reader of a forwarded certificate.
+            (await import('../../adapters/x509/forwarded-certificate.js')).cachedForwardedCertificates(),
+          )
+        : tlsPeerIdentity,
+    directory: tracedStore(tracing, access, config.ACCESS_STORE),
+    hasher: sha256Hasher,
+    clock: systemClock,
+    verifier,
+    bearerMode: config.BEARER_MODE,
+    renewWithinDays: config.CLIENT_CERT_RENEW_WITHIN_DAYS,
+    // The certificate a client presents, when its end is known: its expiry metric and
+    // warnings, and, when it is another than before, recorded for `clients list`.
+    presented: (client, certificate) => {
+      const { serialNumber, notAfter } = certificate;
+      if (notAfter === null || !expiry.presented(client, serialNumber, notAfter)) return;
+      access
+        .noteCertificate({ clientId: client, serialNumber, notAfter, seenAt: new Date() })
+        .catch((error: unknown) =>
+          logger.warn(
+            { client, err: { message: (error as Error).message } },
+            'the certificate a client presented could not be recorded for clients list',
+          ),
+        );
+    },
+  };
+}
+
+/** The API: the routes over the stores, the perimeter, the audit trail, deadlines and metrics. */
+async function httpAppOf(parts: Parts): Promise<OpenAPIHono<AppEnv>> {
+  const { config, logger, metrics, tracing, stores, credentialsIssuer, certificateIssuer, checkpointing } =
+    parts;
+  const auditWriter = tracedStore(tracing, stores.audit.value, config.AUDIT_STORE);
+  return createHttpApp({
+    repository: tracedStore(tracing, stores.cases.value, config.CASE_STORE),
     ...(tracing ? { tracer: tracing.tracer } : {}),
     crnFormat: config.CRN_PATTERN,
     logger: httpLoggerOf(logger),
@@ -406,7 +447,7 @@ export async function buildService(config: Config, logger: Logger): Promise<Serv
     certificates: {
       issuer: certificateIssuer,
       requests: await certificateRequestsFor(certificateIssuer),
-      directory: access.value,
+      directory: stores.access.value,
       days: config.CLIENT_CERT_DAYS,
       renewWithinDays: config.CLIENT_CERT_RENEW_WITHIN_DAYS,
       now: () => new Date(),
@@ -423,141 +464,109 @@ export async function buildService(config: Config, logger: Logger): Promise<Serv
       defaultRoleArn: config.STS_ROLE_ARN ?? null,
       durationSeconds: config.STS_DURATION_SECONDS,
     },
-    perimeter: {
-      rateLimit: {
-        limiter: traced(rateLimit.value, config.RATE_LIMIT_STORE),
-        defaultQuota: config.RATE_LIMIT_DEFAULT,
-      },
-      identify:
-        config.IDENTITY_MODE === 'trusted-header'
-          ? trustedGatewayIdentity(
-              new Set(config.TRUSTED_GATEWAYS),
-              tlsPeerIdentity,
-              // Loaded only behind a gateway: the X.509 reader of a forwarded certificate.
-              (await import('../../adapters/x509/forwarded-certificate.js')).cachedForwardedCertificates(),
-            )
-          : tlsPeerIdentity,
-      directory: traced(access.value, config.ACCESS_STORE),
-      hasher: sha256Hasher,
-      clock: systemClock,
-      verifier,
-      bearerMode: config.BEARER_MODE,
-      renewWithinDays: config.CLIENT_CERT_RENEW_WITHIN_DAYS,
-      // The certificate a client presents, when its end is known: its expiry metric and
-      // warnings, and, when it is another than before, recorded for `clients list`.
-      presented: (client, certificate) => {
-        const { serialNumber, notAfter } = certificate;
-        if (notAfter === null || !expiry.presented(client, serialNumber, notAfter)) return;
-        access.value
-          .noteCertificate({ clientId: client, serialNumber, notAfter, seenAt: new Date() })
-          .catch((error: unknown) =>
-            logger.warn(
-              { client, err: { message: (error as Error).message } },
-              'the certificate a client presented could not be recorded for clients list',
-            ),
-          );
-      },
-    },
+    perimeter: await perimeterOf(parts),
   });
+}
+
+/** The management listener: readiness over every store (503 once shutdown begins) and metrics. */
+function managementOf({ metrics, stores }: Parts): { management: Hono; beginShutdown: () => void } {
   let shuttingDown = false;
   const management = createManagementApp({
     metrics,
     shuttingDown: () => shuttingDown,
     checks: [
-      { name: 'caseStore', check: () => cases.ping() },
-      { name: 'accessStore', check: () => access.ping() },
-      { name: 'auditStore', check: () => audit.ping() },
-      { name: 'rateLimitStore', check: () => rateLimit.ping() },
+      { name: 'caseStore', check: () => stores.cases.ping() },
+      { name: 'accessStore', check: () => stores.access.ping() },
+      { name: 'auditStore', check: () => stores.audit.ping() },
+      { name: 'rateLimitStore', check: () => stores.rateLimit.ping() },
     ],
   });
-  const storeTls = [cases.tls].filter((tls): tls is ReloadableTls => tls !== undefined);
-  const setCertificates = (certificates: readonly NamedCertificate[]) => {
-    for (const name of new Set(certificates.map((c) => c.certificate))) {
-      expiry.set(
-        name,
-        certificates.filter((c) => c.certificate === name),
-      );
-    }
-  };
-  const storeCertificates = (tls: ReloadableTls): NamedCertificate[] => {
-    const inUse = tls.current();
-    return inUse ? [{ certificate: tls.name, ...inUse }] : [];
-  };
-  setCertificates([...listenerTls.certificates, ...storeTls.flatMap(storeCertificates)]);
   return {
-    app,
     management,
-    tls: listenerTls.files,
-    watchCertificates: (server) => {
-      const sources: TlsSource[] = [
-        {
-          name: 'server',
-          files: listenerTlsPaths(config),
-          reload: () => {
-            const next = readListenerTls(config);
-            if (server.setTls === undefined) throw new Error('the API listener serves no TLS');
-            server.setTls(next.files);
-            return next.certificates;
-          },
-        },
-        ...storeTls.map((tls) => ({
-          name: tls.name,
-          files: tls.files,
-          reload: () => {
-            tls.reload();
-            return storeCertificates(tls);
-          },
-        })),
-      ];
-      expiry.start();
-      const watch = watchTls(sources, config.TLS_WATCH_MS, {
-        reloaded: (source, certificates, trigger) => {
-          setCertificates(certificates);
-          const own = certificates.find((c) => c.certificate === source.name);
-          logger.info(
-            {
-              certificate: source.name,
-              trigger,
-              ...(own ? { serialNumber: own.serialNumber, notAfter: own.notAfter.toISOString() } : {}),
-            },
-            'tls reloaded',
-          );
-        },
-        failed: (source, reason, trigger) => {
-          metrics.tlsReloadFailed(source.name);
-          logger.error(
-            { certificate: source.name, trigger, reason },
-            'tls reload failed, the set in use stays',
-          );
-        },
-      });
-      return {
-        ...watch,
-        stop: () => {
-          watch.stop();
-          expiry.stop();
-        },
-      };
-    },
-    stores: {
-      cases: cases.description,
-      access: access.description,
-      audit: audit.description,
-      rateLimit: rateLimit.description,
-      credentials: config.CREDENTIALS_ISSUER,
-    },
     beginShutdown: () => {
       shuttingDown = true;
     },
-    close: async () => {
-      // The audit trail first: anything pending is written (and, with a signing key, a last
-      // checkpoint taken) before the rest goes.
-      await checkpointing?.stop();
-      await audit.close();
-      await Promise.allSettled([cases.close(), access.close(), rateLimit.close()]);
-      credentialsIssuer.close?.();
-      // Last, so the spans of the drain are exported too.
-      await tracing?.shutdown();
+  };
+}
+
+/**
+ * Closes what the service opened, the audit trail first: anything pending is written (and,
+ * with a signing key, a last checkpoint taken) before the rest goes; tracing last, so the
+ * spans of the drain are exported too.
+ */
+function closerOf({ stores, checkpointing, credentialsIssuer, tracing }: Parts): () => Promise<void> {
+  return async () => {
+    await checkpointing?.stop();
+    await stores.audit.close();
+    await Promise.allSettled([stores.cases.close(), stores.access.close(), stores.rateLimit.close()]);
+    credentialsIssuer.close?.();
+    await tracing?.shutdown();
+  };
+}
+
+/**
+ * The service, in steps: its TLS files and keys read and checked, tracing started, the
+ * issuers and the token verifier made, the stores opened, then the API, the management
+ * listener and the certificate watch built over them.
+ */
+export async function buildService(config: Config, logger: Logger): Promise<Service> {
+  const listenerTls = readListenerTls(config);
+  const auditSigner = await readAuditSigner(config);
+  const tracing = await startTracingIf(config);
+  const credentialsIssuer = await createCredentialsIssuer(config, tracing);
+  const certificateIssuer = await createCertificateIssuer(config, listenerTls.files.clientCa, tracing);
+  const verifier = createTokenVerifier(config);
+  const metrics = new PrometheusMetrics();
+  const expiry = new CertificateExpiry({
+    certificates: metrics.certificates,
+    client: metrics.clientCertificate,
+    warn: (fields, message) => logger.warn(fields, message),
+    now: () => new Date(),
+  });
+  const wiring = storeWiring(config.CRN_PATTERN, (level, fields, message) => logger[level](fields, message), {
+    onRateLimitTransition: metrics.rateLimitStoreTransition,
+    observeUpstream: metrics.upstreamCall,
+    requestDeadlineMs: config.REQUEST_DEADLINE_MS,
+    ...(tracing ? { tracing } : {}),
+  });
+  const stores = await openStores(config, wiring);
+  const checkpointing = auditSigner
+    ? startCheckpointing(config, auditSigner, stores.audit.value, logger, metrics)
+    : undefined;
+  const parts: Parts = {
+    config,
+    logger,
+    metrics,
+    tracing,
+    stores,
+    credentialsIssuer,
+    certificateIssuer,
+    verifier,
+    expiry,
+    checkpointing,
+  };
+  const { management, beginShutdown } = managementOf(parts);
+  return {
+    app: await httpAppOf(parts),
+    management,
+    tls: listenerTls.files,
+    watchCertificates: certificateWatch(
+      {
+        paths: listenerTlsPaths(config),
+        certificates: listenerTls.certificates,
+        read: () => readListenerTls(config),
+      },
+      [stores.cases.tls].filter((tls): tls is ReloadableTls => tls !== undefined),
+      { expiry, metrics, logger, intervalMs: config.TLS_WATCH_MS },
+    ),
+    stores: {
+      cases: stores.cases.description,
+      access: stores.access.description,
+      audit: stores.audit.description,
+      rateLimit: stores.rateLimit.description,
+      credentials: config.CREDENTIALS_ISSUER,
     },
+    beginShutdown,
+    close: closerOf(parts),
   };
 }
