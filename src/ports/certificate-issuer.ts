@@ -3,7 +3,7 @@ import type { Deadline } from './deadline.js';
 /**
  * What a client certificate holds, as this service decides it (decisions §12): never copied
  * from the CSR. The subject is `CN=<commonName>` and nothing else; extended key usage
- * clientAuth, key usage digitalSignature, not a CA, a random serial of at least 128 bits.
+ * clientAuth, key usage digitalSignature, not a CA, a random serial (at least 126 random bits).
  */
 export interface ClientCertificateOrder {
   /** The client's name (a checked client name). */

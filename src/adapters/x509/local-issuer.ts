@@ -42,7 +42,7 @@ function signingOf(keyPem: string): {
  * Client certificates signed by a CA whose key this service holds (`CLIENT_CERT_ISSUER=local`:
  * development and small deployments). What is issued is decided here, never copied from the
  * CSR: subject CN only, `days` of validity, extended key usage clientAuth, key usage
- * digitalSignature, not a CA, a random 128-bit serial; the CSR gives its public key alone.
+ * digitalSignature, not a CA, a 128-bit serial (126 bits of it random); the CSR gives its public key alone.
  */
 export class LocalCertificateIssuer implements CertificateIssuer {
   private constructor(

@@ -10,7 +10,10 @@ x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoPro
 
 export { x509 };
 
-/** A random positive serial of 16 bytes (the first bit clear so DER keeps it positive). */
+/**
+ * A random positive serial of 16 bytes: 126 random bits (the first bit clear so DER keeps it
+ * positive, and the first byte's last bit set so it is never shorter than 16 bytes).
+ */
 export function randomSerial(): string {
   const bytes = webcrypto.getRandomValues(new Uint8Array(16));
   bytes[0] = ((bytes[0] ?? 1) & 0x7f) | 0x01;
