@@ -83,9 +83,7 @@ async function dispatch(argv: string[], io: Io): Promise<number> {
       return (await import('./commands/audit.js')).audit(sub, rest, io);
     case 'config':
       if (sub === 'check') return (await import('./commands/config-check.js')).configCheck(rest, io);
-      throw new UsageError(
-        sub === undefined ? 'config needs a subcommand: check' : `unknown config subcommand: ${sub}`,
-      );
+      throw UsageError.unknownSubcommand('config', 'check', sub);
     case 'openapi':
       return (await import('./commands/openapi.js')).openapi(argv.slice(1), io);
     case 'help':

@@ -17,22 +17,19 @@ import {
   type IssuedClientCertificate,
 } from '../../ports/certificate-issuer.js';
 import type { Deadline } from '../../ports/deadline.js';
-import type { OutgoingTracing } from '../../ports/tracing.js';
+import {
+  type AwsClientSettings,
+  awsErrorLabel,
+  createAwsClient,
+  isAwsTimeout,
+} from '../shared/aws-client.js';
 
-export interface AcmPcaIssuerOptions {
+/** What the issuer is built with. Its client may retry a call: IssueCertificate is idempotent by its token. */
+export interface AcmPcaIssuerOptions extends AwsClientSettings<ACMPCAClientConfig['credentials']> {
   /** The issuing private CA: `arn:<partition>:acm-pca:<region>:<account>:certificate-authority/<id>`. */
   readonly arn: string;
-  readonly region: string;
-  /** e.g. a VPC endpoint, or a stand-in in tests; else the SDK's regional endpoint. */
-  readonly endpoint?: string;
   /** Bounds each operation (`issue`, `caCertificates`) whole: its calls, the SDK's retries and the polling. */
   readonly timeoutMs: number;
-  /** The service's own AWS credentials; by default the SDK's provider chain finds them. */
-  readonly credentials?: ACMPCAClientConfig['credentials'];
-  /** Attempts per call (the SDK retries throttling and transient errors; IssueCertificate is idempotent by its token). */
-  readonly maxAttempts?: number;
-  /** A client span per call, and the trace context in its headers, when tracing is on. */
-  readonly tracing?: OutgoingTracing;
 }
 
 const ARN = /^arn:(aws[a-z-]*):acm-pca:[a-z0-9-]+:\d{12}:certificate-authority\/[A-Za-z0-9-]+$/;
@@ -40,19 +37,6 @@ const CLIENT_AUTH = '1.3.6.1.5.5.7.3.2';
 /** GetCertificate back-off while AWS answers RequestInProgressException. */
 const FIRST_POLL_MS = 50;
 const MAX_POLL_MS = 500;
-
-/** A short label for the operator's log: the AWS error name and HTTP status, never the message (it names accounts and ARNs). */
-function safeLabel(error: unknown): string {
-  const name = (error as { name?: unknown })?.name;
-  const status = (error as { $metadata?: { httpStatusCode?: number } })?.$metadata?.httpStatusCode;
-  const code = typeof name === 'string' && /^[A-Za-z.]{1,64}$/.test(name) ? name : 'Error';
-  return typeof status === 'number' ? `${code} (${status})` : code;
-}
-
-function isTimeout(error: unknown): boolean {
-  const name = (error as { name?: unknown })?.name;
-  return name === 'AbortError' || name === 'TimeoutError' || name === 'DeadlineExceededError';
-}
 
 /** The CA's signing algorithm for its key (the template leaves the choice to the caller). */
 function signingAlgorithmFor(keyAlgorithm: string | undefined): SigningAlgorithm | undefined {
@@ -99,24 +83,7 @@ export class AcmPcaCertificateIssuer implements CertificateIssuer {
     // The ARN names the account: the message does not repeat it.
     if (partition === undefined) throw new Error('the ACM PCA CA ARN is not a certificate-authority ARN');
     this.templateArn = `arn:${partition}:acm-pca:::template/EndEntityClientAuthCertificate/V1`;
-    this.client = new ACMPCAClient({
-      region: options.region,
-      maxAttempts: options.maxAttempts ?? 2,
-      ...(options.endpoint ? { endpoint: options.endpoint } : {}),
-      ...(options.credentials ? { credentials: options.credentials } : {}),
-    });
-    const tracing = options.tracing;
-    if (tracing) {
-      // Each HTTP request the SDK makes (retries too) carries the active trace context.
-      this.client.middlewareStack.add(
-        (next) => (args) => {
-          const request = args.request as { headers?: Record<string, string> };
-          if (request.headers) tracing.inject(request.headers);
-          return next(args);
-        },
-        { step: 'finalizeRequest', name: 'traceContext' },
-      );
-    }
+    this.client = createAwsClient(ACMPCAClient, options);
   }
 
   async issue(order: ClientCertificateOrder, deadline?: Deadline): Promise<IssuedClientCertificate> {
@@ -184,10 +151,10 @@ export class AcmPcaCertificateIssuer implements CertificateIssuer {
     deadline: Deadline | undefined,
   ): CertificateIssuerError {
     if (error instanceof CertificateIssuerError) return error;
-    if (signal.aborted || isTimeout(error)) {
+    if (signal.aborted || isAwsTimeout(error)) {
       return new CertificateIssuerError(deadline?.signal.aborted ? 'deadline' : 'timeout', true);
     }
-    return new CertificateIssuerError(safeLabel(error));
+    return new CertificateIssuerError(awsErrorLabel(error));
   }
 
   /** The signing algorithm for the CA's key, asked once (a failed answer is asked again next time). */

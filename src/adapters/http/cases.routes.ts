@@ -3,7 +3,7 @@ import type { MiddlewareHandler } from 'hono';
 import type { Permission } from '../../domain/access/permissions.js';
 import type { CrnFormat } from '../../domain/crn.js';
 import type { AppEnv } from './env.js';
-import { crnForbidden, gatewayTimeout, problem, unavailable } from './route-responses.js';
+import { caseReadFailures, problem } from './route-responses.js';
 import {
   CommunityOffenderManagerSchema,
   crnParamsSchema,
@@ -17,13 +17,7 @@ export const CASE_READ_SECURITY = [{ mutualTLS: [], apiKey: [], bearerAuth: [] }
 const errorResponses = {
   400: problem('The crn does not match the configured pattern'),
   401: problem('Bearer token missing or invalid'),
-  403: crnForbidden,
-  404: problem('No case is held for the crn'),
-  429: problem('Rate limit exceeded'),
-  500: problem('Unexpected error'),
-  502: problem('The system of record failed'),
-  503: unavailable,
-  504: gatewayTimeout('The system of record'),
+  ...caseReadFailures,
 } as const;
 
 /** Middleware that admits a caller to one operation (steps 6–8), or none in tests of the core. */

@@ -2,7 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { CrnFormat } from '../../domain/crn.js';
 import { MAX_PER_PAGE } from '../../domain/use-cases/get-risk-scores.js';
 import type { OperationGuard } from './cases.routes.js';
-import { crnForbidden, gatewayTimeout, problem, unavailable } from './route-responses.js';
+import { caseReadFailures, problem } from './route-responses.js';
 import { crnParamsSchema, RiskScoresPageSchema } from './schemas.js';
 
 /**
@@ -47,13 +47,7 @@ export function riskRoutes(format: CrnFormat, guard: OperationGuard) {
           content: { 'application/json': { schema: RiskScoresPageSchema } },
         },
         400: problem('The crn or the pagination is not valid'),
-        403: crnForbidden,
-        404: problem('No case is held for the crn'),
-        429: problem('Rate limit exceeded'),
-        500: problem('Unexpected error'),
-        502: problem('The system of record failed'),
-        503: unavailable,
-        504: gatewayTimeout('The system of record'),
+        ...caseReadFailures,
       },
     }),
   };

@@ -83,3 +83,18 @@ export const gatewayTimeout = (what: string) => ({
   },
   content: { 'application/problem+json': { schema: ProblemSchema } },
 });
+
+/**
+ * The failures every read of a case by its crn declares alike (403 to 504): refused, no case
+ * held, rate limited, unexpected, and the system of record failing, unavailable or late.
+ * A route adds its own 400 (and 401), and may say more of its 404.
+ */
+export const caseReadFailures = {
+  403: crnForbidden,
+  404: problem('No case is held for the crn'),
+  429: problem('Rate limit exceeded'),
+  500: problem('Unexpected error'),
+  502: problem('The system of record failed'),
+  503: unavailable,
+  504: gatewayTimeout('The system of record'),
+} as const;

@@ -8,36 +8,19 @@ import { UpstreamFailedError, UpstreamTimeoutError } from '../../domain/errors.j
 import type { QueueCredentials, QueueCredentialsRequest } from '../../domain/queue/credentials.js';
 import type { CredentialsIssuer } from '../../ports/credentials-issuer.js';
 import type { Deadline } from '../../ports/deadline.js';
-import type { OutgoingTracing } from '../../ports/tracing.js';
+import {
+  type AwsClientSettings,
+  awsErrorLabel,
+  createAwsClient,
+  isAwsTimeout,
+} from '../shared/aws-client.js';
 
-export interface StsIssuerOptions {
-  readonly region: string;
-  /** e.g. a VPC endpoint, or a fake STS in tests; else the SDK's regional endpoint. */
-  readonly endpoint?: string;
+export interface StsIssuerOptions extends AwsClientSettings<STSClientConfig['credentials']> {
   /** Bounds the whole call, retries included. */
   readonly timeoutMs: number;
-  /** Attempts per call (the SDK retries throttling and transient errors). */
-  readonly maxAttempts?: number;
-  /** The service's own AWS credentials; by default the SDK's provider chain finds them. */
-  readonly credentials?: STSClientConfig['credentials'];
-  /** A client span per call, and the trace context in its headers, when tracing is on. */
-  readonly tracing?: OutgoingTracing;
 }
 
 const UPSTREAM = 'credentials service';
-
-/** A short label for the operator's log: the STS error code and HTTP status, never the message (it names accounts and ARNs). */
-function safeLabel(error: unknown): string {
-  const name = (error as { name?: unknown })?.name;
-  const status = (error as { $metadata?: { httpStatusCode?: number } })?.$metadata?.httpStatusCode;
-  const code = typeof name === 'string' && /^[A-Za-z.]{1,64}$/.test(name) ? name : 'Error';
-  return status === undefined ? code : `${code} (${status})`;
-}
-
-function isTimeout(error: unknown): boolean {
-  const name = (error as { name?: unknown })?.name;
-  return name === 'AbortError' || name === 'TimeoutError' || name === 'DeadlineExceededError';
-}
 
 /**
  * Queue credentials from AWS STS `AssumeRole`: the client's role (or the default), a role
@@ -48,24 +31,7 @@ export class StsCredentialsIssuer implements CredentialsIssuer {
   private readonly client: STSClient;
 
   constructor(private readonly options: StsIssuerOptions) {
-    this.client = new STSClient({
-      region: options.region,
-      maxAttempts: options.maxAttempts ?? 2,
-      ...(options.endpoint ? { endpoint: options.endpoint } : {}),
-      ...(options.credentials ? { credentials: options.credentials } : {}),
-    });
-    const tracing = options.tracing;
-    if (tracing) {
-      // Each HTTP request the SDK makes (retries too) carries the active trace context.
-      this.client.middlewareStack.add(
-        (next) => (args) => {
-          const request = args.request as { headers?: Record<string, string> };
-          if (request.headers) tracing.inject(request.headers);
-          return next(args);
-        },
-        { step: 'finalizeRequest', name: 'traceContext' },
-      );
-    }
+    this.client = createAwsClient(STSClient, options);
   }
 
   async issue(request: QueueCredentialsRequest, deadline?: Deadline): Promise<QueueCredentials> {
@@ -86,8 +52,8 @@ export class StsCredentialsIssuer implements CredentialsIssuer {
         ? this.options.tracing.outgoing('STS AssumeRole', { 'rpc.system': 'aws-api' }, () => send(command))
         : send(command));
     } catch (error) {
-      if (isTimeout(error)) throw new UpstreamTimeoutError(UPSTREAM);
-      throw new UpstreamFailedError(UPSTREAM, safeLabel(error));
+      if (isAwsTimeout(error)) throw new UpstreamTimeoutError(UPSTREAM);
+      throw new UpstreamFailedError(UPSTREAM, awsErrorLabel(error));
     }
     const c = output.Credentials;
     if (

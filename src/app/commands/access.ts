@@ -7,7 +7,6 @@ import type { ApiKeyRecord, Client, OnBehalfOfMode } from '../../domain/access/m
 import { parsePermissionList } from '../../domain/access/permissions.js';
 import { parseRedactList } from '../../domain/access/redaction.js';
 import { QueueArn, RoleArn } from '../../domain/queue/arns.js';
-import type { AccessAdministration, AccessDirectory } from '../../ports/access-directory.js';
 import { generateApiKey } from '../composition/operator.js';
 import { parseDuration, parseRateLimit } from '../durations.js';
 import {
@@ -15,26 +14,15 @@ import {
   clientIdOf,
   EXIT,
   type Io,
-  openAccessStore,
   parse,
   positionals,
   report,
   UsageError,
   usage,
-  using,
+  withAccessStore,
 } from './common.js';
 
 const STORE = { 'access-store': { type: 'string' }, json: { type: 'boolean' } } as const;
-
-type AccessStore = AccessDirectory & AccessAdministration;
-
-function withStore<T>(
-  option: string | undefined,
-  io: Io,
-  run: (store: AccessStore) => Promise<T>,
-): Promise<T> {
-  return using(openAccessStore(option, io), (opened) => run(opened.value));
-}
 
 const OBO_MODES: readonly OnBehalfOfMode[] = ['forbidden', 'optional', 'required'];
 
@@ -136,7 +124,7 @@ async function clients(sub: string | undefined, args: string[], io: Io): Promise
         redact,
         limitedAccess,
       };
-      await withStore(values['access-store'], io, async (store) => {
+      await withAccessStore(values['access-store'], io, async (store) => {
         if (await store.findClient(id)) throw new CommandError(`client ${id} already exists`);
         await store.saveClient(client);
       });
@@ -146,7 +134,7 @@ async function clients(sub: string | undefined, args: string[], io: Io): Promise
     case 'list': {
       const { values, positionals: rest } = parse(args, STORE);
       positionals(rest, []);
-      const { all, seen } = await withStore(values['access-store'], io, async (store) => ({
+      const { all, seen } = await withAccessStore(values['access-store'], io, async (store) => ({
         all: await store.listClients(),
         seen: new Map((await store.listCertificatesSeen()).map((c) => [c.clientId, c])),
       }));
@@ -185,7 +173,7 @@ async function clients(sub: string | undefined, args: string[], io: Io): Promise
     case 'show': {
       const { values, positionals: rest } = parse(args, STORE);
       const id = positionals(rest, ['CN'])[0] as string;
-      const found = await withStore(values['access-store'], io, async (store) => {
+      const found = await withAccessStore(values['access-store'], io, async (store) => {
         const client = await store.findClient(id);
         return client && { client, keys: await store.listApiKeys(id) };
       });
@@ -215,7 +203,7 @@ async function clients(sub: string | undefined, args: string[], io: Io): Promise
           limitedAccess: limitedAccessOption(values['limited-access']),
         }),
       };
-      const updated = await withStore(values['access-store'], io, async (store) => {
+      const updated = await withAccessStore(values['access-store'], io, async (store) => {
         const client = await store.findClient(id);
         if (!client) return undefined;
         const changed: Client = { ...client, ...change };
@@ -230,7 +218,7 @@ async function clients(sub: string | undefined, args: string[], io: Io): Promise
     case 'resume': {
       const { values, positionals: rest } = parse(args, STORE);
       const id = positionals(rest, ['CN'])[0] as string;
-      const done = await withStore(values['access-store'], io, (store) =>
+      const done = await withAccessStore(values['access-store'], io, (store) =>
         store.setSuspended(id, sub === 'suspend'),
       );
       if (!done) throw new CommandError(`no client ${id}`);
@@ -245,16 +233,16 @@ async function clients(sub: string | undefined, args: string[], io: Io): Promise
     case 'remove': {
       const { values, positionals: rest } = parse(args, STORE);
       const id = positionals(rest, ['CN'])[0] as string;
-      const done = await withStore(values['access-store'], io, (store) => store.removeClient(id));
+      const done = await withAccessStore(values['access-store'], io, (store) => store.removeClient(id));
       if (!done) throw new CommandError(`no client ${id}`);
       report(io, values.json, { client: id, removed: true }, `removed client ${id} and its keys`);
       return EXIT.ok;
     }
     default:
-      throw new UsageError(
-        sub === undefined
-          ? 'clients needs a subcommand: add, list, show, update, suspend, resume or remove'
-          : `unknown clients subcommand: ${sub}`,
+      throw UsageError.unknownSubcommand(
+        'clients',
+        'add, list, show, update, suspend, resume or remove',
+        sub,
       );
   }
 }
@@ -278,7 +266,7 @@ async function keys(sub: string | undefined, args: string[], io: Io): Promise<nu
         expiresAt: lifetime === null ? null : new Date(now.getTime() + lifetime),
         revokedAt: null,
       };
-      await withStore(values['access-store'], io, async (store) => {
+      await withAccessStore(values['access-store'], io, async (store) => {
         if (!(await store.findClient(id)))
           throw new CommandError(`no client ${id}; add it first with case-read clients add`);
         await store.addApiKey(record);
@@ -294,7 +282,7 @@ async function keys(sub: string | undefined, args: string[], io: Io): Promise<nu
     case 'list': {
       const { values, positionals: rest } = parse(args, STORE);
       const id = positionals(rest, ['CN'])[0] as string;
-      const list = await withStore(values['access-store'], io, async (store) => {
+      const list = await withAccessStore(values['access-store'], io, async (store) => {
         if (!(await store.findClient(id))) throw new CommandError(`no client ${id}`);
         return store.listApiKeys(id);
       });
@@ -312,7 +300,7 @@ async function keys(sub: string | undefined, args: string[], io: Io): Promise<nu
     case 'revoke': {
       const { values, positionals: rest } = parse(args, STORE);
       const keyId = positionals(rest, ['KEY_ID'])[0] as string;
-      const done = await withStore(values['access-store'], io, (store) =>
+      const done = await withAccessStore(values['access-store'], io, (store) =>
         store.revokeApiKey(keyId, new Date()),
       );
       if (!done) throw new CommandError(`no key ${keyId}`);
@@ -325,24 +313,17 @@ async function keys(sub: string | undefined, args: string[], io: Io): Promise<nu
       return EXIT.ok;
     }
     default:
-      throw new UsageError(
-        sub === undefined
-          ? 'keys needs a subcommand: issue, list or revoke'
-          : `unknown keys subcommand: ${sub}`,
-      );
+      throw UsageError.unknownSubcommand('keys', 'issue, list or revoke', sub);
   }
 }
 
 async function certs(sub: string | undefined, args: string[], io: Io): Promise<number> {
   if (sub === 'sign') return (await import('./certs-sign.js')).certsSign(args, io);
-  if (sub !== 'revoke')
-    throw new UsageError(
-      sub === undefined ? 'certs needs a subcommand: sign or revoke' : `unknown certs subcommand: ${sub}`,
-    );
+  if (sub !== 'revoke') throw UsageError.unknownSubcommand('certs', 'sign or revoke', sub);
   const { values, positionals: rest } = parse(args, { ...STORE, client: { type: 'string' } });
   const serial = usage(() => CertificateSerial.parse(positionals(rest, ['SERIAL'])[0] as string));
   const clientId = values.client === undefined ? null : clientIdOf(values.client);
-  await withStore(values['access-store'], io, (store) =>
+  await withAccessStore(values['access-store'], io, (store) =>
     store.revokeCertificate({ serialNumber: serial, clientId, revokedAt: new Date() }),
   );
   report(
@@ -360,7 +341,7 @@ async function grants(sub: string | undefined, args: string[], io: Io): Promise<
   if (sub === 'list') {
     const { values, positionals: rest } = parse(args, STORE);
     positionals(rest, []);
-    const all = await withStore(values['access-store'], io, (store) => store.listGrants());
+    const all = await withAccessStore(values['access-store'], io, (store) => store.listGrants());
     report(
       io,
       values.json,
@@ -370,17 +351,13 @@ async function grants(sub: string | undefined, args: string[], io: Io): Promise<
     return EXIT.ok;
   }
   if (sub !== 'add' && sub !== 'remove') {
-    throw new UsageError(
-      sub === undefined
-        ? 'grants needs a subcommand: add, remove or list'
-        : `unknown grants subcommand: ${sub}`,
-    );
+    throw UsageError.unknownSubcommand('grants', 'add, remove or list', sub);
   }
   const { values, positionals: rest } = parse(args, STORE);
   const [email, list] = positionals(rest, ['EMAIL', 'P[,P...]']) as [string, string];
   if (!EMAIL.test(email)) throw new UsageError('EMAIL must be an e-mail address');
   const permissions = usage(() => parsePermissionList(list)) as Client['permissions'];
-  await withStore(values['access-store'], io, (store) =>
+  await withAccessStore(values['access-store'], io, (store) =>
     sub === 'add' ? store.addGrant(email, permissions) : store.removeGrant(email, permissions),
   );
   report(

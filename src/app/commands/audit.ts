@@ -9,12 +9,11 @@ import {
   CommandError,
   EXIT,
   type Io,
-  openAuditStore,
   parse,
   positionals,
   report,
   UsageError,
-  using,
+  withAuditStore,
 } from './common.js';
 
 const STORE = { 'audit-store': { type: 'string' }, json: { type: 'boolean' } } as const;
@@ -63,7 +62,7 @@ async function verify(args: string[], io: Io): Promise<number> {
     );
   }
   const keyring = keys.length > 0 ? await keyringOf(keys) : undefined;
-  return using(openAuditStore(values['audit-store'], io), async ({ value: log }) => {
+  return withAuditStore(values['audit-store'], io, async (log) => {
     if (keyring === undefined) return verifyChainOnly(log, values.json, io);
     let evidence: Evidence;
     try {
@@ -169,7 +168,7 @@ async function keygen(args: string[], io: Io): Promise<number> {
 async function checkpoints(args: string[], io: Io): Promise<number> {
   const { values, positionals: rest } = parse(args, STORE);
   positionals(rest, []);
-  return using(openAuditStore(values['audit-store'], io), async ({ value: log }) => {
+  return withAuditStore(values['audit-store'], io, async (log) => {
     let count = 0;
     let bad = 0;
     for await (const read of log.checkpoints()) {
@@ -208,7 +207,7 @@ export async function audit(sub: string | undefined, args: string[], io: Io): Pr
       throw new UsageError('--since must be an ISO 8601 date-time, e.g. 2026-11-22T09:00:00Z');
     if (values.limit !== undefined && !/^\d{1,7}$/.test(values.limit))
       throw new UsageError('--limit must be a whole number');
-    return using(openAuditStore(values['audit-store'], io), async ({ value: log }) => {
+    return withAuditStore(values['audit-store'], io, async (log) => {
       const records = await log.query({
         ...(values.client ? { clientId: values.client } : {}),
         ...(values.crn ? { crn: values.crn } : {}),
@@ -219,9 +218,5 @@ export async function audit(sub: string | undefined, args: string[], io: Io): Pr
       return EXIT.ok;
     });
   }
-  throw new UsageError(
-    sub === undefined
-      ? 'audit needs a subcommand: verify, query, checkpoints or keygen'
-      : `unknown audit subcommand: ${sub}`,
-  );
+  throw UsageError.unknownSubcommand('audit', 'verify, query, checkpoints or keygen', sub);
 }

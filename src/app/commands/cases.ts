@@ -185,9 +185,5 @@ export async function cases(sub: string | undefined, args: string[], io: Io): Pr
   if (sub === 'import') return importCases(args, io);
   if (sub === 'generate') return generate(args, io);
   if (sub === 'access') return access(args, io);
-  throw new UsageError(
-    sub === undefined
-      ? 'cases needs a subcommand: import, generate or access'
-      : `unknown cases subcommand: ${sub}`,
-  );
+  throw UsageError.unknownSubcommand('cases', 'import, generate or access', sub);
 }

@@ -8,12 +8,11 @@ import {
   clientIdOf,
   EXIT,
   type Io,
-  openAccessStore,
   parse,
   positionals,
   report,
   UsageError,
-  using,
+  withAccessStore,
 } from './common.js';
 
 const MAX_DAYS = 397;
@@ -56,8 +55,8 @@ export async function certsSign(args: string[], io: Io): Promise<number> {
   if (request.commonName !== client) {
     throw new CommandError(`${file}: its subject is CN=${request.commonName}, not CN=${client}`);
   }
-  await using(openAccessStore(values['access-store'], io), async (store) => {
-    if (!(await store.value.findClient(client))) {
+  await withAccessStore(values['access-store'], io, async (store) => {
+    if (!(await store.findClient(client))) {
       throw new CommandError(`no client ${client}; add it first with case-read clients add`);
     }
   });

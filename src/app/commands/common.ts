@@ -1,5 +1,7 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { ClientName } from '../../domain/access/client-name.js';
+import type { AccessAdministration, AccessDirectory } from '../../ports/access-directory.js';
+import type { AuditLog } from '../../ports/audit-log.js';
 import type { Opened, StoreWiring } from '../../ports/stores.js';
 import {
   ConfigError,
@@ -15,7 +17,17 @@ import type { StoreRef } from '../stores.js';
 export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
 
 /** Bad arguments: the CLI prints the message and the usage, and exits 2. */
-export class UsageError extends Error {}
+export class UsageError extends Error {
+  /**
+   * The error of a command `group` (e.g. `keys`) run with no subcommand, or with one it does
+   * not have; `known` lists its subcommands for the message, e.g. `issue, list or revoke`.
+   */
+  static unknownSubcommand(group: string, known: string, sub: string | undefined): UsageError {
+    return new UsageError(
+      sub === undefined ? `${group} needs a subcommand: ${known}` : `unknown ${group} subcommand: ${sub}`,
+    );
+  }
+}
 
 /** A command that ran and failed for a reason the operator can act on: exit 1. */
 export class CommandError extends Error {}
@@ -70,35 +82,52 @@ export function storeWiringOf(io: Io): StoreWiring {
   });
 }
 
-/** The access store of the operator commands: `--access-store`, else `ACCESS_STORE`, else its default. */
-export const openAccessStore = (option: string | undefined, io: Io) =>
-  STORE_REGISTRY.openAccessAdministration(
-    storeOption('--access-store', 'ACCESS_STORE', option, io.env),
-    storeWiringOf(io),
-  );
-
-/** The trail the audit commands read: `--audit-store`, else `AUDIT_STORE`, else its default. It must exist. */
-export const openAuditStore = (option: string | undefined, io: Io) =>
-  STORE_REGISTRY.openAuditLog(
-    storeOption('--audit-store', 'AUDIT_STORE', option, io.env),
-    storeWiringOf(io),
-    {
-      create: false,
-    },
-  );
-
 /** Runs `run` on an opened store and closes it whatever happens. */
-export async function using<T, R>(
-  opening: Promise<Opened<T>>,
-  run: (store: Opened<T>) => Promise<R>,
-): Promise<R> {
+async function using<T, R>(opening: Promise<Opened<T>>, run: (store: T) => Promise<R>): Promise<R> {
   const opened = await opening;
   try {
-    return await run(opened);
+    return await run(opened.value);
   } finally {
     await opened.close();
   }
 }
+
+/**
+ * Runs `run` on the access store of the operator commands (`--access-store`, else
+ * `ACCESS_STORE`, else its default), and closes it whatever happens.
+ */
+export const withAccessStore = <R>(
+  option: string | undefined,
+  io: Io,
+  run: (store: AccessDirectory & AccessAdministration) => Promise<R>,
+): Promise<R> =>
+  using(
+    STORE_REGISTRY.openAccessAdministration(
+      storeOption('--access-store', 'ACCESS_STORE', option, io.env),
+      storeWiringOf(io),
+    ),
+    run,
+  );
+
+/**
+ * Runs `run` on the trail the audit commands read (`--audit-store`, else `AUDIT_STORE`, else
+ * its default; it must exist), and closes it whatever happens.
+ */
+export const withAuditStore = <R>(
+  option: string | undefined,
+  io: Io,
+  run: (log: AuditLog) => Promise<R>,
+): Promise<R> =>
+  using(
+    STORE_REGISTRY.openAuditLog(
+      storeOption('--audit-store', 'AUDIT_STORE', option, io.env),
+      storeWiringOf(io),
+      {
+        create: false,
+      },
+    ),
+    run,
+  );
 
 /** Prints `data` as JSON with --json, else the human lines. */
 export function report(io: Io, json: boolean | undefined, data: unknown, human: string | string[]): void {

@@ -76,7 +76,5 @@ async function client(args: string[], io: Io): Promise<number> {
 export async function pki(sub: string | undefined, args: string[], io: Io): Promise<number> {
   if (sub === 'init') return init(args, io);
   if (sub === 'client') return client(args, io);
-  throw new UsageError(
-    sub === undefined ? 'pki needs a subcommand: init or client' : `unknown pki subcommand: ${sub}`,
-  );
+  throw UsageError.unknownSubcommand('pki', 'init or client', sub);
 }

@@ -63,7 +63,5 @@ async function mint(args: string[], io: Io): Promise<number> {
 
 export async function tokens(sub: string | undefined, args: string[], io: Io): Promise<number> {
   if (sub === 'mint') return mint(args, io);
-  throw new UsageError(
-    sub === undefined ? 'tokens needs a subcommand: mint' : `unknown tokens subcommand: ${sub}`,
-  );
+  throw UsageError.unknownSubcommand('tokens', 'mint', sub);
 }

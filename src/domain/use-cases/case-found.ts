@@ -77,3 +77,38 @@ export async function readAdmitted<T, R>(
   }
   return { body: answer(held.value, reader.withheld), access: decision.outcome };
 }
+
+/** The part of a case that the repository's finder `F` reads. */
+type PartOf<F extends keyof CaseRepository> = Required<CaseRepository>[F] extends (
+  crn: Crn,
+  readFor?: ReadFor,
+) => Promise<Held<infer T> | undefined>
+  ? T
+  : never;
+
+/** The repository's finders `F`, each typed by the part it reads. */
+type Finders<F extends keyof CaseRepository> = {
+  readonly [K in F]: (crn: Crn, readFor?: ReadFor) => Promise<Held<PartOf<K>> | undefined>;
+};
+
+/**
+ * A crn operation that reads one part of a case, the one the repository's `finder` reads,
+ * for a reader (see {@link readAdmitted}), and answers it shaped by `answer`, which is given
+ * the fields withheld from the client and the crn.
+ */
+export function caseReadOperation<F extends keyof CaseRepository, R>(
+  finder: F,
+  answer: (part: PartOf<F>, withheld: CaseReader['withheld'], crn: Crn) => R,
+): (deps: CaseReadDeps<F>, crn: Crn, reader?: CaseReader) => Promise<Answer<R>> {
+  return async ({ repository, now }, crn, reader) => {
+    // The same object: TypeScript does not see through `Required<Pick<…, F>>[F]` for any F.
+    const finders = repository as unknown as Finders<F>;
+    return readAdmitted(
+      crn,
+      reader,
+      now,
+      (c, f) => finders[finder](c, f),
+      (part, withheld) => answer(part, withheld, crn),
+    );
+  };
+}
