@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadCa } from '../../src/adapters/x509/pki.js';
-import { BIN, cliIn, prepareServe, type ServeSetup, startServe } from '../support/cli.js';
+import { BIN, cliIn, prepareServe, type ServeSetup, startServe, stopChildren } from '../support/cli.js';
 import { FAKE_CA_ARN, FakeAcmPca } from '../support/fake-acm-pca.js';
 import { NODE, RUNTIMES, type RuntimeCommand } from '../support/runtimes.js';
 
@@ -23,12 +23,7 @@ import { NODE, RUNTIMES, type RuntimeCommand } from '../support/runtimes.js';
 const dirs: string[] = [];
 const children: ChildProcess[] = [];
 afterAll(async () => {
-  for (const child of children) {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      await new Promise((resolve) => child.once('exit', resolve));
-    }
-  }
+  await stopChildren(children);
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 

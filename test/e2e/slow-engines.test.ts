@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { prepareServe, runCli, type ServeSetup, startServe } from '../support/cli.js';
+import { prepareServe, runCli, type ServeSetup, startServe, stopChildren } from '../support/cli.js';
 import { POSTGRES_URL, testSchema } from '../support/postgres.js';
 import { dropPrefix, REDIS_URL, uniquePrefix } from '../support/redis.js';
 
@@ -34,12 +34,7 @@ type Outcome =
 const dirs: string[] = [];
 const children: ChildProcess[] = [];
 afterAll(async () => {
-  for (const child of children) {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      await new Promise((resolve) => child.once('exit', resolve));
-    }
-  }
+  await stopChildren(children);
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 

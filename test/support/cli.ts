@@ -5,6 +5,16 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CURRENT, type RuntimeCommand } from './runtimes.js';
 
+/** Stops each child still running (SIGTERM) and waits for it to exit: an e2e file's last step. */
+export async function stopChildren(children: readonly ChildProcess[]): Promise<void> {
+  for (const child of children) {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      await new Promise((resolve) => child.once('exit', resolve));
+    }
+  }
+}
+
 export const BIN = fileURLToPath(new URL('../../bin/case-read.js', import.meta.url));
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
