@@ -19,11 +19,13 @@ const RUNBOOK = 'docs/operations/runbook.md';
 
 /** promtool, from Debian's `prometheus` package (`.ci/run` installs it); its absence fails the test. */
 function promtool(...args: string[]) {
-  const found = spawnSync('promtool', ['--version'], { encoding: 'utf8' });
-  if (found.error) {
-    throw new Error('promtool is not installed: apt-get install -y --no-install-recommends prometheus');
+  const run = spawnSync('promtool', args, { cwd: join(ROOT, 'deploy/prometheus'), encoding: 'utf8' });
+  if (run.error) {
+    throw new Error(
+      `promtool could not be run (${run.error.message}): apt-get install -y --no-install-recommends prometheus`,
+    );
   }
-  return spawnSync('promtool', args, { cwd: join(ROOT, 'deploy/prometheus'), encoding: 'utf8' });
+  return run;
 }
 
 interface Rule {
