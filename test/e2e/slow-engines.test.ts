@@ -1,14 +1,21 @@
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
-import { Agent, request } from 'node:https';
+import { type Agent, request } from 'node:https';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { prepareServe, runCli, type ServeSetup, startServe, stopChildren } from '../support/cli.js';
+import {
+  keepAliveAgent,
+  prepareServe,
+  runCli,
+  type ServeSetup,
+  startServe,
+  stopChildren,
+} from '../support/cli.js';
 import { POSTGRES_URL, testSchema } from '../support/postgres.js';
 import { dropPrefix, REDIS_URL, uniquePrefix } from '../support/redis.js';
 
@@ -55,16 +62,6 @@ async function stop(instance: Instance): Promise<void> {
   instance.child.kill('SIGTERM');
   await new Promise((resolve) => instance.child.once('exit', resolve));
 }
-
-const agentOf = (setup: ServeSetup, sockets: number) =>
-  new Agent({
-    keepAlive: true,
-    maxSockets: sockets,
-    ca: setup.ca,
-    cert: setup.client.cert,
-    key: setup.client.key,
-    servername: 'localhost',
-  });
 
 /** One GET through `agent`; a failure (reset, hang) is an outcome, never thrown. */
 function get(setup: ServeSetup, agent: Agent, instance: Instance, path = '/case/X123456'): Promise<Outcome> {
@@ -165,8 +162,8 @@ describe('a PostgreSQL audit table locked for 12 s under eight keep-alive loops 
       MAX_IN_FLIGHT: String(MAX_IN_FLIGHT),
     };
     const instances = [await serve(env), await serve(env)];
-    const agents = [agentOf(setup, 4), agentOf(setup, 4)];
-    const burstAgents = [agentOf(setup, 250), agentOf(setup, 250)];
+    const agents = [keepAliveAgent(setup, 4), keepAliveAgent(setup, 4)];
+    const burstAgents = [keepAliveAgent(setup, 250), keepAliveAgent(setup, 250)];
     try {
       // Warm: every loop connection, and the burst's 500, open before the lock.
       await Promise.all(
@@ -300,7 +297,7 @@ describe('other engines that accept and never answer', () => {
       RATE_LIMIT_ON_STORE_FAILURE: 'deny',
       REQUEST_DEADLINE_MS: '1000',
     });
-    const agent = agentOf(setup, 2);
+    const agent = keepAliveAgent(setup, 2);
     try {
       const outcomes = await Promise.all([1, 2, 3, 4].map(() => get(setup, agent, instance)));
       for (const o of outcomes) {
@@ -333,7 +330,7 @@ describe('other engines that accept and never answer', () => {
       UPSTREAM_TIMEOUT_MS: '10000',
       REQUEST_DEADLINE_MS: '600',
     });
-    const agent = agentOf(setup, 1);
+    const agent = keepAliveAgent(setup, 1);
     try {
       const first = await get(setup, agent, instance);
       expect(first).toMatchObject({ status: 504, type: 'urn:case-read:problem:upstream-timeout' });
@@ -355,7 +352,7 @@ describe('other engines that accept and never answer', () => {
     const dir = newDir('sqlite');
     const setup = prepareServe(dir);
     const instance = await serve({ ...setup.env, REQUEST_DEADLINE_MS: '800' });
-    const agent = agentOf(setup, 2);
+    const agent = keepAliveAgent(setup, 2);
     const writer = new Database(join(dir, 'audit.db'));
     try {
       const before = await get(setup, agent, instance);
