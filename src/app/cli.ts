@@ -1,6 +1,7 @@
 import { PERMISSIONS } from '../domain/access/permissions.js';
 import { StoreError } from '../ports/stores.js';
-import { CommandError, EXIT, type Io, UsageError } from './commands/common.js';
+import { CommandError, EXIT, UsageError } from './commands/exit.js';
+import type { Io } from './commands/io.js';
 import { ConfigError, STORE_VARIABLES } from './composition/config.js';
 import { STORE_REGISTRY } from './composition/store-kinds.js';
 

@@ -26,13 +26,17 @@ export type DomainErrorCode =
 
 export abstract class DomainError extends Error {
   abstract readonly code: DomainErrorCode;
+  constructor(message: string) {
+    super(message);
+    // The class's own name (`CaseNotFoundError`, ...), set once here for every subclass.
+    this.name = new.target.name;
+  }
 }
 
 export class InvalidCrnError extends DomainError {
   readonly code = 'INVALID_CRN';
   constructor(readonly reason: string) {
     super(`crn is not valid: ${reason}`);
-    this.name = 'InvalidCrnError';
   }
 }
 
@@ -40,7 +44,6 @@ export class CaseNotFoundError extends DomainError {
   readonly code = 'CASE_NOT_FOUND';
   constructor(readonly crn: string) {
     super(`no case is held for crn ${crn}`);
-    this.name = 'CaseNotFoundError';
   }
 }
 
@@ -48,7 +51,6 @@ export class CommunityManagerNotFoundError extends DomainError {
   readonly code = 'COMMUNITY_MANAGER_NOT_FOUND';
   constructor(readonly crn: string) {
     super(`case ${crn} has no active community manager`);
-    this.name = 'CommunityManagerNotFoundError';
   }
 }
 
@@ -86,7 +88,6 @@ export class AccessDeniedError extends DomainError {
         : 'the API key is missing or invalid',
     );
     this.kind = kind;
-    this.name = 'AccessDeniedError';
   }
 }
 
@@ -100,7 +101,6 @@ export class UnauthenticatedError extends DomainError {
     readonly missing = false,
   ) {
     super(`${scheme === 'bearer' ? 'bearer token' : 'on-behalf-of token'}: ${reason}`);
-    this.name = 'UnauthenticatedError';
   }
 }
 
@@ -109,7 +109,6 @@ export class OnBehalfOfNotAllowedError extends DomainError {
   readonly code = 'ON_BEHALF_OF_NOT_ALLOWED';
   constructor() {
     super('this client is not configured to act on behalf of a user; do not send X-On-Behalf-Of');
-    this.name = 'OnBehalfOfNotAllowedError';
   }
 }
 
@@ -117,7 +116,6 @@ export class PermissionDeniedError extends DomainError {
   readonly code = 'PERMISSION_DENIED';
   constructor(readonly permission: string) {
     super(`permission ${permission} is not granted to this caller`);
-    this.name = 'PermissionDeniedError';
   }
 }
 
@@ -134,7 +132,6 @@ export class LimitedAccessError extends DomainError {
     message: string,
   ) {
     super(message);
-    this.name = 'LimitedAccessError';
   }
 }
 
@@ -143,7 +140,6 @@ export class NoQueueConfiguredError extends DomainError {
   readonly code = 'NO_QUEUE_CONFIGURED';
   constructor() {
     super('no queue is configured for this client');
-    this.name = 'NoQueueConfiguredError';
   }
 }
 
@@ -161,7 +157,6 @@ export class UpstreamFailedError extends DomainError {
     readonly mismatch?: { readonly field: string; readonly reason: string },
   ) {
     super(`the ${upstream} failed; try again later`);
-    this.name = 'UpstreamFailedError';
   }
 }
 
@@ -169,7 +164,6 @@ export class UpstreamTimeoutError extends DomainError {
   readonly code = 'UPSTREAM_TIMEOUT';
   constructor(readonly upstream: string) {
     super(`the ${upstream} did not answer in time; try again later`);
-    this.name = 'UpstreamTimeoutError';
   }
 }
 
@@ -185,7 +179,6 @@ export class StoreUnavailableError extends DomainError {
     readonly logLabel: string,
   ) {
     super('the service cannot reach its data store; try again shortly');
-    this.name = 'StoreUnavailableError';
   }
 }
 
@@ -203,7 +196,6 @@ export class RateLimitedError extends DomainError {
     super(
       `rate limit of ${decision.limit} requests per ${decision.windowMs / 1000} s exceeded; retry after the window resets`,
     );
-    this.name = 'RateLimitedError';
   }
 
   /** Whole seconds to wait, at least 1. */
@@ -216,7 +208,6 @@ export class InvalidPaginationError extends DomainError {
   readonly code = 'INVALID_PAGINATION';
   constructor(readonly reason: string) {
     super(`pagination is not valid: ${reason}`);
-    this.name = 'InvalidPaginationError';
   }
 }
 
@@ -229,7 +220,6 @@ export class CertificateRequestRefusedError extends DomainError {
   readonly code = 'CERTIFICATE_REQUEST_REFUSED';
   constructor(reason: string) {
     super(reason);
-    this.name = 'CertificateRequestRefusedError';
   }
 }
 
@@ -238,7 +228,6 @@ export class AlreadyRenewedError extends DomainError {
   readonly code = 'ALREADY_RENEWED';
   constructor() {
     super('this certificate has been renewed already; renew with the certificate issued then');
-    this.name = 'AlreadyRenewedError';
   }
 }
 
@@ -254,7 +243,6 @@ export class RenewTooEarlyError extends DomainError {
         ? 'the presented certificate has no known end, so it cannot be renewed here'
         : `this certificate can be renewed from ${withinDays} days before it expires (${notAfter.toISOString()})`,
     );
-    this.name = 'RenewTooEarlyError';
   }
 }
 
@@ -263,6 +251,5 @@ export class RenewalNotConfiguredError extends DomainError {
   readonly code = 'RENEWAL_NOT_CONFIGURED';
   constructor() {
     super('certificate renewal is not offered by this service; ask the operator');
-    this.name = 'RenewalNotConfiguredError';
   }
 }

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { JsonlAuditLog } from '../../src/adapters/jsonl/audit-log.js';
 import { audit } from '../../src/app/commands/audit.js';
-import type { Io } from '../../src/app/commands/common.js';
+import type { Io } from '../../src/app/commands/io.js';
 import { auditRecord } from '../contract/audit-log.contract.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'case-read-audit-query-'));

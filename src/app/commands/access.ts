@@ -9,18 +9,10 @@ import { parseRedactList } from '../../domain/access/redaction.js';
 import { QueueArn, RoleArn } from '../../domain/queue/arns.js';
 import { generateApiKey } from '../composition/operator.js';
 import { parseDuration, parseRateLimit } from '../durations.js';
-import {
-  CommandError,
-  clientIdOf,
-  EXIT,
-  type Io,
-  parse,
-  positionals,
-  report,
-  UsageError,
-  usage,
-  withAccessStore,
-} from './common.js';
+import { clientIdOf, parse, positionals, usage } from './arguments.js';
+import { withAccessStore } from './command-stores.js';
+import { CommandError, EXIT, UsageError } from './exit.js';
+import { type Io, report } from './io.js';
 
 const STORE = { 'access-store': { type: 'string' }, json: { type: 'boolean' } } as const;
 

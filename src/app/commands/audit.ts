@@ -5,16 +5,10 @@ import type { AuditVerification, StoredAuditRecord } from '../../domain/audit/re
 import type { AuditLog } from '../../ports/audit-log.js';
 import { CheckpointEvidenceError, type Evidence, gatherCheckpoints } from '../checkpoint-evidence.js';
 import { CheckpointKeyError, checkpointKeyring, generateCheckpointKeys } from '../composition/operator.js';
-import {
-  CommandError,
-  EXIT,
-  type Io,
-  parse,
-  positionals,
-  report,
-  UsageError,
-  withAuditStore,
-} from './common.js';
+import { parse, positionals } from './arguments.js';
+import { withAuditStore } from './command-stores.js';
+import { CommandError, EXIT, UsageError } from './exit.js';
+import { type Io, report } from './io.js';
 
 const STORE = { 'audit-store': { type: 'string' }, json: { type: 'boolean' } } as const;
 

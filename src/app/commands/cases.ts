@@ -8,17 +8,10 @@ import { CaseFileError, loadCaseFile } from '../composition/operator.js';
 import { STORE_REGISTRY } from '../composition/store-kinds.js';
 import { generateCases, MAX_GENERATED_CASES } from '../generate.js';
 import type { StoreRef } from '../stores.js';
-import {
-  CommandError,
-  EXIT,
-  type Io,
-  parse,
-  report,
-  storeOption,
-  storeWiringOf,
-  UsageError,
-  usage,
-} from './common.js';
+import { parse, usage } from './arguments.js';
+import { storeOption, storeWiringOf } from './command-stores.js';
+import { CommandError, EXIT, UsageError } from './exit.js';
+import { type Io, report } from './io.js';
 
 /** The store cases are written to: a usage error when it cannot be written. */
 function writableStore(

@@ -3,17 +3,10 @@ import { CertificateIssuerError } from '../../ports/certificate-issuer.js';
 import { CertificateRequestError } from '../../ports/certificate-requests.js';
 import { createCertificateIssuer, readTlsFiles, x509CertificateRequests } from '../composition/operator.js';
 import { loadServiceConfig } from '../composition/service.js';
-import {
-  CommandError,
-  clientIdOf,
-  EXIT,
-  type Io,
-  parse,
-  positionals,
-  report,
-  UsageError,
-  withAccessStore,
-} from './common.js';
+import { clientIdOf, parse, positionals } from './arguments.js';
+import { withAccessStore } from './command-stores.js';
+import { CommandError, EXIT, UsageError } from './exit.js';
+import { type Io, report } from './io.js';
 
 const MAX_DAYS = 397;
 

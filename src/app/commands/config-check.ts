@@ -2,7 +2,9 @@ import { SERVICE_VARIABLES, STORE_VARIABLE_NAMES } from '../composition/config.j
 import { keySetFrom, readAuditSigner, readListenerTls } from '../composition/operator.js';
 import { loadServiceConfig } from '../composition/service.js';
 import { STORE_REGISTRY } from '../composition/store-kinds.js';
-import { EXIT, type Io, parse, positionals, report } from './common.js';
+import { parse, positionals } from './arguments.js';
+import { EXIT } from './exit.js';
+import { type Io, report } from './io.js';
 
 /** Hides passwords in URLs and any value whose name says it is a secret. */
 export function maskValue(name: string, value: string): string {

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CommandError } from './common.js';
+import { CommandError } from './exit.js';
 
 /**
  * The files of a development PKI directory (`case-read pki init --dir DIR`). Private keys

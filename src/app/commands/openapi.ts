@@ -1,6 +1,8 @@
 import { crnFormatOf } from '../composition/config.js';
 import { openApiDocument } from '../composition/operator.js';
-import { EXIT, type Io, parse, positionals } from './common.js';
+import { parse, positionals } from './arguments.js';
+import { EXIT } from './exit.js';
+import type { Io } from './io.js';
 
 /**
  * `openapi`: prints the OpenAPI document exactly as `serve` serves it at `/openapi.json`

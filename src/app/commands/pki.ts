@@ -6,8 +6,10 @@ import {
   issueServerCertificate,
   loadCa,
 } from '../composition/operator.js';
-import { CommandError, clientIdOf, EXIT, type Io, parse, positionals, report, UsageError } from './common.js';
+import { clientIdOf, parse, positionals } from './arguments.js';
 import { devFiles, ensureDir, readRequired, writePublicFile, writeSecretFile } from './dev-dir.js';
+import { CommandError, EXIT, UsageError } from './exit.js';
+import { type Io, report } from './io.js';
 
 const days = (raw: string | undefined, fallback: number) => {
   if (raw === undefined) return fallback;

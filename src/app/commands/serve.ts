@@ -14,7 +14,9 @@ import {
   loadServiceConfig,
   type Service,
 } from '../composition/service.js';
-import { EXIT, type Io, parse, positionals } from './common.js';
+import { parse, positionals } from './arguments.js';
+import { EXIT } from './exit.js';
+import type { Io } from './io.js';
 
 export async function serve(args: string[], io: Io): Promise<number> {
   positionals(parse(args, {}).positionals, []);

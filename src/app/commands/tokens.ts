@@ -2,8 +2,10 @@ import { readFileSync } from 'node:fs';
 import type { JWK } from 'jose';
 import { DEV_AUDIENCE, DEV_ISSUER, mintToken, thumbprintOfPem } from '../composition/operator.js';
 import { parseDuration } from '../durations.js';
-import { CommandError, clientIdOf, EXIT, type Io, parse, positionals, report, UsageError } from './common.js';
+import { clientIdOf, parse, positionals } from './arguments.js';
 import { devFiles, readRequired } from './dev-dir.js';
+import { CommandError, EXIT, UsageError } from './exit.js';
+import { type Io, report } from './io.js';
 
 /**
  * `tokens mint --client CN [--dir DIR] [--expires-in DURATION] [--bind-cert PEM]`: a bearer

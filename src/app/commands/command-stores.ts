@@ -1,5 +1,5 @@
-import { type ParseArgsConfig, parseArgs } from 'node:util';
-import { ClientName } from '../../domain/access/client-name.js';
+// The stores a command opens: named by its option, else its variable, else the default, as
+// `serve` names them, and always closed again.
 import type { AccessAdministration, AccessDirectory } from '../../ports/access-directory.js';
 import type { AuditLog } from '../../ports/audit-log.js';
 import type { Opened, StoreWiring } from '../../ports/stores.js';
@@ -12,50 +12,8 @@ import {
 } from '../composition/config.js';
 import { STORE_REGISTRY, storeWiring } from '../composition/store-kinds.js';
 import type { StoreRef } from '../stores.js';
-
-/** Exit statuses: 0 success, 1 failure, 2 usage. */
-export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
-
-/** Bad arguments: the CLI prints the message and the usage, and exits 2. */
-export class UsageError extends Error {
-  /**
-   * The error of a command `group` (e.g. `keys`) run with no subcommand, or with one it does
-   * not have; `known` lists its subcommands for the message, e.g. `issue, list or revoke`.
-   */
-  static unknownSubcommand(group: string, known: string, sub: string | undefined): UsageError {
-    return new UsageError(
-      sub === undefined ? `${group} needs a subcommand: ${known}` : `unknown ${group} subcommand: ${sub}`,
-    );
-  }
-}
-
-/** A command that ran and failed for a reason the operator can act on: exit 1. */
-export class CommandError extends Error {}
-
-export interface Io {
-  readonly out: (line: string) => void;
-  readonly err: (line: string) => void;
-  readonly env: Record<string, string | undefined>;
-  readonly stderrIsTty: boolean;
-}
-
-export type Options = NonNullable<ParseArgsConfig['options']>;
-
-export function parse<O extends Options>(args: string[], options: O) {
-  try {
-    return parseArgs({ args, options, allowPositionals: true, strict: true });
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
-}
-
-/** Exactly `n` positionals, named for the message. */
-export function positionals(given: string[], names: readonly string[]): string[] {
-  if (given.length < names.length) throw new UsageError(`missing ${names.slice(given.length).join(' ')}`);
-  if (given.length > names.length)
-    throw new UsageError(`unexpected argument: ${given.slice(names.length).join(' ')}`);
-  return given;
-}
+import { UsageError } from './exit.js';
+import type { Io } from './io.js';
 
 /**
  * A store named by a CLI option, else by its environment variable, else the variable's
@@ -128,21 +86,3 @@ export const withAuditStore = <R>(
     ),
     run,
   );
-
-/** Prints `data` as JSON with --json, else the human lines. */
-export function report(io: Io, json: boolean | undefined, data: unknown, human: string | string[]): void {
-  if (json) io.out(JSON.stringify(data));
-  else for (const line of Array.isArray(human) ? human : [human]) io.out(line);
-}
-
-/** Runs a parse of the operator's input; its error becomes a usage error with the same message. */
-export function usage<T>(parseInput: () => T): T {
-  try {
-    return parseInput();
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
-}
-
-/** A client name given on the command line; a bad one is a usage error naming the rule. */
-export const clientIdOf = (raw: string): ClientName => usage(() => ClientName.parse(raw));

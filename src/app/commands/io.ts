@@ -1,0 +1,14 @@
+// What a command reads and writes: its streams and environment, and how it reports a result.
+
+export interface Io {
+  readonly out: (line: string) => void;
+  readonly err: (line: string) => void;
+  readonly env: Record<string, string | undefined>;
+  readonly stderrIsTty: boolean;
+}
+
+/** Prints `data` as JSON with --json, else the human lines. */
+export function report(io: Io, json: boolean | undefined, data: unknown, human: string | string[]): void {
+  if (json) io.out(JSON.stringify(data));
+  else for (const line of Array.isArray(human) ? human : [human]) io.out(line);
+}
