@@ -15,7 +15,7 @@
 //   --smoke: a second or two of each, to check the harness; nothing is judged.
 //   --audit jsonl: the service writes its audit trail to a JSONL file instead of SQLite.
 //   --rounds N: N measured rounds per server instead of 3.
-//   --baseline DIR (or BENCH_BASELINE=DIR): keepalive, handshake and tracing also measure
+//   --baseline DIR (or BENCH_BASELINE=DIR): keepalive, handshake, tracing and upstream also measure
 //            `serve` from another built checkout (the commit before, say) in the same rounds.
 //   --cpu-prof: profiles the service (under Node) and prints the newest profile's top costs.
 //   --postgres: `scale` generates its stores in PostgreSQL instead of SQLite.

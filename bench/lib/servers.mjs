@@ -87,15 +87,16 @@ export function createServers({ fixtures, cpuProf }) {
   /**
    * `serve` from another built checkout (its node_modules in place), on the same PKI and
    * settings, with stores of its own made by its own CLI: the commit before, measured in the
-   * same alternating run. Its requests carry its own API key (`headers`).
+   * same alternating run. Its requests carry its own API key (`headers`). `caseStore` and
+   * `overrides` point it elsewhere, e.g. at an upstream (its access store stays its own).
    */
-  async function startBaseline(checkout) {
+  async function startBaseline(checkout, { caseStore: otherCases, overrides = {} } = {}) {
     const { store, caseStore, headers } = baselineStoresOf(checkout);
     const started = await startProcess(
       process.execPath,
       [join(checkout, 'bin/case-read.js'), 'serve'],
       {
-        ...serviceEnv(caseStore),
+        ...serviceEnv(otherCases ?? caseStore, overrides),
         ACCESS_STORE: store,
         LOG_LEVEL: 'info',
         SHUTDOWN_DELAY_MS: '0',
