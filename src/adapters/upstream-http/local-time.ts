@@ -14,6 +14,9 @@
 
 const LOCAL = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?$/;
 const DAY_MS = 86_400_000;
+const HOUR_MS = 3_600_000;
+/** How many days' (and hours') offsets a reader keeps. */
+const MAX_SPANS_KEPT = 4096;
 
 /**
  * Whether `zone` is an IANA time zone name the platform knows (`Europe/London`, `UTC`). A bare
@@ -41,7 +44,7 @@ function offsetText(minutes: number): string {
 /**
  * A converter for one zone: `toOffset(text)` answers `text` with its offset in the zone, or
  * `undefined` when `text` is not a local date-time of a real calendar day. Its formatter is
- * made once (making one costs far more than using it).
+ * made once (making one costs far more than using it), and an offset once asked is kept.
  */
 export function localDateTimeReader(zone: string): (text: string) => string | undefined {
   const format = new Intl.DateTimeFormat('en-GB', {
@@ -67,7 +70,29 @@ export function localDateTimeReader(zone: string): (text: string) => string | un
       part.second ?? 0,
     );
   };
-  const offsetAt = (t: number): number => wallAt(t) - t;
+  // Asking the formatter is by far the dearest step (a conversion asks up to six times), and
+  // a zone's offset changes a few times a year. So a span's offset is kept once asked: a
+  // (UTC) day's, where it is the same at the day's first and last second, else (the day of a
+  // change) each of its hours' likewise, else (the hour of the change) the instant's own.
+  // `null` keeps "it changes in this span". 4096 days are about eleven years of dates; past
+  // that they are forgotten and asked again.
+  const days = new Map<number, number | null>();
+  const hours = new Map<number, number | null>();
+  const steady = (kept: Map<number, number | null>, span: number, t: number): number | null => {
+    const key = Math.floor(t / span);
+    let offset = kept.get(key);
+    if (offset === undefined) {
+      const first = key * span;
+      const last = first + span - 1000;
+      const atFirst = wallAt(first) - first;
+      offset = wallAt(last) - last === atFirst ? atFirst : null;
+      if (kept.size >= MAX_SPANS_KEPT) kept.clear();
+      kept.set(key, offset);
+    }
+    return offset;
+  };
+  const offsetAt = (t: number): number =>
+    steady(days, DAY_MS, t) ?? steady(hours, HOUR_MS, t) ?? wallAt(t) - t;
 
   return (text) => {
     const m = LOCAL.exec(text);

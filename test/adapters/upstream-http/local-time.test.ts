@@ -50,6 +50,34 @@ describe('a local date-time read in its zone and given its offset', () => {
     expect(london(text)).toBeUndefined();
   });
 
+  it('gives back the wall clock of every quarter-hour of a year, each clock change included, in three zones', () => {
+    // The oracle is the platform's formatter read the other way: an instant's wall clock in
+    // the zone, converted, must be an instant with that same wall clock. One reader per zone
+    // converts the whole year, so the hours it keeps are used across every change.
+    const start = Date.UTC(2026, 0, 1);
+    for (const zone of ['Europe/London', 'America/New_York', 'Australia/Lord_Howe']) {
+      const wallOf = new Intl.DateTimeFormat('sv-SE', {
+        timeZone: zone,
+        year: 'numeric',
+        month: '2-digit',
+        day: '2-digit',
+        hour: '2-digit',
+        minute: '2-digit',
+        second: '2-digit',
+        hourCycle: 'h23',
+      });
+      const wall = (t: number) => wallOf.format(t).replace(' ', 'T');
+      const reader = localDateTimeReader(zone);
+      const wrong: string[] = [];
+      for (let t = start; t < start + 365 * 86_400_000; t += 15 * 60_000) {
+        const local = wall(t);
+        const zoned = reader(local);
+        if (zoned === undefined || wall(Date.parse(zoned)) !== local) wrong.push(`${local} → ${zoned}`);
+      }
+      expect(wrong, zone).toEqual([]);
+    }
+  });
+
   it('knows IANA zones and refuses anything else', () => {
     for (const zone of ['Europe/London', 'UTC', 'America/New_York', 'europe/london'])
       expect(isTimeZone(zone)).toBe(true);
