@@ -96,4 +96,26 @@ describe('npm run bench -- --smoke', () => {
     expect(Object.keys(found?.totals ?? {})).toEqual(['off', 'on', 'on-100']);
     for (const t of Object.values(found?.totals ?? {})) expect(t).toMatchObject({ non2xx: 0, errors: 0 });
   }, 250_000);
+
+  it('bench/upstream-reading.mjs reads every body with each schema and prints four rounds', () => {
+    const result = spawnSync(process.execPath, ['bench/upstream-reading.mjs', '--bodies', '50'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 60_000,
+      env: { PATH: process.env.PATH ?? '' },
+    });
+    expect(result.status, result.stderr).toBe(0);
+    const rounds = result.stdout.trim().split('\n');
+    expect(rounds).toHaveLength(4);
+    for (const round of rounds)
+      for (const name of [
+        'case, strict',
+        'case, reading',
+        'risk scores, strict',
+        'risk scores, reading',
+        'probation case, reading',
+        'gateway risk scores, reading',
+      ])
+        expect(round).toMatch(new RegExp(`${name} \\d+\\.\\d{2} µs`));
+  }, 70_000);
 });
