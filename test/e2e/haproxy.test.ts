@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keepAliveAgent, prepareServe, runCli, type ServeSetup, startServe } from '../support/cli.js';
-import { freePort } from '../support/redis.js';
+import { freePort } from '../support/ports.js';
 import { RUNTIMES, type RuntimeCommand } from '../support/runtimes.js';
 import { openSqlite } from '../support/sqlite.js';
 

@@ -6,7 +6,7 @@ import { thumbprintOfPem } from '../../src/adapters/tls-listener/peer-certificat
 import { httpsRequest } from '../support/https-client.js';
 import { AccessMother } from '../support/mothers.js';
 import { type ClientCredentials, makeTestPki, type TestPki } from '../support/pki.js';
-import { freePort } from '../support/redis.js';
+import { freePort } from '../support/ports.js';
 import { mintTestToken, type RunningTestService, startTestService } from '../support/service.js';
 
 /**

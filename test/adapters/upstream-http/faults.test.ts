@@ -9,7 +9,7 @@ import {
   UpstreamTimeoutError,
 } from '../../../src/domain/errors.js';
 import { fixtureCases } from '../../support/fixtures.js';
-import { freePort } from '../../support/redis.js';
+import { freePort } from '../../support/ports.js';
 
 /** A loopback stub of the upstream whose behaviour each test sets. */
 type Behaviour = (req: IncomingMessage, res: ServerResponse, call: number) => void;
