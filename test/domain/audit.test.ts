@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   type AuditRecord,
+  auditFieldTexts,
   canonicalAuditText,
   chainRecord,
   GENESIS_HASH,
@@ -64,6 +65,41 @@ describe('the audit hash chain', () => {
     for (const change of changes)
       expect(canonicalAuditText(record(1, change), 1, GENESIS_HASH)).not.toBe(base);
     expect(canonicalAuditText(record(1), 2, GENESIS_HASH)).not.toBe(base);
+  });
+
+  it('the current text is the same to the byte whether made in one call or from the field texts', () => {
+    // Strings that JSON escapes: quotes, backslashes, control characters, a lone surrogate,
+    // the line separators, and characters outside the BMP; every nullable field both ways.
+    const awkward = [
+      '"quoted" \\ back',
+      'tab\tnew\nline\u0000',
+      'lone \ud800 surrogate',
+      'sep \u2028 \u2029',
+      'é ☃ 𝄞',
+    ];
+    const records = [
+      record(1),
+      record(2, { onBehalfOf: 'someone@example.org', problem: 'limited-access', access: 'client-enforces' }),
+      record(3, { crn: null, status: 503, issued: '7F3A9C0011' }),
+      ...awkward.map((text, i) =>
+        record(10 + i, {
+          requestId: text,
+          clientId: text,
+          certificateSerial: text,
+          onBehalfOf: text,
+          operation: text,
+          crn: text,
+          problem: text,
+          access: text,
+          issued: text,
+        }),
+      ),
+    ];
+    for (const r of records) {
+      const joined = canonicalAuditText(r, 7, 'f'.repeat(64), auditFieldTexts(r));
+      expect(canonicalAuditText(r, 7, 'f'.repeat(64))).toBe(joined);
+      expect(JSON.parse(joined)).toHaveLength(14);
+    }
   });
 
   it('version 1 records (written before) keep their text and verify, then version 3 records follow', () => {

@@ -131,20 +131,41 @@ export function auditFieldTexts(record: AuditRecord): AuditFieldTexts {
  * certificateSerial, onBehalfOf, operation, crn, status, problem, access, issued])`.
  * The versions that records written before carry: version 2 is the same with a leading 2
  * and without `issued`; version 1 is without the leading number and the last three fields.
- * It is put together from the fields' own JSON texts.
+ * Given the fields' own JSON texts (a store that writes them out has them already), it is
+ * put together from those, the same text to the byte; else it is that one `JSON.stringify`.
  */
 export function canonicalAuditText(
   record: AuditRecord,
   seq: number,
   previousHash: string,
   /** The record's field texts, when the caller has them already. */
-  texts: AuditFieldTexts = auditFieldTexts(record),
+  texts?: AuditFieldTexts,
   version: AuditVersion = CURRENT_AUDIT_VERSION,
 ): string {
-  const fields = `${seq},${JSON.stringify(previousHash)},${texts.at},${texts.requestId},${texts.clientId},${texts.certificateSerial},${texts.onBehalfOf},${texts.operation},${texts.crn},${texts.status}`;
+  if (texts === undefined && version === 3) {
+    // The current format in one call (the fields' texts joined below are the same text).
+    return JSON.stringify([
+      3,
+      seq,
+      previousHash,
+      record.at.toISOString(),
+      record.requestId,
+      record.clientId,
+      record.certificateSerial,
+      record.onBehalfOf,
+      record.operation,
+      record.crn,
+      record.status,
+      record.problem,
+      record.access,
+      record.issued,
+    ]);
+  }
+  const t = texts ?? auditFieldTexts(record);
+  const fields = `${seq},${JSON.stringify(previousHash)},${t.at},${t.requestId},${t.clientId},${t.certificateSerial},${t.onBehalfOf},${t.operation},${t.crn},${t.status}`;
   if (version === 1) return `[${fields}]`;
-  if (version === 2) return `[2,${fields},${texts.problem},${texts.access}]`;
-  return `[3,${fields},${texts.problem},${texts.access},${texts.issued}]`;
+  if (version === 2) return `[2,${fields},${t.problem},${t.access}]`;
+  return `[3,${fields},${t.problem},${t.access},${t.issued}]`;
 }
 
 /** Links a record into the chain, in the current format: its sequence number, the previous hash, and its own hash. */
