@@ -56,14 +56,11 @@ describe('a local date-time read in its zone and given its offset', () => {
     // converts the whole year, so the hours it keeps are used across every change.
     const start = Date.UTC(2026, 0, 1);
     for (const zone of ['Europe/London', 'America/New_York', 'Australia/Lord_Howe']) {
+      // Swedish dates are ISO 8601 dates: `2026-01-02 00:05:07`.
       const wallOf = new Intl.DateTimeFormat('sv-SE', {
         timeZone: zone,
-        year: 'numeric',
-        month: '2-digit',
-        day: '2-digit',
-        hour: '2-digit',
-        minute: '2-digit',
-        second: '2-digit',
+        dateStyle: 'short',
+        timeStyle: 'medium',
         hourCycle: 'h23',
       });
       const wall = (t: number) => wallOf.format(t).replace(' ', 'T');
