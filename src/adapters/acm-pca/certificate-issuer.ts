@@ -23,6 +23,7 @@ import {
   createAwsClient,
   isAwsTimeout,
 } from '../shared/aws-client.js';
+import { type CallBudget, callBudget } from '../shared/call-budget.js';
 
 /** What the issuer is built with. Its client may retry a call: IssueCertificate is idempotent by its token. */
 export interface AcmPcaIssuerOptions extends AwsClientSettings<ACMPCAClientConfig['credentials']> {
@@ -87,7 +88,8 @@ export class AcmPcaCertificateIssuer implements CertificateIssuer {
   }
 
   async issue(order: ClientCertificateOrder, deadline?: Deadline): Promise<IssuedClientCertificate> {
-    const signal = this.signal(deadline);
+    const budget = callBudget(this.options.timeoutMs, deadline);
+    const { signal } = budget;
     try {
       const signingAlgorithm = await this.caSigningAlgorithm(signal);
       const command = new IssueCertificateCommand({
@@ -106,13 +108,16 @@ export class AcmPcaCertificateIssuer implements CertificateIssuer {
       const certificate = await this.awaitCertificate(issued.CertificateArn, signal);
       return checked(certificate, order);
     } catch (error) {
-      throw this.failure(error, signal, deadline);
+      throw this.failure(error, budget);
+    } finally {
+      budget.end();
     }
   }
 
   async caCertificates(deadline?: Deadline): Promise<readonly string[]> {
     if (this.caChain) return this.caChain;
-    const signal = this.signal(deadline);
+    const budget = callBudget(this.options.timeoutMs, deadline);
+    const { signal } = budget;
     try {
       const command = new GetCertificateAuthorityCertificateCommand({
         CertificateAuthorityArn: this.options.arn,
@@ -127,7 +132,9 @@ export class AcmPcaCertificateIssuer implements CertificateIssuer {
       this.caChain = Object.freeze([...own, ...chain]);
       return this.caChain;
     } catch (error) {
-      throw this.failure(error, signal, deadline);
+      throw this.failure(error, budget);
+    } finally {
+      budget.end();
     }
   }
 
@@ -135,24 +142,11 @@ export class AcmPcaCertificateIssuer implements CertificateIssuer {
     this.client.destroy();
   }
 
-  /**
-   * Its own timeout, and the request's deadline: the first to pass gives the operation up.
-   * Always a fresh signal: the 3.523 SDK's HTTP handler assigns `onabort` on the signal it is
-   * given, which must never be the deadline's own (the request's other calls share it).
-   */
-  private signal(deadline: Deadline | undefined): AbortSignal {
-    const own = AbortSignal.timeout(this.options.timeoutMs);
-    return deadline ? AbortSignal.any([own, deadline.signal]) : own;
-  }
-
-  private failure(
-    error: unknown,
-    signal: AbortSignal,
-    deadline: Deadline | undefined,
-  ): CertificateIssuerError {
+  /** Its own timeout or the request's deadline (`budget`), or what AWS said. */
+  private failure(error: unknown, budget: CallBudget): CertificateIssuerError {
     if (error instanceof CertificateIssuerError) return error;
-    if (signal.aborted || isAwsTimeout(error)) {
-      return new CertificateIssuerError(deadline?.signal.aborted ? 'deadline' : 'timeout', true);
+    if (budget.signal.aborted || isAwsTimeout(error)) {
+      return new CertificateIssuerError(budget.byDeadline ? 'deadline' : 'timeout', true);
     }
     return new CertificateIssuerError(awsErrorLabel(error));
   }

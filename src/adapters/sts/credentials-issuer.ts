@@ -14,6 +14,7 @@ import {
   createAwsClient,
   isAwsTimeout,
 } from '../shared/aws-client.js';
+import { callBudget } from '../shared/call-budget.js';
 
 export interface StsIssuerOptions extends AwsClientSettings<STSClientConfig['credentials']> {
   /** Bounds the whole call, retries included. */
@@ -37,8 +38,8 @@ export class StsCredentialsIssuer implements CredentialsIssuer {
   async issue(request: QueueCredentialsRequest, deadline?: Deadline): Promise<QueueCredentials> {
     let output: AssumeRoleCommandOutput;
     // Its own timeout, and the request's deadline: the first to pass gives the call up.
-    const own = AbortSignal.timeout(this.options.timeoutMs);
-    const abortSignal = deadline ? AbortSignal.any([own, deadline.signal]) : own;
+    const budget = callBudget(this.options.timeoutMs, deadline);
+    const abortSignal = budget.signal;
     const send = (command: AssumeRoleCommand) => this.client.send(command, { abortSignal });
     try {
       const command = new AssumeRoleCommand({
@@ -54,6 +55,8 @@ export class StsCredentialsIssuer implements CredentialsIssuer {
     } catch (error) {
       if (isAwsTimeout(error)) throw new UpstreamTimeoutError(UPSTREAM);
       throw new UpstreamFailedError(UPSTREAM, awsErrorLabel(error));
+    } finally {
+      budget.end();
     }
     const c = output.Credentials;
     if (

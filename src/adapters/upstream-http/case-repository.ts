@@ -28,11 +28,11 @@ import type {
   RiskPredictorScore,
 } from '../../domain/types.js';
 import type { CaseRepository, Held, ReadFor } from '../../ports/case-repository.js';
-import { remainingMs } from '../../ports/deadline.js';
 import type { UpstreamOutcome } from '../../ports/stores.js';
 import type { OutgoingTracing } from '../../ports/tracing.js';
 // The problem types of this service's own API, which an upstream instance of it answers with.
 import { ProblemType } from '../http/problem-types.js';
+import { callBudget } from '../shared/call-budget.js';
 import { mismatchOf, type UpstreamReading, upstreamReading } from './reading.js';
 
 const UPSTREAM = 'case store upstream';
@@ -243,16 +243,9 @@ export class UpstreamCaseRepository implements CaseRepository {
 
   private async get<T>(path: string, schema: ZodType<T>, readFor?: ReadFor): Promise<Answer<T>> {
     const started = performance.now();
-    // Its own timeout, and the request's deadline: the first to pass gives the call up. One
-    // timer for the sooner of the two, cleared when the call ends, so nothing of the call
-    // outlives it (cheaper than a timeout signal, left to fire, joined to the deadline's).
-    const budgetMs = readFor?.deadline
-      ? Math.min(this.options.timeoutMs, remainingMs(readFor.deadline, started))
-      : this.options.timeoutMs;
-    const giveUp = new AbortController();
-    const timer = budgetMs > 0 ? setTimeout(() => giveUp.abort(), budgetMs) : undefined;
-    if (timer === undefined) giveUp.abort();
-    const deadline = giveUp.signal;
+    // Its own timeout, and the request's deadline: the first to pass gives the call up.
+    const budget = callBudget(this.options.timeoutMs, readFor?.deadline);
+    const deadline = budget.signal;
     const done = (outcome: UpstreamOutcome) =>
       this.options.observe?.(outcome, (performance.now() - started) / 1000);
     try {
@@ -289,7 +282,7 @@ export class UpstreamCaseRepository implements CaseRepository {
       done('connection');
       throw new UpstreamFailedError(UPSTREAM, 'connection');
     } finally {
-      clearTimeout(timer);
+      budget.end();
     }
   }
 
