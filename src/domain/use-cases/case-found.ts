@@ -9,12 +9,18 @@ import type { RedactableField } from '../access/redaction.js';
 import type { Crn } from '../crn.js';
 import { CaseNotFoundError, LimitedAccessError } from '../errors.js';
 
-/** What a crn operation needs: the repository's finders it calls, and the time to decide at. */
-export interface CaseReadDeps<F extends keyof CaseRepository> {
-  readonly repository: Required<Pick<CaseRepository, F>>;
+/** A repository that has the finders `F`. */
+export type FindersOf<F extends keyof CaseRepository> = Required<Pick<CaseRepository, F>>;
+
+/** What a crn operation needs: a repository `P` with the finders it calls, and the time to decide at. */
+interface ReadDeps<P> {
+  readonly repository: P;
   /** Now; the system clock unless a test sets it. */
   readonly now?: () => Date;
 }
+
+/** What a crn operation needs that calls the repository's finders `F`. */
+export type CaseReadDeps<F extends keyof CaseRepository> = ReadDeps<FindersOf<F>>;
 
 /**
  * Who reads a case: the on-behalf-of user (null when the client acts as itself), with the
@@ -78,37 +84,21 @@ export async function readAdmitted<T, R>(
   return { body: answer(held.value, reader.withheld), access: decision.outcome };
 }
 
-/** The part of a case that the repository's finder `F` reads. */
-type PartOf<F extends keyof CaseRepository> = Required<CaseRepository>[F] extends (
-  crn: Crn,
-  readFor?: ReadFor,
-) => Promise<Held<infer T> | undefined>
-  ? T
-  : never;
-
-/** The repository's finders `F`, each typed by the part it reads. */
-type Finders<F extends keyof CaseRepository> = {
-  readonly [K in F]: (crn: Crn, readFor?: ReadFor) => Promise<Held<PartOf<K>> | undefined>;
-};
-
 /**
- * A crn operation that reads one part of a case, the one the repository's `finder` reads,
- * for a reader (see {@link readAdmitted}), and answers it shaped by `answer`, which is given
- * the fields withheld from the client and the crn.
+ * A crn operation that reads one part of a case with `find` (a finder of its repository
+ * `P`), for a reader (see {@link readAdmitted}), and answers it shaped by `answer`, which is
+ * given the fields withheld from the client and the crn.
  */
-export function caseReadOperation<F extends keyof CaseRepository, R>(
-  finder: F,
-  answer: (part: PartOf<F>, withheld: CaseReader['withheld'], crn: Crn) => R,
-): (deps: CaseReadDeps<F>, crn: Crn, reader?: CaseReader) => Promise<Answer<R>> {
-  return async ({ repository, now }, crn, reader) => {
-    // The same object: TypeScript does not see through `Required<Pick<…, F>>[F]` for any F.
-    const finders = repository as unknown as Finders<F>;
-    return readAdmitted(
+export function caseReadOperation<P, T, R>(
+  find: (repository: P, crn: Crn, readFor: ReadFor) => Promise<Held<T> | undefined>,
+  answer: (part: T, withheld: CaseReader['withheld'], crn: Crn) => R,
+): (deps: ReadDeps<P>, crn: Crn, reader?: CaseReader) => Promise<Answer<R>> {
+  return ({ repository, now }, crn, reader) =>
+    readAdmitted(
       crn,
       reader,
       now,
-      (c, f) => finders[finder](c, f),
+      (c, f) => find(repository, c, f),
       (part, withheld) => answer(part, withheld, crn),
     );
-  };
 }

@@ -1,11 +1,15 @@
 import { minimisePersonalDetails } from '../access/redaction.js';
-import { caseReadOperation } from './case-found.js';
+import { caseReadOperation, type FindersOf } from './case-found.js';
 
 /**
  * Operation `getCase`: personal details and circumstances for one case, if the reader may
  * see it (limited access), with any field the client has withheld answered as null.
  */
-export const getCase = caseReadOperation('findPersonalDetails', minimisePersonalDetails);
+export const getCase = caseReadOperation(
+  (repository: FindersOf<'findPersonalDetails'>, crn, readFor) =>
+    repository.findPersonalDetails(crn, readFor),
+  minimisePersonalDetails,
+);
 
 /**
  * `getCase` as the stored JSON text, for a repository that holds it (see
@@ -13,4 +17,8 @@ export const getCase = caseReadOperation('findPersonalDetails', minimisePersonal
  * sent as it is, so it can withhold nothing (see `withholdsPersonalDetails`). Limited access
  * is decided exactly as for `getCase`.
  */
-export const getCaseText = caseReadOperation('findPersonalDetailsText', (text) => text);
+export const getCaseText = caseReadOperation(
+  (repository: FindersOf<'findPersonalDetailsText'>, crn, readFor) =>
+    repository.findPersonalDetailsText(crn, readFor),
+  (text) => text,
+);

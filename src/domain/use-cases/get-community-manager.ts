@@ -1,6 +1,6 @@
 import { minimiseCommunityManager } from '../access/redaction.js';
 import { CommunityManagerNotFoundError } from '../errors.js';
-import { caseReadOperation } from './case-found.js';
+import { caseReadOperation, type FindersOf } from './case-found.js';
 
 /**
  * Operation `getCommunityManagerByCrn`: the case reference and its community manager, if
@@ -8,7 +8,8 @@ import { caseReadOperation } from './case-found.js';
  * the upstream service, but only to a reader who may see the case.
  */
 export const getCommunityManagerByCrn = caseReadOperation(
-  'findCommunityManager',
+  (repository: FindersOf<'findCommunityManager'>, crn, readFor) =>
+    repository.findCommunityManager(crn, readFor),
   ({ communityManager }, withheld, crn) => {
     if (communityManager === null) throw new CommunityManagerNotFoundError(crn.value);
     return minimiseCommunityManager({ crn: crn.value, communityManager }, withheld);
