@@ -540,6 +540,7 @@ describe('onboarding end to end, through the binary alone', () => {
     const out = cli('config', 'check');
     expect(out).toContain('configuration is valid');
     expect(out).toMatch(/BEARER_MODE +required {2}\(default\)/);
+    expect(out).toMatch(/KEEP_ALIVE_TIMEOUT_MS 65000 {2}\(default\)/);
     expect(out).toContain(`ACCESS_STORE     ${access}`);
     const json = JSON.parse(cli('config', 'check', '--json')) as Record<
       string,

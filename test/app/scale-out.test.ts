@@ -1,10 +1,11 @@
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { Agent, request } from 'node:https';
+import { type Agent, request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prepareServe, runCli, type ServeSetup, startServe } from '../support/cli.js';
+import { consumerAgent } from '../support/https-client.js';
 import { adminQuery, testSchema } from '../support/postgres.js';
 import { dropPrefix, OwnRedis, uniquePrefix } from '../support/redis.js';
 
@@ -87,7 +88,7 @@ const agents = new Map<string, Agent>();
 function agentFor(credentials: { cert: string; key: string }): Agent {
   const known = agents.get(credentials.cert);
   if (known) return known;
-  const agent = new Agent({ keepAlive: true, maxSockets: 32, ca: setup.ca, ...credentials });
+  const agent = consumerAgent({ maxSockets: 32, ca: setup.ca, ...credentials });
   agents.set(credentials.cert, agent);
   return agent;
 }

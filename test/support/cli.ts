@@ -1,8 +1,9 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { Agent } from 'node:https';
+import type { Agent } from 'node:https';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { consumerAgent } from './https-client.js';
 import { CURRENT, type RuntimeCommand } from './runtimes.js';
 
 /** Stops each child still running (SIGTERM) and waits for it to exit: an e2e file's last step. */
@@ -150,8 +151,7 @@ export function prepareServe(
 
 /** A keep-alive HTTPS agent presenting the setup's client certificate, with `sockets` connections at most. */
 export function keepAliveAgent(setup: ServeSetup, sockets: number): Agent {
-  return new Agent({
-    keepAlive: true,
+  return consumerAgent({
     maxSockets: sockets,
     ca: setup.ca,
     cert: setup.client.cert,

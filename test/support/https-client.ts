@@ -1,4 +1,16 @@
-import { type Agent, request } from 'node:https';
+import { Agent, type AgentOptions, request } from 'node:https';
+
+/**
+ * How long the tests' keep-alive agents keep an idle socket: well under the service's
+ * keep-alive timeout (65 s unless `KEEP_ALIVE_TIMEOUT_MS` says otherwise), as a consumer
+ * should (docs/consumers/calling-the-service.md). Without a `timeout`, Node's agent keeps
+ * an idle socket for ever, and sends on it while the service is closing it.
+ */
+export const CONSUMER_IDLE_MS = 30_000;
+
+/** A keep-alive agent that lets go of an idle socket after {@link CONSUMER_IDLE_MS}. */
+export const consumerAgent = (options: AgentOptions = {}): Agent =>
+  new Agent({ keepAlive: true, timeout: CONSUMER_IDLE_MS, ...options });
 
 export interface HttpsResponse {
   status: number;

@@ -47,6 +47,9 @@ func main() {
 	client := &http.Client{
 		Timeout: 10 * time.Second,
 		Transport: &http.Transport{
+			// Let go of an idle connection before the service does (65 s unless its operator
+			// says otherwise): a written-out Transport otherwise keeps one for ever.
+			IdleConnTimeout: 30 * time.Second,
 			TLSClientConfig: &tls.Config{
 				Certificates: []tls.Certificate{certificate},
 				RootCAs:      roots,

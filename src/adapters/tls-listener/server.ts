@@ -29,14 +29,19 @@ export interface ListenOptions {
   readonly tls?: TlsFiles;
   /** Which TLS listener; `https` unless given. */
   readonly tlsListener?: TlsListenerKind;
-  /** Tighter (or looser) limits than {@link SERVER_LIMITS}, for tests. */
+  /** Other limits than {@link SERVER_LIMITS}: the operator's keep-alive timeout, tighter ones in tests. */
   readonly limits?: Partial<ServerLimits>;
 }
 
-/** What {@link RunningServer.drain} did: connections that ended by themselves, and those cut at the grace. */
+/**
+ * What {@link RunningServer.drain} did: connections that ended by themselves, those cut at
+ * the grace, and the app's handlers still running when the grace ended (their clients may
+ * have gone long before).
+ */
 export interface DrainResult {
   readonly closedGracefully: number;
   readonly destroyedAtGrace: number;
+  readonly unfinishedAtGrace: number;
 }
 
 export interface RunningServer {
@@ -51,7 +56,9 @@ export interface RunningServer {
    * Graceful drain: stops accepting connections at once; every response from now on carries
    * `Connection: close`; a keep-alive connection that stays idle for `idleCloseMs` is closed;
    * in-flight requests finish. Whatever is still open after `graceMs` (a stuck request, a
-   * half-open socket) is destroyed. Resolves when no connection is left.
+   * half-open socket) is destroyed. Resolves when no connection is left and every request
+   * the app began has been handled, even one whose client went away (its audit record is
+   * written before the stores close), or when the grace ends.
    */
   drain(graceMs: number, idleCloseMs?: number): Promise<DrainResult>;
   /**
@@ -71,7 +78,12 @@ export interface RunningServer {
 export const SERVER_LIMITS = {
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 30_000,
-  keepAliveTimeoutMs: 5_000,
+  /**
+   * How long an idle keep-alive connection is kept (`KEEP_ALIVE_TIMEOUT_MS`): longer than the
+   * 60 s idle timeout of an AWS load balancer and of nginx's upstream keep-alive, so the side
+   * that reuses connections always closes first. Clients are told it (`Keep-Alive: timeout=N`).
+   */
+  keepAliveTimeoutMs: 65_000,
   maxHeaderSize: 16_384,
   /**
    * How often Node checks open connections against the headers and request timeouts. Its
@@ -118,16 +130,17 @@ export async function startServer(
 ): Promise<RunningServer> {
   const tls = options.tls;
   const limits: ServerLimits = { ...SERVER_LIMITS, ...options.limits };
+  const handlers = countHandlers(fetch);
   const { listener, http } =
     tls && options.tlsListener === 'tls-handoff'
-      ? await listenTlsHandoff(fetch, options, tls, limits)
-      : await listenHono(fetch, options, limits);
+      ? await listenTlsHandoff(handlers.fetch, options, tls, limits)
+      : await listenHono(handlers.fetch, options, limits);
   http.headersTimeout = limits.headersTimeoutMs;
   http.requestTimeout = limits.requestTimeoutMs;
   http.keepAliveTimeout = limits.keepAliveTimeoutMs;
   // The hand-off is exactly the case where the accepting server is not the HTTP server.
   const handedOff = (listener as unknown) !== http;
-  const connections = trackConnections(listener, http, tls !== undefined, handedOff);
+  const connections = trackConnections(listener, http, tls !== undefined, handedOff, handlers);
   const address = listener.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return {
@@ -241,6 +254,58 @@ function closeListener(listener: NetServer, done: (error?: Error) => void): void
   else (listener as { close(callback: (error?: Error) => void): void }).close(done);
 }
 
+/** The app's handlers still running, counted whether or not their client is still connected. */
+interface Handlers {
+  readonly running: () => number;
+  /** Resolves once no handler is running. */
+  readonly settled: () => Promise<void>;
+}
+
+/**
+ * The app's fetch, counted from the call until its answer (or failure) is settled. A client
+ * that disconnects mid-request ends its connection but not the handler, which goes on to
+ * write the request's audit record: a drain that waited for connections alone let the
+ * service close its stores under it, and the record was lost.
+ */
+function countHandlers<E>(fetch: (request: Request, env: E) => Response | Promise<Response>): Handlers & {
+  readonly fetch: (request: Request, env: E) => Promise<Response>;
+} {
+  let running = 0;
+  let waiting: (() => void)[] = [];
+  const settle = () => {
+    running -= 1;
+    if (running > 0 || waiting.length === 0) return;
+    const resolved = waiting;
+    waiting = [];
+    for (const resolve of resolved) resolve();
+  };
+  return {
+    fetch: (request, env) => {
+      running += 1;
+      let answer: Response | Promise<Response>;
+      try {
+        answer = fetch(request, env);
+      } catch (error) {
+        settle();
+        return Promise.reject(error);
+      }
+      return Promise.resolve(answer).then(
+        (response) => {
+          settle();
+          return response;
+        },
+        (error: unknown) => {
+          settle();
+          throw error;
+        },
+      );
+    },
+    running: () => running,
+    settled: () =>
+      running === 0 ? Promise.resolve() : new Promise<void>((resolve) => waiting.push(resolve)),
+  };
+}
+
 /** Requests in progress on an HTTP-level socket (the TLS socket on HTTPS). */
 const inProgress = Symbol('requestsInProgress');
 type HttpSocket = Socket & { [inProgress]?: number };
@@ -256,6 +321,7 @@ function trackConnections(
   isTls: boolean,
   /** The HTTP server did not accept its sockets itself (the hand-off): idle ends are ours. */
   handedOff: boolean,
+  handlers: Handlers,
 ) {
   const raw = new Set<Socket>();
   const http = new Set<HttpSocket>();
@@ -287,14 +353,32 @@ function trackConnections(
       const open = raw.size;
       return new Promise((resolve) => {
         let destroyedAtGrace = 0;
+        let done = false;
+        const finish = () => {
+          if (done) return;
+          done = true;
+          clearTimeout(timer);
+          resolve({
+            closedGracefully: open - destroyedAtGrace,
+            destroyedAtGrace,
+            unfinishedAtGrace: handlers.running(),
+          });
+        };
+        let connectionsEnded = false;
+        let graceOver = false;
         const timer = setTimeout(() => {
+          graceOver = true;
           destroyedAtGrace = raw.size;
           for (const socket of [...http, ...raw]) socket.destroy();
+          // What the app is still handling is left to its own deadline; the drain is over.
+          if (connectionsEnded) finish();
         }, graceMs);
         timer.unref();
         closeListener(listener, () => {
-          clearTimeout(timer);
-          resolve({ closedGracefully: open - destroyedAtGrace, destroyedAtGrace });
+          connectionsEnded = true;
+          // A handler whose client went away may still be running: wait for it, within the grace.
+          void handlers.settled().then(finish);
+          if (graceOver) finish();
         });
         // An idle keep-alive connection is ended once it has stayed idle for idleCloseMs:
         // the HTTP server's own 'timeout' handler ends it when no request is in progress.

@@ -28,7 +28,12 @@ export async function serve(args: string[], io: Io): Promise<number> {
   const service = await buildService(config, logger);
   const server = await startApiListener(
     service.app.fetch,
-    { host: config.HOST, port: config.PORT, tls: service.tls },
+    {
+      host: config.HOST,
+      port: config.PORT,
+      keepAliveTimeoutMs: config.KEEP_ALIVE_TIMEOUT_MS,
+      tls: service.tls,
+    },
     runtime,
   ).catch(async (error: unknown) => {
     await service.close();
@@ -44,6 +49,7 @@ export async function serve(args: string[], io: Io): Promise<number> {
   const management = await startManagementListener(service.management.fetch, {
     host: config.HOST,
     port: config.MANAGEMENT_PORT,
+    keepAliveTimeoutMs: config.KEEP_ALIVE_TIMEOUT_MS,
   }).catch(async (error: unknown) => {
     await server.close();
     await service.close();

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { httpUrl, presentIn, problemsOf, wholeNumber } from '../../adapters/shared/variables.js';
+import { SERVER_LIMITS } from '../../adapters/tls-listener/server.js';
 import { parseQuota } from '../../domain/access/quota.js';
 import { DEFAULT_CLIENT_CERT_DAYS, DEFAULT_RENEW_WITHIN_DAYS } from '../../domain/certificates/renew.js';
 import { CrnFormat, DEFAULT_CRN_PATTERN } from '../../domain/crn.js';
@@ -79,6 +80,16 @@ const variablesSchema = z.object({
       return [...new Set(names)];
     }),
   SHUTDOWN_GRACE_MS: wholeNumber('SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+  // How long an idle keep-alive connection is kept open (both listeners). It must be longer
+  // than the idle timeout of whatever keeps connections to the service (AWS ALB and nginx's
+  // upstream keep-alive: 60 s), so that side always closes first and never sends a request
+  // on a connection the service is closing (docs/operations/deployment.md).
+  KEEP_ALIVE_TIMEOUT_MS: wholeNumber(
+    'KEEP_ALIVE_TIMEOUT_MS',
+    SERVER_LIMITS.keepAliveTimeoutMs,
+    1_000,
+    3_600_000,
+  ),
   // Deadlines and overload (decisions §11): every request is answered within its deadline,
   // whatever the engines do, and at most MAX_IN_FLIGHT wait on them at once.
   REQUEST_DEADLINE_MS: wholeNumber('REQUEST_DEADLINE_MS', DEFAULT_REQUEST_DEADLINE_MS, 100, 60_000),

@@ -48,16 +48,33 @@ export type { RunningServer };
  */
 export const startApiListener = (
   fetch: (request: Request, env?: unknown) => Response | Promise<Response>,
-  options: { readonly host: string; readonly port: number; readonly tls: TlsFiles },
+  options: ListenerSettings & { readonly tls: TlsFiles },
   runtime: Runtime,
 ): Promise<RunningServer> =>
-  startServer(batchedFetch(fetch), { ...options, tlsListener: runtime.tlsListener });
+  startServer(batchedFetch(fetch), {
+    ...listenOptionsOf(options),
+    tls: options.tls,
+    tlsListener: runtime.tlsListener,
+  });
 
 /** The plain-HTTP management listener: health and metrics, no case data, no credentials. */
 export const startManagementListener = (
   fetch: (request: Request) => Response | Promise<Response>,
-  options: { readonly host: string; readonly port: number },
-): Promise<RunningServer> => startServer(fetch, options);
+  options: ListenerSettings,
+): Promise<RunningServer> => startServer(fetch, listenOptionsOf(options));
+
+/** Where a listener binds, and how long it keeps an idle keep-alive connection (`KEEP_ALIVE_TIMEOUT_MS`). */
+export interface ListenerSettings {
+  readonly host: string;
+  readonly port: number;
+  readonly keepAliveTimeoutMs: number;
+}
+
+const listenOptionsOf = ({ host, port, keepAliveTimeoutMs }: ListenerSettings) => ({
+  host,
+  port,
+  limits: { keepAliveTimeoutMs },
+});
 
 /** Why the API listener must not serve (see `whyNotMutualTls`), probed with a real TLS client. */
 export const whyNotServe = (

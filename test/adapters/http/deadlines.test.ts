@@ -1,4 +1,5 @@
-import { Agent } from 'node:https';
+import type { Agent } from 'node:https';
+
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../../src/adapters/http/deadline.js';
 import { InMemoryCaseRepository } from '../../../src/adapters/memory/case-repository.js';
@@ -7,7 +8,7 @@ import type { AuditWriter } from '../../../src/ports/audit-log.js';
 import type { CaseRepository } from '../../../src/ports/case-repository.js';
 import type { Deadline } from '../../../src/ports/deadline.js';
 import { fixtureCases } from '../../support/fixtures.js';
-import { httpsRequest } from '../../support/https-client.js';
+import { consumerAgent, httpsRequest } from '../../support/https-client.js';
 import { AccessMother } from '../../support/mothers.js';
 import { makeTestPki, type TestPki } from '../../support/pki.js';
 import { mintTestToken, type RunningTestService, startTestService } from '../../support/service.js';
@@ -134,7 +135,7 @@ describe('a request held by a slow engine is answered at its deadline', () => {
       deadlines: { requestMs: DEADLINE_MS, maxInFlight: 16 },
     });
     service = started.service;
-    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const agent = consumerAgent({ maxSockets: 1 });
     try {
       const slow = await started.ask('/case/X123456/home-office-interest', agent);
       expect(slow.status).toBe(503);

@@ -37,7 +37,42 @@ describe('RunningServer.drain', () => {
     expect(await get(`${server.url}/late`)).toEqual({ error: 'ECONNREFUSED' });
     release();
     expect(await inFlight).toEqual({ status: 200, connection: 'close' });
-    expect(await drained).toEqual({ closedGracefully: 1, destroyedAtGrace: 0 });
+    expect(await drained).toEqual({ closedGracefully: 1, destroyedAtGrace: 0, unfinishedAtGrace: 0 });
+  });
+
+  it('waits for a request whose client went away: the handler finishes before the drain resolves', async () => {
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const handled: string[] = [];
+    const server = await startServer(
+      async () => {
+        await held;
+        // Where the service writes the request's audit record: after the drain, the stores are closed.
+        handled.push('audited');
+        return new Response('done');
+      },
+      { host: '127.0.0.1', port: 0 },
+    );
+    const client = connect(server.port, '127.0.0.1');
+    await once(client, 'connect');
+    client.write('GET /slow HTTP/1.1\r\nHost: x\r\n\r\n');
+    await new Promise((r) => setTimeout(r, 50));
+    client.destroy(); // the consumer gives up; the handler is still waiting on its engine
+    await once(client, 'close');
+    let resolvedWith: unknown;
+    const drained = server.drain(5000).then((result) => {
+      resolvedWith = result;
+      handled.push('drained');
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    // Every connection has ended, but the handler has not: the drain is not over.
+    expect(resolvedWith).toBeUndefined();
+    release();
+    await drained;
+    expect(handled).toEqual(['audited', 'drained']);
+    expect(resolvedWith).toEqual({ closedGracefully: 0, destroyedAtGrace: 0, unfinishedAtGrace: 0 });
   });
 
   it('destroys what is still open when the grace ends: a stuck request, a half-open socket', async () => {
@@ -48,7 +83,11 @@ describe('RunningServer.drain', () => {
     halfOpen.write('GET / HTTP/1.1\r\nHost: x\r\n'); // headers never finished
     halfOpen.on('error', () => {});
     await new Promise((r) => setTimeout(r, 50));
-    expect(await server.drain(200)).toEqual({ closedGracefully: 0, destroyedAtGrace: 2 });
+    expect(await server.drain(200)).toEqual({
+      closedGracefully: 0,
+      destroyedAtGrace: 2,
+      unfinishedAtGrace: 1,
+    });
     expect(await stuck).toEqual({ error: 'ECONNRESET' });
   });
 
@@ -60,7 +99,11 @@ describe('RunningServer.drain', () => {
     await once(socket, 'data');
     const closed = once(socket, 'close');
     const started = Date.now();
-    expect(await server.drain(5000, 100)).toEqual({ closedGracefully: 1, destroyedAtGrace: 0 });
+    expect(await server.drain(5000, 100)).toEqual({
+      closedGracefully: 1,
+      destroyedAtGrace: 0,
+      unfinishedAtGrace: 0,
+    });
     await closed;
     expect(Date.now() - started).toBeGreaterThanOrEqual(90);
   });

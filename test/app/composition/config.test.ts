@@ -37,6 +37,9 @@ describe('loadConfig', () => {
     expect(config.ACCESS_STORE).toMatchObject({ url: 'sqlite:./data/access.db', role: 'access' });
     expect(config.TLS_CRL).toBeUndefined();
     expect(config.CREDENTIALS_ISSUER).toBe('sts');
+    // Longer than the 60 s idle timeout of an AWS load balancer and of nginx's upstream keep-alive.
+    expect(config.KEEP_ALIVE_TIMEOUT_MS).toBe(65_000);
+    expect(loadConfig({ ...BASE, KEEP_ALIVE_TIMEOUT_MS: '620000' }).KEEP_ALIVE_TIMEOUT_MS).toBe(620_000);
     expect(config.RATE_LIMIT_STORE).toMatchObject({ url: 'memory', role: 'rateLimit' });
     const kindSettings = STORE_REGISTRY.readSettings(BASE).byKind;
     expect(kindSettings.get('redis')).toStrictEqual({
@@ -211,6 +214,11 @@ describe('loadConfig', () => {
       /^REQUEST_DEADLINE_MS: REQUEST_DEADLINE_MS must be a whole number 100\.\.60000$/,
     ],
     [{ MAX_IN_FLIGHT: '0' }, /^MAX_IN_FLIGHT: /],
+    [
+      { KEEP_ALIVE_TIMEOUT_MS: '500' },
+      /^KEEP_ALIVE_TIMEOUT_MS: KEEP_ALIVE_TIMEOUT_MS must be a whole number 1000\.\.3600000$/,
+    ],
+    [{ KEEP_ALIVE_TIMEOUT_MS: '65s' }, /^KEEP_ALIVE_TIMEOUT_MS: /],
     [{ RATE_LIMIT_PREFIX: 'a b' }, /^RATE_LIMIT_PREFIX: expected 1-64 letters, digits or : \. _ -$/],
   ])('refuses %j, naming the variable', (env, message) => {
     const problems = problemsOf(env);
