@@ -1,15 +1,53 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Which test files may run beside which (docs/testing.md#which-files-run-beside-which).
+ *
+ * These put load on the machine (keep-alive loops, bursts of hundreds of requests, the
+ * benchmark's load generator) or judge what happens in time (a deadline, a drain, a
+ * revocation reaching two instances within a second, a connection kept idle a second short
+ * of its timeout, HAProxy's health checks during a rolling restart). They run one at a
+ * time, after everything else, so none competes with another file for the two cores.
+ */
+const ALONE = [
+  'test/e2e/slow-engines.test.ts',
+  'test/e2e/haproxy.test.ts',
+  'test/e2e/keep-alive.test.ts',
+  'test/app/scale-out.test.ts',
+  'test/app/shutdown.test.ts',
+  'test/bench/smoke.test.ts',
+];
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     environment: 'node',
     pool: 'forks',
-    // One more worker than the machine's two cores: the end-to-end files spend most of their
-    // time waiting (a balancer's health checks, a drain's delay), and a waiting file would
-    // otherwise hold one of the two workers.
-    maxWorkers: 3,
-    testTimeout: 20_000,
-    hookTimeout: 30_000,
+    // The margins below hold on a machine twice as slow as the 2-core one this runs on, with
+    // another file beside each one in the first group.
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'beside',
+          include: ['test/**/*.test.ts'],
+          exclude: ALONE,
+          // The rest, two at a time on the two cores: in-process tests, and the files that
+          // start `serve` or the CLI but judge nothing by time.
+          maxWorkers: 2,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'alone',
+          include: ALONE,
+          maxWorkers: 1,
+          sequence: { groupOrder: 1 },
+        },
+      },
+    ],
   },
 });

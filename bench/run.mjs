@@ -12,7 +12,7 @@
 // Scenarios, one file each under bench/scenarios/ (each file says what it measures):
 //   keepalive (default), handshake, scale, token, engines, audit, upstream, runtimes,
 //   limited, tracing, checkpoints. The shared machinery is under bench/lib/.
-//   --smoke: a second or two of each, to check the harness; nothing is judged.
+//   --smoke: half a second of each, to check the harness; nothing is judged.
 //   --audit jsonl: the service writes its audit trail to a JSONL file instead of SQLite.
 //   --rounds N: N measured rounds per server instead of 3.
 //   --baseline DIR (or BENCH_BASELINE=DIR): keepalive, handshake, tracing and upstream also measure

@@ -9,7 +9,7 @@ export class UsageError extends Error {}
 /** The settings of a run: smoke is short and light, nothing in it is judged. */
 const settingsOf = (smoke, roundsOverride) =>
   smoke
-    ? { rounds: 1, durationS: 1, warmupS: 0.5, connections: 8, handshakeConnections: 4, scaleCount: 2_000 }
+    ? { rounds: 1, durationS: 0.5, warmupS: 0.25, connections: 8, handshakeConnections: 4, scaleCount: 2_000 }
     : {
         rounds: roundsOverride ?? 3,
         durationS: 10,
