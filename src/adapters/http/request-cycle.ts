@@ -3,7 +3,7 @@ import { ANSWER_WITHHELD, type AuditRecord } from '../../domain/audit/record.js'
 import type { Crn } from '../../domain/crn.js';
 import { type DomainError, StoreUnavailableError, UpstreamTimeoutError } from '../../domain/errors.js';
 import type { AuditWriter } from '../../ports/audit-log.js';
-import { DeadlineExceededError } from '../../ports/deadline.js';
+import { DeadlineExceededError, remainingMs } from '../../ports/deadline.js';
 import { Deadlines, type Engine, EXPIRED, InFlight } from './deadline.js';
 import type { AccessEntry, AppEnv, HttpLogger } from './env.js';
 import { errorHandler } from './errors.js';
@@ -200,8 +200,16 @@ export function requestCycle({
     const deadline = clock.start(started);
     c.set('deadline', deadline);
     try {
-      const answeredAtDeadline = (await deadline.race(next())) === EXPIRED;
-      if (answeredAtDeadline) c.res = pastDeadline(c, deadline.engine ?? 'accessStore');
+      const expired = (await deadline.race(next())) === EXPIRED;
+      // Or the handler's answer came with no time left: an upstream call given up at the
+      // deadline itself answers 504 in the instant the deadline's own timer is due, and the
+      // audit append that would follow has no time at all. Either way the request is answered
+      // as at the deadline and its record appended after; a refusal the handler made stands,
+      // data is never sent without its record.
+      const answeredAtDeadline = expired || remainingMs(deadline) === 0;
+      if (expired || (answeredAtDeadline && c.res.status < 400)) {
+        c.res = pastDeadline(c, deadline.engine ?? 'accessStore');
+      }
       const operation = c.get('operation') ?? `${c.req.method} ${c.req.routePath}`;
       const certificate = c.get('certificate');
       if (audit && certificate) {

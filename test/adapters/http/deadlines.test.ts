@@ -4,9 +4,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../../src/adapters/http/deadline.js';
 import { InMemoryCaseRepository } from '../../../src/adapters/memory/case-repository.js';
 import type { AuditRecord } from '../../../src/domain/audit/record.js';
+import { UpstreamTimeoutError } from '../../../src/domain/errors.js';
 import type { AuditWriter } from '../../../src/ports/audit-log.js';
 import type { CaseRepository } from '../../../src/ports/case-repository.js';
-import type { Deadline } from '../../../src/ports/deadline.js';
+import { type Deadline, remainingMs } from '../../../src/ports/deadline.js';
 import { fixtureCases } from '../../support/fixtures.js';
 import { consumerAgent, httpsRequest } from '../../support/https-client.js';
 import { AccessMother } from '../../support/mothers.js';
@@ -127,6 +128,43 @@ describe('a request held by a slow engine is answered at its deadline', () => {
     expect(answer.headers['retry-after']).toBe('1');
     expect((answer.json() as { type: string }).type).toBe('urn:case-read:problem:upstream-timeout');
     expect(answer.ms).toBeLessThan(DEADLINE_MS + MARGIN_MS);
+  });
+
+  it('an upstream that gives up in the very instant of the deadline: 504 upstream-timeout, not the audit store 503; recorded', async () => {
+    // As the upstream store's call budget does, the call ends when the request's time does;
+    // here the store holds the event loop until then, so its answer comes with no time left
+    // and before the deadline's own timer has run. The audit append after it has no time.
+    const inner = new InMemoryCaseRepository(fixtureCases());
+    const repository: CaseRepository = Object.assign(Object.create(inner), {
+      findHomeOfficeInterest: async (_crn: unknown, readFor?: { deadline?: Deadline }) => {
+        const deadline = readFor?.deadline;
+        while (deadline !== undefined && remainingMs(deadline) > 0) {
+          // the upstream's wait, to the end of the deadline
+        }
+        throw new UpstreamTimeoutError('case store upstream');
+      },
+    });
+    // A store that takes a moment from each append, as one that commits in batches does.
+    const audit = new (class extends HeldAudit {
+      override async append(record: AuditRecord, deadline?: Deadline): Promise<void> {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        return super.append(record, deadline);
+      }
+    })();
+    const started = await start({
+      repository,
+      audit,
+      deadlines: { requestMs: DEADLINE_MS, maxInFlight: 16, upstream: new Set<Engine>(['caseStore']) },
+    });
+    service = started.service;
+    const answer = await started.ask('/case/X123456/home-office-interest');
+    expect([answer.status, (answer.json() as { type: string }).type]).toEqual([
+      504,
+      'urn:case-read:problem:upstream-timeout',
+    ]);
+    await expect
+      .poll(() => audit.records.map((r) => [r.status, r.problem]))
+      .toEqual([[504, 'upstream-timeout']]);
   });
 
   it('a keep-alive connection whose request took the whole deadline stays usable, and is not closed afterwards', async () => {
