@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_MAX_BODY_BYTES } from '../../src/adapters/upstream-http/settings.js';
 import { upstreamStores } from '../../src/adapters/upstream-http/store-kind.js';
 import { Crn } from '../../src/domain/crn.js';
 import type { CaseRepository } from '../../src/ports/case-repository.js';
@@ -8,7 +9,13 @@ import { testContext } from '../support/stores.js';
 import { startUpstreamInstance, upstreamSettings } from '../support/upstream.js';
 import { describeCaseRepositoryContract } from './case-repository.contract.js';
 
-const plainSettings = { connections: 4, timeoutMs: 5000, retries: 2, timeZone: 'Europe/London' };
+const plainSettings = {
+  connections: 4,
+  timeoutMs: 5000,
+  retries: 2,
+  timeZone: 'Europe/London',
+  maxBodyBytes: DEFAULT_MAX_BODY_BYTES,
+};
 
 async function openUpstream(url: string, settings = plainSettings): Promise<Opened<CaseRepository>> {
   const opened = await upstreamStores.cases?.open(url, { ...testContext, settings });

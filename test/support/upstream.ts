@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Tracing } from '../../src/adapters/opentelemetry/tracing.js';
 import { SqliteCaseRepository, SqliteCaseWriter } from '../../src/adapters/sqlite/case-store.js';
 import type { UpstreamSettings } from '../../src/adapters/upstream-http/settings.js';
+import { DEFAULT_MAX_BODY_BYTES } from '../../src/adapters/upstream-http/settings.js';
 import type { CaseRecord } from '../../src/domain/types.js';
 import { AccessMother } from './mothers.js';
 import { makeTestPki, type TestPki } from './pki.js';
@@ -29,6 +30,7 @@ export function upstreamSettings(instance: UpstreamInstance, connections = 4): U
     timeoutMs: 5000,
     retries: 2,
     timeZone: 'Europe/London',
+    maxBodyBytes: DEFAULT_MAX_BODY_BYTES,
     tlsCertFile: instance.files.cert,
     tlsKeyFile: instance.files.key,
     tlsCaFile: instance.files.ca,

@@ -1,7 +1,8 @@
 // The package's own entry by path: Bun answers a bare `undici` with its built-in stand-in,
 // which has no Agent.close and no connection pool of its own.
-import { request } from 'undici/index.js';
+import { Agent, request } from 'undici/index.js';
 import { UpstreamFailedError, UpstreamTimeoutError } from '../../domain/errors.js';
+import { discard, IDENTITY_ONLY, overLimit, refusalOf } from './body-limit.js';
 
 const UPSTREAM = 'case store upstream';
 
@@ -10,6 +11,8 @@ export interface ClientCredentials {
   readonly clientId: string;
   readonly clientSecret: string;
   readonly timeoutMs: number;
+  /** The most of the token endpoint's answer that is read (`UPSTREAM_MAX_BODY_BYTES`). */
+  readonly maxBodyBytes: number;
   /** The token is renewed this long before it expires. */
   readonly renewBeforeMs?: number;
   readonly now?: () => number;
@@ -27,6 +30,8 @@ export function clientCredentialsBearer(options: ClientCredentials): () => Promi
   const renewBefore = options.renewBeforeMs ?? 30_000;
   let cached: { token: string; renewAt: number } | undefined;
   let inFlight: Promise<string> | undefined;
+  // Its own pool, so that what is read of an answer is bounded like the case store's.
+  const dispatcher = new Agent({ maxResponseSize: options.maxBodyBytes });
 
   const fetchToken = async (): Promise<string> => {
     const basic = Buffer.from(
@@ -37,17 +42,30 @@ export function clientCredentialsBearer(options: ClientCredentials): () => Promi
     try {
       const response = await request(options.tokenUrl, {
         method: 'POST',
+        dispatcher,
         headers: {
           authorization: `Basic ${basic}`,
           'content-type': 'application/x-www-form-urlencoded',
           accept: 'application/json',
+          ...IDENTITY_ONLY,
         },
         body: 'grant_type=client_credentials',
         signal: AbortSignal.timeout(options.timeoutMs),
       });
       status = response.statusCode;
-      body = await response.body.json().catch(() => undefined);
+      const refusal = refusalOf(response.headers, options.maxBodyBytes);
+      if (refusal !== undefined) {
+        discard(response.body);
+        throw new UpstreamFailedError(UPSTREAM, `token-endpoint-${refusal.label}`, refusal.mismatch);
+      }
+      body = await response.body.json().catch((error: unknown) => {
+        const over = overLimit(error, options.maxBodyBytes);
+        if (over !== undefined)
+          throw new UpstreamFailedError(UPSTREAM, `token-endpoint-${over.label}`, over.mismatch);
+        return undefined;
+      });
     } catch (error) {
+      if (error instanceof UpstreamFailedError) throw error;
       if ((error as Error).name === 'TimeoutError')
         throw new UpstreamTimeoutError(`${UPSTREAM} token endpoint`);
       throw new UpstreamFailedError(UPSTREAM, 'token-endpoint-unreachable');

@@ -33,6 +33,7 @@ import type { OutgoingTracing } from '../../ports/tracing.js';
 // The problem types of this service's own API, which an upstream instance of it answers with.
 import { ProblemType } from '../http/problem-types.js';
 import { callBudget } from '../shared/call-budget.js';
+import { discard, IDENTITY_ONLY, overLimit, refusalOf } from './body-limit.js';
 import { mismatchOf, type UpstreamReading, upstreamReading } from './reading.js';
 
 const UPSTREAM = 'case store upstream';
@@ -56,6 +57,8 @@ export interface UpstreamOptions {
   readonly connections: number;
   readonly timeoutMs: number;
   readonly retries: number;
+  /** The most of one answer's body that is read (`UPSTREAM_MAX_BODY_BYTES`); a longer one is a 502. */
+  readonly maxBodyBytes: number;
   /** The IANA zone of date-times sent without an offset (default `Europe/London`). */
   readonly timeZone?: string;
   readonly tls?: {
@@ -165,6 +168,8 @@ export class UpstreamCaseRepository implements CaseRepository {
       headersTimeout: this.options.timeoutMs,
       bodyTimeout: this.options.timeoutMs,
       keepAliveTimeout: 10_000,
+      // undici stops reading past this and destroys the connection, so it is never reused.
+      maxResponseSize: this.options.maxBodyBytes,
     });
   }
 
@@ -276,7 +281,11 @@ export class UpstreamCaseRepository implements CaseRepository {
         throw new UpstreamFailedError(UPSTREAM, error.outcome);
       }
       if (error instanceof UpstreamFailedError) {
-        done(error.logLabel === 'invalid-body' ? 'invalid-body' : 'refused-by-upstream');
+        done(
+          error.logLabel === 'invalid-body' || error.logLabel === 'body-too-large'
+            ? 'invalid-body'
+            : 'refused-by-upstream',
+        );
         throw error;
       }
       done('connection');
@@ -293,7 +302,7 @@ export class UpstreamCaseRepository implements CaseRepository {
     readFor: ReadFor | undefined,
     tracing?: OutgoingTracing,
   ): Promise<Answer<T>> {
-    const headers: Record<string, string> = { accept: 'application/json' };
+    const headers: Record<string, string> = { accept: 'application/json', ...IDENTITY_ONLY };
     tracing?.inject(headers);
     if (this.options.apiKey) headers['x-api-key'] = this.options.apiKey;
     // The verified user's own token, relayed: the system of record decides limited access.
@@ -311,11 +320,18 @@ export class UpstreamCaseRepository implements CaseRepository {
     }
     const { statusCode } = response;
     const type = String(response.headers['content-type'] ?? '');
+    const refusal = refusalOf(response.headers, this.options.maxBodyBytes);
+    if (refusal !== undefined) {
+      discard(response.body);
+      throw new UpstreamFailedError(UPSTREAM, refusal.label, refusal.mismatch);
+    }
     let text: string;
     try {
       text = await response.body.text();
-    } catch {
+    } catch (error) {
       if (signal.aborted) throw new Fault('timeout');
+      const over = overLimit(error, this.options.maxBodyBytes);
+      if (over !== undefined) throw new UpstreamFailedError(UPSTREAM, over.label, over.mismatch);
       throw new Retryable('connection');
     }
     if (statusCode === 502 || statusCode === 503 || statusCode === 504) throw new Retryable('5xx');

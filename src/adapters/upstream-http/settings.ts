@@ -10,6 +10,8 @@ export interface UpstreamSettings {
   readonly retries: number;
   /** The IANA zone in which a date-time the upstream sends without an offset is read. */
   readonly timeZone: string;
+  /** The most of one answer's body that is read; a longer one is refused (502). */
+  readonly maxBodyBytes: number;
   readonly tlsCertFile?: string;
   readonly tlsKeyFile?: string;
   readonly tlsCaFile?: string;
@@ -22,11 +24,19 @@ export interface UpstreamSettings {
 
 const file = () => z.string().min(1).optional();
 
+/**
+ * `UPSTREAM_MAX_BODY_BYTES` unless set. The largest fixture case is 6.4 KB and a full page of
+ * 100 risk scores about 40 KB: 1 MiB leaves a wide margin, and bounds what twenty answers
+ * read at once can hold to 20 MiB.
+ */
+export const DEFAULT_MAX_BODY_BYTES = 1_048_576;
+
 const variables = z
   .object({
     UPSTREAM_CONNECTIONS: wholeNumber('UPSTREAM_CONNECTIONS', 16, 1, 1024),
     UPSTREAM_TIMEOUT_MS: wholeNumber('UPSTREAM_TIMEOUT_MS', 2000, 50, 60_000),
     UPSTREAM_RETRIES: wholeNumber('UPSTREAM_RETRIES', 2, 0, 5),
+    UPSTREAM_MAX_BODY_BYTES: wholeNumber('UPSTREAM_MAX_BODY_BYTES', DEFAULT_MAX_BODY_BYTES, 1024, 67_108_864),
     UPSTREAM_TIME_ZONE: z
       .string()
       .default('Europe/London')
@@ -76,6 +86,7 @@ export const upstreamSettings = settingsReader(
     timeoutMs: v.UPSTREAM_TIMEOUT_MS,
     retries: v.UPSTREAM_RETRIES,
     timeZone: v.UPSTREAM_TIME_ZONE,
+    maxBodyBytes: v.UPSTREAM_MAX_BODY_BYTES,
     ...defined({
       tlsCertFile: v.UPSTREAM_TLS_CERT,
       tlsKeyFile: v.UPSTREAM_TLS_KEY,

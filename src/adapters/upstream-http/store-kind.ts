@@ -85,6 +85,7 @@ export const upstreamStores: StoreKind<UpstreamSettings> = {
                 clientId: settings.clientId ?? '',
                 clientSecret: fileOf('UPSTREAM_CLIENT_SECRET_FILE', settings.clientSecretFile) ?? '',
                 timeoutMs: settings.timeoutMs,
+                maxBodyBytes: settings.maxBodyBytes,
               })
             : undefined;
       const repository = new UpstreamCaseRepository({
@@ -93,6 +94,7 @@ export const upstreamStores: StoreKind<UpstreamSettings> = {
         timeoutMs: settings.timeoutMs,
         retries: settings.retries,
         timeZone: settings.timeZone,
+        maxBodyBytes: settings.maxBodyBytes,
         tls,
         ...(apiKey ? { apiKey } : {}),
         ...(bearer ? { bearer } : {}),

@@ -1,6 +1,7 @@
 import { OAuth2Server } from 'oauth2-mock-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clientCredentialsBearer } from '../../../src/adapters/upstream-http/bearer.js';
+import { DEFAULT_MAX_BODY_BYTES } from '../../../src/adapters/upstream-http/settings.js';
 import { UpstreamFailedError } from '../../../src/domain/errors.js';
 
 /** OAuth2 client credentials against a real token server (oauth2-mock-server) on loopback. */
@@ -29,6 +30,7 @@ describe('OAuth2 client credentials for the upstream', () => {
     basics.length = 0;
     const bearer = clientCredentialsBearer({
       tokenUrl,
+      maxBodyBytes: DEFAULT_MAX_BODY_BYTES,
       clientId: 'case-read',
       clientSecret: 's3cret:with/odd chars',
       timeoutMs: 2000,
@@ -49,6 +51,7 @@ describe('OAuth2 client credentials for the upstream', () => {
     let now = 1_000_000;
     const bearer = clientCredentialsBearer({
       tokenUrl,
+      maxBodyBytes: DEFAULT_MAX_BODY_BYTES,
       clientId: 'case-read',
       clientSecret: 'x',
       timeoutMs: 2000,
@@ -72,6 +75,7 @@ describe('OAuth2 client credentials for the upstream', () => {
     });
     const refused = await clientCredentialsBearer({
       tokenUrl,
+      maxBodyBytes: DEFAULT_MAX_BODY_BYTES,
       clientId: 'c',
       clientSecret: 'topsecret',
       timeoutMs: 2000,
@@ -81,10 +85,27 @@ describe('OAuth2 client credentials for the upstream', () => {
     expect(JSON.stringify(refused)).not.toContain('topsecret');
     const unreachable = await clientCredentialsBearer({
       tokenUrl: 'http://127.0.0.1:1/token',
+      maxBodyBytes: DEFAULT_MAX_BODY_BYTES,
       clientId: 'c',
       clientSecret: 'topsecret',
       timeoutMs: 2000,
     })().catch((e: unknown) => e);
     expect(unreachable).toBeInstanceOf(UpstreamFailedError);
+  });
+
+  it('an answer from the token endpoint longer than UPSTREAM_MAX_BODY_BYTES is a 502, read no further', async () => {
+    server.service.once('beforeResponse', (response: { body: Record<string, unknown> }) => {
+      response.body = { ...response.body, padding: 'x'.repeat(8192) };
+    });
+    const refused = await clientCredentialsBearer({
+      tokenUrl,
+      maxBodyBytes: 4096,
+      clientId: 'c',
+      clientSecret: 'topsecret',
+      timeoutMs: 2000,
+    })().catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(UpstreamFailedError);
+    expect((refused as UpstreamFailedError).logLabel).toBe('token-endpoint-body-too-large');
+    expect((refused as UpstreamFailedError).mismatch?.reason).toMatch(/UPSTREAM_MAX_BODY_BYTES \(4096\)/);
   });
 });

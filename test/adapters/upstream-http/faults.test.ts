@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { UpstreamCaseRepository } from '../../../src/adapters/upstream-http/case-repository.js';
+import { DEFAULT_MAX_BODY_BYTES } from '../../../src/adapters/upstream-http/settings.js';
 import { Crn } from '../../../src/domain/crn.js';
 import {
   StoreUnavailableError,
@@ -45,6 +46,7 @@ function repository(overrides: Partial<ConstructorParameters<typeof UpstreamCase
     connections: 4,
     timeoutMs: TIMEOUT,
     retries: 2,
+    maxBodyBytes: DEFAULT_MAX_BODY_BYTES,
     breaker: { failures: 5, halfOpenAfterMs: 300 },
     observe: (outcome) => observed.push(outcome),
     ...overrides,
@@ -201,7 +203,13 @@ describe('the upstream store as serve opens it', () => {
     const { testContext } = await import('../../support/stores.js');
     const store = await upstreamStores.cases?.open(base, {
       ...testContext,
-      settings: { connections: 2, timeoutMs: TIMEOUT, retries: 0, timeZone: 'Europe/London' },
+      settings: {
+        connections: 2,
+        timeoutMs: TIMEOUT,
+        retries: 0,
+        timeZone: 'Europe/London',
+        maxBodyBytes: DEFAULT_MAX_BODY_BYTES,
+      },
     });
     if (!store) throw new Error('no upstream store');
     try {
@@ -257,5 +265,133 @@ describe('the upstream refusing limited access', () => {
       UpstreamFailedError,
     );
     expect(seen).toEqual(['the.user.token', undefined]);
+  });
+});
+
+describe('what is read of an upstream answer (UPSTREAM_MAX_BODY_BYTES)', () => {
+  const LIMIT = 64 * 1024;
+  const MIB = Buffer.alloc(1024 * 1024, 0x20);
+  /** Writes MiB after MiB until the client goes away or `mib` have been sent; counts what went out. */
+  const stream = (res: ServerResponse, mib: number, sent: { bytes: number; closed: boolean }) => {
+    res.on('close', () => {
+      sent.closed = true;
+    });
+    const more = () => {
+      while (sent.bytes < mib * MIB.length && !res.destroyed) {
+        sent.bytes += MIB.length;
+        if (!res.write(MIB)) return void res.once('drain', more);
+      }
+      if (!res.destroyed) res.end();
+    };
+    more();
+  };
+  /** The remote ports the stub saw, one per connection it was asked on. */
+  const ports: number[] = [];
+  const limited = () => repository({ maxBodyBytes: LIMIT });
+  afterEach(() => {
+    ports.length = 0;
+  });
+
+  it('an endless body: 502 body-too-large once the limit is read, not retried, the connection not reused', async () => {
+    const sent = { bytes: 0, closed: false };
+    behaviour = (req, res, call) => {
+      ports.push(req.socket.remotePort ?? 0);
+      if (call > 1) return json(res, 200, X?.homeOfficeInterest);
+      res.writeHead(200, { 'content-type': 'application/json' }); // chunked: no length said
+      res.write('{"padding":"');
+      stream(res, 400, sent);
+    };
+    const repo = limited();
+    const { error, ms } = await timed(() => repo.findHomeOfficeInterest(crn));
+    expect(error).toBeInstanceOf(UpstreamFailedError);
+    expect(error).toMatchObject({
+      logLabel: 'body-too-large',
+      mismatch: {
+        field: '(body)',
+        reason: `longer than UPSTREAM_MAX_BODY_BYTES (${LIMIT}); reading stopped there`,
+      },
+    });
+    expect(ms).toBeLessThan(TIMEOUT);
+    expect(calls).toBe(1);
+    expect(observed).toEqual(['invalid-body']);
+    await expect.poll(() => sent.closed).toBe(true);
+    // The upstream got to send at most what the sockets' buffers held, not its 400 MiB.
+    expect(sent.bytes).toBeLessThan(400 * MIB.length);
+    // The next read is answered on a new connection.
+    expect((await repo.findHomeOfficeInterest(crn))?.value).toStrictEqual(X?.homeOfficeInterest);
+    expect(ports).toHaveLength(2);
+    expect(ports[1]).not.toBe(ports[0]);
+  });
+
+  it('a Content-Length over the limit: refused before reading', async () => {
+    const sent = { bytes: 0, closed: false };
+    behaviour = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(400 * MIB.length) });
+      stream(res, 400, sent);
+    };
+    const { error } = await timed(() => limited().findHomeOfficeInterest(crn));
+    expect(error).toMatchObject({
+      logLabel: 'body-too-large',
+      mismatch: {
+        reason: `Content-Length ${400 * MIB.length} over UPSTREAM_MAX_BODY_BYTES (${LIMIT}); not read`,
+      },
+    });
+    expect(calls).toBe(1);
+    await expect.poll(() => sent.closed).toBe(true);
+  });
+
+  it('a lying Content-Length (under the limit, then far more): 502, the connection not reused', async () => {
+    const sent = { bytes: 0, closed: false };
+    behaviour = (req, res, call) => {
+      ports.push(req.socket.remotePort ?? 0);
+      if (call > 1) return json(res, 200, X?.homeOfficeInterest);
+      // Written by hand on the socket: Node's server would refuse to send more than it said.
+      req.socket.write('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}');
+      const more = () => {
+        while (sent.bytes < 400 * MIB.length && !req.socket.destroyed) {
+          sent.bytes += MIB.length;
+          if (!req.socket.write(MIB)) return void req.socket.once('drain', more);
+        }
+      };
+      req.socket.on('close', () => {
+        sent.closed = true;
+      });
+      more();
+    };
+    const repo = limited();
+    const { error } = await timed(() => repo.findHomeOfficeInterest(crn));
+    expect(error).toBeInstanceOf(UpstreamFailedError);
+    await expect.poll(() => sent.closed).toBe(true);
+    expect(sent.bytes).toBeLessThan(400 * MIB.length);
+    expect((await repo.findHomeOfficeInterest(crn))?.value).toStrictEqual(X?.homeOfficeInterest);
+    expect(ports[ports.length - 1]).not.toBe(ports[0]);
+  });
+
+  it('a gzip-encoded body: asked for identity, never inflated, 502 invalid-body', async () => {
+    const { gzipSync } = await import('node:zlib');
+    const asked: (string | undefined)[] = [];
+    behaviour = (req, res) => {
+      asked.push(req.headers['accept-encoding']);
+      const body = gzipSync(JSON.stringify(X?.homeOfficeInterest));
+      res.writeHead(200, {
+        'content-type': 'application/json',
+        'content-encoding': 'gzip',
+        'content-length': String(body.length),
+      });
+      res.end(body);
+    };
+    const { error } = await timed(() => limited().findHomeOfficeInterest(crn));
+    expect(error).toMatchObject({
+      logLabel: 'invalid-body',
+      mismatch: { field: '(body)', reason: 'Content-Encoding gzip, not asked for; not read' },
+    });
+    expect(asked).toEqual(['identity']);
+  });
+
+  it('a body of exactly the limit is read', async () => {
+    const body = JSON.stringify(X?.homeOfficeInterest);
+    behaviour = (_req, res) => json(res, 200, X?.homeOfficeInterest);
+    const repo = repository({ maxBodyBytes: Buffer.byteLength(body) });
+    expect((await repo.findHomeOfficeInterest(crn))?.value).toStrictEqual(X?.homeOfficeInterest);
   });
 });

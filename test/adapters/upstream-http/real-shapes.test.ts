@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_MAX_BODY_BYTES } from '../../../src/adapters/upstream-http/settings.js';
 import { upstreamStores } from '../../../src/adapters/upstream-http/store-kind.js';
 import type { CaseRepository } from '../../../src/ports/case-repository.js';
 import type { Opened } from '../../../src/ports/stores.js';
@@ -68,6 +69,7 @@ beforeAll(async () => {
       timeoutMs: 5000,
       retries: 0,
       timeZone: 'Europe/London',
+      maxBodyBytes: DEFAULT_MAX_BODY_BYTES,
       tlsCaFile: pki.write('upstream-ca.pem', pki.ca.certPem),
     },
   });
@@ -219,7 +221,13 @@ describe('a body that is not JSON', () => {
     const port = (server.address() as { port: number }).port;
     const opened = await upstreamStores.cases?.open(`http://127.0.0.1:${port}`, {
       ...testContext,
-      settings: { connections: 1, timeoutMs: 2000, retries: 0, timeZone: 'Europe/London' },
+      settings: {
+        connections: 1,
+        timeoutMs: 2000,
+        retries: 0,
+        timeZone: 'Europe/London',
+        maxBodyBytes: DEFAULT_MAX_BODY_BYTES,
+      },
     });
     if (!opened) throw new Error('no upstream store');
     const local = recordingLogger();

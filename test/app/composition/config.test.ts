@@ -52,13 +52,20 @@ describe('loadConfig', () => {
       timeoutMs: 2000,
       retries: 2,
       timeZone: 'Europe/London',
+      maxBodyBytes: 1_048_576,
     });
     expect(loadConfig({ ...BASE, CASE_STORE: 'https://records.internal:8443/api' }).CASE_STORE).toStrictEqual(
       {
         role: 'cases',
         kind: 'upstream',
         url: 'https://records.internal:8443/api',
-        settings: { connections: 16, timeoutMs: 2000, retries: 2, timeZone: 'Europe/London' },
+        settings: {
+          connections: 16,
+          timeoutMs: 2000,
+          retries: 2,
+          timeZone: 'Europe/London',
+          maxBodyBytes: 1_048_576,
+        },
       },
     );
     expect(config.AUDIT_STORE).toMatchObject({ url: 'sqlite:./data/audit.db', role: 'audit' });
@@ -219,6 +226,11 @@ describe('loadConfig', () => {
       /^KEEP_ALIVE_TIMEOUT_MS: KEEP_ALIVE_TIMEOUT_MS must be a whole number 1000\.\.3600000$/,
     ],
     [{ KEEP_ALIVE_TIMEOUT_MS: '65s' }, /^KEEP_ALIVE_TIMEOUT_MS: /],
+    [
+      { UPSTREAM_MAX_BODY_BYTES: '1023' },
+      /^UPSTREAM_MAX_BODY_BYTES: UPSTREAM_MAX_BODY_BYTES must be a whole number 1024\.\.67108864$/,
+    ],
+    [{ UPSTREAM_MAX_BODY_BYTES: '67108865' }, /^UPSTREAM_MAX_BODY_BYTES: /],
     [{ RATE_LIMIT_PREFIX: 'a b' }, /^RATE_LIMIT_PREFIX: expected 1-64 letters, digits or : \. _ -$/],
   ])('refuses %j, naming the variable', (env, message) => {
     const problems = problemsOf(env);
