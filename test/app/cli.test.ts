@@ -654,6 +654,23 @@ describe('onboarding end to end, through the binary alone', () => {
     });
     expect([unknown.status, unknown.stderr.includes('no client unknown-client')]).toEqual([1, true]);
     expect(sign(local, '--client', 'client-a', '--days', '398').status).toBe(2);
+    // Only what signing uses: the issuer, the client CA bundle and the access store. Not the
+    // server's certificate and key, not the bearer settings (each unset here).
+    const only = { ...local, TLS_CLIENT_CA: env.TLS_CLIENT_CA ?? '', ACCESS_STORE: env.ACCESS_STORE ?? '' };
+    const signedWithLess = runCli(['certs', 'sign', join(csrDir, 'a.csr'), '--client', 'client-a'], only);
+    expect([signedWithLess.status, signedWithLess.stderr]).toEqual([
+      0,
+      expect.stringContaining('issued certificate serial'),
+    ]);
+    expect(signedWithLess.stdout).toMatch(/^-----BEGIN CERTIFICATE-----/);
+    const noBundle = runCli(['certs', 'sign', join(csrDir, 'a.csr'), '--client', 'client-a'], {
+      ...only,
+      TLS_CLIENT_CA: '',
+    });
+    expect(noBundle.status).toBe(1);
+    expect(noBundle.stderr).toContain(
+      'certs sign needs TLS_CLIENT_CA: required: the path of the CA bundle trusted for client certificates (PEM)',
+    );
     const issued = sign(local, '--client', 'client-a', '--days', '30');
     expect(issued.status).toBe(0);
     expect(issued.stdout).toMatch(/^-----BEGIN CERTIFICATE-----/);

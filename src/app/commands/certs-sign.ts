@@ -1,8 +1,12 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { CertificateIssuerError } from '../../ports/certificate-issuer.js';
 import { CertificateRequestError } from '../../ports/certificate-requests.js';
-import { createCertificateIssuer, readTlsFiles, x509CertificateRequests } from '../composition/operator.js';
-import { loadServiceConfig } from '../composition/service.js';
+import {
+  createCertificateIssuer,
+  loadIssuerConfig,
+  readClientCa,
+  x509CertificateRequests,
+} from '../composition/operator.js';
 import { clientIdOf, parse, positionals } from './arguments.js';
 import { withAccessStore } from './command-stores.js';
 import { CommandError, EXIT, UsageError } from './exit.js';
@@ -28,7 +32,8 @@ export async function certsSign(args: string[], io: Io): Promise<number> {
   const [file] = positionals(rest, ['CSR_FILE']) as [string];
   if (values.client === undefined) throw new UsageError('certs sign needs --client CN');
   const client: string = clientIdOf(values.client);
-  const config = loadServiceConfig(io.env);
+  // Only what signing uses: never the server's key (TLS_KEY) or the bearer settings.
+  const config = loadIssuerConfig(io.env, 'certs sign');
   const days = values.days === undefined ? config.CLIENT_CERT_DAYS : Number(values.days);
   if (!/^\d+$/.test(values.days ?? '1') || !Number.isInteger(days) || days < 1 || days > MAX_DAYS) {
     throw new UsageError(`--days must be a whole number 1..${MAX_DAYS}`);
@@ -53,7 +58,7 @@ export async function certsSign(args: string[], io: Io): Promise<number> {
       throw new CommandError(`no client ${client}; add it first with case-read clients add`);
     }
   });
-  const issuer = await createCertificateIssuer(config, readTlsFiles(config).clientCa);
+  const issuer = await createCertificateIssuer(config, readClientCa(config));
   if (issuer === null) {
     throw new CommandError(
       'no certificate issuer is configured: set CLIENT_CERT_ISSUER=local (with CLIENT_CA_CERT and CLIENT_CA_KEY) or acm-pca (with ACM_PCA_ARN)',

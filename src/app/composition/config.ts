@@ -224,22 +224,24 @@ const variablesSchema = z.object({
     }),
 });
 
-const envSchema = variablesSchema.superRefine((env, ctx) => {
-  if (env.CREDENTIALS_ISSUER === 'local' && env.NODE_ENV === 'production') {
-    ctx.addIssue({
-      code: 'custom',
-      path: ['CREDENTIALS_ISSUER'],
-      message: 'local is for development only and is refused when NODE_ENV=production; use sts',
-    });
-  }
-  if (env.IDENTITY_MODE === 'trusted-header' && env.TRUSTED_GATEWAYS === undefined) {
-    ctx.addIssue({
-      code: 'custom',
-      path: ['TRUSTED_GATEWAYS'],
-      message:
-        'required when IDENTITY_MODE=trusted-header: the CNs of the gateways whose verified certificates may set the identity headers',
-    });
-  }
+/** The variables that say who signs consumers' certificates, and the rules between them. */
+const ISSUER_VARIABLES = {
+  CLIENT_CERT_ISSUER: true,
+  CLIENT_CA_CERT: true,
+  CLIENT_CA_KEY: true,
+  CLIENT_CERT_DAYS: true,
+  ACM_PCA_ARN: true,
+  ACM_PCA_REGION: true,
+  ACM_PCA_ENDPOINT: true,
+  // The time AWS Private CA is given for one certificate.
+  REQUEST_DEADLINE_MS: true,
+  // The bundle the service trusts: a CA it does not hold may not sign.
+  TLS_CLIENT_CA: true,
+} as const;
+
+type IssuerVariables = Pick<z.output<typeof variablesSchema>, keyof typeof ISSUER_VARIABLES>;
+
+function issuerRules(env: IssuerVariables, ctx: z.RefinementCtx): void {
   if (env.CLIENT_CERT_ISSUER === 'local') {
     for (const name of ['CLIENT_CA_CERT', 'CLIENT_CA_KEY'] as const) {
       if (env[name] === undefined) {
@@ -258,6 +260,27 @@ const envSchema = variablesSchema.superRefine((env, ctx) => {
       message: 'required with CLIENT_CERT_ISSUER=acm-pca',
     });
   }
+}
+
+const issuerSchema = variablesSchema.pick(ISSUER_VARIABLES).superRefine(issuerRules);
+
+const envSchema = variablesSchema.superRefine((env, ctx) => {
+  if (env.CREDENTIALS_ISSUER === 'local' && env.NODE_ENV === 'production') {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['CREDENTIALS_ISSUER'],
+      message: 'local is for development only and is refused when NODE_ENV=production; use sts',
+    });
+  }
+  if (env.IDENTITY_MODE === 'trusted-header' && env.TRUSTED_GATEWAYS === undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['TRUSTED_GATEWAYS'],
+      message:
+        'required when IDENTITY_MODE=trusted-header: the CNs of the gateways whose verified certificates may set the identity headers',
+    });
+  }
+  issuerRules(env, ctx);
   if (env.BEARER_MODE === 'off') return;
   for (const name of ['BEARER_JWKS', 'BEARER_ISSUER', 'BEARER_AUDIENCE'] as const) {
     if (env[name] === undefined) {
@@ -297,6 +320,21 @@ export class ConfigError extends Error {
 export function crnFormatOf(env: Environment): Config['CRN_PATTERN'] {
   const parsed = variablesSchema.shape.CRN_PATTERN.safeParse(presentIn(env, ['CRN_PATTERN']).CRN_PATTERN);
   if (!parsed.success) throw new ConfigError(problemsOf(parsed.error, 'CRN_PATTERN'));
+  return parsed.data;
+}
+
+/** What `certs sign` reads of the configuration: the issuer's variables and `TLS_CLIENT_CA`, no other. */
+export type IssuerConfig = z.output<typeof issuerSchema>;
+
+/**
+ * The issuer's variables alone, checked as `serve` checks them: `certs sign` needs neither the
+ * server's key nor the bearer settings, so whoever signs consumers' certificates is not given
+ * them. Throws {@link ConfigError} naming every bad variable.
+ */
+export function loadIssuerConfig(env: Environment, command: string): IssuerConfig {
+  const parsed = issuerSchema.safeParse(presentIn(env, Object.keys(ISSUER_VARIABLES)));
+  if (!parsed.success)
+    throw new ConfigError(problemsOf(parsed.error).map((problem) => `${command} needs ${problem}`));
   return parsed.data;
 }
 

@@ -43,4 +43,5 @@ export {
 export { x509CertificateRequests } from '../../adapters/x509/certificate-requests.js';
 /** `config check`: the TLS files and the audit signing key are read and checked as `serve` reads them. */
 /** `certs sign`: the configured issuer, built and checked as `serve` builds it. */
-export { createCertificateIssuer, readAuditSigner, readListenerTls, readTlsFiles } from './service.js';
+export { loadIssuerConfig } from './config.js';
+export { createCertificateIssuer, readAuditSigner, readClientCa, readListenerTls } from './service.js';

@@ -41,7 +41,7 @@ import { CertificateExpiry } from '../certificate-expiry.js';
 import type { StoreRef } from '../stores.js';
 import type { NamedCertificate, TlsWatch } from '../tls-reload.js';
 import { certificateWatch } from './certificate-watch.js';
-import { type Config, ConfigError, loadConfig } from './config.js';
+import { type Config, ConfigError, type IssuerConfig, loadConfig } from './config.js';
 import { STORE_REGISTRY, storeWiring } from './store-kinds.js';
 
 /**
@@ -77,11 +77,15 @@ function readPem(variable: string, path: string): string {
   }
 }
 
-export function readTlsFiles(config: Config): TlsFiles {
+/** The client CA bundle (`TLS_CLIENT_CA`), read as `serve` reads it. */
+export const readClientCa = (config: Pick<Config, 'TLS_CLIENT_CA'>): string =>
+  readPem('TLS_CLIENT_CA', config.TLS_CLIENT_CA);
+
+function readTlsFiles(config: Config): TlsFiles {
   return {
     cert: readPem('TLS_CERT', config.TLS_CERT),
     key: readPem('TLS_KEY', config.TLS_KEY),
-    clientCa: readPem('TLS_CLIENT_CA', config.TLS_CLIENT_CA),
+    clientCa: readClientCa(config),
     ...(config.TLS_CRL ? { crl: readPem('TLS_CRL', config.TLS_CRL) } : {}),
   };
 }
@@ -251,7 +255,7 @@ export async function createCredentialsIssuer(
  * CA (its SDK loaded only then). Throws a ConfigError naming the variable.
  */
 export async function createCertificateIssuer(
-  config: Config,
+  config: IssuerConfig,
   clientCaBundle: string,
   tracing?: OutgoingTracing,
 ): Promise<CertificateIssuer | null> {
