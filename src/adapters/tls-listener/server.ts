@@ -4,6 +4,7 @@ import { type AddressInfo, Server as NetServer, type Socket } from 'node:net';
 import { createServer as createTlsServer, type TlsOptions, type Server as TlsServer } from 'node:tls';
 import { createAdaptorServer, type ServerType, serve } from '@hono/node-server';
 import { guardHandedOffSockets } from './idle-guard.js';
+import { SERVER_LIMITS, type ServerLimits } from './limits.js';
 
 export interface TlsFiles {
   /** PEM contents (not paths): server certificate chain, its key, the client CA bundle, an optional CRL. */
@@ -70,29 +71,6 @@ export interface RunningServer {
   /** Stops at once: no new connections, idle ones closed, resolves when the rest have ended. */
   close(): Promise<void>;
 }
-
-/**
- * Timeouts and limits for the listener: a slow or oversized request is cut off rather than
- * holding a socket.
- */
-export const SERVER_LIMITS = {
-  headersTimeoutMs: 10_000,
-  requestTimeoutMs: 30_000,
-  /**
-   * How long an idle keep-alive connection is kept (`KEEP_ALIVE_TIMEOUT_MS`): longer than the
-   * 60 s idle timeout of an AWS load balancer and of nginx's upstream keep-alive, so the side
-   * that reuses connections always closes first. Clients are told it (`Keep-Alive: timeout=N`).
-   */
-  keepAliveTimeoutMs: 65_000,
-  maxHeaderSize: 16_384,
-  /**
-   * How often Node checks open connections against the headers and request timeouts. Its
-   * default is 30 s, which let a client trickling headers hold a socket for up to 40 s.
-   */
-  connectionsCheckingIntervalMs: 1_000,
-} as const;
-
-export type ServerLimits = { readonly [K in keyof typeof SERVER_LIMITS]: number };
 
 /** The options every HTTP server of the listener is created with. */
 const httpOptionsOf = (limits: ServerLimits) => ({
@@ -353,32 +331,26 @@ function trackConnections(
       const open = raw.size;
       return new Promise((resolve) => {
         let destroyedAtGrace = 0;
-        let done = false;
-        const finish = () => {
-          if (done) return;
-          done = true;
-          clearTimeout(timer);
-          resolve({
-            closedGracefully: open - destroyedAtGrace,
-            destroyedAtGrace,
-            unfinishedAtGrace: handlers.running(),
-          });
-        };
-        let connectionsEnded = false;
-        let graceOver = false;
-        const timer = setTimeout(() => {
-          graceOver = true;
-          destroyedAtGrace = raw.size;
-          for (const socket of [...http, ...raw]) socket.destroy();
-          // What the app is still handling is left to its own deadline; the drain is over.
-          if (connectionsEnded) finish();
-        }, graceMs);
-        timer.unref();
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const graceOver = new Promise<void>((over) => {
+          timer = setTimeout(() => {
+            destroyedAtGrace = raw.size;
+            for (const socket of [...http, ...raw]) socket.destroy();
+            over();
+          }, graceMs);
+          timer.unref();
+        });
         closeListener(listener, () => {
-          connectionsEnded = true;
-          // A handler whose client went away may still be running: wait for it, within the grace.
-          void handlers.settled().then(finish);
-          if (graceOver) finish();
+          // A handler whose client went away may still be running: wait for it, within the
+          // grace; past it, what the app is still handling is left to its own deadline.
+          void Promise.race([handlers.settled(), graceOver]).then(() => {
+            clearTimeout(timer);
+            resolve({
+              closedGracefully: open - destroyedAtGrace,
+              destroyedAtGrace,
+              unfinishedAtGrace: handlers.running(),
+            });
+          });
         });
         // An idle keep-alive connection is ended once it has stayed idle for idleCloseMs:
         // the HTTP server's own 'timeout' handler ends it when no request is in progress.

@@ -2,9 +2,19 @@
 // which has no Agent.close and no connection pool of its own.
 import { Agent, request } from 'undici/index.js';
 import { UpstreamFailedError, UpstreamTimeoutError } from '../../domain/errors.js';
-import { discard, IDENTITY_ONLY, overLimit, refusalOf } from './body-limit.js';
+import { BodyRefused, boundedText, IDENTITY_ONLY } from './body-limit.js';
 
 const UPSTREAM = 'case store upstream';
+
+/** The token endpoint's answer as JSON; undefined when there is none or it is not JSON. */
+function jsonOf(text: string | undefined): unknown {
+  if (text === undefined) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
 
 export interface ClientCredentials {
   readonly tokenUrl: string;
@@ -53,19 +63,14 @@ export function clientCredentialsBearer(options: ClientCredentials): () => Promi
         signal: AbortSignal.timeout(options.timeoutMs),
       });
       status = response.statusCode;
-      const refusal = refusalOf(response.headers, options.maxBodyBytes);
-      if (refusal !== undefined) {
-        discard(response.body);
-        throw new UpstreamFailedError(UPSTREAM, `token-endpoint-${refusal.label}`, refusal.mismatch);
-      }
-      body = await response.body.json().catch((error: unknown) => {
-        const over = overLimit(error, options.maxBodyBytes);
-        if (over !== undefined)
-          throw new UpstreamFailedError(UPSTREAM, `token-endpoint-${over.label}`, over.mismatch);
+      const text = await boundedText(response, options.maxBodyBytes).catch((error: unknown) => {
+        if (error instanceof BodyRefused) throw error;
         return undefined;
       });
+      body = jsonOf(text);
     } catch (error) {
-      if (error instanceof UpstreamFailedError) throw error;
+      if (error instanceof BodyRefused)
+        throw new UpstreamFailedError(UPSTREAM, `token-endpoint-${error.label}`, error.mismatch);
       if ((error as Error).name === 'TimeoutError')
         throw new UpstreamTimeoutError(`${UPSTREAM} token endpoint`);
       throw new UpstreamFailedError(UPSTREAM, 'token-endpoint-unreachable');

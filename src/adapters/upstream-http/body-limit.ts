@@ -5,68 +5,72 @@
  * the headers before reading, and how either refusal is logged: the limit and the length or
  * coding the other side declared, never the body.
  */
-export interface BodyRefusal {
-  readonly label: 'body-too-large' | 'invalid-body';
-  readonly mismatch: { readonly field: string; readonly reason: string };
+export class BodyRefused extends Error {
+  constructor(
+    readonly label: 'body-too-large' | 'invalid-body',
+    readonly mismatch: { readonly field: string; readonly reason: string },
+  ) {
+    super(`${label}: ${mismatch.reason}`);
+    this.name = 'BodyRefused';
+  }
 }
 
 /** What is asked for: identity only, so a body is never inflated and its size on the wire is its size. */
 export const IDENTITY_ONLY = { 'accept-encoding': 'identity' } as const;
 
-/**
- * Why an answer's body is not to be read at all: a `Content-Length` over the limit, or a
- * `Content-Encoding` other than identity (none was asked for, and it is never inflated).
- */
-export function refusalOf(
-  headers: Readonly<Record<string, string | string[] | undefined>>,
-  maxBodyBytes: number,
-): BodyRefusal | undefined {
-  const coding = String(headers['content-encoding'] ?? '')
-    .trim()
-    .toLowerCase();
-  if (coding !== '' && coding !== 'identity') {
-    return {
-      label: 'invalid-body',
-      mismatch: {
-        field: '(body)',
-        reason: `Content-Encoding ${coding.slice(0, 40)}, not asked for; not read`,
-      },
-    };
-  }
-  const declared = headers['content-length'];
-  const length = typeof declared === 'string' && /^\d{1,16}$/.test(declared) ? Number(declared) : undefined;
-  if (length !== undefined && length > maxBodyBytes) {
-    return {
-      label: 'body-too-large',
-      mismatch: {
-        field: '(body)',
-        reason: `Content-Length ${length} over UPSTREAM_MAX_BODY_BYTES (${maxBodyBytes}); not read`,
-      },
-    };
-  }
-  return undefined;
-}
-
-/** The refusal for a body that ran past the limit while it was read (undici's error), if that is what failed. */
-export function overLimit(error: unknown, maxBodyBytes: number): BodyRefusal | undefined {
-  if ((error as { code?: unknown } | undefined)?.code !== 'UND_ERR_RES_EXCEEDED_MAX_SIZE') return undefined;
-  return {
-    label: 'body-too-large',
-    mismatch: {
-      field: '(body)',
-      reason: `longer than UPSTREAM_MAX_BODY_BYTES (${maxBodyBytes}); reading stopped there`,
-    },
+/** An answer as undici's `request` gives it: its headers and its body stream. */
+interface Answer {
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  readonly body: {
+    text(): Promise<string>;
+    on(event: 'error', listener: () => void): unknown;
+    destroy(): unknown;
   };
 }
 
 /**
- * Drops a body that is not to be read: its connection is destroyed with it, never reused. The
- * abort it causes is expected, and is not let loose as an unhandled error.
+ * The body's text, read within `maxBodyBytes` (the dispatcher's `maxResponseSize`, which
+ * must be the same). Rejects with {@link BodyRefused} for a `Content-Length` over the limit or
+ * a `Content-Encoding` other than identity (none was asked for, and it is never inflated),
+ * both unread, their connection destroyed; and for a body that ran past the limit while it
+ * was read. Any other failure rejects as it came.
  */
-export function discard(body: {
-  on(event: 'error', listener: () => void): unknown;
-  destroy(): unknown;
-}): void {
-  body.on('error', () => {});
-  body.destroy();
+export async function boundedText(answer: Answer, maxBodyBytes: number): Promise<string> {
+  const refused = refusalOf(answer.headers, maxBodyBytes);
+  if (refused !== undefined) {
+    // The abort this causes is expected, and is not let loose as an unhandled error.
+    answer.body.on('error', () => {});
+    answer.body.destroy();
+    throw refused;
+  }
+  try {
+    return await answer.body.text();
+  } catch (error) {
+    if ((error as { code?: unknown } | undefined)?.code !== 'UND_ERR_RES_EXCEEDED_MAX_SIZE') throw error;
+    throw new BodyRefused('body-too-large', {
+      field: '(body)',
+      reason: `longer than UPSTREAM_MAX_BODY_BYTES (${maxBodyBytes}); reading stopped there`,
+    });
+  }
+}
+
+function refusalOf(headers: Answer['headers'], maxBodyBytes: number): BodyRefused | undefined {
+  const coding = String(headers['content-encoding'] ?? '')
+    .trim()
+    .toLowerCase();
+  if (coding !== '' && coding !== 'identity') {
+    return new BodyRefused('invalid-body', {
+      field: '(body)',
+      reason: `Content-Encoding ${coding.slice(0, 40)}, not asked for; not read`,
+    });
+  }
+  const declared = headers['content-length'];
+  const length = typeof declared === 'string' && /^\d{1,16}$/.test(declared) ? Number(declared) : undefined;
+  if (length !== undefined && length > maxBodyBytes) {
+    return new BodyRefused('body-too-large', {
+      field: '(body)',
+      reason: `Content-Length ${length} over UPSTREAM_MAX_BODY_BYTES (${maxBodyBytes}); not read`,
+    });
+  }
+  return undefined;
 }

@@ -33,7 +33,7 @@ import type { OutgoingTracing } from '../../ports/tracing.js';
 // The problem types of this service's own API, which an upstream instance of it answers with.
 import { ProblemType } from '../http/problem-types.js';
 import { callBudget } from '../shared/call-budget.js';
-import { discard, IDENTITY_ONLY, overLimit, refusalOf } from './body-limit.js';
+import { BodyRefused, boundedText, IDENTITY_ONLY } from './body-limit.js';
 import { mismatchOf, type UpstreamReading, upstreamReading } from './reading.js';
 
 const UPSTREAM = 'case store upstream';
@@ -320,18 +320,12 @@ export class UpstreamCaseRepository implements CaseRepository {
     }
     const { statusCode } = response;
     const type = String(response.headers['content-type'] ?? '');
-    const refusal = refusalOf(response.headers, this.options.maxBodyBytes);
-    if (refusal !== undefined) {
-      discard(response.body);
-      throw new UpstreamFailedError(UPSTREAM, refusal.label, refusal.mismatch);
-    }
     let text: string;
     try {
-      text = await response.body.text();
+      text = await boundedText(response, this.options.maxBodyBytes);
     } catch (error) {
+      if (error instanceof BodyRefused) throw new UpstreamFailedError(UPSTREAM, error.label, error.mismatch);
       if (signal.aborted) throw new Fault('timeout');
-      const over = overLimit(error, this.options.maxBodyBytes);
-      if (over !== undefined) throw new UpstreamFailedError(UPSTREAM, over.label, over.mismatch);
       throw new Retryable('connection');
     }
     if (statusCode === 502 || statusCode === 503 || statusCode === 504) throw new Retryable('5xx');

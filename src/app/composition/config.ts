@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { httpUrl, presentIn, problemsOf, wholeNumber } from '../../adapters/shared/variables.js';
-import { SERVER_LIMITS } from '../../adapters/tls-listener/server.js';
+import { SERVER_LIMITS } from '../../adapters/tls-listener/limits.js';
 import { parseQuota } from '../../domain/access/quota.js';
 import { DEFAULT_CLIENT_CERT_DAYS, DEFAULT_RENEW_WITHIN_DAYS } from '../../domain/certificates/renew.js';
 import { CrnFormat, DEFAULT_CRN_PATTERN } from '../../domain/crn.js';
