@@ -37,6 +37,7 @@ export const USAGE = `usage:
   case-read audit verify [--public-key PEM]... [--checkpoints FILE]...
   case-read audit query [--client CN] [--crn CRN] [--since ISO] [--limit N]
   case-read audit checkpoints | keygen --dir DIR
+  case-read stores migrate [--case-store STORE] [--access-store STORE] [--audit-store STORE]
   case-read config check
   case-read openapi
   case-read help
@@ -51,6 +52,7 @@ ${storeLine(
   STORE_REGISTRY.formsFor('access', (k) => k.access?.openAdmin !== undefined),
 )}
 ${storeLine('audit', '--audit-store', 'AUDIT_STORE', STORE_REGISTRY.formsFor('audit'))}
+  stores migrate: --case-store, --access-store and --audit-store, each else its variable, else its default
 Every command takes --json for machine-readable output. Configuration: see docs/operations/configuration.md.`;
 
 const defaultIo: Io = {
@@ -82,6 +84,8 @@ async function dispatch(argv: string[], io: Io): Promise<number> {
       return (await import('./commands/tokens.js')).tokens(sub, rest, io);
     case 'audit':
       return (await import('./commands/audit.js')).audit(sub, rest, io);
+    case 'stores':
+      return (await import('./commands/stores.js')).stores(sub, rest, io);
     case 'config':
       if (sub === 'check') return (await import('./commands/config-check.js')).configCheck(rest, io);
       throw UsageError.unknownSubcommand('config', 'check', sub);

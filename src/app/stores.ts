@@ -5,6 +5,7 @@ import type { RateLimiter } from '../ports/rate-limiter.js';
 import {
   type Environment,
   type Opened,
+  type SchemaMigration,
   StoreError,
   type StoreKind,
   type StoreRole,
@@ -156,6 +157,15 @@ export class StoreRegistry {
     const kind = this.kindOf(ref);
     if (!kind.rateLimit) throw new StoreError(`${this.display(ref)} cannot count requests`);
     return kind.rateLimit.open(ref.url, { ...wiring, settings: ref.settings });
+  }
+
+  /**
+   * `stores migrate` on one store: its schema brought to this release's version. Undefined
+   * when its kind keeps no schema for that role (memory, jsonl, an upstream, Redis).
+   */
+  migrate(ref: StoreRef, wiring: StoreWiring): Promise<SchemaMigration> | undefined {
+    if (ref.role === 'rateLimit') return undefined;
+    return this.kindOf(ref)[ref.role]?.migrate?.(ref.url, { ...wiring, settings: ref.settings });
   }
 
   private kindOf(ref: StoreRef): AnyStoreKind {

@@ -130,6 +130,17 @@ export interface StoreContext<S> extends StoreWiring {
   readonly settings: S;
 }
 
+/**
+ * What `stores migrate` found and left: a store's schema version before and after. Version 0
+ * is a store that does not exist, which is not created.
+ */
+export interface SchemaMigration {
+  readonly before: number;
+  readonly after: number;
+  /** The version this release knows; `after` is above it when a newer release migrated the store and says this one can use it. */
+  readonly current: number;
+}
+
 /** The settings of a kind that reads no variables of its own. */
 export type NoSettings = Readonly<Record<string, never>>;
 
@@ -157,6 +168,12 @@ export interface StoreKind<S> {
      * show, and refuses readers on its own terms. Absent: it holds each case's rules.
      */
     readonly decidesLimitedAccess?: true;
+    /**
+     * For `stores migrate`: brings the store's schema to this release's version, applying only
+     * the pending migrations, in one transaction under a lock that serialises two migrators; a
+     * store that does not exist is left so. Absent: the store keeps no schema.
+     */
+    migrate?(url: string, context: StoreContext<S>): Promise<SchemaMigration>;
   };
   readonly access?: {
     open(url: string, context: StoreContext<S>): Promise<Opened<AccessDirectory>>;
@@ -165,6 +182,12 @@ export interface StoreKind<S> {
       url: string,
       context: StoreContext<S>,
     ): Promise<Opened<AccessDirectory & AccessAdministration>>;
+    /**
+     * For `stores migrate`: brings the store's schema to this release's version, applying only
+     * the pending migrations, in one transaction under a lock that serialises two migrators; a
+     * store that does not exist is left so. Absent: the store keeps no schema.
+     */
+    migrate?(url: string, context: StoreContext<S>): Promise<SchemaMigration>;
   };
   readonly audit?: {
     /**
@@ -172,6 +195,12 @@ export interface StoreKind<S> {
      * Without it the store must exist, and is opened for the audit commands, which only read.
      */
     open(url: string, context: StoreContext<S>, options: { create: boolean }): Promise<Opened<AuditLog>>;
+    /**
+     * For `stores migrate`: brings the store's schema to this release's version, applying only
+     * the pending migrations, in one transaction under a lock that serialises two migrators; a
+     * store that does not exist is left so. Absent: the store keeps no schema.
+     */
+    migrate?(url: string, context: StoreContext<S>): Promise<SchemaMigration>;
   };
   readonly rateLimit?: {
     open(url: string, context: StoreContext<S>): Promise<Opened<RateLimiter>>;

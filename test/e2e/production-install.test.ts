@@ -97,6 +97,16 @@ describe('the production install (what the image runs)', () => {
     };
     run('cases', 'import', join(app, 'fixtures/cases.json'));
     run('clients', 'add', 'client-a', '--permissions', 'getCase');
+    // The upgrade step, as the migration Job runs it: the store variables and nothing else.
+    const stores = {
+      CASE_STORE: env.CASE_STORE,
+      ACCESS_STORE: env.ACCESS_STORE,
+      AUDIT_STORE: env.AUDIT_STORE,
+    };
+    const migrated = node(['stores', 'migrate'], stores);
+    expect(migrated.stderr).toBe('');
+    expect(migrated.stdout).toMatch(/^case store sqlite:.*: version \d+, current \(nothing to do\)$/m);
+    expect(migrated.stdout).toMatch(/^audit store sqlite:.*: absent, not created/m);
     const apiKey = run('keys', 'issue', 'client-a').trim();
     const token = run('tokens', 'mint', '--client', 'client-a', '--dir', pki).trim();
 
@@ -163,5 +173,19 @@ describe('the container recipe', () => {
     expect(kubernetes).toContain('readOnlyRootFilesystem: true');
     expect(kubernetes).toContain('runAsNonRoot: true');
     expect(kubernetes).not.toMatch(/^\s*subPath:/m);
+  });
+
+  it('migrates the stores in a Job of its own that reads only the store variables', () => {
+    const job = readFileSync(join(ROOT, 'deploy/kubernetes/migrate-job.yaml'), 'utf8');
+    expect(job).toMatch(/^kind: Job$/m);
+    expect(job).toContain('args: ["stores", "migrate"]');
+    expect(job).toContain('restartPolicy: Never');
+    expect(job).toContain('readOnlyRootFilesystem: true');
+    expect([...job.matchAll(/- name: (\w+)$/gm)].map((m) => m[1])).toEqual([
+      'migrate',
+      'CASE_STORE',
+      'ACCESS_STORE',
+      'AUDIT_STORE',
+    ]);
   });
 });

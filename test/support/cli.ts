@@ -43,6 +43,26 @@ export function runCli(
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
+/** {@link runCli} without blocking: several commands run at once, as two operators would run them. */
+export function runCliConcurrently(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  const child = spawn(CURRENT.command, [...CURRENT.args, BIN, ...args], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', ...env },
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
 /** Starts `case-read serve` and resolves with its URL once it logs that it is listening. */
 export function startServe(
   env: Record<string, string>,

@@ -9,6 +9,8 @@ export const ACCESS_CHANNEL = 'case_read_access';
 export const ACCESS_STORE: PostgresStoreDescription = {
   what: 'access store',
   createHint: 'case-read clients add CN --permissions P --access-store postgres://…',
+  // Version 5 adds the renewal claims, which only EST renewal (new in this release) uses.
+  usableFrom: 4,
   migrations: [
     `${rows.accessTablesSql({
       list: 'TEXT[]',

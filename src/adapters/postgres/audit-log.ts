@@ -16,6 +16,7 @@ import { inTransaction, type PostgresStoreDescription } from './database.js';
 export const AUDIT_STORE: PostgresStoreDescription = {
   what: 'audit store',
   createHint: 'case-read serve (it creates the audit store)',
+  usableFrom: 4,
   migrations: [
     `${chain.auditTableSql({ seq: 'BIGINT', at: 'TIMESTAMPTZ' })}
     -- The chain head: one row, locked by each append transaction.

@@ -17,6 +17,8 @@ import { inTransaction, onRequestPath, type PostgresStoreDescription } from './d
 export const CASE_STORE: PostgresStoreDescription = {
   what: 'case store',
   createHint: 'case-read cases import FILE --store postgres://…',
+  // Version 2's column carries the case's rules: code before it would answer without them.
+  usableFrom: 2,
   migrations: [
     `
     CREATE TABLE cases (

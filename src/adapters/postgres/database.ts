@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { StoreUnavailableError } from '../../domain/errors.js';
 import { StoreError } from '../../ports/stores.js';
+import { type RecordedSchema, refusalOf, standingOf, usableFromOf } from '../shared/schema-version.js';
 import type { PostgresTarget } from './url.js';
 
 /**
@@ -46,7 +47,12 @@ export interface PostgresStoreDescription {
   /** e.g. "case store"; also the key in `case_read_schema`. */
   readonly what: string;
   readonly migrations: readonly string[];
-  /** The command that creates or migrates the store. */
+  /**
+   * The oldest version whose code can still use a store at this version (migrations are
+   * expand-only, and the previous release's statements are held to them by a test).
+   */
+  readonly usableFrom: number;
+  /** The command that creates the store. */
   readonly createHint: string;
 }
 
@@ -57,10 +63,26 @@ const describe = (error: unknown) => {
 };
 
 /**
- * Creates the schema if absent and applies pending migrations in one transaction, under an
- * advisory lock so two processes migrating at once do not collide.
+ * How long a migration waits for a table lock before it gives up: an `ALTER TABLE` queued
+ * behind a long transaction would hold every read of that table behind it meanwhile.
  */
-export async function migrate(pool: pg.Pool, schema: string, store: PostgresStoreDescription): Promise<void> {
+const MIGRATION_LOCK_TIMEOUT_MS = 3000;
+
+/**
+ * Applies a store's pending migrations in one transaction, under an advisory lock so two
+ * processes migrating at once take turns (the second finds nothing to do). With `create`,
+ * an absent store (and its schema) is created; without it, an absent store is left absent.
+ * A store a newer release migrated is left as it is when it says this code can use it, and
+ * refused otherwise. Resolves with the version before and after.
+ */
+export async function migrate(
+  pool: pg.Pool,
+  schema: string,
+  store: PostgresStoreDescription,
+  options: { readonly create: boolean } = { create: true },
+): Promise<{ before: number; after: number }> {
+  const known = store.migrations.length;
+  const usableFrom = usableFromOf(store, known);
   let client: pg.PoolClient;
   try {
     client = await pool.connect();
@@ -68,27 +90,41 @@ export async function migrate(pool: pg.Pool, schema: string, store: PostgresStor
     throw new StoreError(`${store.what} cannot be reached (${describe(error)})`);
   }
   try {
-    await client.query('BEGIN');
+    await client.query(`BEGIN; SET LOCAL lock_timeout = ${MIGRATION_LOCK_TIMEOUT_MS}`);
     await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`case-read:${schema}`]);
+    const recorded = await recordedIn(client, schema, store.what);
+    const standing = standingOf(recorded, known);
+    if (standing.kind === 'newer' || (standing.kind === 'absent' && !options.create)) {
+      await client.query('ROLLBACK');
+      if (standing.kind === 'newer')
+        throw new StoreError(refusalOf(`${store.what} in schema ${schema}`, recorded, known));
+      return { before: 0, after: 0 };
+    }
+    if (standing.kind === 'newer-usable') {
+      await client.query('ROLLBACK');
+      return { before: recorded.version, after: recorded.version };
+    }
     await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
     await client.query(
-      'CREATE TABLE IF NOT EXISTS case_read_schema (store TEXT PRIMARY KEY, version INTEGER NOT NULL)',
+      'CREATE TABLE IF NOT EXISTS case_read_schema (store TEXT PRIMARY KEY, version INTEGER NOT NULL, usable_from INTEGER)',
     );
-    const current = await versionIn(client, store.what);
-    if (current > store.migrations.length) {
-      throw new StoreError(
-        `${store.what} in schema ${schema} is at version ${current}, newer than this service knows (${store.migrations.length})`,
-      );
+    // A table made by a release before usable_from was recorded gains the column (the
+    // previous release's statements name their columns, so they keep working).
+    if (!(await hasUsableFrom(client, schema))) {
+      await client.query('ALTER TABLE case_read_schema ADD COLUMN usable_from INTEGER');
     }
-    for (let version = current; version < store.migrations.length; version++) {
+    for (let version = recorded.version; version < known; version++) {
       await client.query(store.migrations[version] as string);
     }
-    await client.query(
-      `INSERT INTO case_read_schema (store, version) VALUES ($1, $2)
-       ON CONFLICT (store) DO UPDATE SET version = excluded.version`,
-      [store.what, store.migrations.length],
-    );
+    if (recorded.version !== known || recorded.usableFrom !== usableFrom) {
+      await client.query(
+        `INSERT INTO case_read_schema (store, version, usable_from) VALUES ($1, $2, $3)
+         ON CONFLICT (store) DO UPDATE SET version = excluded.version, usable_from = excluded.usable_from`,
+        [store.what, known, usableFrom],
+      );
+    }
     await client.query('COMMIT');
+    return { before: recorded.version, after: known };
   } catch (error) {
     await client.query('ROLLBACK').catch(() => {});
     if (error instanceof StoreError) throw error;
@@ -98,50 +134,62 @@ export async function migrate(pool: pg.Pool, schema: string, store: PostgresStor
   }
 }
 
-async function versionIn(client: pg.ClientBase, what: string): Promise<number> {
-  const result = await client.query<{ version: number }>(
-    'SELECT version FROM case_read_schema WHERE store = $1',
+async function hasUsableFrom(client: pg.ClientBase, schema: string): Promise<boolean> {
+  const result = await client.query(
+    `SELECT 1 FROM information_schema.columns
+     WHERE table_schema = $1 AND table_name = 'case_read_schema' AND column_name = 'usable_from'`,
+    [schema],
+  );
+  return result.rowCount === 1;
+}
+
+/** The store's record in `case_read_schema`: version 0 when the table or the row is absent. */
+async function recordedIn(
+  client: pg.ClientBase | pg.Pool,
+  schema: string,
+  what: string,
+): Promise<RecordedSchema> {
+  const table = await client.query<{ found: boolean }>('SELECT to_regclass($1) IS NOT NULL AS found', [
+    `${schema}.case_read_schema`,
+  ]);
+  if (!table.rows[0]?.found) return { version: 0 };
+  // `*`: the table a release before usable_from made has no such column.
+  const result = await client.query<{ version: number; usable_from?: number | null }>(
+    `SELECT * FROM ${schema}.case_read_schema WHERE store = $1`,
     [what],
   );
-  return result.rows[0]?.version ?? 0;
+  const row = result.rows[0];
+  if (row === undefined) return { version: 0 };
+  return row.usable_from == null
+    ? { version: row.version }
+    : { version: row.version, usableFrom: row.usable_from };
 }
 
 /**
- * For `serve`: the store must exist at exactly this code's version. An older one is
- * refused with the command that migrates it; nothing is created or changed.
+ * For `serve`: the store must exist at this code's version, or at a newer one that says this
+ * code can use it. An older one is refused with the command that migrates it; nothing is
+ * created or changed.
  */
 export async function requireCurrent(
   pool: pg.Pool,
   schema: string,
   store: PostgresStoreDescription,
 ): Promise<void> {
-  let version: number;
+  let recorded: RecordedSchema;
   try {
-    const exists = await pool.query<{ found: boolean }>(`SELECT to_regclass($1) IS NOT NULL AS found`, [
-      `${schema}.case_read_schema`,
-    ]);
-    version = exists.rows[0]?.found
-      ? ((
-          await pool.query<{ version: number }>(
-            `SELECT version FROM ${schema}.case_read_schema WHERE store = $1`,
-            [store.what],
-          )
-        ).rows[0]?.version ?? 0)
-      : 0;
+    recorded = await recordedIn(pool, schema, store.what);
   } catch (error) {
     throw new StoreError(`${store.what} cannot be reached (${describe(error)})`);
   }
-  if (version === store.migrations.length) return;
-  if (version === 0) {
+  const known = store.migrations.length;
+  const standing = standingOf(recorded, known);
+  if (standing.kind === 'current' || standing.kind === 'newer-usable') return;
+  if (standing.kind === 'absent') {
     throw new StoreError(
       `${store.what} does not exist in schema ${schema}; create it with: ${store.createHint}`,
     );
   }
-  throw new StoreError(
-    version < store.migrations.length
-      ? `${store.what} in schema ${schema} is at version ${version}, this service needs ${store.migrations.length}; migrate it with: ${store.createHint}`
-      : `${store.what} in schema ${schema} is at version ${version}, written by a newer version of this service (${store.migrations.length})`,
-  );
+  throw new StoreError(refusalOf(`${store.what} in schema ${schema}`, recorded, known));
 }
 
 /**

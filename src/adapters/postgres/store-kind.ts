@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { NoSettings, Opened, StoreKind, StoreWiring } from '../../ports/stores.js';
+import type { NoSettings, Opened, SchemaMigration, StoreKind, StoreWiring } from '../../ports/stores.js';
 import { noSettings } from '../shared/variables.js';
 import type { PostgresStoreDescription } from './database.js';
 import { displayPostgresUrl, type PostgresTarget, postgresUrlProblem, targetOf } from './url.js';
@@ -49,6 +49,32 @@ async function connect(
   return { pool, target, description };
 }
 
+/** For `stores migrate`: the store's pending migrations applied, an absent store left absent. */
+async function migrateStore(
+  url: string,
+  context: StoreWiring,
+  store: PostgresStoreDescription,
+): Promise<SchemaMigration> {
+  const { createPool, migrate } = await import('./database.js');
+  const target = targetOf(url);
+  const pool = createPool(target, {
+    max: 1,
+    application: `case-read stores migrate ${target.schema}`,
+    onError: (error) =>
+      context.log(
+        'warn',
+        { store: store.what, err: (error as { code?: string }).code ?? 'connection' },
+        'database connection lost',
+      ),
+  });
+  try {
+    const { before, after } = await migrate(pool, target.schema, store, { create: false });
+    return { before, after, current: store.migrations.length };
+  } finally {
+    await pool.end().catch(() => {});
+  }
+}
+
 function opened<T>(value: T, { pool, description }: Connected, close?: () => Promise<void>): Opened<T> {
   return {
     value,
@@ -81,6 +107,7 @@ export const postgresStores: StoreKind<NoSettings> = {
       const db = await connect(url, context, CASE_STORE, { create: true, max: 2 });
       return opened(new PostgresCaseWriter(db.pool), db);
     },
+    migrate: async (url, context) => migrateStore(url, context, (await import('./case-store.js')).CASE_STORE),
   },
   access: {
     open: async (url, context) => {
@@ -97,6 +124,8 @@ export const postgresStores: StoreKind<NoSettings> = {
       const db = await connect(url, context, ACCESS_STORE, { create: true, max: 2 });
       return opened(new PostgresAccessAdministration(db.pool, db.target, context.log), db);
     },
+    migrate: async (url, context) =>
+      migrateStore(url, context, (await import('./access-schema.js')).ACCESS_STORE),
   },
   audit: {
     open: async (url, context, { create }) => {
@@ -105,5 +134,6 @@ export const postgresStores: StoreKind<NoSettings> = {
       const log = new PostgresAuditLog(db.pool);
       return { ...opened(log, db, () => log.close()), ping: () => log.ping() };
     },
+    migrate: async (url, context) => migrateStore(url, context, (await import('./audit-log.js')).AUDIT_STORE),
   },
 };

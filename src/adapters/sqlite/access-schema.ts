@@ -25,6 +25,8 @@ export class AccessStoreError extends StoreError {
 export const ACCESS_STORE: StoreDescription = {
   what: 'access store',
   migrations: MIGRATIONS,
+  // Version 5 adds the renewal claims, which only EST renewal (new in this release) uses.
+  usableFrom: 4,
   createHint: 'case-read clients add CN --permissions P --access-store sqlite:PATH',
   error: (message) => new AccessStoreError(message),
 };

@@ -65,9 +65,10 @@ function whenNotBusy(work: () => void, until: number, isDeadline: boolean): void
   })();
 }
 
-const AUDIT_STORE: StoreDescription = {
+export const AUDIT_STORE: StoreDescription = {
   what: 'audit store',
   migrations: MIGRATIONS,
+  usableFrom: 4,
   createHint: 'case-read serve (it creates the audit store)',
   error: (message) => new AuditStoreError(message),
 };

@@ -63,9 +63,11 @@ const held = <T>(value: T, row: CaseRules): Held<T> => ({
   limitedAccess: row.limited_access === null ? null : (JSON.parse(row.limited_access) as LimitedAccess),
 });
 
-const CASE_STORE: StoreDescription = {
+export const CASE_STORE: StoreDescription = {
   what: 'case store',
   migrations: CASE_STORE_MIGRATIONS,
+  // Version 4's column carries the case's rules: code before it would answer without them.
+  usableFrom: 4,
   createHint: 'case-read cases import fixtures/cases.json --store sqlite:PATH',
   error: (message) => new CaseStoreError(message),
 };

@@ -1,4 +1,7 @@
+import { existsSync } from 'node:fs';
 import { StoreUnavailableError } from '../../domain/errors.js';
+import { StoreError } from '../../ports/stores.js';
+import { type RecordedSchema, refusalOf, standingOf, usableFromOf } from '../shared/schema-version.js';
 import { type SqlDatabase, type SqliteDriver, sqliteDriver, sqliteErrorCode } from './driver.js';
 
 /**
@@ -12,6 +15,11 @@ export interface StoreDescription {
   /** e.g. "case store" */
   readonly what: string;
   readonly migrations: readonly string[];
+  /**
+   * The oldest version whose code can still use a store at this version (migrations are
+   * expand-only, and the previous release's statements are held to them by a test).
+   */
+  readonly usableFrom: number;
   /** What to run when the file is missing, e.g. "case-read cases import …". */
   readonly createHint: string;
   /** Builds the store's own error type. */
@@ -23,6 +31,69 @@ const READ_ONLY_MMAP_BYTES = 256 * 1024 * 1024;
 
 const versionOf = (db: SqlDatabase) =>
   db.prepare<[], { user_version: number }>('PRAGMA user_version').get()?.user_version ?? 0;
+
+/**
+ * The version in `PRAGMA user_version`, and the usable-from value this release records in
+ * `case_read_schema` (absent in a file no release since has migrated).
+ */
+function recordedIn(db: SqlDatabase, store: StoreDescription): RecordedSchema {
+  const version = versionOf(db);
+  const table = db
+    .prepare<[], { found: number }>(
+      "SELECT count(*) AS found FROM sqlite_master WHERE type = 'table' AND name = 'case_read_schema'",
+    )
+    .get();
+  if (!table?.found) return { version };
+  const row = db
+    .prepare<[string], { usable_from: number }>('SELECT usable_from FROM case_read_schema WHERE store = ?')
+    .get(store.what);
+  return row === undefined ? { version } : { version, usableFrom: row.usable_from };
+}
+
+/**
+ * Applies the pending migrations in one transaction that takes the write lock first, so the
+ * version is read under it: a second migrator waits, then finds nothing to do. A store a
+ * newer release migrated is left as it is when it says this code can use it, refused
+ * otherwise.
+ */
+function migrateOpen(
+  db: SqlDatabase,
+  path: string,
+  store: StoreDescription,
+): { before: number; after: number } {
+  const known = store.migrations.length;
+  const usableFrom = usableFromOf(store, known);
+  // Read first without the write lock: a store with nothing to do (every open by `serve`'s
+  // note writer and audit log) never waits for another writer. Otherwise read again under it.
+  const seen = recordedIn(db, store);
+  const seenStanding = standingOf(seen, known).kind;
+  if (seenStanding === 'newer-usable' || (seenStanding === 'current' && seen.usableFrom === usableFrom)) {
+    return { before: seen.version, after: seen.version };
+  }
+  return transaction(
+    db,
+    () => {
+      const recorded = recordedIn(db, store);
+      const standing = standingOf(recorded, known);
+      if (standing.kind === 'newer') throw store.error(refusalOf(`${store.what} ${path}`, recorded, known));
+      if (standing.kind === 'newer-usable') return { before: recorded.version, after: recorded.version };
+      for (let version = recorded.version; version < known; version++) {
+        db.exec(store.migrations[version] as string);
+        db.exec(`PRAGMA user_version = ${version + 1}`);
+      }
+      if (recorded.usableFrom !== usableFrom) {
+        db.exec(
+          'CREATE TABLE IF NOT EXISTS case_read_schema (store TEXT PRIMARY KEY, usable_from INTEGER NOT NULL)',
+        );
+        db.prepare<[string, number]>(
+          'INSERT INTO case_read_schema (store, usable_from) VALUES (?, ?) ON CONFLICT (store) DO UPDATE SET usable_from = excluded.usable_from',
+        ).run(store.what, usableFrom);
+      }
+      return { before: recorded.version, after: known };
+    },
+    'immediate',
+  );
+}
 
 const messageOf = (error: unknown) => (error as Error).message.split('\n')[0];
 
@@ -53,14 +124,14 @@ export function openReadOnlyStore(
   // per page on every read; mapped, they are copied from memory. The file is only ever read
   // here, and SQLite remaps when another process's writes grow it.
   db.exec(`PRAGMA mmap_size = ${READ_ONLY_MMAP_BYTES}`);
-  const version = versionOf(db);
-  const needs = store.migrations.length;
-  if (version === needs) return db;
+  const recorded = recordedIn(db, store);
+  const standing = standingOf(recorded, store.migrations.length);
+  if (standing.kind === 'current' || standing.kind === 'newer-usable') return db;
   db.close();
-  const advice =
-    version < needs ? `run ${store.createHint} against it to migrate` : 'it was written by a newer version';
   throw store.error(
-    `${store.what} ${path} is at schema version ${version}, this service needs ${needs}; ${advice}`,
+    standing.kind === 'absent'
+      ? `${store.what} ${path} holds no ${store.what}; create it with: ${store.createHint}`
+      : refusalOf(`${store.what} ${path}`, recorded, store.migrations.length),
   );
 }
 
@@ -73,20 +144,39 @@ export function openWritableStore(
     store.error(`${store.what} ${path} cannot be opened for writing (${why})`),
   );
   db.exec('PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL');
-  const current = versionOf(db);
-  if (current > store.migrations.length) {
+  try {
+    migrateOpen(db, path, store);
+  } catch (error) {
     db.close();
-    throw store.error(
-      `${store.what} ${path} is at schema version ${current}, newer than this service knows (${store.migrations.length})`,
-    );
+    throw error;
   }
-  transaction(db, () => {
-    for (let version = current; version < store.migrations.length; version++) {
-      db.exec(store.migrations[version] as string);
-      db.exec(`PRAGMA user_version = ${version + 1}`);
-    }
-  });
   return db;
+}
+
+/**
+ * For `stores migrate`: applies the pending migrations to an existing store and says its
+ * version before and after. A missing file, or one that holds no store yet, is left as it is
+ * (version 0): creating a store is its own command's work.
+ */
+export function migrateFile(
+  path: string,
+  store: StoreDescription,
+  driver: SqliteDriver = sqliteDriver(),
+): { before: number; after: number } {
+  if (!existsSync(path)) return { before: 0, after: 0 };
+  const db = openOrExplain(driver, path, false, (why) =>
+    store.error(`${store.what} ${path} cannot be opened for writing (${why})`),
+  );
+  try {
+    if (versionOf(db) === 0) return { before: 0, after: 0 };
+    db.exec('PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON');
+    return migrateOpen(db, path, store);
+  } catch (error) {
+    if (error instanceof StoreError) throw error;
+    throw store.error(`${store.what} ${path} cannot be migrated (${messageOf(error)}); nothing was changed`);
+  } finally {
+    db.close();
+  }
 }
 
 /**

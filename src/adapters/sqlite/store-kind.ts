@@ -1,6 +1,7 @@
-import type { NoSettings, Opened, StoreKind } from '../../ports/stores.js';
+import type { NoSettings, Opened, SchemaMigration, StoreKind } from '../../ports/stores.js';
 import { fileUrls, requireExistingAudit } from '../shared/store-urls.js';
 import { noSettings } from '../shared/variables.js';
+import type { StoreDescription } from './database.js';
 
 /** A store `serve` opened read-only, said so in its description. */
 const readOnly = <T extends { ping(): void; close(): void }>(url: string, value: T): Opened<T> =>
@@ -16,6 +17,12 @@ const opened = <T extends { ping(): void; close(): void }>(value: T, description
   ping: async () => value.ping(),
   close: async () => value.close(),
 });
+
+/** For `stores migrate`: the file's pending migrations applied, a missing store left missing. */
+async function migrateStore(url: string, store: StoreDescription): Promise<SchemaMigration> {
+  const { migrateFile } = await import('./database.js');
+  return { ...migrateFile(pathOf(url), store), current: store.migrations.length };
+}
 
 /**
  * `sqlite:PATH`: one file per store, on this machine. The service opens case and access
@@ -44,6 +51,7 @@ export const sqliteStores: StoreKind<NoSettings> = {
         close: async () => writer.close(),
       };
     },
+    migrate: async (url) => migrateStore(url, (await import('./case-store.js')).CASE_STORE),
   },
   access: {
     open: async (url) =>
@@ -52,6 +60,7 @@ export const sqliteStores: StoreKind<NoSettings> = {
       const { SqliteAccessAdministration } = await import('./access-administration.js');
       return opened(SqliteAccessAdministration.open(pathOf(url)), url);
     },
+    migrate: async (url) => migrateStore(url, (await import('./access-schema.js')).ACCESS_STORE),
   },
   audit: {
     open: async (url, _context, { create }) => {
@@ -61,5 +70,6 @@ export const sqliteStores: StoreKind<NoSettings> = {
       const log = SqliteAuditLog.open(path);
       return { value: log, description: url, ping: () => log.ping(), close: async () => log.close() };
     },
+    migrate: async (url) => migrateStore(url, (await import('./audit-log.js')).AUDIT_STORE),
   },
 };

@@ -1,7 +1,12 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { ACCESS_STORE } from '../../../src/adapters/postgres/access-schema.js';
 import { CASE_STORE } from '../../../src/adapters/postgres/case-store.js';
-import { createPool, migrate, requireCurrent } from '../../../src/adapters/postgres/database.js';
+import {
+  createPool,
+  migrate,
+  type PostgresStoreDescription,
+  requireCurrent,
+} from '../../../src/adapters/postgres/database.js';
 import { postgresStores } from '../../../src/adapters/postgres/store-kind.js';
 import { displayPostgresUrl, postgresUrlProblem, targetOf } from '../../../src/adapters/postgres/url.js';
 import { Crn } from '../../../src/domain/crn.js';
@@ -11,6 +16,13 @@ import { adminQuery, testSchema } from '../../support/postgres.js';
 import { testContext } from '../../support/stores.js';
 
 const schema = testSchema('stores');
+
+/** A store as an earlier release described it: its first `n` migrations, usable only at that version. */
+const asOf = (store: PostgresStoreDescription, n: number): PostgresStoreDescription => ({
+  ...store,
+  migrations: store.migrations.slice(0, n),
+  usableFrom: n,
+});
 afterAll(() => schema.drop());
 
 describe('PostgreSQL store URLs', () => {
@@ -54,24 +66,53 @@ describe('PostgreSQL schemas and migrations', () => {
     const pool = createPool(targetOf(schema.url), { application: 'case-read test' });
     try {
       await migrate(pool, schema.name, CASE_STORE);
+      // The next release adds a column that readers must not ignore: only it can use the store.
       const newer = {
         ...CASE_STORE,
         migrations: [...CASE_STORE.migrations, 'ALTER TABLE cases ADD COLUMN extra TEXT'],
+        usableFrom: 3,
       };
       const refused = await requireCurrent(pool, schema.name, newer).catch((e: unknown) => e);
       expect(refused).toBeInstanceOf(StoreError);
       expect((refused as Error).message).toMatch(
-        /case store in schema t_stores_\w+ is at version 2, this service needs 3; migrate it with: case-read cases import/,
+        /case store in schema t_stores_\w+ is at schema version 2, this release needs 3; migrate it with: case-read stores migrate$/,
       );
-      await migrate(pool, schema.name, newer);
+      await expect(migrate(pool, schema.name, newer)).resolves.toEqual({ before: 2, after: 3 });
+      await expect(migrate(pool, schema.name, newer)).resolves.toEqual({ before: 3, after: 3 });
       await expect(requireCurrent(pool, schema.name, newer)).resolves.toBeUndefined();
-      // A store written by a newer version is refused, not downgraded.
+      // A store written by a newer release that does not say this one can use it is refused, not downgraded.
       await expect(requireCurrent(pool, schema.name, CASE_STORE)).rejects.toThrow(
-        /written by a newer version/,
+        /at schema version 3, written by a newer release than this one \(2\), and it is usable from version 3/,
       );
-      await expect(migrate(pool, schema.name, CASE_STORE)).rejects.toThrow(/newer than this service knows/);
+      await expect(migrate(pool, schema.name, CASE_STORE)).rejects.toThrow(/written by a newer release/);
     } finally {
       await pool.end();
+    }
+  });
+
+  it('a store a newer release migrated and says this one can use is used as it is, and left at its version', async () => {
+    const ahead = testSchema('ahead');
+    const pool = createPool(targetOf(ahead.url), { application: 'case-read test' });
+    try {
+      const next = {
+        ...CASE_STORE,
+        migrations: [...CASE_STORE.migrations, 'CREATE TABLE next_release_notes (id TEXT PRIMARY KEY)'],
+        usableFrom: CASE_STORE.migrations.length,
+      };
+      await migrate(pool, ahead.name, next);
+      await expect(requireCurrent(pool, ahead.name, CASE_STORE)).resolves.toBeUndefined();
+      await expect(migrate(pool, ahead.name, CASE_STORE)).resolves.toEqual({ before: 3, after: 3 });
+      expect((await ahead.query('SELECT store, version, usable_from FROM case_read_schema')).rows).toEqual([
+        { store: 'case store', version: 3, usable_from: 2 },
+      ]);
+      // A record written by the previous release, which kept no usable_from: only the exact version is used.
+      await ahead.query('UPDATE case_read_schema SET usable_from = NULL');
+      await expect(requireCurrent(pool, ahead.name, CASE_STORE)).rejects.toThrow(
+        /it does not say which older releases can use it/,
+      );
+    } finally {
+      await pool.end();
+      await ahead.drop();
     }
   });
 
@@ -79,7 +120,7 @@ describe('PostgreSQL schemas and migrations', () => {
     const old = testSchema('access_v1');
     const pool = createPool(targetOf(old.url), { application: 'case-read test' });
     try {
-      const v1 = { ...ACCESS_STORE, migrations: ACCESS_STORE.migrations.slice(0, 1) };
+      const v1 = asOf(ACCESS_STORE, 1);
       await migrate(pool, old.name, v1);
       await adminQuery(
         "INSERT INTO clients (id, permissions, suspended) VALUES ('client-a', '{getCase,getRiskScores}', false)",
@@ -87,7 +128,7 @@ describe('PostgreSQL schemas and migrations', () => {
         old.name,
       );
       await expect(postgresStores.access?.open(old.url, testContext)).rejects.toThrow(
-        /access store in schema \w+ is at version 1, this service needs 5; migrate it with: case-read clients add/,
+        /access store in schema \w+ is at schema version 1, this release needs 5; migrate it with: case-read stores migrate/,
       );
       const admin = await postgresStores.access?.openAdmin?.(old.url, testContext);
       await admin?.close();
@@ -113,6 +154,8 @@ describe('PostgreSQL schemas and migrations', () => {
       await Promise.all(pools.map((pool) => migrate(pool, both.name, ACCESS_STORE)));
       const { rows } = await adminQuery('SELECT store, version FROM case_read_schema', [], both.name);
       expect(rows).toEqual([{ store: 'access store', version: ACCESS_STORE.migrations.length }]);
+      const recorded = await adminQuery('SELECT usable_from FROM case_read_schema', [], both.name);
+      expect(recorded.rows).toEqual([{ usable_from: ACCESS_STORE.usableFrom }]);
     } finally {
       for (const pool of pools) await pool.end();
       await both.drop();
@@ -172,9 +215,9 @@ describe('PostgreSQL audit store versions 3 (checkpoints) and 4 (issued)', () =>
     const old = testSchema('audit_v2');
     const pool = createPool(targetOf(old.url), { application: 'case-read test' });
     try {
-      await migrate(pool, old.name, { ...AUDIT_STORE, migrations: AUDIT_STORE.migrations.slice(0, 2) });
+      await migrate(pool, old.name, asOf(AUDIT_STORE, 2));
       await expect(postgresStores.audit?.open(old.url, testContext, { create: false })).rejects.toThrow(
-        /audit store in schema t_audit_v2_\w+ is at version 2, this service needs 4; migrate it with: case-read serve/,
+        /audit store in schema t_audit_v2_\w+ is at schema version 2, this release needs 4; migrate it with: case-read stores migrate/,
       );
       const opened = await postgresStores.audit?.open(old.url, testContext, { create: true });
       if (!opened) throw new Error('postgres cannot hold the audit trail');
@@ -204,7 +247,7 @@ describe('PostgreSQL audit store versions 3 (checkpoints) and 4 (issued)', () =>
     const old = testSchema('audit_v3');
     const pool = createPool(targetOf(old.url), { application: 'case-read test' });
     try {
-      await migrate(pool, old.name, { ...AUDIT_STORE, migrations: AUDIT_STORE.migrations.slice(0, 3) });
+      await migrate(pool, old.name, asOf(AUDIT_STORE, 3));
       const { stored, head } = versionTwoChain([1, 2, 3].map((i) => auditRecord(i)));
       for (const r of stored) {
         await old.query(
@@ -214,7 +257,7 @@ describe('PostgreSQL audit store versions 3 (checkpoints) and 4 (issued)', () =>
       }
       await old.query('UPDATE audit_head SET seq = $1, hash = $2', [head.seq, head.hash]);
       await expect(postgresStores.audit?.open(old.url, testContext, { create: false })).rejects.toThrow(
-        /audit store in schema t_audit_v3_\w+ is at version 3, this service needs 4; migrate it with: case-read serve/,
+        /audit store in schema t_audit_v3_\w+ is at schema version 3, this release needs 4; migrate it with: case-read stores migrate/,
       );
       const opened = await postgresStores.audit?.open(old.url, testContext, { create: true });
       if (!opened) throw new Error('postgres cannot hold the audit trail');

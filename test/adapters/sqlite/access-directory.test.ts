@@ -20,7 +20,7 @@ describe('the SQLite access store, version 1 (before data minimisation) to 5', (
     );
     db.close();
     expect(() => SqliteAccessDirectory.openReadOnly(path)).toThrow(
-      /schema version 1, this service needs 5; run case-read clients add .* against it to migrate/,
+      /schema version 1, this release needs 5; migrate it with: case-read stores migrate/,
     );
     const admin = SqliteAccessAdministration.open(path);
     admin.close();

@@ -4,11 +4,12 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CASE_STORE_MIGRATIONS } from '../../../src/adapters/sqlite/case-schema.js';
 import {
+  CASE_STORE,
   CaseStoreError,
   SqliteCaseRepository,
   SqliteCaseWriter,
 } from '../../../src/adapters/sqlite/case-store.js';
-import { openReadOnlyStore } from '../../../src/adapters/sqlite/database.js';
+import { openReadOnlyStore, openWritableStore } from '../../../src/adapters/sqlite/database.js';
 import type { SqlDatabase } from '../../../src/adapters/sqlite/driver.js';
 import { Crn } from '../../../src/domain/crn.js';
 import { StoreUnavailableError } from '../../../src/domain/errors.js';
@@ -79,11 +80,11 @@ describe('SqliteCaseRepository.openReadOnly', () => {
     );
   });
 
-  it('refuses a store at another schema version', () => {
+  it('refuses a file that holds no store yet, saying how to create one', () => {
     const path = freshPath();
     openSqlite(path).close();
     expect(() => SqliteCaseRepository.openReadOnly(path)).toThrow(
-      new RegExp(`schema version 0, this service needs ${CASE_STORE_SCHEMA_VERSION}`),
+      /holds no case store; create it with: case-read cases import/,
     );
   });
 
@@ -99,7 +100,7 @@ describe('SqliteCaseRepository.openReadOnly', () => {
     v1.close();
     expect(() => SqliteCaseRepository.openReadOnly(path)).toThrow(
       new RegExp(
-        `schema version 1, this service needs ${CASE_STORE_SCHEMA_VERSION}; run case-read cases import`,
+        `schema version 1, this release needs ${CASE_STORE_SCHEMA_VERSION}; migrate it with: case-read stores migrate`,
       ),
     );
     SqliteCaseWriter.open(path).close();
@@ -161,12 +162,7 @@ describe('SqliteCaseRepository reads through a memory map', () => {
   it('maps the file, and still reads what another process imports while it is open, the file grown past the map it began with', async () => {
     const path = storeWith([CaseMother.full('X123456')]);
     const repository = SqliteCaseRepository.openReadOnly(path);
-    const opened = openReadOnlyStore(path, {
-      what: 'case store',
-      migrations: CASE_STORE_MIGRATIONS,
-      createHint: '',
-      error: (m) => new Error(m),
-    });
+    const opened = openReadOnlyStore(path, CASE_STORE);
     expect(Number(pragma(opened, 'mmap_size'))).toBeGreaterThan(0);
     opened.close();
     const writer = SqliteCaseWriter.open(path);
@@ -185,13 +181,42 @@ describe('SqliteCaseRepository reads through a memory map', () => {
   });
 });
 
+describe('a store a newer release migrated', () => {
+  const next = (usableFrom: number) => ({
+    ...CASE_STORE,
+    migrations: [...CASE_STORE_MIGRATIONS, 'CREATE TABLE next_release_notes (id TEXT PRIMARY KEY)'],
+    usableFrom,
+  });
+
+  it('is read as it is when it says this release can use it, and refused when it does not', async () => {
+    const path = storeWith([CaseMother.minimal('X123456')]);
+    openWritableStore(path, next(CASE_STORE_SCHEMA_VERSION)).close();
+    const repository = SqliteCaseRepository.openReadOnly(path);
+    expect((await repository.findHomeOfficeInterest(Crn.parse('X123456')))?.value).toBeDefined();
+    repository.close();
+    // This release's writer leaves it at the newer version.
+    SqliteCaseWriter.open(path).close();
+    const db = openSqlite(path, { readonly: true });
+    expect(pragma(db, 'user_version')).toBe(CASE_STORE_SCHEMA_VERSION + 1);
+    db.close();
+
+    const stricter = storeWith([CaseMother.minimal('X123456')]);
+    openWritableStore(stricter, next(CASE_STORE_SCHEMA_VERSION + 1)).close();
+    expect(() => SqliteCaseRepository.openReadOnly(stricter)).toThrow(
+      /is at schema version 5, written by a newer release than this one \(4\), and it is usable from version 5/,
+    );
+  });
+});
+
 describe('SqliteCaseWriter.open on a newer store', () => {
   it('refuses to touch a store from a newer version', () => {
     const path = freshPath();
     const db = openSqlite(path);
     db.exec(`PRAGMA user_version = ${CASE_STORE_SCHEMA_VERSION + 1}`);
     db.close();
-    expect(() => SqliteCaseWriter.open(path)).toThrow(/newer than this service knows/);
+    expect(() => SqliteCaseWriter.open(path)).toThrow(
+      /written by a newer release than this one \(4\), and it does not say which older releases can use it/,
+    );
   });
 });
 

@@ -1,0 +1,305 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { SqlDatabase } from '../../src/adapters/sqlite/driver.js';
+import { runCli, runCliConcurrently } from '../support/cli.js';
+import { POSTGRES_URL, testSchema } from '../support/postgres.js';
+import {
+  PREVIOUS,
+  PREVIOUS_RELEASE,
+  PREVIOUS_SQLITE_CONNECTION,
+  type PreviousStatement,
+} from '../support/previous-release.js';
+import { openSqlite } from '../support/sqlite.js';
+
+/**
+ * An upgrade from the previous release, as an operator makes it (docs/operations/upgrading.md):
+ * stores built by that release's own statements, an instance of it reading (and noting the
+ * certificates it sees) throughout, `case-read stores migrate` run from two processes at once
+ * meanwhile; then every statement of that release against the migrated stores, this release's
+ * CLI on them, and the documented way back. Nothing may fail.
+ */
+
+type Store = PreviousStatement['store'];
+const STORES: readonly Store[] = ['case store', 'access store', 'audit store'];
+
+/** What an instance of the previous release runs over and over while it serves. */
+const servesRepeatedly = (s: PreviousStatement) => s.kind === 'read' || s.what.includes('(noteCertificate)');
+
+/** A statement of the previous release that failed, and when. */
+interface Failure {
+  readonly what: string;
+  readonly error: string;
+}
+
+/**
+ * Runs `run` over each of `statements` until `stop()` says so, yielding to the event loop
+ * between statements; counts those that ran while `during()` was true, and keeps every failure.
+ */
+async function keepServing(
+  statements: readonly PreviousStatement[],
+  run: (statement: PreviousStatement) => Promise<unknown> | unknown,
+  flags: { stop: () => boolean; during: () => boolean },
+): Promise<{ ranDuring: number; failures: Failure[] }> {
+  let ranDuring = 0;
+  const failures: Failure[] = [];
+  while (!flags.stop()) {
+    for (const statement of statements) {
+      const during = flags.during();
+      try {
+        await run(statement);
+        if (during) ranDuring++;
+      } catch (error) {
+        failures.push({ what: statement.what, error: (error as Error).message });
+      }
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+  return { ranDuring, failures };
+}
+
+/** `stores migrate` from two processes at once, while `serving` runs; resolves when both have exited. */
+async function migrateTwiceAtOnce(env: Record<string, string>, migrating: { on: boolean }) {
+  migrating.on = true;
+  try {
+    return await Promise.all([0, 1].map(() => runCliConcurrently(['stores', 'migrate', '--json'], env)));
+  } finally {
+    migrating.on = false;
+  }
+}
+
+interface Reported {
+  readonly store: string;
+  readonly outcome: string;
+  readonly before: number;
+  readonly after: number;
+}
+
+/** Each store's outcome as the two runs reported it: one migrated what was behind, the other found it current. */
+function outcomesOf(runs: readonly { status: number | null; stdout: string; stderr: string }[]) {
+  return runs.map((run) => {
+    expect(run.stderr).toBe('');
+    expect(run.status).toBe(0);
+    return (JSON.parse(run.stdout) as { stores: Reported[] }).stores;
+  });
+}
+
+describe(`an upgrade from the previous release (${PREVIOUS_RELEASE}) on PostgreSQL`, () => {
+  const engine = PREVIOUS.postgres;
+  const schema = testSchema('upgrade');
+  afterAll(() => schema.drop());
+
+  it('stores migrate under an instance of the previous release: none of its statements fails, during or after', async () => {
+    await schema.query(`CREATE SCHEMA ${schema.name}`);
+    for (const store of STORES) for (const sql of engine.migrations[store]) await schema.query(sql);
+    for (const s of engine.seed) await schema.query(s.sql, [...s.params]);
+
+    // The previous release's pool: its own connections, the schema on the search path.
+    const old = new pg.Pool({
+      connectionString: POSTGRES_URL,
+      max: 2,
+      options: `-c search_path=${schema.name}`,
+    });
+    try {
+      const migrating = { on: false };
+      let stopped = false;
+      const serving = [0, 1].map(() =>
+        keepServing(engine.statements.filter(servesRepeatedly), (s) => old.query(s.sql, [...s.params]), {
+          stop: () => stopped,
+          during: () => migrating.on,
+        }),
+      );
+      const runs = await migrateTwiceAtOnce(
+        { CASE_STORE: schema.url, ACCESS_STORE: schema.url, AUDIT_STORE: schema.url },
+        migrating,
+      );
+      stopped = true;
+      const served = await Promise.all(serving);
+      expect(served.flatMap((s) => s.failures)).toEqual([]);
+      expect(served.reduce((n, s) => n + s.ranDuring, 0)).toBeGreaterThan(0);
+
+      const [first, second] = outcomesOf(runs);
+      const migratedBy = (store: string) =>
+        [first, second]
+          .map((run) => run?.find((r) => r.store === store))
+          .filter((r) => r?.outcome === 'migrated');
+      // Behind in the previous release: the access store (4) and the audit store (3).
+      expect(migratedBy('access store')).toEqual([
+        {
+          store: 'access store',
+          url: expect.any(String),
+          outcome: 'migrated',
+          before: 4,
+          after: 5,
+          current: 5,
+        },
+      ]);
+      expect(migratedBy('audit store')).toMatchObject([{ before: 3, after: 4 }]);
+      expect(migratedBy('case store')).toEqual([]);
+
+      // Every statement of the previous release, once, in order, on the migrated stores.
+      for (const s of engine.statements) {
+        await expect(old.query(s.sql, [...s.params]), s.what).resolves.toBeDefined();
+      }
+    } finally {
+      await old.end();
+    }
+
+    // This release on the stores the two releases wrote: the mixed trail verifies.
+    const env = { ACCESS_STORE: schema.url, AUDIT_STORE: schema.url };
+    const verify = runCli(['audit', 'verify'], env);
+    expect(verify.stderr).toBe('');
+    expect(verify.stdout).toMatch(/^audit chain intact: 4 record\(s\)/);
+    expect(runCli(['clients', 'show', 'old-client'], env).status).toBe(0);
+  });
+
+  it('the documented way back: the previous release finds its versions and its statements work; migrating again works', async () => {
+    // docs/operations/upgrading.md#rolling-back, PostgreSQL.
+    await schema.query(`BEGIN;
+      DROP TABLE certificate_renewals;
+      UPDATE case_read_schema SET version = 4, usable_from = NULL WHERE store = 'access store';
+      UPDATE case_read_schema SET version = 3, usable_from = NULL WHERE store = 'audit store';
+      COMMIT;`);
+    // The previous release's start-up: each store at exactly its version (the audit store at most).
+    const versions = await schema.query('SELECT store, version FROM case_read_schema ORDER BY store');
+    expect(versions.rows).toEqual(
+      STORES.map((store) => ({ store, version: engine.migrations[store].length })).sort((a, b) =>
+        a.store.localeCompare(b.store),
+      ),
+    );
+    for (const s of engine.statements.filter(servesRepeatedly)) {
+      await expect(schema.query(s.sql, [...s.params]), s.what).resolves.toBeDefined();
+    }
+    // Upgrading again: the audit store's column stayed, so its version is set back first.
+    await schema.query("UPDATE case_read_schema SET version = 4 WHERE store = 'audit store'");
+    const again = runCli(['stores', 'migrate'], {
+      CASE_STORE: schema.url,
+      ACCESS_STORE: schema.url,
+      AUDIT_STORE: schema.url,
+    });
+    expect(again.stderr).toBe('');
+    expect(again.stdout).toMatch(/^access store .*: version 4 -> 5, migrated$/m);
+    expect(runCli(['audit', 'verify'], { AUDIT_STORE: schema.url }).stdout).toMatch(
+      /^audit chain intact: 4 record/,
+    );
+  });
+});
+
+describe(`an upgrade from the previous release (${PREVIOUS_RELEASE}) on SQLite`, () => {
+  const engine = PREVIOUS.sqlite;
+  const dir = mkdtempSync(join(tmpdir(), 'case-read-upgrade-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const files: Record<Store, string> = {
+    'case store': join(dir, 'cases.db'),
+    'access store': join(dir, 'access.db'),
+    'audit store': join(dir, 'audit.db'),
+  };
+  const env = {
+    CASE_STORE: `sqlite:${files['case store']}`,
+    ACCESS_STORE: `sqlite:${files['access store']}`,
+    AUDIT_STORE: `sqlite:${files['audit store']}`,
+  };
+
+  /** A connection as the previous release opened one: read-only to serve, else its writer's pragmas. */
+  const connect = (store: Store, readonly: boolean): SqlDatabase => {
+    const db = openSqlite(files[store], { readonly });
+    if (!readonly) db.exec(PREVIOUS_SQLITE_CONNECTION);
+    return db;
+  };
+  const runOn = (db: SqlDatabase, s: PreviousStatement) => {
+    const statement = db.prepare<unknown[], unknown>(s.sql);
+    return s.kind === 'read' ? statement.all(...s.params) : statement.run(...s.params);
+  };
+
+  it('stores migrate under an instance of the previous release: none of its statements fails, during or after', async () => {
+    for (const store of STORES) {
+      const db = connect(store, false);
+      for (const sql of engine.migrations[store]) db.exec(sql);
+      for (const s of engine.seed.filter((s) => s.store === store)) runOn(db, s);
+      db.close();
+    }
+    // The previous release serving: its read-only connections, opened before the migration,
+    // and the connection it notes certificates through.
+    const readers = Object.fromEntries(STORES.map((store) => [store, connect(store, true)])) as Record<
+      Store,
+      SqlDatabase
+    >;
+    const notes = connect('access store', false);
+    try {
+      const migrating = { on: false };
+      let stopped = false;
+      const serving = keepServing(
+        engine.statements.filter(servesRepeatedly),
+        (s) => runOn(s.kind === 'read' ? readers[s.store] : notes, s),
+        { stop: () => stopped, during: () => migrating.on },
+      );
+      const runs = await migrateTwiceAtOnce(env, migrating);
+      stopped = true;
+      const served = await serving;
+      expect(served.failures).toEqual([]);
+      expect(served.ranDuring).toBeGreaterThan(0);
+      const outcomes = outcomesOf(runs).flat();
+      expect(
+        outcomes.filter((r) => r.outcome === 'migrated').map((r) => [r.store, r.before, r.after]),
+      ).toEqual(
+        expect.arrayContaining([
+          ['access store', 4, 5],
+          ['audit store', 3, 4],
+        ]),
+      );
+      expect(outcomes.filter((r) => r.outcome === 'migrated')).toHaveLength(2);
+    } finally {
+      for (const db of Object.values(readers)) db.close();
+      notes.close();
+    }
+
+    for (const store of STORES) {
+      const db = connect(store, false);
+      try {
+        for (const s of engine.statements.filter((s) => s.store === store)) {
+          expect(() => runOn(db, s), s.what).not.toThrow();
+        }
+      } finally {
+        db.close();
+      }
+    }
+    const verify = runCli(['audit', 'verify'], env);
+    expect(verify.stderr).toBe('');
+    expect(verify.stdout).toMatch(/^audit chain intact: 4 record\(s\)/);
+    expect(runCli(['clients', 'show', 'old-client'], env).status).toBe(0);
+  });
+
+  it('the documented way back: the previous release finds its versions and its statements work; migrating again works', () => {
+    // docs/operations/upgrading.md#rolling-back, SQLite.
+    const access = connect('access store', false);
+    access.exec(
+      'BEGIN; DROP TABLE certificate_renewals; DROP TABLE case_read_schema; PRAGMA user_version = 4; COMMIT;',
+    );
+    access.close();
+    const audit = connect('audit store', false);
+    audit.exec('BEGIN; DROP TABLE case_read_schema; PRAGMA user_version = 3; COMMIT;');
+    audit.close();
+    for (const store of STORES) {
+      const db = connect(store, true);
+      try {
+        expect(db.prepare<[], { user_version: number }>('PRAGMA user_version').get()?.user_version).toBe(
+          engine.migrations[store].length,
+        );
+        for (const s of engine.statements.filter((s) => s.store === store && s.kind === 'read')) {
+          expect(() => runOn(db, s), s.what).not.toThrow();
+        }
+      } finally {
+        db.close();
+      }
+    }
+    const again = connect('audit store', false);
+    again.exec('PRAGMA user_version = 4');
+    again.close();
+    const migrated = runCli(['stores', 'migrate'], env);
+    expect(migrated.stderr).toBe('');
+    expect(migrated.stdout).toMatch(/^access store .*: version 4 -> 5, migrated$/m);
+    expect(runCli(['audit', 'verify'], env).stdout).toMatch(/^audit chain intact: 4 record/);
+  });
+});
