@@ -2,7 +2,16 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { StsCredentialsIssuer, type StsIssuerOptions } from '../../src/adapters/sts/credentials-issuer.js';
 
-export type FakeStsBehaviour = 'success' | 'access-denied' | 'throttling' | 'malformed' | 'hang';
+export type FakeStsBehaviour =
+  | 'success'
+  | 'access-denied'
+  | 'throttling'
+  | 'malformed'
+  | 'hang'
+  /** 200, then a body that never ends, as fast as the connection takes it. */
+  | 'endless'
+  /** 200 with a Content-Length of 400 MiB, then a first chunk and nothing more. */
+  | 'lying-length';
 
 export interface RecordedStsCall {
   readonly headers: IncomingHttpHeaders;
@@ -51,6 +60,10 @@ const errorBody = (code: string, message: string) =>
 export class FakeSts {
   readonly calls: RecordedStsCall[] = [];
   behaviour: FakeStsBehaviour = 'success';
+  /** Bytes of body written by the last 'endless' or 'lying-length' answer before its connection closed. */
+  bodyBytesWritten = 0;
+  /** Resolves when the last 'endless' or 'lying-length' answer's connection has closed. */
+  answerClosed: Promise<void> = Promise.resolve();
   private server: Server | undefined;
 
   async start(): Promise<string> {
@@ -96,11 +109,39 @@ export class FakeSts {
             return;
           case 'hang':
             return; // never answers
+          case 'endless':
+          case 'lying-length':
+            this.streamBody(res, this.behaviour);
+            return;
         }
       });
     });
     await new Promise<void>((resolve) => this.server?.listen(0, '127.0.0.1', resolve));
     return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  private streamBody(res: import('node:http').ServerResponse, how: 'endless' | 'lying-length'): void {
+    this.bodyBytesWritten = 0;
+    const chunk = Buffer.alloc(64 * 1024, '<Padding>x</Padding>');
+    this.answerClosed = new Promise((resolve) => res.once('close', () => resolve()));
+    res.writeHead(200, {
+      'content-type': 'text/xml',
+      ...(how === 'lying-length' ? { 'content-length': String(400 * 1024 * 1024) } : {}),
+    });
+    const more = () => {
+      while (!res.destroyed) {
+        this.bodyBytesWritten += chunk.length;
+        if (!res.write(chunk)) {
+          res.once('drain', more);
+          return;
+        }
+      }
+    };
+    if (how === 'endless') more();
+    else {
+      this.bodyBytesWritten = chunk.length;
+      res.write(chunk);
+    }
   }
 
   async stop(): Promise<void> {

@@ -1,3 +1,4 @@
+import { Transform } from 'node:stream';
 import type { OutgoingTracing } from '../../ports/tracing.js';
 
 /**
@@ -28,16 +29,76 @@ interface AwsClientConfig<Credentials> {
   readonly credentials?: Credentials;
 }
 
-/** An SDK middleware that puts the active trace context in the headers of the request it passes on. */
-type TraceContextMiddleware = <Args extends { request: unknown }, Output>(
+/** An SDK middleware: it sees the request on its way out and what comes back. */
+type Middleware = <Args extends { request: unknown }, Output>(
   next: (args: Args) => Promise<Output>,
 ) => (args: Args) => Promise<Output>;
 
 /** An AWS SDK v3 client, as far as {@link createAwsClient} uses it. */
 interface AwsClient {
   readonly middlewareStack: {
-    add(middleware: TraceContextMiddleware, options: { step: 'finalizeRequest'; name: string }): void;
+    add(middleware: Middleware, options: { step: 'finalizeRequest'; name: string }): void;
+    add(middleware: Middleware, options: { step: 'deserialize'; name: string; priority: 'low' }): void;
   };
+}
+
+/**
+ * The most read of one AWS answer. The SDKs read a whole answer before parsing it, however long
+ * it is. STS's AssumeRole answer is about 1.5 KB, and ACM PCA's certificate with its chain a few
+ * KB, so a MiB is a wide margin that still keeps a misbehaving endpoint or proxy from filling
+ * memory.
+ */
+export const AWS_MAX_RESPONSE_BYTES = 1024 * 1024;
+
+/** An AWS answer longer than {@link AWS_MAX_RESPONSE_BYTES}: refused unread or reading stopped, connection closed. */
+export class AwsResponseTooLarge extends Error {
+  override readonly name = 'ResponseTooLarge';
+}
+
+/** The raw HTTP answer the SDK's handler gives its deserializer. */
+interface RawResponse {
+  readonly headers?: Readonly<Record<string, string | undefined>>;
+  body?: unknown;
+}
+
+interface NodeReadable {
+  pipe<T>(destination: T): T;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  destroy(error?: Error): unknown;
+}
+
+const isNodeReadable = (body: unknown): body is NodeReadable =>
+  typeof (body as NodeReadable | undefined)?.pipe === 'function' &&
+  typeof (body as NodeReadable | undefined)?.destroy === 'function';
+
+/**
+ * Bounds what the deserializer reads of `response`: a `Content-Length` over `max` is refused
+ * before reading; otherwise the body passes through a counter that, past `max`, destroys the
+ * connection's stream and fails the read with {@link AwsResponseTooLarge}.
+ */
+export function boundResponse(response: RawResponse, max: number = AWS_MAX_RESPONSE_BYTES): void {
+  const body = response.body;
+  if (!isNodeReadable(body)) return;
+  const declared = response.headers?.['content-length'];
+  if (declared !== undefined && /^\d{1,16}$/.test(declared) && Number(declared) > max) {
+    body.on('error', () => {});
+    body.destroy();
+    throw new AwsResponseTooLarge(`Content-Length ${declared} over ${max}; not read`);
+  }
+  let seen = 0;
+  const counted = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      seen += chunk.length;
+      if (seen <= max) {
+        done(null, chunk);
+        return;
+      }
+      body.destroy();
+      done(new AwsResponseTooLarge(`longer than ${max} bytes; reading stopped there`));
+    },
+  });
+  body.on('error', (error) => counted.destroy(error));
+  response.body = body.pipe(counted);
 }
 
 /**
@@ -54,6 +115,16 @@ export function createAwsClient<Client extends AwsClient, Credentials>(
     ...(settings.endpoint ? { endpoint: settings.endpoint } : {}),
     ...(settings.credentials ? { credentials: settings.credentials } : {}),
   });
+  // Next to the HTTP handler, inside the deserializer: the answer's body is bounded before it is read.
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      const output = await next(args);
+      const response = (output as { response?: RawResponse }).response;
+      if (response !== undefined) boundResponse(response);
+      return output;
+    },
+    { step: 'deserialize', name: 'responseBound', priority: 'low' },
+  );
   const tracing = settings.tracing;
   if (tracing) {
     client.middlewareStack.add(

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { AWS_MAX_RESPONSE_BYTES } from '../../../src/adapters/shared/aws-client.js';
 import type { StsCredentialsIssuer } from '../../../src/adapters/sts/credentials-issuer.js';
 import { UpstreamFailedError, UpstreamTimeoutError } from '../../../src/domain/errors.js';
 import { QUEUE_ACTIONS, queueSessionPolicy, roleSessionName } from '../../../src/domain/queue/credentials.js';
@@ -95,6 +96,35 @@ describe('StsCredentialsIssuer against a fake STS (the real @aws-sdk/client-sts 
     const error = await issuer.issue(request).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UpstreamFailedError);
     expect((error as Error).message).not.toContain('ASIA');
+  });
+
+  it('an answer that never ends: reading stops at AWS_MAX_RESPONSE_BYTES, its connection closed → UpstreamFailedError', async () => {
+    sts.behaviour = 'endless';
+    const patient = issuerFor(endpoint, { timeoutMs: 20_000 });
+    try {
+      const error = await patient.issue(request).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(UpstreamFailedError);
+      expect((error as UpstreamFailedError).logLabel).toBe('ResponseTooLarge (200)');
+      await sts.answerClosed;
+      // What was written before the close: the bound, and what the sockets' buffers held.
+      expect(sts.bodyBytesWritten).toBeLessThan(AWS_MAX_RESPONSE_BYTES + 8 * 1024 * 1024);
+      expect(sts.bodyBytesWritten).toBeGreaterThan(AWS_MAX_RESPONSE_BYTES);
+    } finally {
+      patient.close();
+    }
+  });
+
+  it('a Content-Length over the bound is refused unread, its connection closed', async () => {
+    sts.behaviour = 'lying-length';
+    const patient = issuerFor(endpoint, { timeoutMs: 20_000 });
+    try {
+      const error = await patient.issue(request).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(UpstreamFailedError);
+      expect((error as UpstreamFailedError).logLabel).toBe('ResponseTooLarge');
+      await sts.answerClosed;
+    } finally {
+      patient.close();
+    }
   });
 
   it('a hang past the timeout → UpstreamTimeoutError, promptly', async () => {
