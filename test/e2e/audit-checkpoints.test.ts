@@ -351,6 +351,16 @@ describe('two instances on one PostgreSQL trail', () => {
       const answers = await Promise.all([a, b, a, b, a, b].map((s) => ask(s.url)));
       expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200]);
     }
+    // Then each alone appends four records, enough to start a checkpoint of its own at a head
+    // the other has not signed. (Above, an instance may find every head it looked at already
+    // signed by the other, and rightly sign nothing: that is how one chain is shared.)
+    for (const s of [a, b]) {
+      for (let i = 0; i < 4; i++) expect((await ask(s.url)).status).toBe(200);
+      for (let waited = 0; !s.output().includes('"msg":"audit checkpoint"'); waited += 50) {
+        if (waited > 20_000) throw new Error(`no checkpoint logged:\n${s.output()}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    }
     for (const s of [a, b]) {
       s.child.kill('SIGTERM');
       await new Promise((resolve) => s.child.once('exit', resolve));
@@ -364,10 +374,10 @@ describe('two instances on one PostgreSQL trail', () => {
     for (const path of logs) expect(readFileSync(path, 'utf8')).toContain('"msg":"audit checkpoint"');
     const stored = storedCheckpoints(shared.url);
     const trail = records(shared.url);
-    expect(trail.map((r) => r.seq)).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
+    expect(trail.map((r) => r.seq)).toEqual(Array.from({ length: 38 }, (_, i) => i + 1));
     expect(stored.length).toBeGreaterThanOrEqual(4);
     for (const c of stored) expect(c.head).toBe(trail[c.seq - 1]?.hash);
-    expect(stored.at(-1)?.seq).toBe(30);
+    expect(stored.at(-1)?.seq).toBe(38);
     const result = verify(
       shared.url,
       '--public-key',
@@ -377,7 +387,7 @@ describe('two instances on one PostgreSQL trail', () => {
       '--checkpoints',
       logs[1] ?? '',
     );
-    expect(result.stdout).toMatch(/audit chain intact: 30 record\(s\)/);
+    expect(result.stdout).toMatch(/audit chain intact: 38 record\(s\)/);
     expect(result.status).toBe(0);
   }, 60_000);
 });
