@@ -37,6 +37,8 @@ export const USAGE = `usage:
   case-read audit verify [--public-key PEM]... [--checkpoints FILE]...
   case-read audit query [--client CN] [--crn CRN] [--since ISO] [--limit N]
   case-read audit checkpoints | keygen --dir DIR
+  case-read audit vkey [--public-key PEM] [--origin O]
+  case-read audit verify-proof PROOF ENTRY --vkey VKEY_LINE_OR_FILE
   case-read stores migrate [--case-store STORE] [--access-store STORE] [--audit-store STORE]
   case-read config check
   case-read openapi

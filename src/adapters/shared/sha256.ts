@@ -9,3 +9,10 @@ export const sha256Hex: (text: string) => string =
   typeof crypto.hash === 'function'
     ? (text) => crypto.hash('sha256', text, 'hex')
     : (text) => crypto.createHash('sha256').update(text, 'utf8').digest('hex');
+
+/** SHA-256 over the concatenation of `parts`, as bytes: the Merkle tree's and the signed notes' hash. */
+export function sha256Bytes(...parts: readonly Uint8Array[]): Uint8Array {
+  const hash = crypto.createHash('sha256');
+  for (const part of parts) hash.update(part);
+  return new Uint8Array(hash.digest());
+}

@@ -180,13 +180,16 @@ async function checkpoints(args: string[], io: Io): Promise<number> {
 }
 
 /**
- * `audit verify`, `audit checkpoints`, `audit keygen` (decisions §9) and `audit query`
- * (filtered records).
+ * `audit verify`, `audit checkpoints`, `audit keygen` (decisions §9), `audit query`
+ * (filtered records), and `audit vkey` and `audit verify-proof` (decisions §14).
  */
 export async function audit(sub: string | undefined, args: string[], io: Io): Promise<number> {
   if (sub === 'verify') return verify(args, io);
   if (sub === 'keygen') return keygen(args, io);
   if (sub === 'checkpoints') return checkpoints(args, io);
+  if (sub === 'vkey' || sub === 'verify-proof') {
+    return (await import('./audit-proofs.js')).auditProofCommands[sub](args, io);
+  }
   if (sub === 'query') {
     const { values, positionals: rest } = parse(args, {
       ...STORE,
@@ -212,5 +215,9 @@ export async function audit(sub: string | undefined, args: string[], io: Io): Pr
       return EXIT.ok;
     });
   }
-  throw UsageError.unknownSubcommand('audit', 'verify, query, checkpoints or keygen', sub);
+  throw UsageError.unknownSubcommand(
+    'audit',
+    'verify, query, checkpoints, keygen, vkey or verify-proof',
+    sub,
+  );
 }

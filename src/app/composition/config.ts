@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { httpUrl, presentIn, problemsOf, wholeNumber } from '../../adapters/shared/variables.js';
 import { SERVER_LIMITS } from '../../adapters/tls-listener/limits.js';
 import { parseQuota } from '../../domain/access/quota.js';
+import { isNoteName } from '../../domain/audit/note.js';
 import { DEFAULT_CLIENT_CERT_DAYS, DEFAULT_RENEW_WITHIN_DAYS } from '../../domain/certificates/renew.js';
 import { CrnFormat, DEFAULT_CRN_PATTERN } from '../../domain/crn.js';
 import { RoleArn } from '../../domain/queue/arns.js';
@@ -41,6 +42,21 @@ export const STORE_VARIABLES = {
 } as const satisfies Record<string, { role: StoreRole; fallback: string }>;
 
 export type StoreVariable = keyof typeof STORE_VARIABLES;
+
+/**
+ * The audit log's origin when `AUDIT_ORIGIN` is not set: a name under `.invalid` (RFC 2606),
+ * which no real log has, so that each environment sets its own, e.g.
+ * `case-read.prod.example.org/audit`.
+ */
+export const DEFAULT_AUDIT_ORIGIN = 'case-read.invalid/audit';
+const AUDIT_ORIGIN_RULE = 'expected a log name without spaces or +, e.g. case-read.prod.example.org/audit';
+
+/** `AUDIT_ORIGIN`, else its default, for a command that reads nothing else of the configuration. */
+export function auditOriginOf(env: Environment): string {
+  const origin = env.AUDIT_ORIGIN || DEFAULT_AUDIT_ORIGIN;
+  if (!isNoteName(origin)) throw new ConfigError([`AUDIT_ORIGIN: ${AUDIT_ORIGIN_RULE}`]);
+  return origin;
+}
 export const STORE_VARIABLE_NAMES = Object.keys(STORE_VARIABLES) as readonly StoreVariable[];
 
 /**
@@ -101,6 +117,15 @@ const variablesSchema = z.object({
   AUDIT_SIGNING_KEY: z.string().min(1).optional(),
   AUDIT_CHECKPOINT_RECORDS: wholeNumber('AUDIT_CHECKPOINT_RECORDS', 1000, 1, 10_000_000),
   AUDIT_CHECKPOINT_SECONDS: wholeNumber('AUDIT_CHECKPOINT_SECONDS', 60, 1, 86_400),
+  // The audit log's name in its C2SP checkpoints and verifier key (decisions §14).
+  AUDIT_ORIGIN: z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      const origin = raw || DEFAULT_AUDIT_ORIGIN;
+      if (!isNoteName(origin)) ctx.addIssue({ code: 'custom', message: AUDIT_ORIGIN_RULE });
+      return origin;
+    }),
   BEARER_MODE: z
     .enum(['required', 'optional', 'off'], { error: 'expected required, optional or off' })
     .default('required'),

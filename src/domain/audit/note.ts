@@ -1,0 +1,203 @@
+/**
+ * C2SP signed notes and the checkpoints written in them (decisions §14): the formats that
+ * Certificate Transparency's successors, the Go checksum database and Sigstore share, so an
+ * auditor checks this trail's checkpoints and proofs with a verifier someone else wrote.
+ *
+ * - signed-note: a text ending in a newline, a blank line, then one line per signature,
+ *   `— NAME BASE64(KEY_ID ‖ SIGNATURE)`. An Ed25519 key's id is the first four bytes of
+ *   SHA-256(NAME ‖ 0x0A ‖ 0x01 ‖ PUBLIC_KEY); its verifier key is the line
+ *   `NAME+KEY_ID_HEX+BASE64(0x01 ‖ PUBLIC_KEY)`.
+ * - tlog-checkpoint: the note's text is `ORIGIN\nSIZE\nBASE64(ROOT)\n`, then optional extension
+ *   lines; the signing key's name is the origin.
+ *
+ * Signing and checking a signature are given (Ed25519 is an adapter's); the rest is here.
+ */
+import type { Hash, Sha256 } from './merkle.js';
+
+/** The signature algorithm byte of an Ed25519 key in a verifier key and a key id. */
+const ED25519 = 0x01;
+
+const encoder = new TextEncoder();
+
+const toBase64 = (bytes: Uint8Array): string => btoa(String.fromCharCode(...bytes));
+
+/** Standard base64 (with padding) as the notes write it, or undefined when it is not that. */
+function fromBase64(text: string): Uint8Array | undefined {
+  if (!/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/.test(text)) return undefined;
+  return Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
+}
+
+const concat = (...parts: readonly Uint8Array[]): Uint8Array => {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
+};
+
+/**
+ * Whether `name` may name a key (and a log's origin): not empty, no whitespace, no `+`, and no
+ * control character, as the signed-note format requires.
+ */
+export const isNoteName = (name: string): boolean =>
+  name.length > 0 && name.length <= 256 && !/[\s+\p{Cc}]|\p{Cs}/u.test(name);
+
+/** The key id of an Ed25519 public key under `name`: the first four bytes of SHA-256(name ‖ 0x0A ‖ 0x01 ‖ key). */
+export function noteKeyId(sha256: Sha256, name: string, publicKey: Uint8Array): number {
+  const digest = sha256(encoder.encode(name), Uint8Array.of(0x0a, ED25519), publicKey);
+  return new DataView(digest.buffer, digest.byteOffset, 4).getUint32(0);
+}
+
+/** An Ed25519 public key as a note verifier names it. */
+export interface NoteVerifierKey {
+  readonly name: string;
+  readonly keyId: number;
+  /** The 32-byte Ed25519 public key. */
+  readonly publicKey: Uint8Array;
+}
+
+const hex8 = (keyId: number) => keyId.toString(16).padStart(8, '0');
+
+/** The verifier key line: `NAME+KEY_ID_HEX+BASE64(0x01 ‖ PUBLIC_KEY)`. */
+export function verifierKeyLine(sha256: Sha256, name: string, publicKey: Uint8Array): string {
+  if (!isNoteName(name)) throw new NoteError(`${JSON.stringify(name)} cannot name a key: no spaces, no +`);
+  if (publicKey.length !== 32) throw new NoteError('an Ed25519 public key is 32 bytes');
+  return `${name}+${hex8(noteKeyId(sha256, name, publicKey))}+${toBase64(concat(Uint8Array.of(ED25519), publicKey))}`;
+}
+
+/** A verifier key line read from outside, or what is wrong with it; its key id is checked against its key. */
+export function parseVerifierKey(
+  sha256: Sha256,
+  line: string,
+): NoteVerifierKey | { readonly invalid: string } {
+  const parts = line.trim().split('+');
+  if (parts.length !== 3) return { invalid: 'a verifier key is NAME+KEYID+KEY' };
+  const [name, id, key] = parts as [string, string, string];
+  if (!isNoteName(name)) return { invalid: 'its name is not a key name' };
+  if (!/^[0-9a-f]{8}$/.test(id)) return { invalid: 'its key id is not 8 lower-case hex digits' };
+  const bytes = fromBase64(key);
+  if (bytes === undefined || bytes.length !== 33 || bytes[0] !== ED25519) {
+    return { invalid: 'its key is not an Ed25519 key (0x01 and 32 bytes, base64)' };
+  }
+  const publicKey = bytes.slice(1);
+  const keyId = Number.parseInt(id, 16);
+  if (noteKeyId(sha256, name, publicKey) !== keyId)
+    return { invalid: 'its key id does not match its name and key' };
+  return { name, keyId, publicKey };
+}
+
+/** A note that is not well formed, or a key that cannot sign one. */
+export class NoteError extends Error {
+  override readonly name = 'NoteError';
+}
+
+/** Signs `text` (which must end in a newline) as a signed note by the key `name`/`keyId`. */
+export function signNote(
+  text: string,
+  key: { readonly name: string; readonly keyId: number; sign(message: Uint8Array): Uint8Array },
+): string {
+  if (!text.endsWith('\n')) throw new NoteError('a note text ends with a newline');
+  if (/[\p{Cc}]/u.test(text.replaceAll('\n', '')))
+    throw new NoteError('a note text holds no control characters');
+  const id = new Uint8Array(4);
+  new DataView(id.buffer).setUint32(0, key.keyId);
+  const signature = key.sign(encoder.encode(text));
+  return `${text}\n— ${key.name} ${toBase64(concat(id, signature))}\n`;
+}
+
+/** How a note stood against the keys it was checked with. */
+export type OpenedNote =
+  | { readonly ok: true; readonly text: string; readonly verifiedBy: readonly string[] }
+  | { readonly ok: false; readonly reason: string };
+
+/**
+ * Checks a signed note: well formed (signatures after the last blank line, each `— NAME
+ * BASE64`), and signed by at least one of `keys`. A signature by a known key that does not
+ * verify fails the note; signatures by other keys are ignored, as the format asks.
+ */
+export function openNote(
+  message: string,
+  keys: readonly NoteVerifierKey[],
+  verify: (key: NoteVerifierKey, message: Uint8Array, signature: Uint8Array) => boolean,
+): OpenedNote {
+  if (/[\p{Cc}]/u.test(message.replaceAll('\n', '')))
+    return { ok: false, reason: 'the note holds a control character' };
+  const split = message.lastIndexOf('\n\n');
+  if (split < 0) return { ok: false, reason: 'the note has no blank line before its signatures' };
+  const text = message.slice(0, split + 1);
+  const signatures = message.slice(split + 2);
+  if (signatures.length === 0 || !signatures.endsWith('\n')) {
+    return { ok: false, reason: 'the note has no signature lines, or they do not end with a newline' };
+  }
+  const lines = signatures.slice(0, -1).split('\n');
+  if (lines.length > 100) return { ok: false, reason: 'the note has more than 100 signatures' };
+  const verifiedBy: string[] = [];
+  const bytes = encoder.encode(text);
+  for (const line of lines) {
+    const match = /^— (\S+) (\S+)$/.exec(line);
+    const decoded = match ? fromBase64(match[2] as string) : undefined;
+    if (!match || decoded === undefined || decoded.length < 5) {
+      return {
+        ok: false,
+        reason: `a signature line is not "— NAME BASE64": ${JSON.stringify(line.slice(0, 80))}`,
+      };
+    }
+    const name = match[1] as string;
+    const keyId = new DataView(decoded.buffer, decoded.byteOffset, 4).getUint32(0);
+    const key = keys.find((k) => k.name === name && k.keyId === keyId);
+    if (key === undefined) continue;
+    if (!verify(key, bytes, decoded.slice(4))) {
+      return {
+        ok: false,
+        reason: `the signature of ${name}+${hex8(keyId)} does not verify: the note was changed`,
+      };
+    }
+    verifiedBy.push(`${name}+${hex8(keyId)}`);
+  }
+  if (verifiedBy.length === 0) return { ok: false, reason: 'no signature on the note is by a key given' };
+  return { ok: true, text, verifiedBy };
+}
+
+/** A tlog-checkpoint's body: the log, its size, its root, and any extension lines. */
+export interface CheckpointBody {
+  readonly origin: string;
+  readonly size: number;
+  readonly root: Hash;
+  readonly extensions: readonly string[];
+}
+
+/** The checkpoint note text: `ORIGIN\nSIZE\nBASE64(ROOT)\n`. */
+export function checkpointText(origin: string, size: number, root: Hash): string {
+  if (!isNoteName(origin))
+    throw new NoteError(`${JSON.stringify(origin)} cannot be a log's origin: no spaces, no +`);
+  if (!Number.isSafeInteger(size) || size < 0) throw new NoteError(`${size} is not a tree size`);
+  if (root.length !== 32) throw new NoteError('a root is a 32-byte SHA-256');
+  return `${origin}\n${size}\n${toBase64(root)}\n`;
+}
+
+/** A checkpoint note's text read, or what is wrong with it. */
+export function parseCheckpointText(text: string): CheckpointBody | { readonly invalid: string } {
+  if (!text.endsWith('\n')) return { invalid: 'a checkpoint ends with a newline' };
+  const [origin, size, root, ...extensions] = text.slice(0, -1).split('\n');
+  if (origin === undefined || !isNoteName(origin) || origin.length === 0)
+    return { invalid: 'its first line is not an origin' };
+  if (size === undefined || !/^(0|[1-9][0-9]{0,15})$/.test(size) || !Number.isSafeInteger(Number(size))) {
+    return { invalid: 'its second line is not a tree size' };
+  }
+  const hash = root === undefined ? undefined : fromBase64(root);
+  if (hash === undefined || hash.length !== 32)
+    return { invalid: 'its third line is not a base64 SHA-256 root' };
+  if (extensions.some((line) => line.length === 0)) return { invalid: 'it has an empty extension line' };
+  return { origin, size: Number(size), root: hash, extensions };
+}
+
+/** Base64, as the proofs write each hash; exported for the proof format. */
+export const hashToBase64 = (hash: Hash): string => toBase64(hash);
+
+/** A proof line read back: a 32-byte hash in base64, or undefined. */
+export function hashFromBase64(text: string): Hash | undefined {
+  const bytes = fromBase64(text);
+  return bytes?.length === 32 ? bytes : undefined;
+}

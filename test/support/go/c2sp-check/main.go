@@ -1,0 +1,166 @@
+// c2sp-check: the independent verifier of the audit log's formats, on Go's reference
+// implementation of signed notes and transparency-log trees (golang.org/x/mod/sumdb/note and
+// sumdb/tlog, Debian's golang-golang-x-mod-dev). It reads checks from standard input, one a
+// line, and prints "ok" or "fail: REASON" for each, so one compile serves a whole test:
+//
+//	note VKEY_FILE NOTE_FILE                         the note opens with the key
+//	incl VKEY_FILE ENTRY_FILE PROOF_FILE             a tlog-proof@v1 of the entry
+//	cons VKEY_FILE OLD_CHECKPOINT NEW_CHECKPOINT HASHES_FILE   a consistency proof
+//
+// Run with: GO111MODULE=off GOPATH=/usr/share/gocode go run main.go
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"golang.org/x/mod/sumdb/note"
+	"golang.org/x/mod/sumdb/tlog"
+)
+
+func verifier(path string) (note.Verifier, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return note.NewVerifier(strings.TrimSpace(string(b)))
+}
+
+// checkpoint opens a signed checkpoint note and reads its body: origin, size, root. (tlog's
+// ParseTree reads only the Go checksum database's own origin, so the body is read here.)
+func checkpoint(v note.Verifier, msg []byte) (string, tlog.Tree, error) {
+	n, err := note.Open(msg, note.VerifierList(v))
+	if err != nil {
+		return "", tlog.Tree{}, err
+	}
+	lines := strings.SplitN(n.Text, "\n", 4)
+	if len(lines) < 4 {
+		return "", tlog.Tree{}, errors.New("checkpoint body has fewer than three lines")
+	}
+	size, err := strconv.ParseInt(lines[1], 10, 64)
+	if err != nil || size < 0 || strconv.FormatInt(size, 10) != lines[1] {
+		return "", tlog.Tree{}, fmt.Errorf("bad size line %q", lines[1])
+	}
+	root, err := tlog.ParseHash(lines[2])
+	if err != nil {
+		return "", tlog.Tree{}, err
+	}
+	if lines[0] != v.Name() {
+		return "", tlog.Tree{}, fmt.Errorf("origin %q is not the key's name %q", lines[0], v.Name())
+	}
+	return lines[0], tlog.Tree{N: size, Hash: root}, nil
+}
+
+func hashes(lines []string) ([]tlog.Hash, error) {
+	var out []tlog.Hash
+	for _, line := range lines {
+		h, err := tlog.ParseHash(line)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, h)
+	}
+	return out, nil
+}
+
+func check(args []string) error {
+	if len(args) < 3 {
+		return errors.New("too few arguments")
+	}
+	v, err := verifier(args[1])
+	if err != nil {
+		return err
+	}
+	switch args[0] {
+	case "note":
+		msg, err := os.ReadFile(args[2])
+		if err != nil {
+			return err
+		}
+		_, _, err = checkpoint(v, msg)
+		return err
+	case "incl":
+		if len(args) != 4 {
+			return errors.New("incl VKEY ENTRY PROOF")
+		}
+		entry, err := os.ReadFile(args[2])
+		if err != nil {
+			return err
+		}
+		proof, err := os.ReadFile(args[3])
+		if err != nil {
+			return err
+		}
+		head, cp, ok := bytes.Cut(proof, []byte("\n\n"))
+		lines := strings.Split(string(head), "\n")
+		if !ok || lines[0] != "c2sp.org/tlog-proof@v1" {
+			return errors.New("not a c2sp.org/tlog-proof@v1")
+		}
+		lines = lines[1:]
+		if len(lines) > 0 && strings.HasPrefix(lines[0], "extra ") {
+			lines = lines[1:]
+		}
+		if len(lines) == 0 || !strings.HasPrefix(lines[0], "index ") {
+			return errors.New("no index line")
+		}
+		index, err := strconv.ParseInt(strings.TrimPrefix(lines[0], "index "), 10, 64)
+		if err != nil {
+			return err
+		}
+		path, err := hashes(lines[1:])
+		if err != nil {
+			return err
+		}
+		_, tree, err := checkpoint(v, cp)
+		if err != nil {
+			return err
+		}
+		return tlog.CheckRecord(path, tree.N, tree.Hash, index, tlog.RecordHash(entry))
+	case "cons":
+		if len(args) != 5 {
+			return errors.New("cons VKEY OLD NEW HASHES")
+		}
+		oldNote, err := os.ReadFile(args[2])
+		if err != nil {
+			return err
+		}
+		newNote, err := os.ReadFile(args[3])
+		if err != nil {
+			return err
+		}
+		list, err := os.ReadFile(args[4])
+		if err != nil {
+			return err
+		}
+		_, old, err := checkpoint(v, oldNote)
+		if err != nil {
+			return err
+		}
+		_, cur, err := checkpoint(v, newNote)
+		if err != nil {
+			return err
+		}
+		path, err := hashes(strings.Fields(string(list)))
+		if err != nil {
+			return err
+		}
+		return tlog.CheckTree(path, cur.N, cur.Hash, old.N, old.Hash)
+	}
+	return fmt.Errorf("unknown check %q", args[0])
+}
+
+func main() {
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		if err := check(strings.Fields(in.Text())); err != nil {
+			fmt.Printf("fail: %v\n", strings.ReplaceAll(err.Error(), "\n", " "))
+		} else {
+			fmt.Println("ok")
+		}
+	}
+}
