@@ -10,6 +10,7 @@ import {
   inclusionRanges,
   leafHash,
   rangeHashes,
+  rootOfFrontier,
   storedIndexesFor,
 } from '../../src/domain/audit/merkle.js';
 import { checkpointText, signNote } from '../../src/domain/audit/note.js';
@@ -69,7 +70,7 @@ describe('case-read audit verify-proof', () => {
     const appended = appendLeaves(
       sha256Bytes,
       0,
-      new Map(),
+      [],
       entries.map((e) => leafHash(sha256Bytes, e)),
     );
     const stored = new Map(appended.stored.map((hash, i) => [i, hash] as [number, Hash]));
@@ -79,7 +80,8 @@ describe('case-read audit verify-proof', () => {
       ranges,
       new Map(storedIndexesFor(ranges).map((i) => [i, stored.get(i) as Hash])),
     );
-    const checkpoint = signNote(checkpointText(origin, entries.length, appended.root), key);
+    const root = rootOfFrontier(sha256Bytes, appended.frontier);
+    const checkpoint = signNote(checkpointText(origin, entries.length, root), key);
     const proof = join(dir, `${index}.tlog-proof`);
     const entry = join(dir, `${index}.entry`);
     writeFileSync(proof, formatTlogProof({ index, hashes, checkpoint }));

@@ -210,43 +210,57 @@ export function consistencyRanges(oldSize: number, newSize: number): LeafRange[]
 /**
  * The hashes to store when `leaves` (their leaf hashes) are appended to a tree of `size`: each
  * leaf's, then each subtree it completes. Those completions need the hashes of the whole
- * subtrees at the tree's right edge, the frontier: `frontier` gives them, read beforehand with
- * {@link frontierIndexes}. Returns the new hashes in stored order, from stored index
- * {@link storedCount}(size) on, and the new root.
+ * subtrees at the tree's right edge, the frontier, left to right: `frontier`, read with
+ * {@link frontierIndexes} (or kept from the append before). It works as a binary counter: a
+ * leaf completes one subtree for each trailing 1 bit of its index, each the node of the
+ * frontier's last subtree and the one just made. Returns the new hashes in stored order, from
+ * stored index {@link storedCount}(size) on, and the new tree's frontier (its root is made of
+ * it: {@link rootOfFrontier}).
  */
 export function appendLeaves(
   sha256: Sha256,
   size: number,
-  frontier: ReadonlyMap<number, Hash>,
+  frontier: readonly Hash[],
   leaves: readonly Hash[],
-): { readonly stored: Hash[]; readonly root: Hash } {
+): { readonly stored: Hash[]; readonly frontier: Hash[] } {
   if (leaves.length === 0) throw new MerkleError('nothing to append');
-  const known = new Map(frontier);
-  let next = storedCount(size);
+  if (frontier.length !== frontierLength(size)) {
+    throw new MerkleError(
+      `the frontier of a tree of ${size} is ${frontierLength(size)} hashes, not ${frontier.length}`,
+    );
+  }
+  const stack = frontier.slice();
   const stored: Hash[] = [];
-  const keep = (hash: Hash) => {
-    known.set(next++, hash);
+  for (let i = 0; i < leaves.length; i++) {
+    let hash = leaves[i] as Hash;
     stored.push(hash);
-  };
-  leaves.forEach((leaf, i) => {
-    let hash = leaf;
-    keep(hash);
-    let level = 0;
     for (let m = size + i; odd(m); m = half(m)) {
-      const left = known.get(storedIndexOf({ level, index: m - 1 }));
-      if (left === undefined) throw new MerkleError(`the frontier of a tree of ${size} was not given whole`);
-      hash = nodeHash(sha256, left, hash);
-      level++;
-      keep(hash);
+      hash = nodeHash(sha256, stack.pop() as Hash, hash);
+      stored.push(hash);
     }
-  });
-  const [root] = rangeHashes(sha256, rootRange(size + leaves.length), known);
-  return { stored, root: root as Hash };
+    stack.push(hash);
+  }
+  return { stored, frontier: stack };
 }
 
-/** The stored hashes appending to a tree of `size` reads: its frontier, at most log2(size) + 1. */
+/** How many whole subtrees make the right edge of a tree of `size`: its 1 bits. */
+function frontierLength(size: number): number {
+  let bits = 0;
+  for (let m = size; m > 0; m = half(m)) if (odd(m)) bits++;
+  return bits;
+}
+
+/** The stored hashes appending to a tree of `size` reads: its frontier, at most log2(size) + 1, left to right. */
 export const frontierIndexes = (size: number): number[] =>
-  size === 0 ? [] : storedIndexesFor(rootRange(size));
+  size === 0 ? [] : subtreesOf({ lo: 0, hi: size }).map(storedIndexOf);
+
+/** The root of a tree from its frontier's hashes, left to right. */
+export function rootOfFrontier(sha256: Sha256, frontier: readonly Hash[]): Hash {
+  if (frontier.length === 0) throw new MerkleError('a tree needs at least one leaf');
+  let hash = frontier[frontier.length - 1] as Hash;
+  for (let i = frontier.length - 2; i >= 0; i--) hash = nodeHash(sha256, frontier[i] as Hash, hash);
+  return hash;
+}
 
 /**
  * RFC 9162 §2.1.3.2: whether `proof` shows the leaf with hash `leaf` at `index` in the tree of

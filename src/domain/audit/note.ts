@@ -72,9 +72,10 @@ export function parseVerifierKey(
   sha256: Sha256,
   line: string,
 ): NoteVerifierKey | { readonly invalid: string } {
-  const parts = line.trim().split('+');
-  if (parts.length !== 3) return { invalid: 'a verifier key is NAME+KEYID+KEY' };
-  const [name, id, key] = parts as [string, string, string];
+  // NAME+KEYID+KEY: the name and the id hold no +, the base64 key may.
+  const match = /^([^+]*)\+([^+]*)\+(.*)$/.exec(line.trim());
+  if (!match) return { invalid: 'a verifier key is NAME+KEYID+KEY' };
+  const [, name = '', id = '', key = ''] = match;
   if (!isNoteName(name)) return { invalid: 'its name is not a key name' };
   if (!/^[0-9a-f]{8}$/.test(id)) return { invalid: 'its key id is not 8 lower-case hex digits' };
   const bytes = fromBase64(key);
