@@ -24,7 +24,7 @@ export class CheckpointKeyError extends Error {
 const keyIdOf = async (publicKey: KeyObject): Promise<string> =>
   calculateJwkThumbprint(publicKey.export({ format: 'jwk' }) as JWK, 'sha256');
 
-function requireEd25519(key: KeyObject, what: string): void {
+export function requireEd25519(key: KeyObject, what: string): void {
   if (key.asymmetricKeyType !== 'ed25519') {
     throw new CheckpointKeyError(
       `${what} is a ${key.asymmetricKeyType ?? 'symmetric'} key; an Ed25519 key is needed`,
@@ -32,8 +32,8 @@ function requireEd25519(key: KeyObject, what: string): void {
   }
 }
 
-/** The signer of `AUDIT_SIGNING_KEY`: an Ed25519 private key in PEM (PKCS #8). */
-export async function checkpointSigner(pem: string): Promise<CheckpointSigner> {
+/** `AUDIT_SIGNING_KEY`'s key: an Ed25519 private key in PEM (PKCS #8), or an error naming what it holds. */
+export function auditPrivateKey(pem: string): KeyObject {
   let key: KeyObject;
   try {
     key = createPrivateKey(pem);
@@ -41,6 +41,12 @@ export async function checkpointSigner(pem: string): Promise<CheckpointSigner> {
     throw new CheckpointKeyError('it holds no private key in PEM');
   }
   requireEd25519(key, 'it');
+  return key;
+}
+
+/** The signer of `AUDIT_SIGNING_KEY`: an Ed25519 private key in PEM (PKCS #8). */
+export async function checkpointSigner(pem: string): Promise<CheckpointSigner> {
+  const key = auditPrivateKey(pem);
   return {
     keyId: await keyIdOf(createPublicKey(key)),
     sign: (text) => sign(null, Buffer.from(text, 'utf8'), key).toString('base64url'),

@@ -1,7 +1,7 @@
-import { createPrivateKey, createPublicKey, type KeyObject, sign, verify } from 'node:crypto';
+import { createPublicKey, type KeyObject, sign, verify } from 'node:crypto';
 import { type NoteVerifierKey, noteKeyId, verifierKeyLine } from '../../domain/audit/note.js';
 import { sha256Bytes } from '../shared/sha256.js';
-import { CheckpointKeyError } from './checkpoint-keys.js';
+import { auditPrivateKey, CheckpointKeyError, requireEd25519 } from './checkpoint-keys.js';
 
 /**
  * The audit log's Ed25519 key in the C2SP signed-note form (decisions §14): the same
@@ -36,23 +36,9 @@ function noteKey(name: string, publicKey: KeyObject): NoteKey {
   };
 }
 
-const requireEd25519 = (key: KeyObject, what: string) => {
-  if (key.asymmetricKeyType !== 'ed25519') {
-    throw new CheckpointKeyError(
-      `${what} is a ${key.asymmetricKeyType ?? 'symmetric'} key; an Ed25519 key is needed`,
-    );
-  }
-};
-
 /** The signer of `AUDIT_SIGNING_KEY` (an Ed25519 private key in PEM) for the log `origin`. */
 export function noteSigner(pem: string, origin: string): NoteSigner {
-  let key: KeyObject;
-  try {
-    key = createPrivateKey(pem);
-  } catch {
-    throw new CheckpointKeyError('it holds no private key in PEM');
-  }
-  requireEd25519(key, 'it');
+  const key = auditPrivateKey(pem);
   return {
     ...noteKey(origin, createPublicKey(key)),
     sign: (message) => new Uint8Array(sign(null, message, key)),
