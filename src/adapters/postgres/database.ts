@@ -93,14 +93,11 @@ export async function migrate(
     await client.query(`BEGIN; SET LOCAL lock_timeout = ${MIGRATION_LOCK_TIMEOUT_MS}`);
     await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`case-read:${schema}`]);
     const recorded = await recordedIn(client, schema, store.what);
-    const standing = standingOf(recorded, known);
-    if (standing.kind === 'newer' || (standing.kind === 'absent' && !options.create)) {
-      await client.query('ROLLBACK');
-      if (standing.kind === 'newer')
-        throw new StoreError(refusalOf(`${store.what} in schema ${schema}`, recorded, known));
-      return { before: 0, after: 0 };
-    }
-    if (standing.kind === 'newer-usable') {
+    const { kind } = standingOf(recorded, known);
+    // Refused (the catch rolls back), or left as it is.
+    if (kind === 'newer')
+      throw new StoreError(refusalOf(`${store.what} in schema ${schema}`, recorded, known));
+    if (kind === 'newer-usable' || (kind === 'absent' && !options.create)) {
       await client.query('ROLLBACK');
       return { before: recorded.version, after: recorded.version };
     }

@@ -17,6 +17,16 @@ interface Connected {
   readonly description: string;
 }
 
+/** A pooled connection lost while idle: a warning naming the store and the driver's code, never the text. */
+const connectionLost =
+  (context: StoreWiring, store: PostgresStoreDescription) =>
+  (error: Error): void =>
+    context.log(
+      'warn',
+      { store: store.what, err: (error as { code?: string }).code ?? 'connection' },
+      'idle database connection lost',
+    );
+
 async function connect(
   url: string,
   context: StoreWiring,
@@ -32,12 +42,7 @@ async function connect(
     ...(context.requestDeadlineMs !== undefined ? { statementTimeoutMs: context.requestDeadlineMs } : {}),
     // Named for the operator's pg_stat_activity: which store, which schema.
     application: `case-read ${store.what} ${target.schema}`,
-    onError: (error) =>
-      context.log(
-        'warn',
-        { store: store.what, err: (error as { code?: string }).code ?? 'connection' },
-        'idle database connection lost',
-      ),
+    onError: connectionLost(context, store),
   });
   try {
     if (how.create) await migrate(pool, target.schema, store);
@@ -60,12 +65,7 @@ async function migrateStore(
   const pool = createPool(target, {
     max: 1,
     application: `case-read stores migrate ${target.schema}`,
-    onError: (error) =>
-      context.log(
-        'warn',
-        { store: store.what, err: (error as { code?: string }).code ?? 'connection' },
-        'database connection lost',
-      ),
+    onError: connectionLost(context, store),
   });
   try {
     const { before, after } = await migrate(pool, target.schema, store, { create: false });

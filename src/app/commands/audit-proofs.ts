@@ -3,7 +3,7 @@
 // one entry's tlog-proof against it.
 import { existsSync, readFileSync } from 'node:fs';
 import { leafHash, verifyInclusion } from '../../domain/audit/merkle.js';
-import { openNote, parseCheckpointText, parseVerifierKey } from '../../domain/audit/note.js';
+import { NoteError, openNote, parseCheckpointText, parseVerifierKey } from '../../domain/audit/note.js';
 import { parseTlogProof } from '../../domain/audit/tlog-proof.js';
 import { auditOriginOf } from '../composition/config.js';
 import {
@@ -53,8 +53,7 @@ async function vkey(args: string[], io: Io): Promise<number> {
     key = /PRIVATE KEY/.test(pem) ? noteSigner(pem, origin) : notePublicKey(pem, origin);
   } catch (error) {
     if (error instanceof CheckpointKeyError) throw new CommandError(`${what} ${path}: ${error.message}`);
-    if (error instanceof Error && error.name === 'NoteError')
-      throw new UsageError(`--origin: ${error.message}`);
+    if (error instanceof NoteError) throw new UsageError(`--origin: ${error.message}`);
     throw error;
   }
   report(

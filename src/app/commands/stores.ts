@@ -7,11 +7,11 @@ import { storeOption, storeWiringOf } from './command-stores.js';
 import { CommandError, EXIT, UsageError } from './exit.js';
 import type { Io } from './io.js';
 
-/** The stores `stores migrate` visits, in order: each one's option and variable. */
+/** The stores `stores migrate` visits, in order: each one's option (`--case-store`, …) and variable. */
 const MIGRATED = [
-  { what: 'case store', flag: '--case-store', option: 'case-store', variable: 'CASE_STORE' },
-  { what: 'access store', flag: '--access-store', option: 'access-store', variable: 'ACCESS_STORE' },
-  { what: 'audit store', flag: '--audit-store', option: 'audit-store', variable: 'AUDIT_STORE' },
+  { what: 'case store', option: 'case-store', variable: 'CASE_STORE' },
+  { what: 'access store', option: 'access-store', variable: 'ACCESS_STORE' },
+  { what: 'audit store', option: 'audit-store', variable: 'AUDIT_STORE' },
 ] as const;
 
 /** What became of one store, as `--json` reports it. */
@@ -61,7 +61,7 @@ async function migrate(args: string[], io: Io): Promise<number> {
   // Every store named is checked before any is touched: a mistyped URL migrates nothing.
   const refs = MIGRATED.map((store) => ({
     ...store,
-    ref: storeOption(store.flag, store.variable, values[store.option], io.env),
+    ref: storeOption(`--${store.option}`, store.variable, values[store.option], io.env),
   }));
   const wiring = storeWiringOf(io);
   const results: { store: string; url: string; result: Outcome }[] = [];

@@ -51,10 +51,16 @@ export type StoreVariable = keyof typeof STORE_VARIABLES;
 export const DEFAULT_AUDIT_ORIGIN = 'case-read.invalid/audit';
 const AUDIT_ORIGIN_RULE = 'expected a log name without spaces or +, e.g. case-read.prod.example.org/audit';
 
+/** `AUDIT_ORIGIN`'s value (else its default), or undefined when it breaks the rule. */
+function auditOrigin(raw: string | undefined): string | undefined {
+  const origin = raw || DEFAULT_AUDIT_ORIGIN;
+  return isNoteName(origin) ? origin : undefined;
+}
+
 /** `AUDIT_ORIGIN`, else its default, for a command that reads nothing else of the configuration. */
 export function auditOriginOf(env: Environment): string {
-  const origin = env.AUDIT_ORIGIN || DEFAULT_AUDIT_ORIGIN;
-  if (!isNoteName(origin)) throw new ConfigError([`AUDIT_ORIGIN: ${AUDIT_ORIGIN_RULE}`]);
+  const origin = auditOrigin(env.AUDIT_ORIGIN);
+  if (origin === undefined) throw new ConfigError([`AUDIT_ORIGIN: ${AUDIT_ORIGIN_RULE}`]);
   return origin;
 }
 export const STORE_VARIABLE_NAMES = Object.keys(STORE_VARIABLES) as readonly StoreVariable[];
@@ -122,9 +128,9 @@ const variablesSchema = z.object({
     .string()
     .optional()
     .transform((raw, ctx) => {
-      const origin = raw || DEFAULT_AUDIT_ORIGIN;
-      if (!isNoteName(origin)) ctx.addIssue({ code: 'custom', message: AUDIT_ORIGIN_RULE });
-      return origin;
+      const origin = auditOrigin(raw);
+      if (origin === undefined) ctx.addIssue({ code: 'custom', message: AUDIT_ORIGIN_RULE });
+      return origin ?? DEFAULT_AUDIT_ORIGIN;
     }),
   BEARER_MODE: z
     .enum(['required', 'optional', 'off'], { error: 'expected required, optional or off' })

@@ -68,18 +68,18 @@ export function storedIndexOf({ level, index }: Subtree): number {
   // The subtree's last leaf: (index + 1)·2^level − 1.
   let last = index;
   for (let l = 0; l < level; l++) last = 2 * last + 1;
-  return storedCountBefore(last) + level;
+  return storedCount(last) + level;
 }
 
-/** How many hashes are stored for the `n` leaves before leaf n: 2n − popcount(n). */
-export function storedCountBefore(n: number): number {
+/**
+ * How many hashes a tree of `size` leaves stores, 2·size − popcount(size): so also where the
+ * hashes of leaf `size` begin.
+ */
+export function storedCount(size: number): number {
   let count = 0;
-  for (let m = n; m > 0; m = half(m)) count += m;
+  for (let m = size; m > 0; m = half(m)) count += m;
   return count;
 }
-
-/** How many hashes a tree of `size` leaves stores. */
-export const storedCount = (size: number): number => storedCountBefore(size);
 
 /** A run of leaves [lo, hi), one hash of a root or a proof: MTH(D[lo:hi]). */
 export interface LeafRange {
