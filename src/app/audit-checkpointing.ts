@@ -1,9 +1,10 @@
 import { type AuditCheckpoint, type ChainHead, signCheckpoint } from '../domain/audit/checkpoint.js';
-import type { AuditCheckpointStore } from '../ports/audit-log.js';
+import type { AuditCheckpointStore, AuditTree } from '../ports/audit-log.js';
 import type { CheckpointSigner } from '../ports/checkpoint-keys.js';
 
 /**
- * Signed checkpoints of the audit chain, taken by `serve` (decisions §9): every
+ * Signed checkpoints of the audit chain, taken by `serve` (decisions §9, §14), each with the
+ * tree's checkpoint note, the tree grown first: every
  * `everyRecords` records this instance appended, every `everySeconds` seconds when the chain
  * has grown since the newest stored checkpoint (whoever made it), and at shutdown.
  *
@@ -26,7 +27,7 @@ export interface CheckpointingOutputs {
 }
 
 export interface CheckpointingOptions {
-  readonly store: AuditCheckpointStore & { flush(): Promise<void> };
+  readonly store: AuditCheckpointStore & Pick<AuditTree, 'growTree'> & { flush(): Promise<void> };
   readonly signer: CheckpointSigner;
   readonly everyRecords: number;
   readonly everySeconds: number;
@@ -97,7 +98,11 @@ export class AuditCheckpointing {
       out.observed(head, newest);
       if (newest !== undefined && newest.seq > head.seq) out.contradicted(head, newest);
       if (head.seq === 0 || newest?.seq === head.seq) return this.succeeded();
-      const checkpoint = signCheckpoint(head, this.options.now(), signer);
+      // The tree catches up with the records first: the checkpoint signs the chain's head
+      // and the tree's root at one size, the tree's.
+      const grown = await store.growTree();
+      if (grown.root === undefined || newest?.seq === grown.size) return this.succeeded();
+      const checkpoint = signCheckpoint(grown.head, this.options.now(), signer, grown.root);
       out.signed(checkpoint);
       await store.saveCheckpoint(checkpoint);
       out.observed(head, checkpoint);

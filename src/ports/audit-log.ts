@@ -1,4 +1,5 @@
 import type { AuditCheckpoint, ChainHead, CheckpointSet } from '../domain/audit/checkpoint.js';
+import type { Hash } from '../domain/audit/merkle.js';
 import type {
   AuditQuery,
   AuditRecord,
@@ -36,6 +37,29 @@ export interface AuditCheckpointStore {
   checkpoints(): AsyncIterable<AuditCheckpoint | { readonly invalid: string }>;
 }
 
+/** The tree over the records as grown: its size, its root (none while empty), and the chain's head at that size. */
+export interface TreeHead {
+  readonly size: number;
+  readonly root?: Hash;
+  readonly head: ChainHead;
+}
+
+/**
+ * The RFC 9162 Merkle tree over the records (decisions §14), stored beside them: the records
+ * in seq order are its leaves. It follows the records rather than being written with each:
+ * `growTree` catches it up, and the checkpointer calls it before it signs, off the request path.
+ */
+export interface AuditTree {
+  /** Grows the stored tree over every record stored now and returns its head; a store opened only to be read refuses. */
+  growTree(): Promise<TreeHead>;
+  /** How many leaves the stored tree holds now. */
+  treeSize(): Promise<number>;
+  /** Stored hashes by stored index (each below `storedCount(treeSize())`); throws a MerkleError naming one not stored. */
+  treeHashes(indexes: readonly number[]): Promise<Map<number, Hash>>;
+  /** The records from seq `from` on, oldest first, a batch at a time (constant memory). */
+  recordsFrom(from: number): AsyncIterable<readonly StoredAuditRecord[]>;
+}
+
 /**
  * The audit log port (adapters: SQLite, JSONL, PostgreSQL). Contract, checked by
  * `test/contract/audit-log.contract.ts`:
@@ -48,9 +72,11 @@ export interface AuditCheckpointStore {
  *   the first one the chain does not pass through or ends before;
  * - `query` filters by client, crn and time, oldest first;
  * - `flush` resolves once every append made before it was stored or refused;
- * - checkpoints are stored and read back as given, several at one seq included.
+ * - checkpoints are stored and read back as given, several at one seq included;
+ * - the tree grows over every record, keeps the hashes it stored, and its root at any size is
+ *   the RFC 9162 root of the records up to it.
  */
-export interface AuditLog extends AuditWriter, AuditCheckpointStore {
+export interface AuditLog extends AuditWriter, AuditCheckpointStore, AuditTree {
   append(record: AuditRecord, deadline?: Deadline): Promise<void>;
   flush(): Promise<void>;
   query(filter: AuditQuery): Promise<StoredAuditRecord[]>;

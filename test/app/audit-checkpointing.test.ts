@@ -31,6 +31,9 @@ class FakeStore {
   async flush() {
     this.flushed++;
   }
+  async growTree() {
+    return { size: this.headSeq, root: new Uint8Array(32).fill(this.headSeq), head: await this.head() };
+  }
 }
 
 let store: FakeStore;
@@ -52,7 +55,11 @@ beforeEach(() => {
   out = { signed: [], failed: [], observed: [], contradicted: 0 };
   checkpointing = new AuditCheckpointing({
     store,
-    signer: { keyId: 'key-1', sign: (text) => Buffer.from(text).toString('base64url').slice(-16) },
+    signer: {
+      keyId: 'key-1',
+      sign: (text) => Buffer.from(text).toString('base64url').slice(-16),
+      note: { name: 'test.invalid/log', keyId: 1, sign: () => new Uint8Array(64) },
+    },
     everyRecords: 3,
     everySeconds: 60,
     now: () => new Date(Date.now()),

@@ -39,8 +39,8 @@ describe('case-read audit query', () => {
     expect(json.code).toBe(0);
     const records = JSON.parse(json.out.join('\n')) as { seq: number; version: number; issued: unknown }[];
     expect(records.map((r) => [r.seq, r.version, r.issued])).toEqual([
-      [1, 3, null],
-      [2, 3, '7F3A9C00E1'],
+      [1, 4, null],
+      [2, 4, '7F3A9C00E1'],
     ]);
   });
 });

@@ -15,7 +15,7 @@ const dir = mkdtempSync(join(tmpdir(), 'case-read-evidence-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const keys = await generateCheckpointKeys();
-const signer = await checkpointSigner(keys.privatePem);
+const signer = await checkpointSigner(keys.privatePem, 'test.invalid/log');
 const keyring = await checkpointKeyring([{ path: 'pub.pem', pem: keys.publicPem }]);
 const signed = (seq: number): AuditCheckpoint =>
   signCheckpoint(

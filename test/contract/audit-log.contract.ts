@@ -1,7 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sha256Bytes } from '../../src/adapters/shared/sha256.js';
 import { type AuditCheckpoint, CheckpointSet } from '../../src/domain/audit/checkpoint.js';
-import { type AuditRecord, GENESIS_HASH, type StoredAuditRecord } from '../../src/domain/audit/record.js';
+import {
+  inclusionRanges,
+  rangeHashes,
+  storedIndexesFor,
+  verifyInclusion,
+} from '../../src/domain/audit/merkle.js';
+import {
+  type AuditRecord,
+  auditEntryOf,
+  GENESIS_HASH,
+  type StoredAuditRecord,
+} from '../../src/domain/audit/record.js';
 import type { AuditLog } from '../../src/ports/audit-log.js';
+import { referenceRoot } from '../support/merkle-reference.js';
 
 export interface OpenedAuditLog {
   readonly log: AuditLog;
@@ -117,7 +130,7 @@ export function describeAuditLogContract(
       expect(all[0]?.previousHash).toBe('0'.repeat(64));
       expect(all[2]).toStrictEqual({
         ...auditRecord(3),
-        version: 3,
+        version: 4,
         seq: 3,
         previousHash: all[1]?.hash,
         hash: expect.stringMatching(/^[0-9a-f]{64}$/),
@@ -141,7 +154,7 @@ export function describeAuditLogContract(
       expect(withIssued.map((r) => r.issued)).toEqual([null, null, null, null, null, '7F3A9C00E1']);
       expect(withIssued[5]).toStrictEqual({
         ...renewal,
-        version: 3,
+        version: 4,
         seq: 6,
         previousHash: withIssued[4]?.hash,
         hash: expect.stringMatching(/^[0-9a-f]{64}$/),
@@ -223,6 +236,55 @@ export function describeAuditLogContract(
       expect(read).toEqual(expect.arrayContaining(saved));
       expect(read.map((c) => (c as AuditCheckpoint).seq)).toEqual([2, 4, 4]);
       expect((await log.newestCheckpoint())?.seq).toBe(4);
+    });
+
+    it("keeps a checkpoint's signed note with it", async () => {
+      await fresh();
+      const log = await open();
+      await log.append(auditRecord(1));
+      const note =
+        'case-read.invalid/audit\n1\nAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n\n— case-read.invalid/audit AAAAAQ==\n';
+      const withNote = { ...checkpointAt(1, (await log.head()).hash), note };
+      await log.saveCheckpoint(withNote);
+      expect(await log.newestCheckpoint()).toEqual(withNote);
+    });
+
+    it('grows the tree over the records: the RFC 9162 root of their entries, proofs from its stored hashes', async () => {
+      await fresh();
+      const log = await open();
+      expect(await log.growTree()).toEqual({ size: 0, head: { seq: 0, hash: GENESIS_HASH } });
+      const entriesOf = async () =>
+        (await log.query({ limit: 100 })).map((r) => new TextEncoder().encode(auditEntryOf(r)));
+      for (const [from, to] of [
+        [1, 5],
+        [6, 6],
+        [7, 13],
+      ] as const) {
+        for (let i = from; i <= to; i++) await log.append(auditRecord(i));
+        const grown = await log.growTree();
+        const entries = await entriesOf();
+        expect(grown.size).toBe(to);
+        expect(grown.head).toEqual(await log.head());
+        expect(Buffer.from(grown.root ?? []).toString('hex')).toBe(
+          Buffer.from(referenceRoot(entries)).toString('hex'),
+        );
+        expect(await log.treeSize()).toBe(to);
+        // Every record's inclusion proof, made of the stored hashes, verifies.
+        for (let index = 0; index < to; index++) {
+          const ranges = inclusionRanges(index, to);
+          const stored = await log.treeHashes(storedIndexesFor(ranges));
+          const proof = rangeHashes(sha256Bytes, ranges, stored);
+          const leaf = sha256Bytes(Uint8Array.of(0), entries[index] as Uint8Array);
+          expect(verifyInclusion(sha256Bytes, index, to, leaf, proof, grown.root as Uint8Array)).toBe(true);
+        }
+      }
+      // Grown again with nothing new: the same head, nothing added.
+      const again = await log.growTree();
+      expect(again.size).toBe(13);
+      await expect(log.treeHashes([2 * 13])).rejects.toThrow(/lacks hash 26/);
+      const from = [];
+      for await (const batch of log.recordsFrom(11)) from.push(...batch.map((r) => r.seq));
+      expect(from).toEqual([11, 12, 13]);
     });
 
     it('verify checks the chain against checkpoints: through each head, and not ending before one', async () => {

@@ -43,7 +43,10 @@ describe('the audit hash chain', () => {
     const records = chain(3);
     expect(records[0]?.previousHash).toBe(GENESIS_HASH);
     expect(records[1]?.previousHash).toBe(records[0]?.hash);
-    expect(records[2]?.hash).toBe(hash(canonicalAuditText(record(3), 3, records[1]?.hash as string)));
+    // Format 4: the hash is over the leaf prefix (0x00) and the text, the tree's leaf hash.
+    expect(records[2]?.hash).toBe(
+      hash(`\u0000${canonicalAuditText(record(3), 3, records[1]?.hash as string)}`),
+    );
     expect(verifyAuditChain(records, hash)).toEqual({ ok: true, records: 3 });
   });
 
@@ -102,7 +105,7 @@ describe('the audit hash chain', () => {
     }
   });
 
-  it('version 1 records (written before) keep their text and verify, then version 3 records follow', () => {
+  it('version 1 records (written before) keep their text and verify, then version 4 records follow', () => {
     // A trail written by the version before: the text without the version, problem and access.
     const v1 = [1, 2].map((n) => record(n));
     let previous = GENESIS_HASH;
@@ -114,8 +117,8 @@ describe('the audit hash chain', () => {
       return stored;
     });
     const next = chainRecord(record(3, { status: 403, problem: 'limited-access' }), 3, previous, hash);
-    expect(next.version).toBe(3);
-    expect(canonicalAuditText(next, 3, previous)).toMatch(/^\[3,3,.*,403,"limited-access",null,null\]$/);
+    expect(next.version).toBe(4);
+    expect(canonicalAuditText(next, 3, previous)).toMatch(/^\[4,3,.*,403,"limited-access",null,null\]$/);
     expect(verifyAuditChain([...old, next], hash)).toEqual({ ok: true, records: 3 });
     // Marking a version-1 record afterwards, or calling it version 2, is seen.
     const marked = [{ ...(old[0] as StoredAuditRecord), problem: 'x' }, old[1] as StoredAuditRecord];
@@ -132,14 +135,14 @@ describe('the audit hash chain', () => {
       brokenAt: 1,
       reason: expect.stringMatching(/changed/),
     });
-    const unknown = [{ ...(old[0] as StoredAuditRecord), version: 4 }];
+    const unknown = [{ ...(old[0] as StoredAuditRecord), version: 5 }];
     expect(verifyAuditChain(unknown, hash)).toMatchObject({
       ok: false,
-      reason: expect.stringMatching(/version 4/),
+      reason: expect.stringMatching(/version 5/),
     });
   });
 
-  it('version 2 records (written before) keep their text and verify, then version 3 records follow', () => {
+  it('version 2 records (written before) keep their text and verify, then version 4 records follow', () => {
     // A trail written by the version before: the text without `issued`.
     let previous = GENESIS_HASH;
     const old: StoredAuditRecord[] = [1, 2].map((n) => {
@@ -159,9 +162,9 @@ describe('the audit hash chain', () => {
       previous,
       hash,
     );
-    expect(next).toMatchObject({ version: 3, issued: '7F3A9C0011' });
+    expect(next).toMatchObject({ version: 4, issued: '7F3A9C0011' });
     expect(canonicalAuditText(next, 3, previous)).toBe(
-      `[3,3,${JSON.stringify(previous)},"2026-01-01T00:00:03.000Z","req-3","client-a","AB12",null,"renewCertificate","X123456",200,null,null,"7F3A9C0011"]`,
+      `[4,3,${JSON.stringify(previous)},"2026-01-01T00:00:03.000Z","req-3","client-a","AB12",null,"renewCertificate","X123456",200,null,null,"7F3A9C0011"]`,
     );
     expect(verifyAuditChain([...old, next], hash)).toEqual({ ok: true, records: 3 });
     // A certificate put on a version-2 record afterwards is seen, whatever the hash says.
@@ -215,6 +218,31 @@ describe('the audit hash chain', () => {
   });
 });
 
+describe('format 4: the hash is the leaf hash', () => {
+  it('version 3 records (written before, plain hash) verify, then version 4 records follow; a relabelled record is seen', () => {
+    let previous = GENESIS_HASH;
+    const old: StoredAuditRecord[] = [1, 2].map((n) => {
+      const r = record(n);
+      const text = canonicalAuditText(r, n, previous, undefined, 3);
+      expect(text.startsWith(`[3,${n},`)).toBe(true);
+      const stored = { ...r, version: 3, seq: n, previousHash: previous, hash: hash(text) };
+      previous = stored.hash;
+      return stored;
+    });
+    const next = chainRecord(record(3), 3, previous, hash);
+    expect(next.hash).toBe(hash(`\u0000${canonicalAuditText(record(3), 3, previous)}`));
+    expect(verifyAuditChain([...old, next], hash)).toEqual({ ok: true, records: 3 });
+    // A version-3 record called version 4 (or the reverse): its hash is not what that format makes.
+    const up = [{ ...(old[0] as StoredAuditRecord), version: 4 }];
+    expect(verifyAuditChain(up, hash)).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/contents do not match/),
+    });
+    const down = [...old, { ...next, version: 3 }];
+    expect(verifyAuditChain(down, hash)).toMatchObject({ ok: false, brokenAt: 3 });
+  });
+});
+
 describe('canonicalAuditText', () => {
   // Chains already stored were hashed over JSON.stringify of the field array: the text put
   // together from the fields' own JSON must be that, byte for byte, whatever the strings hold.
@@ -250,8 +278,14 @@ describe('canonicalAuditText', () => {
     expect(canonicalAuditText(r, 7, previous, undefined, 2)).toBe(
       JSON.stringify([2, ...v1, r.problem, r.access]),
     );
-    expect(canonicalAuditText(r, 7, previous)).toBe(
+    expect(canonicalAuditText(r, 7, previous, undefined, 3)).toBe(
       JSON.stringify([3, ...v1, r.problem, r.access, r.issued]),
+    );
+    expect(canonicalAuditText(r, 7, previous)).toBe(
+      JSON.stringify([4, ...v1, r.problem, r.access, r.issued]),
+    );
+    expect(canonicalAuditText(r, 7, previous, auditFieldTexts(r), 4)).toBe(
+      canonicalAuditText(r, 7, previous),
     );
   });
 });

@@ -131,7 +131,7 @@ function sqliteTamperer(): Tamperer {
     addCheckpoint: async (c) =>
       execOn(
         path,
-        `INSERT INTO audit_checkpoints VALUES (${c.seq}, '${c.head}', '${c.time}', '${c.keyId}', '${c.signature}')`,
+        `INSERT INTO audit_checkpoints (seq, head, time, key_id, signature) VALUES (${c.seq}, '${c.head}', '${c.time}', '${c.keyId}', '${c.signature}')`,
       ),
     snapshot: async () => copyFileSync(path, `${path}.snapshot`),
     restore: async () => {
@@ -188,7 +188,7 @@ function postgresTamperer(): Tamperer {
       await q('DELETE FROM audit_checkpoints');
     },
     addCheckpoint: async (c) => {
-      await q('INSERT INTO audit_checkpoints VALUES ($1, $2, $3, $4, $5)', [
+      await q('INSERT INTO audit_checkpoints (seq, head, time, key_id, signature) VALUES ($1, $2, $3, $4, $5)', [
         c.seq,
         c.head,
         c.time,

@@ -9,6 +9,7 @@ import {
 import { calculateJwkThumbprint, type JWK } from 'jose';
 import { type AuditCheckpoint, checkpointSignedText } from '../../domain/audit/checkpoint.js';
 import type { CheckpointKeyring, CheckpointSigner, SignatureCheck } from '../../ports/checkpoint-keys.js';
+import { noteSigner } from './note-keys.js';
 
 /**
  * The audit checkpoints' Ed25519 keys, with node:crypto (on Node, Bun and Deno alike). A
@@ -44,12 +45,16 @@ export function auditPrivateKey(pem: string): KeyObject {
   return key;
 }
 
-/** The signer of `AUDIT_SIGNING_KEY`: an Ed25519 private key in PEM (PKCS #8). */
-export async function checkpointSigner(pem: string): Promise<CheckpointSigner> {
+/**
+ * The signer of `AUDIT_SIGNING_KEY`: an Ed25519 private key in PEM (PKCS #8), signing the
+ * checkpoints and, named by the log's `origin`, their notes.
+ */
+export async function checkpointSigner(pem: string, origin: string): Promise<CheckpointSigner> {
   const key = auditPrivateKey(pem);
   return {
     keyId: await keyIdOf(createPublicKey(key)),
     sign: (text) => sign(null, Buffer.from(text, 'utf8'), key).toString('base64url'),
+    note: noteSigner(pem, origin),
   };
 }
 

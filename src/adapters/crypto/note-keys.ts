@@ -1,5 +1,6 @@
 import { createPublicKey, type KeyObject, sign, verify } from 'node:crypto';
 import { type NoteVerifierKey, noteKeyId, verifierKeyLine } from '../../domain/audit/note.js';
+import type { NoteSigner as NoteSigning } from '../../ports/checkpoint-keys.js';
 import { sha256Bytes } from '../shared/sha256.js';
 import { auditPrivateKey, CheckpointKeyError, requireEd25519 } from './checkpoint-keys.js';
 
@@ -18,9 +19,7 @@ export interface NoteKey {
   readonly vkey: string;
 }
 
-export interface NoteSigner extends NoteKey {
-  sign(message: Uint8Array): Uint8Array;
-}
+export interface NoteSigner extends NoteKey, NoteSigning {}
 
 /** The 32 bytes of an Ed25519 public key. */
 const rawPublicKey = (key: KeyObject): Uint8Array =>

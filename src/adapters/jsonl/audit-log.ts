@@ -18,6 +18,7 @@ import {
   checkpointIdOf,
   checkpointOf,
 } from '../../domain/audit/checkpoint.js';
+import { appendLeaves, frontierIndexes, type Hash, storedCount } from '../../domain/audit/merkle.js';
 import {
   AuditChainWalker,
   type AuditFieldTexts,
@@ -27,15 +28,17 @@ import {
   auditFieldTexts,
   CURRENT_AUDIT_VERSION,
   canonicalAuditText,
+  chainHashOf,
   GENESIS_HASH,
   type StoredAuditRecord,
 } from '../../domain/audit/record.js';
-import type { AuditLog } from '../../ports/audit-log.js';
+import type { AuditLog, TreeHead } from '../../ports/audit-log.js';
 import type { Deadline } from '../../ports/deadline.js';
 import { StoreError, type StoreLog } from '../../ports/stores.js';
 import { VERIFY_BATCH } from '../shared/audit-chain.js';
+import * as tree from '../shared/audit-tree.js';
 import { GroupCommit } from '../shared/group-commit.js';
-import { sha256Hex } from '../shared/sha256.js';
+import { sha256Bytes, sha256Hex } from '../shared/sha256.js';
 import { WriterLock } from './writer-lock.js';
 
 /** The store cannot be opened or used as asked; the message says what to do. */
@@ -146,6 +149,44 @@ function hold(held: HeldCheckpoints, c: AuditCheckpoint): void {
 /** The checkpoint file beside the trail: `PATH.checkpoints`, one signed checkpoint per line. */
 export const checkpointPathOf = (path: string) => `${path}.checkpoints`;
 
+/**
+ * The tree file beside the trail: `PATH.tree`, the tree's stored hashes end to end (stored
+ * hash i at byte 32·i), appended by the writer as the tree grows, never changed.
+ */
+export const treePathOf = (path: string) => `${path}.tree`;
+
+/** How many whole leaves the tree file holds, and the bytes that are whole. */
+function treeFileSize(file: string): {
+  readonly size: number;
+  readonly bytes: number;
+  readonly length: number;
+} {
+  const length = existsSync(file) ? statSync(file).size : 0;
+  const size = tree.sizeOfStored(Math.floor(length / 32));
+  return { size, bytes: storedCount(size) * 32, length };
+}
+
+/** Stored hashes read from the tree file by index. */
+function hashesOfFile(file: string, indexes: readonly number[]): Map<number, Hash> {
+  const found = new Map<number, Hash>();
+  if (indexes.length === 0) return found;
+  const { bytes } = treeFileSize(file);
+  const fd = openSync(file, 'r');
+  try {
+    for (const i of indexes) {
+      if ((i + 1) * 32 > bytes) continue;
+      const hash = new Uint8Array(32);
+      if (readSync(fd, hash, 0, 32, i * 32) === 32) found.set(i, hash);
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return tree.hashesOfRows(
+    [...found].map(([i, hash]) => ({ i, hash })),
+    indexes,
+  );
+}
+
 /** Every complete line of the file, with its number, oldest first; an unfinished last line is not one. */
 async function* linesOf(path: string): AsyncGenerator<{ line: string; number: number }> {
   const handle = await openAsync(path, 'r');
@@ -202,6 +243,9 @@ export class JsonlAuditLog implements AuditLog {
    * highest checkpoint, and every one's signature, so a checkpoint given twice is kept once.
    */
   private held: HeldCheckpoints | undefined;
+  /** The tree as grown (the writer's): its tip, and the hashes of the records written since. */
+  private tip: tree.TreeTip = { size: 0, frontier: [] };
+  private pendingLeaves: string[] = [];
 
   private constructor(
     private readonly path: string,
@@ -233,6 +277,7 @@ export class JsonlAuditLog implements AuditLog {
         options.writeText ?? ((fd, text) => writeSync(fd, text)),
       );
       log.recoverTail(stat.size, options.log);
+      log.openTree();
       return log;
     } catch (error) {
       if (fd !== undefined) closeSync(fd);
@@ -274,6 +319,50 @@ export class JsonlAuditLog implements AuditLog {
     }
     this.seq = last.seq;
     this.headHash = last.hash;
+  }
+
+  /**
+   * Reads where the tree file stands: a hash cut off mid-write is cut off again, and the
+   * records written since it last grew are found (the file's lines after its size).
+   */
+  private openTree(): void {
+    const file = treePathOf(this.path);
+    const { size, bytes, length } = treeFileSize(file);
+    if (size > this.seq) {
+      throw new JsonlAuditStoreError(
+        `the tree file ${file} covers ${size} records but the trail holds ${this.seq}: records were removed; run case-read audit verify --audit-store jsonl:${this.path}`,
+      );
+    }
+    if (length > bytes) truncateSync(file, bytes);
+    this.tip = tree.tipFrom(size, hashesOfFile(file, frontierIndexes(size)));
+    if (size === this.seq) return;
+    const fd = this.fd as number;
+    const decoder = new TextDecoder();
+    const buffer = new Uint8Array(256 * 1024);
+    let rest = '';
+    let line = 0;
+    let position = 0;
+    while (position < this.size) {
+      const read = readSync(fd, buffer, 0, Math.min(buffer.length, this.size - position), position);
+      if (read === 0) break;
+      position += read;
+      const text = rest + decoder.decode(buffer.subarray(0, read), { stream: true });
+      let start = 0;
+      for (let end = text.indexOf('\n'); end !== -1; end = text.indexOf('\n', start)) {
+        line++;
+        if (line > size) {
+          const record = recordOf(text.slice(start, end));
+          if (record === undefined || record.seq !== line) {
+            throw new JsonlAuditStoreError(
+              `line ${line} of audit store ${this.path} is not record ${line}; run case-read audit verify --audit-store jsonl:${this.path}`,
+            );
+          }
+          this.pendingLeaves.push(Buffer.from(tree.leafOf(record)).toString('hex'));
+        }
+        start = end + 1;
+      }
+      rest = text.slice(start);
+    }
   }
 
   append(record: AuditRecord, deadline?: Deadline): Promise<void> {
@@ -346,6 +435,67 @@ export class JsonlAuditLog implements AuditLog {
     }
   }
 
+  /**
+   * Grows the tree over the records written since it last grew: their hashes go to the end
+   * of the tree file in one write (cut off again if it fails: the records stay pending).
+   */
+  async growTree(): Promise<TreeHead> {
+    this.requireWriter();
+    await this.commits.drain();
+    const leaves = this.pendingLeaves;
+    if (leaves.length > 0) {
+      const file = treePathOf(this.path);
+      const { stored, frontier } = appendLeaves(
+        sha256Bytes,
+        this.tip.size,
+        this.tip.frontier,
+        leaves.map((hex) => Buffer.from(hex, 'hex')),
+      );
+      const before = treeFileSize(file).bytes;
+      try {
+        appendFileSync(file, Buffer.concat(stored), { mode: 0o600 });
+      } catch (error) {
+        try {
+          if (existsSync(file)) truncateSync(file, before);
+        } catch {
+          // The next open cuts off what is not whole; a whole hash left over is found by verify.
+        }
+        throw error;
+      }
+      this.tip = { size: this.tip.size + leaves.length, frontier };
+      this.pendingLeaves = this.pendingLeaves.slice(leaves.length);
+    }
+    return tree.treeHeadOf(this.tip, { seq: this.seq, hash: this.headHash });
+  }
+
+  async treeSize(): Promise<number> {
+    return this.fd === undefined ? treeFileSize(treePathOf(this.path)).size : this.tip.size;
+  }
+
+  async treeHashes(indexes: readonly number[]): Promise<Map<number, Hash>> {
+    return hashesOfFile(treePathOf(this.path), indexes);
+  }
+
+  /** The records from `from` on: the lines before it are counted, not parsed. */
+  async *recordsFrom(from: number): AsyncGenerator<readonly StoredAuditRecord[]> {
+    let batch: StoredAuditRecord[] = [];
+    for await (const { line, number } of linesOf(this.path)) {
+      if (number < from) continue;
+      const record = recordOf(line);
+      if (record === undefined) {
+        throw new JsonlAuditStoreError(
+          `line ${number} of audit store ${this.path} is not an audit record: it was changed`,
+        );
+      }
+      batch.push(record);
+      if (batch.length === VERIFY_BATCH) {
+        yield batch;
+        batch = [];
+      }
+    }
+    if (batch.length > 0) yield batch;
+  }
+
   private requireWriter(): void {
     if (this.fd === undefined) {
       throw new JsonlAuditStoreError(`audit store ${this.path} was opened to be read`);
@@ -362,12 +512,18 @@ export class JsonlAuditLog implements AuditLog {
     let seq = this.seq;
     let head = this.headHash;
     let text = '';
+    const hashes: string[] = [];
     for (const record of records) {
       seq++;
       const texts = auditFieldTexts(record);
-      const hash = sha256Hex(canonicalAuditText(record, seq, head, texts));
+      const hash = chainHashOf(
+        sha256Hex,
+        canonicalAuditText(record, seq, head, texts),
+        CURRENT_AUDIT_VERSION,
+      );
       text += lineOf(texts, seq, head, hash);
       head = hash;
+      hashes.push(hash);
     }
     const length = Buffer.byteLength(text, 'utf8');
     let written = 0;
@@ -387,6 +543,7 @@ export class JsonlAuditLog implements AuditLog {
     this.size += length;
     this.seq = seq;
     this.headHash = head;
+    for (const hash of hashes) this.pendingLeaves.push(hash);
   }
 
   /** A file moved or removed while open would take records nobody can find: refuse instead. */

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { AuditCheckpoint, ChainHead, CheckpointSet } from '../../domain/audit/checkpoint.js';
+import { frontierIndexes, type Hash } from '../../domain/audit/merkle.js';
 import {
   type AuditQuery,
   type AuditRecord,
@@ -7,9 +8,10 @@ import {
   GENESIS_HASH,
   type StoredAuditRecord,
 } from '../../domain/audit/record.js';
-import type { AuditLog } from '../../ports/audit-log.js';
+import type { AuditLog, TreeHead } from '../../ports/audit-log.js';
 import { type Deadline, DeadlineExceededError } from '../../ports/deadline.js';
 import * as chain from '../shared/audit-chain.js';
+import * as tree from '../shared/audit-tree.js';
 import { budgetLeftMs, GroupCommit, type WriteBudget } from '../shared/group-commit.js';
 import { inTransaction, type PostgresStoreDescription } from './database.js';
 
@@ -30,8 +32,12 @@ export const AUDIT_STORE: PostgresStoreDescription = {
     chain.auditVersion2Sql,
     chain.auditCheckpointsSql({ seq: 'BIGINT' }),
     chain.auditVersion3Sql,
+    tree.auditTreeSql({ seq: 'BIGINT', bytes: 'BYTEA' }),
   ],
 };
+
+/** How long growing the tree waits for another instance that is growing it: then it tries at the next checkpoint. */
+const TREE_LOCK_TIMEOUT = '5s';
 
 /** SQLSTATE of a statement cancelled by `statement_timeout`. */
 const QUERY_CANCELED = '57014';
@@ -129,6 +135,70 @@ export class PostgresAuditLog implements AuditLog {
       );
       await client.query('UPDATE audit_head SET seq = $1, hash = $2', [linked.head.seq, linked.head.hash]);
     });
+  }
+
+  /**
+   * Grows the tree a step ({@link tree.TREE_STEP} records) per transaction. Each takes the
+   * tree table's lock (EXCLUSIVE: readers go on, a second instance growing it waits) and
+   * reads the records after the tree's size: appends commit in seq order under the head
+   * row's lock, so what it sees is a whole prefix of the chain.
+   */
+  async growTree(): Promise<TreeHead> {
+    for (;;) {
+      const grown = await inTransaction(this.pool, {}, async (client) => {
+        await client.query(
+          `SET LOCAL lock_timeout = '${TREE_LOCK_TIMEOUT}'; LOCK TABLE audit_tree IN EXCLUSIVE MODE`,
+        );
+        const size = Number((await client.query<{ size: string }>(tree.TREE_SIZE_SQL)).rows[0]?.size ?? 0);
+        const tip = tree.tipFrom(size, await this.hashesBy(client, frontierIndexes(size)));
+        const { rows } = await client.query<chain.AuditRow>(
+          tree.recordsAfterSql((n) => `$${n}`),
+          [size],
+        );
+        if (rows.length === 0) {
+          const at = await client.query<{ seq: string; hash: string }>(
+            'SELECT seq, hash FROM audit WHERE seq = $1',
+            [size],
+          );
+          return tree.treeHeadOf(tip, headOf(at.rows[0]));
+        }
+        const next = tree.growBy(tip, rows.map(chain.recordOfRow));
+        await client.query(
+          tree.insertTreeRowSql((n) => `$${n}`),
+          [next.row.idx, next.row.size, next.row.hashes],
+        );
+        const last = rows.at(-1) as chain.AuditRow;
+        return rows.length < tree.TREE_STEP
+          ? tree.treeHeadOf(next.tip, { seq: Number(last.seq), hash: last.hash })
+          : undefined;
+      });
+      if (grown !== undefined) return grown;
+    }
+  }
+
+  private async hashesBy(
+    client: Pick<pg.Pool, 'query'>,
+    indexes: readonly number[],
+  ): Promise<Map<number, Hash>> {
+    if (indexes.length === 0) return new Map();
+    const { rows } = await client.query<tree.TreeRow>(tree.treeHashesSql.postgres, [indexes]);
+    return tree.hashesOfRows(rows, indexes);
+  }
+
+  async treeSize(): Promise<number> {
+    return Number((await this.pool.query<{ size: string }>(tree.TREE_SIZE_SQL)).rows[0]?.size ?? 0);
+  }
+
+  treeHashes(indexes: readonly number[]): Promise<Map<number, Hash>> {
+    return this.hashesBy(this.pool, indexes);
+  }
+
+  recordsFrom(from: number): AsyncIterable<readonly StoredAuditRecord[]> {
+    const text = chain.verifyPageSql((n) => `$${n}`);
+    return chain.recordsByPages(
+      async (after, limit) => (await this.pool.query<chain.AuditRow>(text, [after, limit])).rows,
+      from,
+    );
   }
 
   async query(filter: AuditQuery): Promise<StoredAuditRecord[]> {

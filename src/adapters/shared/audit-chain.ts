@@ -188,6 +188,25 @@ export const verifyPageSql = (placeholder: (n: number) => string) =>
   `SELECT * FROM audit WHERE seq > ${placeholder(1)} ORDER BY seq LIMIT ${placeholder(2)}`;
 
 /**
+ * The records from seq `from` on, oldest first, by keyset paging, {@link VERIFY_BATCH} at a
+ * time, the event loop let through between pages.
+ */
+export async function* recordsByPages(
+  page: (afterSeq: number, limit: number) => Promise<readonly AuditRow[]> | readonly AuditRow[],
+  from = 1,
+): AsyncGenerator<readonly StoredAuditRecord[]> {
+  let after = from - 1;
+  for (;;) {
+    const rows = await page(after, VERIFY_BATCH);
+    if (rows.length === 0) return;
+    const records = rows.map(recordOfRow);
+    after = (records.at(-1) as StoredAuditRecord).seq;
+    yield records;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+/**
  * Verifies the chain by keyset paging through it, {@link VERIFY_BATCH} records at a time,
  * against the checkpoints when given.
  */
@@ -195,19 +214,7 @@ export function verifyByPages(
   page: (afterSeq: number, limit: number) => Promise<readonly AuditRow[]> | readonly AuditRow[],
   checkpoints?: CheckpointSet,
 ): Promise<AuditVerification> {
-  async function* batches() {
-    let after = 0;
-    for (;;) {
-      const rows = await page(after, VERIFY_BATCH);
-      if (rows.length === 0) return;
-      const records = rows.map(recordOfRow);
-      after = (records.at(-1) as StoredAuditRecord).seq;
-      yield records;
-      // Let the event loop breathe between pages.
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-  }
-  return verifyAuditBatches(batches(), sha256Hex, checkpoints);
+  return verifyAuditBatches(recordsByPages(page), sha256Hex, checkpoints);
 }
 
 /**
@@ -233,19 +240,24 @@ export interface CheckpointRow {
   readonly time: string;
   readonly key_id: string;
   readonly signature: string;
+  /** The signed note (store version 5); null on checkpoints made before. */
+  readonly note?: string | null;
 }
 
 /** The insert of one checkpoint with the engine's placeholders; one already stored is kept as it is. */
 export const saveCheckpointSql = (placeholder: (n: number) => string) =>
-  `INSERT INTO audit_checkpoints (seq, head, time, key_id, signature)
-   VALUES (${[1, 2, 3, 4, 5].map(placeholder).join(', ')}) ON CONFLICT DO NOTHING`;
+  `INSERT INTO audit_checkpoints (seq, head, time, key_id, signature, note)
+   VALUES (${[1, 2, 3, 4, 5, 6].map(placeholder).join(', ')}) ON CONFLICT DO NOTHING`;
 
-export const checkpointValuesOf = (c: AuditCheckpoint): [number, string, string, string, string] => [
+export const checkpointValuesOf = (
+  c: AuditCheckpoint,
+): [number, string, string, string, string, string | null] => [
   c.seq,
   c.head,
   c.time,
   c.keyId,
   c.signature,
+  c.note ?? null,
 ];
 
 export const NEWEST_CHECKPOINT_SQL = 'SELECT * FROM audit_checkpoints ORDER BY seq DESC LIMIT 1';
@@ -258,6 +270,7 @@ export function checkpointOfRow(row: CheckpointRow): AuditCheckpoint | { readonl
     time: row.time,
     keyId: row.key_id,
     signature: row.signature,
+    note: row.note ?? undefined,
   });
   return 'invalid' in read ? { invalid: `stored checkpoint at seq ${row.seq}: ${read.invalid}` } : read;
 }

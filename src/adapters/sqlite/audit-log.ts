@@ -1,14 +1,16 @@
 import type { AuditCheckpoint, ChainHead, CheckpointSet } from '../../domain/audit/checkpoint.js';
+import { frontierIndexes, type Hash } from '../../domain/audit/merkle.js';
 import type {
   AuditQuery,
   AuditRecord,
   AuditVerification,
   StoredAuditRecord,
 } from '../../domain/audit/record.js';
-import type { AuditLog } from '../../ports/audit-log.js';
+import type { AuditLog, TreeHead } from '../../ports/audit-log.js';
 import { type Deadline, DeadlineExceededError } from '../../ports/deadline.js';
 import { StoreError } from '../../ports/stores.js';
 import * as chain from '../shared/audit-chain.js';
+import * as tree from '../shared/audit-tree.js';
 import { GroupCommit } from '../shared/group-commit.js';
 import { openWritableStore, type StoreDescription, transaction } from './database.js';
 import {
@@ -25,6 +27,7 @@ const MIGRATIONS: readonly string[] = [
   chain.auditVersion2Sql,
   chain.auditCheckpointsSql({ seq: 'INTEGER' }),
   chain.auditVersion3Sql,
+  tree.auditTreeSql({ seq: 'INTEGER', bytes: 'BLOB' }),
 ];
 
 export class AuditStoreError extends StoreError {
@@ -93,6 +96,9 @@ export class SqliteAuditLog implements AuditLog {
   private readonly headRow: SqlStatement<[], ChainHead>;
   private readonly newestRow: SqlStatement<[], chain.CheckpointRow>;
   private readonly insertCheckpoint: SqlStatement<unknown[]>;
+  private readonly treeSizeRow: SqlStatement<[], { size: number }>;
+  private readonly treeHashRows: SqlStatement<[string], tree.TreeRow>;
+  private readonly versionPage: SqlStatement<[number, number], chain.AuditRow>;
 
   private constructor(private readonly db: SqlDatabase) {
     const insert = db.prepare<unknown[]>(
@@ -101,6 +107,9 @@ export class SqliteAuditLog implements AuditLog {
     this.headRow = db.prepare<[], ChainHead>('SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1');
     this.newestRow = db.prepare<[], chain.CheckpointRow>(chain.NEWEST_CHECKPOINT_SQL);
     this.insertCheckpoint = db.prepare<unknown[]>(chain.saveCheckpointSql(() => '?'));
+    this.treeSizeRow = db.prepare<[], { size: number }>(tree.TREE_SIZE_SQL);
+    this.treeHashRows = db.prepare<[string], tree.TreeRow>(tree.treeHashesSql.sqlite);
+    this.versionPage = db.prepare<[number, number], chain.AuditRow>(chain.verifyPageSql(() => '?'));
     // IMMEDIATE: the write lock is taken before the head is read, so no other writer can
     // append between the read and the inserts.
     const writeNow = (batch: readonly AuditRecord[]) =>
@@ -151,6 +160,68 @@ export class SqliteAuditLog implements AuditLog {
       chain.checkpointPageSql(() => '?'),
     );
     return chain.checkpointsByPages(async (after, limit) => page.all(...after, limit));
+  }
+
+  /**
+   * Grows the tree a step ({@link tree.TREE_STEP} records) per transaction, each under the
+   * write lock (so two processes never grow it at once), the event loop let through between.
+   */
+  async growTree(): Promise<TreeHead> {
+    const insertRow = this.db.prepare<unknown[]>(tree.insertTreeRowSql(() => '?'));
+    const recordsAfter = this.db.prepare<[number], chain.AuditRow>(tree.recordsAfterSql(() => '?'));
+    const headAt = this.db.prepare<[number], ChainHead>('SELECT seq, hash FROM audit WHERE seq = ?');
+    for (;;) {
+      let grown: TreeHead | undefined;
+      await whenNotBusy(
+        () =>
+          transaction(
+            this.db,
+            () => {
+              const size = this.treeSizeRow.get()?.size ?? 0;
+              const rows = recordsAfter.all(size);
+              const tip = this.tipNow(size);
+              if (rows.length === 0) {
+                grown = tree.treeHeadOf(
+                  tip,
+                  size === 0 ? chain.EMPTY_CHAIN : (headAt.get(size) ?? chain.EMPTY_CHAIN),
+                );
+                return;
+              }
+              const next = tree.growBy(tip, rows.map(chain.recordOfRow));
+              insertRow.run(next.row.idx, next.row.size, next.row.hashes);
+              if (rows.length < tree.TREE_STEP) {
+                const last = rows.at(-1) as chain.AuditRow;
+                grown = tree.treeHeadOf(next.tip, { seq: Number(last.seq), hash: last.hash });
+              }
+            },
+            'immediate',
+          ),
+        performance.now() + BUSY_TIMEOUT_MS,
+        false,
+      );
+      if (grown !== undefined) return grown;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
+  private tipNow(size: number): tree.TreeTip {
+    return tree.tipFrom(size, this.hashesNow(frontierIndexes(size)));
+  }
+
+  private hashesNow(indexes: readonly number[]): Map<number, Hash> {
+    return tree.hashesOfRows(this.treeHashRows.all(JSON.stringify(indexes)), indexes);
+  }
+
+  async treeSize(): Promise<number> {
+    return this.treeSizeRow.get()?.size ?? 0;
+  }
+
+  async treeHashes(indexes: readonly number[]): Promise<Map<number, Hash>> {
+    return this.hashesNow(indexes);
+  }
+
+  recordsFrom(from: number): AsyncIterable<readonly StoredAuditRecord[]> {
+    return chain.recordsByPages((after, limit) => this.versionPage.all(after, limit), from);
   }
 
   async query(filter: AuditQuery): Promise<StoredAuditRecord[]> {

@@ -122,7 +122,7 @@ export async function readAuditSigner(config: Config): Promise<CheckpointSigner 
   if (config.AUDIT_SIGNING_KEY === undefined) return undefined;
   const pem = readPem('AUDIT_SIGNING_KEY', config.AUDIT_SIGNING_KEY);
   try {
-    return await checkpointSigner(pem);
+    return await checkpointSigner(pem, config.AUDIT_ORIGIN);
   } catch (error) {
     if (error instanceof CheckpointKeyError)
       throw new ConfigError([`AUDIT_SIGNING_KEY: ${config.AUDIT_SIGNING_KEY}: ${error.message}`]);

@@ -1,3 +1,6 @@
+import type { Hash } from './merkle.js';
+import { checkpointText, signNote } from './note.js';
+
 /**
  * Signed checkpoints of the audit chain (decisions §9). A hash chain shows a record changed
  * in the middle, but not records cut off its end, nor a chain recomputed from scratch by
@@ -25,9 +28,15 @@ export interface AuditCheckpoint {
   readonly keyId: string;
   /** Ed25519 over {@link checkpointSignedText}, base64url. */
   readonly signature: string;
+  /**
+   * The same moment as a C2SP tlog-checkpoint signed note (decisions §14): the log's origin,
+   * the tree's size (= `seq`) and its root, signed by the same key under the origin's name.
+   * Absent on checkpoints made before the tree.
+   */
+  readonly note?: string;
 }
 
-export type UnsignedCheckpoint = Omit<AuditCheckpoint, 'signature'>;
+export type UnsignedCheckpoint = Omit<AuditCheckpoint, 'signature' | 'note'>;
 
 /**
  * The text a checkpoint's signature covers: a fixed label and version, then every field but
@@ -39,12 +48,19 @@ export const checkpointSignedText = (c: UnsignedCheckpoint): string =>
 
 /**
  * The checkpoint of `head` at `time`, signed by `signer` (the port `CheckpointSigner`, named
- * here by its shape): the one way a checkpoint is made.
+ * here by its shape): the one way a checkpoint is made. Given the tree's root at the head
+ * (decisions §14), it carries the C2SP checkpoint note of it too, signed by the same key
+ * under the log's origin.
  */
 export function signCheckpoint(
   head: ChainHead,
   time: Date,
-  signer: { readonly keyId: string; sign(text: string): string },
+  signer: {
+    readonly keyId: string;
+    sign(text: string): string;
+    readonly note?: { readonly name: string; readonly keyId: number; sign(message: Uint8Array): Uint8Array };
+  },
+  root?: Hash,
 ): AuditCheckpoint {
   const unsigned: UnsignedCheckpoint = {
     seq: head.seq,
@@ -52,10 +68,20 @@ export function signCheckpoint(
     time: time.toISOString(),
     keyId: signer.keyId,
   };
-  return { ...unsigned, signature: signer.sign(checkpointSignedText(unsigned)) };
+  const signature = signer.sign(checkpointSignedText(unsigned));
+  if (root === undefined) return { ...unsigned, signature };
+  if (signer.note === undefined)
+    throw new Error('a checkpoint of the tree needs a signed-note key to sign its note');
+  return {
+    ...unsigned,
+    signature,
+    note: signNote(checkpointText(signer.note.name, head.seq, root), signer.note),
+  };
 }
 
 const HASH = /^[0-9a-f]{64}$/;
+/** The longest note a checkpoint carries: a few lines and a few signatures. */
+const MAX_NOTE = 8192;
 const BASE64URL = /^[A-Za-z0-9_-]+$/;
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/;
 
@@ -74,7 +100,10 @@ export function checkpointOf(value: unknown): AuditCheckpoint | { readonly inval
     return { invalid: 'keyId is not a key id' };
   if (typeof v.signature !== 'string' || !BASE64URL.test(v.signature) || v.signature.length > 256)
     return { invalid: 'signature is not base64url' };
-  return { seq: v.seq as number, head: v.head, time: v.time, keyId: v.keyId, signature: v.signature };
+  if (v.note !== undefined && v.note !== null && (typeof v.note !== 'string' || v.note.length > MAX_NOTE))
+    return { invalid: 'note is not a signed note' };
+  const read = { seq: v.seq as number, head: v.head, time: v.time, keyId: v.keyId, signature: v.signature };
+  return typeof v.note === 'string' ? { ...read, note: v.note } : read;
 }
 
 /**

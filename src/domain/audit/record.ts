@@ -45,13 +45,23 @@ export interface AuditRecord {
 export const ANSWER_WITHHELD = 'answer-withheld';
 
 /**
- * The record format versions. Version 1 (no problem type, no access marking) and version 2
- * (no issued certificate) are what the trail held before; their records keep their text and
- * still verify. New records are {@link CURRENT_AUDIT_VERSION}.
+ * The record format versions. Version 1 (no problem type, no access marking), version 2
+ * (no issued certificate) and version 3 (hashed without the tree's leaf prefix) are what the
+ * trail held before; their records keep their text and still verify. New records are
+ * {@link CURRENT_AUDIT_VERSION}: the fields of version 3, and a hash that is the record's leaf
+ * hash in the Merkle tree (decisions §14), so one SHA-256 serves the chain and the tree.
  */
-export const AUDIT_VERSIONS = [1, 2, 3] as const;
+export const AUDIT_VERSIONS = [1, 2, 3, 4] as const;
 export type AuditVersion = (typeof AUDIT_VERSIONS)[number];
-export const CURRENT_AUDIT_VERSION: AuditVersion = 3;
+export const CURRENT_AUDIT_VERSION: AuditVersion = 4;
+
+/**
+ * What a record's `hash` is, given its canonical text: from version 4 the RFC 9162 leaf hash,
+ * SHA-256(0x00 ‖ text), hex (the tree's leaf and the chain's link at once); before, the plain
+ * SHA-256 of the text. `sha256Hex` hashes a text's UTF-8 bytes; U+0000 is the byte 0x00.
+ */
+export const chainHashOf = (sha256Hex: (text: string) => string, text: string, version: number): string =>
+  version >= 4 ? sha256Hex(`\u0000${text}`) : sha256Hex(text);
 
 export const isAuditVersion = (version: number): version is AuditVersion =>
   (AUDIT_VERSIONS as readonly number[]).includes(version);
@@ -127,9 +137,10 @@ export function auditFieldTexts(record: AuditRecord): AuditFieldTexts {
 /**
  * The canonical text that a record's hash covers: every field in a fixed order, with the
  * previous record's hash, so changing, removing or reordering a record breaks the chain.
- * Version 3 is `JSON.stringify([3, seq, previousHash, at, requestId, clientId,
+ * Version 4 is `JSON.stringify([4, seq, previousHash, at, requestId, clientId,
  * certificateSerial, onBehalfOf, operation, crn, status, problem, access, issued])`.
- * The versions that records written before carry: version 2 is the same with a leading 2
+ * The versions that records written before carry: version 3 is the same with a leading 3;
+ * version 2 is the same with a leading 2
  * and without `issued`; version 1 is without the leading number and the last three fields.
  * Given the fields' own JSON texts (a store that writes them out has them already), it is
  * put together from those, the same text to the byte; else it is that one `JSON.stringify`.
@@ -142,10 +153,10 @@ export function canonicalAuditText(
   texts?: AuditFieldTexts,
   version: AuditVersion = CURRENT_AUDIT_VERSION,
 ): string {
-  if (texts === undefined && version === 3) {
+  if (texts === undefined && version === CURRENT_AUDIT_VERSION) {
     // The current format in one call (the fields' texts joined below are the same text).
     return JSON.stringify([
-      3,
+      CURRENT_AUDIT_VERSION,
       seq,
       previousHash,
       record.at.toISOString(),
@@ -165,7 +176,17 @@ export function canonicalAuditText(
   const fields = `${seq},${JSON.stringify(previousHash)},${t.at},${t.requestId},${t.clientId},${t.certificateSerial},${t.onBehalfOf},${t.operation},${t.crn},${t.status}`;
   if (version === 1) return `[${fields}]`;
   if (version === 2) return `[2,${fields},${t.problem},${t.access}]`;
-  return `[3,${fields},${t.problem},${t.access},${t.issued}]`;
+  return `[${version},${fields},${t.problem},${t.access},${t.issued}]`;
+}
+
+/**
+ * A stored record's entry in the Merkle tree (decisions §14): its canonical text, the exact
+ * bytes (UTF-8) its leaf hash covers and `audit prove` hands out. Undefined for a format
+ * version this service does not know.
+ */
+export function auditEntryOf(record: StoredAuditRecord): string | undefined {
+  if (!isAuditVersion(record.version)) return undefined;
+  return canonicalAuditText(record, record.seq, record.previousHash, undefined, record.version);
 }
 
 /** Links a record into the chain, in the current format: its sequence number, the previous hash, and its own hash. */
@@ -190,7 +211,7 @@ export function chainRecord(
     issued: record.issued,
     seq,
     previousHash,
-    hash: hash(canonicalAuditText(record, seq, previousHash)),
+    hash: chainHashOf(hash, canonicalAuditText(record, seq, previousHash), CURRENT_AUDIT_VERSION),
   };
 }
 
@@ -242,7 +263,11 @@ export class AuditChainWalker {
     }
     if (
       record.hash !==
-      this.hash(canonicalAuditText(record, record.seq, record.previousHash, undefined, version))
+      chainHashOf(
+        this.hash,
+        canonicalAuditText(record, record.seq, record.previousHash, undefined, version),
+        version,
+      )
     ) {
       return broken('its contents do not match its hash: it was changed');
     }

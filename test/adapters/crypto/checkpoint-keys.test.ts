@@ -10,7 +10,7 @@ import {
 import { type AuditCheckpoint, signCheckpoint } from '../../../src/domain/audit/checkpoint.js';
 
 async function signed(privatePem: string, seq = 4): Promise<AuditCheckpoint> {
-  const signer = await checkpointSigner(privatePem);
+  const signer = await checkpointSigner(privatePem, 'test.invalid/log');
   return signCheckpoint({ seq, hash: 'a'.repeat(64) }, new Date('2026-11-23T10:00:00.000Z'), signer);
 }
 
@@ -58,9 +58,12 @@ describe('checkpoint keys (Ed25519)', () => {
   it('refuses keys that are not Ed25519, a private key given as public, and text that is no key', async () => {
     const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
     await expect(
-      checkpointSigner(rsa.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString()),
+      checkpointSigner(
+        rsa.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+        'test.invalid/log',
+      ),
     ).rejects.toThrow(/rsa key; an Ed25519 key is needed/);
-    await expect(checkpointSigner('not a key')).rejects.toThrow(CheckpointKeyError);
+    await expect(checkpointSigner('not a key', 'test.invalid/log')).rejects.toThrow(CheckpointKeyError);
     const keys = await generateCheckpointKeys();
     await expect(checkpointKeyring([{ path: 'k.pem', pem: keys.privatePem }])).rejects.toThrow(
       /k.pem holds a private key/,
@@ -69,8 +72,9 @@ describe('checkpoint keys (Ed25519)', () => {
       /x.pem holds no public key/,
     );
     // The error names what was wrong, never the key.
-    await checkpointSigner('-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----').catch(
-      (error: Error) => expect(error.message).not.toContain('AAAA'),
-    );
+    await checkpointSigner(
+      '-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----',
+      'test.invalid/log',
+    ).catch((error: Error) => expect(error.message).not.toContain('AAAA'));
   });
 });

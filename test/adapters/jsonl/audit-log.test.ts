@@ -58,7 +58,7 @@ describe('JSONL audit store', () => {
       'hash',
     ]);
     expect(second).toMatchObject({
-      version: 3,
+      version: 4,
       seq: 2,
       at: '2026-01-01T00:00:02.000Z',
       requestId: 'req-2',
@@ -68,7 +68,7 @@ describe('JSONL audit store', () => {
     expect(statSync(path).mode & 0o777).toBe(0o600);
   });
 
-  it('continues a trail of version-1 lines (written before) with version-3 records, and it all verifies', async () => {
+  it('continues a trail of version-1 lines (written before) with version-4 records, and it all verifies', async () => {
     // Two lines as the version before wrote them: no version, problem or access.
     let previous = '0'.repeat(64);
     let text = '';
@@ -85,12 +85,12 @@ describe('JSONL audit store', () => {
     expect((await log.query({})).map((r) => [r.version, r.problem])).toEqual([
       [1, null],
       [1, null],
-      [3, 'limited-access'],
+      [4, 'limited-access'],
     ]);
     log.close();
   });
 
-  it('continues a trail of version-2 lines (written before, no issued) with version-3 records, and it all verifies', async () => {
+  it('continues a trail of version-2 lines (written before, no issued) with version-4 records, and it all verifies', async () => {
     // Two lines as the version before wrote them: a version, problem and access, no issued.
     let previous = '0'.repeat(64);
     let text = '';
@@ -107,7 +107,7 @@ describe('JSONL audit store', () => {
     expect((await log.query({})).map((r) => [r.version, r.issued])).toEqual([
       [2, null],
       [2, null],
-      [3, '7F3A9C00E1'],
+      [4, '7F3A9C00E1'],
     ]);
     log.close();
     // A version-2 line given an issued certificate afterwards does not verify.

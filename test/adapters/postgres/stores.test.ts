@@ -208,7 +208,7 @@ describe('PostgreSQL on the request path', () => {
   });
 });
 
-describe('PostgreSQL audit store versions 3 (checkpoints) and 4 (issued)', () => {
+describe('PostgreSQL audit store versions 3 (checkpoints), 4 (issued) and 5 (tree)', () => {
   it('the audit commands refuse a version-2 trail, naming serve; serve migrates it and the chain continues', async () => {
     const { AUDIT_STORE } = await import('../../../src/adapters/postgres/audit-log.js');
     const { checkpointAt, auditRecord } = await import('../../contract/audit-log.contract.js');
@@ -217,7 +217,7 @@ describe('PostgreSQL audit store versions 3 (checkpoints) and 4 (issued)', () =>
     try {
       await migrate(pool, old.name, asOf(AUDIT_STORE, 2));
       await expect(postgresStores.audit?.open(old.url, testContext, { create: false })).rejects.toThrow(
-        /audit store in schema t_audit_v2_\w+ is at schema version 2, this release needs 4; migrate it with: case-read stores migrate/,
+        /audit store in schema t_audit_v2_\w+ is at schema version 2, this release needs 5; migrate it with: case-read stores migrate/,
       );
       const opened = await postgresStores.audit?.open(old.url, testContext, { create: true });
       if (!opened) throw new Error('postgres cannot hold the audit trail');
@@ -228,7 +228,7 @@ describe('PostgreSQL audit store versions 3 (checkpoints) and 4 (issued)', () =>
         expect(await opened.value.newestCheckpoint()).toEqual(checkpointAt(1, head.hash));
         expect(
           (await old.query("SELECT version FROM case_read_schema WHERE store = 'audit store'")).rows,
-        ).toEqual([{ version: 4 }]);
+        ).toEqual([{ version: 5 }]);
       } finally {
         await opened.close();
       }
@@ -238,7 +238,7 @@ describe('PostgreSQL audit store versions 3 (checkpoints) and 4 (issued)', () =>
     }
   });
 
-  it('migrates a version-3 trail of format-2 records to version 4: they keep verifying, the chain continues with issued', async () => {
+  it('migrates a version-3 trail of format-2 records to version 5: they keep verifying, the chain continues with issued', async () => {
     const { AUDIT_STORE } = await import('../../../src/adapters/postgres/audit-log.js');
     const { checkpointAt, auditRecord } = await import('../../contract/audit-log.contract.js');
     const { VERSION_TWO_COLUMNS, versionTwoChain, versionTwoRowValuesOf } = await import(
@@ -257,7 +257,7 @@ describe('PostgreSQL audit store versions 3 (checkpoints) and 4 (issued)', () =>
       }
       await old.query('UPDATE audit_head SET seq = $1, hash = $2', [head.seq, head.hash]);
       await expect(postgresStores.audit?.open(old.url, testContext, { create: false })).rejects.toThrow(
-        /audit store in schema t_audit_v3_\w+ is at schema version 3, this release needs 4; migrate it with: case-read stores migrate/,
+        /audit store in schema t_audit_v3_\w+ is at schema version 3, this release needs 5; migrate it with: case-read stores migrate/,
       );
       const opened = await postgresStores.audit?.open(old.url, testContext, { create: true });
       if (!opened) throw new Error('postgres cannot hold the audit trail');
@@ -269,14 +269,14 @@ describe('PostgreSQL audit store versions 3 (checkpoints) and 4 (issued)', () =>
           [2, null],
           [2, null],
           [2, null],
-          [3, '7F3A9C00E1'],
+          [4, '7F3A9C00E1'],
         ]);
         const newHead = await opened.value.head();
         await opened.value.saveCheckpoint(checkpointAt(4, newHead.hash));
         expect(await opened.value.verify()).toEqual({ ok: true, records: 4 });
         expect(
           (await old.query("SELECT version FROM case_read_schema WHERE store = 'audit store'")).rows,
-        ).toEqual([{ version: 4 }]);
+        ).toEqual([{ version: 5 }]);
         // A format-2 record given an issued certificate afterwards breaks the chain.
         await old.query("UPDATE audit SET issued = '7F3A9C00E1' WHERE seq = 2");
         expect(await opened.value.verify()).toMatchObject({

@@ -7,7 +7,6 @@ import {
   auditTableSql,
   auditVersion2Sql,
   checkpointValuesOf,
-  saveCheckpointSql,
 } from '../../../src/adapters/shared/audit-chain.js';
 import { SqliteAuditLog } from '../../../src/adapters/sqlite/audit-log.js';
 import { auditRecord, checkpointAt } from '../../contract/audit-log.contract.js';
@@ -69,19 +68,20 @@ describe('SqliteAuditLog', () => {
     const { stored, head } = versionTwoChain([1, 2, 3].map((i) => record(i)));
     for (const r of stored) insert.run(...versionTwoRowValuesOf(r));
     if (schemaVersion === 3) {
+      // As the release before stored it: no note column yet.
       before
-        .prepare(saveCheckpointSql(() => '?'))
-        .run(...checkpointValuesOf(checkpointAt(2, stored[1]?.hash ?? '')));
+        .prepare('INSERT INTO audit_checkpoints (seq, head, time, key_id, signature) VALUES (?, ?, ?, ?, ?)')
+        .run(...checkpointValuesOf(checkpointAt(2, stored[1]?.hash ?? '')).slice(0, 5));
     }
     before.close();
     return { path, head };
   }
 
-  it('migrates a version-2 trail to version 4 (checkpoints, issued): the records keep verifying, the chain continues', async () => {
+  it('migrates a version-2 trail to version 5 (checkpoints, issued, tree): the records keep verifying, the chain continues', async () => {
     const { path, head } = olderTrail(2);
     const log = SqliteAuditLog.open(path);
     const db = openSqlite(path, { readonly: true });
-    expect(pragma(db, 'user_version')).toBe(4);
+    expect(pragma(db, 'user_version')).toBe(5);
     db.close();
     expect(await log.head()).toEqual(head);
     await log.saveCheckpoint(checkpointAt(3, head.hash));
@@ -92,23 +92,23 @@ describe('SqliteAuditLog', () => {
       [2, null],
       [2, null],
       [2, null],
-      [3, '7F3A9C00E1'],
+      [4, '7F3A9C00E1'],
     ]);
     expect(await log.verify()).toEqual({ ok: true, records: 4 });
     log.close();
   });
 
-  it('migrates a version-3 trail to version 4 (issued): format-2 records keep verifying, checkpoints are kept', async () => {
+  it('migrates a version-3 trail to version 5 (issued, tree): format-2 records keep verifying, checkpoints are kept', async () => {
     const { path, head } = olderTrail(3);
     const log = SqliteAuditLog.open(path);
     const db = openSqlite(path, { readonly: true });
-    expect(pragma(db, 'user_version')).toBe(4);
+    expect(pragma(db, 'user_version')).toBe(5);
     db.close();
     expect(await log.head()).toEqual(head);
     expect((await log.newestCheckpoint())?.seq).toBe(2);
     expect(await log.verify()).toEqual({ ok: true, records: 3 });
     await log.append(record(4, { operation: 'renewCertificate', issued: '7F3A9C00E1' }));
-    expect((await log.query({})).at(-1)).toMatchObject({ seq: 4, version: 3, issued: '7F3A9C00E1' });
+    expect((await log.query({})).at(-1)).toMatchObject({ seq: 4, version: 4, issued: '7F3A9C00E1' });
     expect(await log.verify()).toEqual({ ok: true, records: 4 });
     // A format-2 record given an issued certificate afterwards breaks the chain.
     const tamper = openSqlite(path);

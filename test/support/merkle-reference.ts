@@ -1,0 +1,20 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * RFC 9162 §2.1.1's Merkle Tree Hash, written the way the RFC states it (recursively, from the
+ * entries), to check the stores' tree against: nothing of src/domain/audit/merkle.ts is used.
+ */
+const sha256 = (...parts: Uint8Array[]) => {
+  const hash = createHash('sha256');
+  for (const part of parts) hash.update(part);
+  return new Uint8Array(hash.digest());
+};
+
+export function referenceRoot(entries: readonly Uint8Array[]): Uint8Array {
+  const n = entries.length;
+  if (n === 0) return sha256();
+  if (n === 1) return sha256(Uint8Array.of(0), entries[0] as Uint8Array);
+  let k = 1;
+  while (k * 2 < n) k *= 2;
+  return sha256(Uint8Array.of(1), referenceRoot(entries.slice(0, k)), referenceRoot(entries.slice(k)));
+}
