@@ -188,13 +188,10 @@ function postgresTamperer(): Tamperer {
       await q('DELETE FROM audit_checkpoints');
     },
     addCheckpoint: async (c) => {
-      await q('INSERT INTO audit_checkpoints (seq, head, time, key_id, signature) VALUES ($1, $2, $3, $4, $5)', [
-        c.seq,
-        c.head,
-        c.time,
-        c.keyId,
-        c.signature,
-      ]);
+      await q(
+        'INSERT INTO audit_checkpoints (seq, head, time, key_id, signature) VALUES ($1, $2, $3, $4, $5)',
+        [c.seq, c.head, c.time, c.keyId, c.signature],
+      );
     },
     snapshot: async () => {
       await q(
