@@ -1,6 +1,8 @@
 #!/usr/bin/env node
-// node bench/app-loop.mjs [--requests N] [--audit sqlite|jsonl] [--cpu-prof]
+// node bench/app-loop.mjs [--requests N] [--audit sqlite|jsonl] [--checkpoints] [--cpu-prof]
 //
+// --checkpoints: with AUDIT_SIGNING_KEY set, as in production: a signed checkpoint every
+// 1000 records, the audit tree grown before each (decisions §14), in the same process.
 // The service's own cost per request, without TLS or sockets: the full app as `serve`
 // builds it (perimeter with key, client, revocations, rate limit and bearer; permission;
 // SQLite case read; audit record (SQLite, or JSONL with --audit jsonl); metrics; access log
@@ -49,7 +51,10 @@ await run(['clients', 'add', 'bench-client', '--access-store', access, '--permis
 const [apiKey] = await run(['keys', 'issue', 'bench-client', '--access-store', access]);
 const [token] = await run(['tokens', 'mint', '--client', 'bench-client', '--dir', pki, '--expires-in', '2h']);
 
+const signing = args.includes('--checkpoints') ? join(dir, 'audit-keys') : undefined;
+if (signing) await run(['audit', 'keygen', '--dir', signing]);
 const config = loadConfig({
+  ...(signing ? { AUDIT_SIGNING_KEY: join(signing, 'audit-signing-key.pem') } : {}),
   TLS_CERT: join(pki, 'server.pem'),
   TLS_KEY: join(pki, 'server-key.pem'),
   TLS_CLIENT_CA: join(pki, 'ca.pem'),

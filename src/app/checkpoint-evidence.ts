@@ -6,8 +6,10 @@ import {
   checkpointOf,
   describeCheckpoint,
 } from '../domain/audit/checkpoint.js';
+import { type NoteVerifierKey, openNote, parseCheckpointText } from '../domain/audit/note.js';
 import type { AuditCheckpointStore } from '../ports/audit-log.js';
 import type { CheckpointKeyring } from '../ports/checkpoint-keys.js';
+import { verifyNoteSignature } from './composition/operator.js';
 
 /**
  * The checkpoints `audit verify` checks a chain against (decisions §9): those stored beside
@@ -55,17 +57,53 @@ function checkSignature(keyring: CheckpointKeyring, checkpoint: AuditCheckpoint,
   );
 }
 
+/**
+ * A checkpoint's signed note (decisions §14), when it carries one: signed by one of `noteKeys`
+ * (the same public keys, named by the log's origin), of the tree of `seq` leaves; its root is
+ * noted for the walk to check. A note that does not verify is refused like a bad signature.
+ */
+function checkNote(
+  noteKeys: readonly NoteVerifierKey[],
+  checkpoints: CheckpointSet,
+  checkpoint: AuditCheckpoint,
+  where: string,
+): void {
+  if (checkpoint.note === undefined) return;
+  const what = `the note of the ${describeCheckpoint(checkpoint)} ${where}`;
+  const opened = openNote(checkpoint.note, noteKeys, verifyNoteSignature);
+  if (!opened.ok) {
+    const origins = [...new Set(noteKeys.map((k) => k.name))].join(', ');
+    throw new CheckpointEvidenceError(
+      `${what}: ${opened.reason} (the keys given are named ${origins}: is that the log's origin, AUDIT_ORIGIN or --origin?)`,
+    );
+  }
+  const body = parseCheckpointText(opened.text);
+  if ('invalid' in body) throw new CheckpointEvidenceError(`${what}: ${body.invalid}`);
+  if (body.size !== checkpoint.seq) {
+    throw new CheckpointEvidenceError(
+      `${what} signs a tree of ${body.size} records, not ${checkpoint.seq}: it was changed`,
+    );
+  }
+  if (!checkpoints.addRoot(body.size, body.root)) {
+    throw new CheckpointEvidenceError(
+      `${what} signs another root for the tree of ${body.size} records than a checkpoint before it: two different trails were signed`,
+    );
+  }
+}
+
 /** Reads and checks every checkpoint; throws {@link CheckpointEvidenceError} at the first that cannot be used. */
 export async function gatherCheckpoints(
   store: AuditCheckpointStore,
   files: readonly string[],
   keyring: CheckpointKeyring,
+  noteKeys: readonly NoteVerifierKey[] = [],
 ): Promise<Evidence> {
   const checkpoints = new CheckpointSet();
   let stored = 0;
   for await (const read of store.checkpoints()) {
     if ('invalid' in read) throw new CheckpointEvidenceError(read.invalid);
     checkSignature(keyring, read, 'in the store');
+    checkNote(noteKeys, checkpoints, read, 'in the store');
     if (checkpoints.add(read)) stored++;
   }
   let onlyInFiles = 0;
@@ -84,6 +122,7 @@ export async function gatherCheckpoints(
           );
         }
         checkSignature(keyring, read, `in ${file} line ${number}`);
+        checkNote(noteKeys, checkpoints, read, `in ${file} line ${number}`);
         if (checkpoints.add(read)) onlyInFiles++;
       }
     } catch (error) {

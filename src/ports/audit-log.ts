@@ -28,8 +28,11 @@ export interface AuditCheckpointStore {
   head(): Promise<ChainHead>;
   /** Stores a checkpoint; resolves once it is stored, rejects when it cannot be. */
   saveCheckpoint(checkpoint: AuditCheckpoint): Promise<void>;
-  /** The stored checkpoint with the highest seq, if any. */
-  newestCheckpoint(): Promise<AuditCheckpoint | undefined>;
+  /**
+   * The stored checkpoint with the highest seq, if any; with `withNote`, the highest that
+   * carries a signed note of the tree (those made before the tree carry none).
+   */
+  newestCheckpoint(options?: { readonly withNote?: boolean }): Promise<AuditCheckpoint | undefined>;
   /**
    * Every stored checkpoint, lowest seq first, read a page at a time. A stored row that is
    * not a well-formed checkpoint comes as `{ invalid }`, naming where it was found.

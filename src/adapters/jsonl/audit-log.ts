@@ -137,6 +137,8 @@ function newlineBefore(fd: number, before: number): number {
 /** The checkpoints of the checkpoint file as its writer knows them: the highest, and each one's id. */
 interface HeldCheckpoints {
   newest: AuditCheckpoint | undefined;
+  /** The highest that carries a signed note. */
+  newestNoted: AuditCheckpoint | undefined;
   readonly signatures: Set<string>;
 }
 
@@ -144,6 +146,8 @@ interface HeldCheckpoints {
 function hold(held: HeldCheckpoints, c: AuditCheckpoint): void {
   held.signatures.add(checkpointIdOf(c));
   if (held.newest === undefined || c.seq > held.newest.seq) held.newest = c;
+  if (c.note !== undefined && (held.newestNoted === undefined || c.seq > held.newestNoted.seq))
+    held.newestNoted = c;
 }
 
 /** The checkpoint file beside the trail: `PATH.checkpoints`, one signed checkpoint per line. */
@@ -405,13 +409,14 @@ export class JsonlAuditLog implements AuditLog {
     hold(held, checkpoint);
   }
 
-  async newestCheckpoint(): Promise<AuditCheckpoint | undefined> {
-    return (await this.heldCheckpoints()).newest;
+  async newestCheckpoint(options?: { readonly withNote?: boolean }): Promise<AuditCheckpoint | undefined> {
+    const held = await this.heldCheckpoints();
+    return options?.withNote ? held.newestNoted : held.newest;
   }
 
   private async heldCheckpoints(): Promise<HeldCheckpoints> {
     if (this.held === undefined) {
-      const held: HeldCheckpoints = { newest: undefined, signatures: new Set() };
+      const held: HeldCheckpoints = { newest: undefined, newestNoted: undefined, signatures: new Set() };
       for await (const c of this.checkpoints()) if (!('invalid' in c)) hold(held, c);
       this.held = held;
     }
@@ -574,6 +579,7 @@ export class JsonlAuditLog implements AuditLog {
     if (limit <= 0) return found;
     for await (const record of this.records()) {
       if ('unreadable' in record) continue;
+      if (filter.requestId !== undefined && record.requestId !== filter.requestId) continue;
       if (filter.clientId !== undefined && record.clientId !== filter.clientId) continue;
       if (filter.crn !== undefined && record.crn !== filter.crn) continue;
       if (since !== undefined && record.at.getTime() < since) continue;
@@ -585,7 +591,7 @@ export class JsonlAuditLog implements AuditLog {
 
   /** Walks the whole file in order, holding one record at a time. */
   async verify(checkpoints?: CheckpointSet): Promise<AuditVerification> {
-    const walker = new AuditChainWalker(sha256Hex, checkpoints);
+    const walker = new AuditChainWalker(sha256Hex, checkpoints, sha256Bytes);
     let checked = 0;
     let lastSeq = 0;
     for await (const record of this.records()) {

@@ -84,8 +84,10 @@ export class PostgresAuditLog implements AuditLog {
     );
   }
 
-  async newestCheckpoint(): Promise<AuditCheckpoint | undefined> {
-    const { rows } = await this.pool.query<chain.CheckpointRow>(chain.NEWEST_CHECKPOINT_SQL);
+  async newestCheckpoint(options?: { readonly withNote?: boolean }): Promise<AuditCheckpoint | undefined> {
+    const { rows } = await this.pool.query<chain.CheckpointRow>(
+      options?.withNote ? chain.NEWEST_NOTED_CHECKPOINT_SQL : chain.NEWEST_CHECKPOINT_SQL,
+    );
     return chain.newestCheckpointOf(rows[0]);
   }
 

@@ -13,7 +13,7 @@ import {
   type StoredAuditRecord,
   verifyAuditBatches,
 } from '../../domain/audit/record.js';
-import { sha256Hex } from './sha256.js';
+import { sha256Bytes, sha256Hex } from './sha256.js';
 
 /**
  * What the audit stores share (SQLite, PostgreSQL and JSONL): linking a batch onto the
@@ -172,6 +172,7 @@ export function auditQuerySql(
     values.push(value);
     where.push(`${column} ${placeholder(values.length)}`);
   };
+  if (filter.requestId !== undefined) add('request_id =', filter.requestId);
   if (filter.clientId !== undefined) add('client_id =', filter.clientId);
   if (filter.crn !== undefined) add('crn =', filter.crn);
   if (filter.since !== undefined) add('at >=', filter.since.toISOString());
@@ -214,7 +215,7 @@ export function verifyByPages(
   page: (afterSeq: number, limit: number) => Promise<readonly AuditRow[]> | readonly AuditRow[],
   checkpoints?: CheckpointSet,
 ): Promise<AuditVerification> {
-  return verifyAuditBatches(recordsByPages(page), sha256Hex, checkpoints);
+  return verifyAuditBatches(recordsByPages(page), sha256Hex, checkpoints, sha256Bytes);
 }
 
 /**
@@ -261,6 +262,10 @@ export const checkpointValuesOf = (
 ];
 
 export const NEWEST_CHECKPOINT_SQL = 'SELECT * FROM audit_checkpoints ORDER BY seq DESC LIMIT 1';
+
+/** The newest checkpoint that carries a signed note. */
+export const NEWEST_NOTED_CHECKPOINT_SQL =
+  'SELECT * FROM audit_checkpoints WHERE note IS NOT NULL ORDER BY seq DESC LIMIT 1';
 
 /** A stored row as a checkpoint, or what is wrong with it. */
 export function checkpointOfRow(row: CheckpointRow): AuditCheckpoint | { readonly invalid: string } {

@@ -151,8 +151,12 @@ export class SqliteAuditLog implements AuditLog {
     this.insertCheckpoint.run(...chain.checkpointValuesOf(checkpoint));
   }
 
-  async newestCheckpoint(): Promise<AuditCheckpoint | undefined> {
-    return chain.newestCheckpointOf(this.newestRow.get());
+  async newestCheckpoint(options?: { readonly withNote?: boolean }): Promise<AuditCheckpoint | undefined> {
+    return chain.newestCheckpointOf(
+      options?.withNote
+        ? this.db.prepare<[], chain.CheckpointRow>(chain.NEWEST_NOTED_CHECKPOINT_SQL).get()
+        : this.newestRow.get(),
+    );
   }
 
   checkpoints(): AsyncIterable<AuditCheckpoint | { readonly invalid: string }> {

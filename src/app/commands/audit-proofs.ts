@@ -1,10 +1,27 @@
 // The audit log's C2SP side that needs no store (decisions §14): `audit vkey`, the verifier key
 // an auditor checks checkpoints and proofs with, and `audit verify-proof`, an offline check of
 // one entry's tlog-proof against it.
-import { existsSync, readFileSync } from 'node:fs';
-import { leafHash, verifyInclusion } from '../../domain/audit/merkle.js';
-import { NoteError, openNote, parseCheckpointText, parseVerifierKey } from '../../domain/audit/note.js';
-import { parseTlogProof } from '../../domain/audit/tlog-proof.js';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { leafHash, MerkleError, verifyInclusion } from '../../domain/audit/merkle.js';
+import {
+  hashToBase64,
+  NoteError,
+  type NoteVerifierKey,
+  openNote,
+  parseCheckpointText,
+  parseVerifierKey,
+} from '../../domain/audit/note.js';
+import { formatTlogProof, parseTlogProof } from '../../domain/audit/tlog-proof.js';
+import {
+  AuditProofError,
+  newestNoted,
+  type OpenedCheckpoint,
+  openCheckpoint,
+  proveConsistency,
+  proveInclusion,
+  verifySince,
+} from '../audit-proving.js';
 import { auditOriginOf } from '../composition/config.js';
 import {
   CheckpointKeyError,
@@ -14,8 +31,11 @@ import {
   verifyNoteSignature,
 } from '../composition/operator.js';
 import { parse, positionals } from './arguments.js';
+import { withAuditStore } from './command-stores.js';
 import { CommandError, EXIT, UsageError } from './exit.js';
 import { type Io, report } from './io.js';
+
+const STORE = { 'audit-store': { type: 'string' }, json: { type: 'boolean' } } as const;
 
 /** Most of a file read here: an entry is a record of a few hundred bytes, a proof a few KB. */
 const MAX_FILE_BYTES = 1024 * 1024;
@@ -115,4 +135,197 @@ async function verifyProof(args: string[], io: Io): Promise<number> {
   return EXIT.ok;
 }
 
-export const auditProofCommands = { vkey, 'verify-proof': verifyProof } as const;
+/** `audit checkpoint`: the newest stored checkpoint of the tree, as its signed note, exactly. */
+async function checkpoint(args: string[], io: Io): Promise<number> {
+  const { values, positionals: rest } = parse(args, STORE);
+  positionals(rest, []);
+  return withAuditStore(values['audit-store'], io, async (log) => {
+    const newest = await proving(() => newestNoted(log));
+    if (values.json) {
+      report(io, true, { seq: newest.checkpoint.seq, time: newest.checkpoint.time, note: newest.note }, '');
+    } else {
+      io.out(newest.note.slice(0, -1));
+    }
+    return EXIT.ok;
+  });
+}
+
+/** Runs a question of the tree: what it cannot answer is a command error naming why. */
+async function proving<T>(question: () => Promise<T>): Promise<T> {
+  try {
+    return await question();
+  } catch (error) {
+    if (error instanceof AuditProofError || error instanceof MerkleError)
+      throw new CommandError(error.message);
+    throw error;
+  }
+}
+
+const WHOLE = /^[1-9][0-9]{0,15}$/;
+function wholeOption(name: string, value: string): number {
+  if (!WHOLE.test(value) || !Number.isSafeInteger(Number(value))) {
+    throw new UsageError(`${name} must be a record number (1 or more), not ${JSON.stringify(value)}`);
+  }
+  return Number(value);
+}
+
+/**
+ * `audit prove REQUEST_ID | --seq N --out DIR`: each record's entry and its tlog-proof against
+ * the newest checkpoint of the tree; `audit prove --consistency OLD [--size NEW]`: the
+ * consistency proof's hashes. Every proof is checked against the signed root before it is written.
+ */
+async function prove(args: string[], io: Io): Promise<number> {
+  const { values, positionals: rest } = parse(args, {
+    ...STORE,
+    seq: { type: 'string' },
+    out: { type: 'string' },
+    consistency: { type: 'string' },
+    size: { type: 'string' },
+  });
+  if (values.consistency !== undefined) {
+    positionals(rest, []);
+    if (values.seq !== undefined || values.out !== undefined) {
+      throw new UsageError('--consistency takes no --seq or --out: it writes the proof to stdout');
+    }
+    const oldSize = wholeOption('--consistency', values.consistency);
+    const given = values.size === undefined ? undefined : wholeOption('--size', values.size);
+    return withAuditStore(values['audit-store'], io, async (log) => {
+      const newSize = given ?? (await proving(() => newestNoted(log))).body.size;
+      const proof = await proving(() => proveConsistency(log, oldSize, newSize));
+      report(io, values.json, { oldSize, newSize, proof: proof.map(hashToBase64) }, proof.map(hashToBase64));
+      return EXIT.ok;
+    });
+  }
+  if (values.size !== undefined) throw new UsageError('--size goes with --consistency');
+  if (rest.length > 1) throw new UsageError(`unexpected argument: ${rest.slice(1).join(' ')}`);
+  const [requestId] = rest;
+  if ((requestId === undefined) === (values.seq === undefined)) {
+    throw new UsageError('audit prove needs a REQUEST_ID or --seq N (one of them)');
+  }
+  if (values.out === undefined) throw new UsageError('audit prove needs --out DIR');
+  const out = values.out;
+  const bySeq = values.seq === undefined ? undefined : wholeOption('--seq', values.seq);
+  return withAuditStore(values['audit-store'], io, async (log) => {
+    const seqs =
+      bySeq !== undefined
+        ? [bySeq]
+        : (await log.query({ requestId: requestId as string, limit: 10 })).map((r) => r.seq);
+    if (seqs.length === 0)
+      throw new CommandError(`no audit record has request id ${JSON.stringify(requestId)}`);
+    const newest = await proving(() => newestNoted(log));
+    const written: { seq: number; entry: string; proof: string }[] = [];
+    for (const seq of seqs) {
+      const { entry, proof } = await proving(() => proveInclusion(log, seq, newest.body));
+      mkdirSync(out, { recursive: true });
+      const paths = { entry: join(out, `${seq}.entry`), proof: join(out, `${seq}.tlog-proof`) };
+      writeFileSync(paths.entry, entry);
+      writeFileSync(paths.proof, formatTlogProof({ index: seq - 1, hashes: proof, checkpoint: newest.note }));
+      written.push({ seq, ...paths });
+    }
+    report(
+      io,
+      values.json,
+      { checkpointSize: newest.body.size, written },
+      written.map(
+        (w) =>
+          `record ${w.seq}: ${w.entry} and ${w.proof} (against the checkpoint of ${newest.body.size} records)`,
+      ),
+    );
+    return EXIT.ok;
+  });
+}
+
+/**
+ * The note keys a checkpoint is checked with: `--vkey` (a line or a file), else each
+ * `--public-key` PEM, else `AUDIT_SIGNING_KEY`'s public half, named by `--origin`, else
+ * `AUDIT_ORIGIN`, else its default. None given is a usage error: what cannot be checked is refused.
+ */
+export function noteKeysOf(
+  given: {
+    readonly vkey?: string | undefined;
+    readonly publicKeys?: readonly string[] | undefined;
+    readonly origin?: string | undefined;
+  },
+  io: Io,
+): NoteVerifierKey[] {
+  if (given.vkey !== undefined) return [verifierKeyOf(given.vkey)];
+  const origin = given.origin ?? auditOriginOf(io.env);
+  const paths = given.publicKeys?.length
+    ? given.publicKeys
+    : io.env.AUDIT_SIGNING_KEY
+      ? [io.env.AUDIT_SIGNING_KEY]
+      : [];
+  if (paths.length === 0) {
+    throw new UsageError(
+      'a checkpoint is checked with a key: give --vkey, or --public-key (with --origin), or set AUDIT_SIGNING_KEY',
+    );
+  }
+  return paths.map((path) => {
+    const pem = readFile('--public-key', path).toString('utf8');
+    try {
+      return /PRIVATE KEY/.test(pem) ? noteSigner(pem, origin) : notePublicKey(pem, origin);
+    } catch (error) {
+      if (error instanceof CheckpointKeyError)
+        throw new CommandError(`--public-key ${path}: ${error.message}`);
+      if (error instanceof NoteError) throw new UsageError(`--origin: ${error.message}`);
+      throw error;
+    }
+  });
+}
+
+/**
+ * `audit verify --since CHECKPOINT_FILE`: the newest stored checkpoint of the tree is signed
+ * and extends the one saved earlier, and the records since it verify. Exit 1 names what is wrong.
+ */
+async function verifySinceCommand(args: string[], io: Io): Promise<number> {
+  const { values, positionals: rest } = parse(args, {
+    ...STORE,
+    since: { type: 'string' },
+    vkey: { type: 'string' },
+    'public-key': { type: 'string', multiple: true },
+    origin: { type: 'string' },
+  });
+  positionals(rest, []);
+  const path = values.since as string;
+  const keys = noteKeysOf({ vkey: values.vkey, publicKeys: values['public-key'], origin: values.origin }, io);
+  const saved = readFile('--since', path).toString('utf8');
+  const refused = (reason: string) => {
+    report(io, values.json, { ok: false, reason }, `audit checkpoints REFUSED: ${reason}`);
+    return EXIT.failure;
+  };
+  return withAuditStore(values['audit-store'], io, async (log) => {
+    let old: OpenedCheckpoint;
+    let newest: OpenedCheckpoint;
+    try {
+      old = openCheckpoint(saved, keys, `the checkpoint in ${path}`);
+      const stored = await newestNoted(log);
+      newest = openCheckpoint(
+        stored.note,
+        keys,
+        `the store's newest checkpoint (seq ${stored.checkpoint.seq})`,
+      );
+    } catch (error) {
+      if (error instanceof AuditProofError) return refused(error.message);
+      throw error;
+    }
+    const result = await proving(() => verifySince(log, old.body, newest.body));
+    if (!result.ok) {
+      report(io, values.json, result, `audit chain BROKEN at record ${result.brokenAt}: ${result.reason}`);
+      return EXIT.failure;
+    }
+    const after = result.records - (newest.body.size - old.body.size);
+    report(io, values.json, result, [
+      `audit trail intact since the checkpoint of ${old.body.size} records: the newest checkpoint (${newest.body.size}) extends it, and the ${result.records} record(s) after it verify`,
+      ...(after > 0 ? [`${after} record(s) after the newest checkpoint, covered by the chain alone`] : []),
+    ]);
+    return EXIT.ok;
+  });
+}
+
+export const auditProofCommands = {
+  vkey,
+  'verify-proof': verifyProof,
+  checkpoint,
+  prove,
+  'verify-since': verifySinceCommand,
+} as const;

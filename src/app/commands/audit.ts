@@ -46,6 +46,7 @@ async function verify(args: string[], io: Io): Promise<number> {
     ...STORE,
     'public-key': { type: 'string', multiple: true },
     checkpoints: { type: 'string', multiple: true },
+    origin: { type: 'string' },
   });
   positionals(rest, []);
   const keys = values['public-key'] ?? [];
@@ -56,11 +57,16 @@ async function verify(args: string[], io: Io): Promise<number> {
     );
   }
   const keyring = keys.length > 0 ? await keyringOf(keys) : undefined;
+  // The same keys, named by the log's origin, check the checkpoints' notes (decisions §14).
+  const noteKeys =
+    keyring === undefined
+      ? []
+      : (await import('./audit-proofs.js')).noteKeysOf({ publicKeys: keys, origin: values.origin }, io);
   return withAuditStore(values['audit-store'], io, async (log) => {
     if (keyring === undefined) return verifyChainOnly(log, values.json, io);
     let evidence: Evidence;
     try {
-      evidence = await gatherCheckpoints(log, files, keyring);
+      evidence = await gatherCheckpoints(log, files, keyring, noteKeys);
     } catch (error) {
       if (!(error instanceof CheckpointEvidenceError)) throw error;
       report(
@@ -184,10 +190,13 @@ async function checkpoints(args: string[], io: Io): Promise<number> {
  * (filtered records), and `audit vkey` and `audit verify-proof` (decisions §14).
  */
 export async function audit(sub: string | undefined, args: string[], io: Io): Promise<number> {
+  if (sub === 'verify' && args.some((a) => a === '--since' || a.startsWith('--since='))) {
+    return (await import('./audit-proofs.js')).auditProofCommands['verify-since'](args, io);
+  }
   if (sub === 'verify') return verify(args, io);
   if (sub === 'keygen') return keygen(args, io);
   if (sub === 'checkpoints') return checkpoints(args, io);
-  if (sub === 'vkey' || sub === 'verify-proof') {
+  if (sub === 'vkey' || sub === 'verify-proof' || sub === 'checkpoint' || sub === 'prove') {
     return (await import('./audit-proofs.js')).auditProofCommands[sub](args, io);
   }
   if (sub === 'query') {
@@ -217,7 +226,7 @@ export async function audit(sub: string | undefined, args: string[], io: Io): Pr
   }
   throw UsageError.unknownSubcommand(
     'audit',
-    'verify, query, checkpoints, keygen, vkey or verify-proof',
+    'verify, query, checkpoints, checkpoint, prove, keygen, vkey or verify-proof',
     sub,
   );
 }

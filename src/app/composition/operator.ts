@@ -41,7 +41,7 @@ export {
 } from '../../adapters/crypto/checkpoint-keys.js';
 /** `audit vkey`, `audit verify-proof`: the log's key as a C2SP note key, SHA-256 over bytes (node:crypto). */
 export { notePublicKey, noteSigner, verifyNoteSignature } from '../../adapters/crypto/note-keys.js';
-export { sha256Bytes } from '../../adapters/shared/sha256.js';
+export { sha256Bytes, sha256Hex } from '../../adapters/shared/sha256.js';
 /** `certs sign`: a consumer's CSR read and checked as `simplereenroll` reads it (@peculiar/x509). */
 export { x509CertificateRequests } from '../../adapters/x509/certificate-requests.js';
 /** `config check`: the TLS files and the audit signing key are read and checked as `serve` reads them. */

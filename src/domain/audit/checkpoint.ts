@@ -124,6 +124,29 @@ export const describeCheckpoint = (c: AuditCheckpoint): string =>
 export class CheckpointSet {
   private readonly bySeq = new Map<number, AuditCheckpoint[]>();
   private highest: AuditCheckpoint | undefined;
+  /** The tree's root at each size a verified checkpoint note signed (decisions §14). */
+  private readonly roots = new Map<number, Hash>();
+
+  /**
+   * Notes the tree's root a verified note signed at `size`; false when another verified
+   * note signed a different root at that size (a fork: two trails under one key).
+   */
+  addRoot(size: number, root: Hash): boolean {
+    const held = this.roots.get(size);
+    if (held !== undefined) return held.length === root.length && held.every((b, i) => b === root[i]);
+    this.roots.set(size, root);
+    return true;
+  }
+
+  /** The signed root of the tree of `size` leaves, if a verified note gave one. */
+  rootAt(size: number): Hash | undefined {
+    return this.roots.get(size);
+  }
+
+  /** Whether any verified note gave a root: then a walk keeps the tree to check them. */
+  get hasRoots(): boolean {
+    return this.roots.size > 0;
+  }
 
   /** Adds a verified checkpoint; false when the set held it already. */
   add(checkpoint: AuditCheckpoint): boolean {

@@ -343,3 +343,40 @@ export function verifyConsistency(
   }
   return sn === 0 && sameHash(fr, oldRoot) && sameHash(sr, newRoot);
 }
+
+/**
+ * A tree kept as its frontier alone, grown a leaf at a time: what a walk over the records
+ * needs to know each root it passes (memory log n, one node hash per leaf on average).
+ */
+export class Frontier {
+  private readonly stack: Hash[];
+
+  constructor(
+    private readonly sha256: Sha256,
+    private count = 0,
+    frontier: readonly Hash[] = [],
+  ) {
+    if (frontier.length !== frontierLength(count)) {
+      throw new MerkleError(
+        `the frontier of a tree of ${count} is ${frontierLength(count)} hashes, not ${frontier.length}`,
+      );
+    }
+    this.stack = frontier.slice();
+  }
+
+  get size(): number {
+    return this.count;
+  }
+
+  push(leaf: Hash): void {
+    let hash = leaf;
+    for (let m = this.count; odd(m); m = half(m))
+      hash = nodeHash(this.sha256, this.stack.pop() as Hash, hash);
+    this.stack.push(hash);
+    this.count++;
+  }
+
+  root(): Hash {
+    return rootOfFrontier(this.sha256, this.stack);
+  }
+}

@@ -161,6 +161,15 @@ export function openNote(
   return { ok: true, text, verifiedBy };
 }
 
+/**
+ * The text a note signs, its signatures unchecked: for the signer's own stored notes, whose
+ * root a proof is checked against before it is handed out (the reader checks the signature).
+ */
+export function noteTextOf(message: string): string | undefined {
+  const split = message.lastIndexOf('\n\n');
+  return split < 0 ? undefined : message.slice(0, split + 1);
+}
+
 /** A tlog-checkpoint's body: the log, its size, its root, and any extension lines. */
 export interface CheckpointBody {
   readonly origin: string;

@@ -1,4 +1,5 @@
 import { type AuditCheckpoint, type CheckpointSet, describeCheckpoint } from './checkpoint.js';
+import { Frontier, type Hash, leafHash, type Sha256, sameHash } from './merkle.js';
 
 /**
  * One audit record (decisions §5): every request that reaches step 3 leaves one. It says who
@@ -75,6 +76,8 @@ export interface StoredAuditRecord extends AuditRecord {
 }
 
 export interface AuditQuery {
+  /** The request's id: its record, or two when a late answer was withheld (decisions §11). */
+  readonly requestId?: string;
   readonly clientId?: string;
   readonly crn?: string;
   readonly since?: Date;
@@ -95,6 +98,13 @@ export type AuditVerification =
       /** The checkpoint the chain contradicts, when that is what is wrong. */
       readonly checkpoint?: AuditCheckpoint;
     };
+
+/** The bytes of a hex hash (a stored one, already checked to be what its text makes). */
+function hexBytes(hex: string): Uint8Array {
+  const bytes = new Uint8Array(hex.length / 2);
+  for (let i = 0; i < bytes.length; i++) bytes[i] = Number.parseInt(hex.slice(2 * i, 2 * i + 2), 16);
+  return bytes;
+}
 
 /** The hash of the chain's start. */
 export const GENESIS_HASH = '0'.repeat(64);
@@ -230,11 +240,39 @@ export class AuditChainWalker {
   private previousHash = GENESIS_HASH;
   private count = 0;
   private failure: AuditVerification | undefined;
+  /** The tree over the records walked, kept when checkpoints give signed roots to check. */
+  private readonly tree: Frontier | undefined;
 
   constructor(
     private readonly hash: (text: string) => string,
     private readonly checkpoints?: CheckpointSet,
-  ) {}
+    /** SHA-256 as bytes, to keep the tree when checkpoints carry signed roots. */
+    private readonly sha256?: Sha256,
+  ) {
+    if (checkpoints?.hasRoots) {
+      if (sha256 === undefined) throw new Error('checking signed roots needs SHA-256 over bytes');
+      this.tree = new Frontier(sha256);
+    }
+  }
+
+  /**
+   * A walker that continues the chain after `record` (checked by other means, as `audit
+   * verify --since` checks the last record a signed checkpoint covers): from its seq and hash on.
+   */
+  static after(
+    record: Pick<StoredAuditRecord, 'seq' | 'hash'>,
+    hash: (text: string) => string,
+  ): AuditChainWalker {
+    const walker = new AuditChainWalker(hash);
+    walker.expectedSeq = record.seq + 1;
+    walker.previousHash = record.hash;
+    return walker;
+  }
+
+  /** A walked record's leaf hash: its own hash from format 4 on (checked already), else made from its text. */
+  private leafOf(record: StoredAuditRecord, text: string, sha256: Sha256): Hash {
+    return record.version >= 4 ? hexBytes(record.hash) : leafHash(sha256, new TextEncoder().encode(text));
+  }
 
   /** Checks the next record; false once the chain is broken (then stop feeding it). */
   next(record: StoredAuditRecord): boolean {
@@ -261,15 +299,18 @@ export class AuditChainWalker {
     if (record.version < 3 && record.issued !== null) {
       return broken(`a version-${record.version} record carries version-3 fields: it was changed`);
     }
-    if (
-      record.hash !==
-      chainHashOf(
-        this.hash,
-        canonicalAuditText(record, record.seq, record.previousHash, undefined, version),
-        version,
-      )
-    ) {
+    const text = canonicalAuditText(record, record.seq, record.previousHash, undefined, version);
+    if (record.hash !== chainHashOf(this.hash, text, version)) {
       return broken('its contents do not match its hash: it was changed');
+    }
+    if (this.tree !== undefined && this.checkpoints !== undefined && this.sha256 !== undefined) {
+      this.tree.push(this.leafOf(record, text, this.sha256));
+      const signed = this.checkpoints.rootAt(record.seq);
+      if (signed !== undefined && !sameHash(signed, this.tree.root())) {
+        return broken(
+          `the tree of the records up to it differs from the root a checkpoint note signed at size ${record.seq}: the trail was rewritten after it was signed`,
+        );
+      }
     }
     for (const checkpoint of this.checkpoints?.at(record.seq) ?? []) {
       if (checkpoint.head !== record.hash) {
@@ -311,8 +352,9 @@ export async function verifyAuditBatches(
   batches: AsyncIterable<readonly StoredAuditRecord[]>,
   hash: (text: string) => string,
   checkpoints?: CheckpointSet,
+  sha256?: Sha256,
 ): Promise<AuditVerification> {
-  const walker = new AuditChainWalker(hash, checkpoints);
+  const walker = new AuditChainWalker(hash, checkpoints, sha256);
   for await (const batch of batches) {
     for (const record of batch) if (!walker.next(record)) return walker.result();
   }

@@ -1,5 +1,4 @@
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -29,26 +28,7 @@ import {
   verifierKeyLine,
 } from '../../../src/domain/audit/note.js';
 import { formatTlogProof, parseTlogProof } from '../../../src/domain/audit/tlog-proof.js';
-import { ROOT } from '../../support/cli.js';
-
-const ON_CI = Boolean(process.env.CI);
-const GO_MOD = '/usr/share/gocode/src/golang.org/x/mod/sumdb/tlog';
-const hasGoReference = spawnSync('sh', ['-c', 'command -v go']).status === 0 && existsSync(GO_MOD);
-
-/**
- * Runs Go's reference verifier (golang.org/x/mod/sumdb/note and sumdb/tlog, Debian's
- * golang-golang-x-mod-dev) on each check, compiled once: "ok" or "fail: …" for each line.
- */
-function goChecks(lines: readonly string[]): string[] {
-  const result = spawnSync('go', ['run', join(ROOT, 'test/support/go/c2sp-check/main.go')], {
-    input: `${lines.join('\n')}\n`,
-    encoding: 'utf8',
-    env: { ...process.env, GO111MODULE: 'off', GOPATH: '/usr/share/gocode', GOFLAGS: '' },
-    timeout: 120_000,
-  });
-  if (result.status !== 0) throw new Error(`go run failed: ${result.stderr}`);
-  return result.stdout.trimEnd().split('\n');
-}
+import { goChecks, skipWithoutGoReference } from '../../support/go-reference.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'case-read-c2sp-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -107,7 +87,7 @@ describe('signed notes, against the Go reference test vectors', () => {
   });
 });
 
-describe.skipIf(!hasGoReference && !ON_CI)(
+describe.skipIf(skipWithoutGoReference)(
   'checkpoints and proofs, checked by Go’s sumdb/note and sumdb/tlog',
   () => {
     it('a checkpoint opens, every inclusion and consistency proof passes, and one changed byte fails each', async () => {

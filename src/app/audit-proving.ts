@@ -1,0 +1,259 @@
+import type { AuditCheckpoint } from '../domain/audit/checkpoint.js';
+import {
+  consistencyRanges,
+  Frontier,
+  frontierIndexes,
+  type Hash,
+  inclusionRanges,
+  leafHash,
+  rangeHashes,
+  rootOfFrontier,
+  sameHash,
+  storedIndexesFor,
+  verifyConsistency,
+  verifyInclusion,
+} from '../domain/audit/merkle.js';
+import {
+  type CheckpointBody,
+  type NoteVerifierKey,
+  noteTextOf,
+  openNote,
+  parseCheckpointText,
+} from '../domain/audit/note.js';
+import {
+  AuditChainWalker,
+  type AuditVerification,
+  auditEntryOf,
+  type StoredAuditRecord,
+} from '../domain/audit/record.js';
+import type { AuditLog } from '../ports/audit-log.js';
+import { sha256Bytes, sha256Hex, verifyNoteSignature } from './composition/operator.js';
+
+/**
+ * The questions the audit tree answers in O(log n) (decisions §14): a record's inclusion in a
+ * signed tree, one signed tree extending another, and a trail checked from a saved checkpoint
+ * on. Each answer is checked against the signed roots before it is given: a stored tree that
+ * does not make the signed root is refused, never handed out.
+ */
+
+/** A question the stored trail cannot answer, or an answer it contradicts; the message says which. */
+export class AuditProofError extends Error {
+  override readonly name = 'AuditProofError';
+}
+
+/** A signed checkpoint note, opened with the keys given: its body, and the note's text as signed. */
+export interface OpenedCheckpoint {
+  readonly body: CheckpointBody;
+  readonly note: string;
+}
+
+/** Opens a checkpoint note with `keys`; the reason it cannot be used otherwise. */
+export function openCheckpoint(
+  note: string,
+  keys: readonly NoteVerifierKey[],
+  what: string,
+): OpenedCheckpoint {
+  const opened = openNote(note, keys, verifyNoteSignature);
+  if (!opened.ok) throw new AuditProofError(`${what}: ${opened.reason}`);
+  const body = parseCheckpointText(opened.text);
+  if ('invalid' in body) throw new AuditProofError(`${what}: ${body.invalid}`);
+  if (!keys.some((k) => k.name === body.origin)) {
+    throw new AuditProofError(
+      `${what} is of the log ${body.origin}, not of ${keys.map((k) => k.name).join(', ')}`,
+    );
+  }
+  return { body, note };
+}
+
+/**
+ * The newest stored checkpoint with a note, and the tree it signs (its signature unchecked:
+ * whoever receives it checks that), or an error saying there is none yet.
+ */
+export async function newestNoted(
+  log: AuditLog,
+): Promise<{ readonly checkpoint: AuditCheckpoint; readonly note: string; readonly body: CheckpointBody }> {
+  const newest = await log.newestCheckpoint({ withNote: true });
+  if (newest?.note === undefined) {
+    throw new AuditProofError(
+      'the store holds no checkpoint of the tree yet: serve signs one every AUDIT_CHECKPOINT_SECONDS when AUDIT_SIGNING_KEY is set',
+    );
+  }
+  const text = noteTextOf(newest.note);
+  const body = text === undefined ? { invalid: 'it has no signature lines' } : parseCheckpointText(text);
+  if ('invalid' in body)
+    throw new AuditProofError(
+      `the stored checkpoint at seq ${newest.seq} is not a checkpoint note: ${body.invalid}`,
+    );
+  return { checkpoint: newest, note: newest.note, body };
+}
+
+/** The hashes of `ranges`, made of the stored tree's hashes. */
+async function hashesOf(log: AuditLog, ranges: ReturnType<typeof inclusionRanges>): Promise<Hash[]> {
+  return rangeHashes(sha256Bytes, ranges, await log.treeHashes(storedIndexesFor(ranges)));
+}
+
+/** The record `seq` and its entry (the exact bytes of its leaf), read from the store. */
+export async function recordAt(
+  log: AuditLog,
+  seq: number,
+): Promise<{ record: StoredAuditRecord; entry: Uint8Array }> {
+  for await (const batch of log.recordsFrom(seq)) {
+    const record = batch[0];
+    if (record?.seq !== seq) break;
+    const text = auditEntryOf(record);
+    if (text === undefined)
+      throw new AuditProofError(`record ${seq} has a format version this service does not know`);
+    return { record, entry: new TextEncoder().encode(text) };
+  }
+  throw new AuditProofError(`the store holds no record ${seq}`);
+}
+
+/**
+ * The inclusion proof of record `seq` (leaf seq − 1) in the signed tree `checkpoint`, checked
+ * against its root before it is given.
+ */
+export async function proveInclusion(
+  log: AuditLog,
+  seq: number,
+  checkpoint: CheckpointBody,
+): Promise<{ readonly record: StoredAuditRecord; readonly entry: Uint8Array; readonly proof: Hash[] }> {
+  if (seq > checkpoint.size) {
+    throw new AuditProofError(
+      `record ${seq} is after the newest checkpoint of the tree (${checkpoint.size} records): prove it after the next checkpoint`,
+    );
+  }
+  const { record, entry } = await recordAt(log, seq);
+  const proof = await hashesOf(log, inclusionRanges(seq - 1, checkpoint.size));
+  if (
+    !verifyInclusion(
+      sha256Bytes,
+      seq - 1,
+      checkpoint.size,
+      leafHash(sha256Bytes, entry),
+      proof,
+      checkpoint.root,
+    )
+  ) {
+    throw new AuditProofError(
+      `record ${seq} as stored is not the leaf the checkpoint of ${checkpoint.size} records signed: the record, or the stored tree, was changed; run case-read audit verify`,
+    );
+  }
+  return { record, entry, proof };
+}
+
+/** The consistency proof from the tree of `oldSize` to the tree of `newSize` (≤ the stored tree's size). */
+export async function proveConsistency(log: AuditLog, oldSize: number, newSize: number): Promise<Hash[]> {
+  if (!Number.isSafeInteger(oldSize) || oldSize < 1 || oldSize > newSize) {
+    throw new AuditProofError(`a tree of ${newSize} records cannot be proven to extend one of ${oldSize}`);
+  }
+  const grown = await log.treeSize();
+  if (newSize > grown) throw new AuditProofError(`the stored tree holds ${grown} records, not ${newSize}`);
+  return hashesOf(log, consistencyRanges(oldSize, newSize));
+}
+
+/** The root of the stored tree of `size` records. */
+async function storedRoot(log: AuditLog, size: number): Promise<{ root: Hash; frontier: Hash[] }> {
+  const indexes = frontierIndexes(size);
+  const found = await log.treeHashes(indexes);
+  const frontier = indexes.map((i) => found.get(i) as Hash);
+  return { root: rootOfFrontier(sha256Bytes, frontier), frontier };
+}
+
+/** What `audit verify --since` found. */
+export type SinceVerification = AuditVerification & {
+  readonly since: number;
+  readonly newest: number;
+};
+
+/**
+ * `audit verify --since`: the newest signed tree (`newest`) extends the one saved earlier
+ * (`old`), and every record after `old` verifies: its chain link and hash, and, up to
+ * `newest`, the tree the records make from `old`'s frontier reaches `newest`'s signed root.
+ * Records after `newest` are covered by the chain alone, as in a full verify. The work is the
+ * records after `old` and a few dozen stored hashes, whatever the trail's length.
+ */
+export async function verifySince(
+  log: AuditLog,
+  old: CheckpointBody,
+  newest: CheckpointBody,
+): Promise<SinceVerification> {
+  const broken = (brokenAt: number, records: number, reason: string): SinceVerification => ({
+    ok: false,
+    records,
+    brokenAt,
+    reason,
+    since: old.size,
+    newest: newest.size,
+  });
+  if (newest.size < old.size) {
+    return broken(
+      newest.size + 1,
+      0,
+      `the store's newest checkpoint (${newest.size} records) is older than the one given (${old.size}): checkpoints or records were removed`,
+    );
+  }
+  if (old.size === 0)
+    return broken(1, 0, 'the checkpoint given signs an empty tree: verify the whole trail instead');
+  // The stored tree agrees with both signed roots: the newest extends the old.
+  const proof = await proveConsistency(log, old.size, newest.size);
+  if (!verifyConsistency(sha256Bytes, old.size, newest.size, old.root, newest.root, proof)) {
+    return broken(
+      1,
+      0,
+      `the trail's newest checkpoint does not extend the one given: the trail up to record ${old.size} was rewritten after it was signed`,
+    );
+  }
+  const start = await storedRoot(log, old.size);
+  if (!sameHash(start.root, old.root)) {
+    return broken(
+      1,
+      0,
+      `the stored tree of ${old.size} records is not the one the checkpoint given signed: it was rewritten`,
+    );
+  }
+  // The last record the old checkpoint covers is its last leaf: the chain continues from it.
+  const last = await proveInclusion(log, old.size, old).catch((error: unknown) => {
+    if (error instanceof AuditProofError) return undefined;
+    throw error;
+  });
+  if (last === undefined) {
+    return broken(
+      old.size,
+      0,
+      `record ${old.size}, the last the checkpoint given covers, was changed or removed`,
+    );
+  }
+  const walker = AuditChainWalker.after(last.record, sha256Hex);
+  const tree = new Frontier(sha256Bytes, old.size, start.frontier);
+  let records = 0;
+  for await (const batch of log.recordsFrom(old.size + 1)) {
+    for (const record of batch) {
+      records++;
+      if (!walker.next(record)) return { ...walker.result(), since: old.size, newest: newest.size };
+      if (record.seq <= newest.size) {
+        // The walker has checked the record's hash against its text: from format 4 it is the leaf hash.
+        tree.push(
+          record.version >= 4
+            ? Buffer.from(record.hash, 'hex')
+            : leafHash(sha256Bytes, new TextEncoder().encode(auditEntryOf(record))),
+        );
+        if (record.seq === newest.size && !sameHash(tree.root(), newest.root)) {
+          return broken(
+            record.seq,
+            records,
+            `the records after the checkpoint given do not make the newest checkpoint's root: one of records ${old.size + 1}..${newest.size} was changed after it was signed`,
+          );
+        }
+      }
+    }
+  }
+  if (tree.size < newest.size) {
+    return broken(
+      tree.size + 1,
+      records,
+      `records missing after seq ${tree.size}: the newest checkpoint covers ${newest.size}`,
+    );
+  }
+  const result = walker.result();
+  return { ...result, records, since: old.size, newest: newest.size };
+}
