@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// node bench/audit-trail.mjs [--records N] [--store sqlite|jsonl] [--every K] [--keep DIR]
+// node bench/audit-trail.mjs [--records N] [--store sqlite|jsonl] [--every K] [--since S] [--keep DIR]
 //
 // What `case-read audit verify --public-key … --checkpoints …` costs on a large trail: it
 // writes N synthetic records (default 10,000,000) through the store's own adapter, with a
@@ -7,6 +7,11 @@
 // trail and also written to a log file, as `serve` logs them; then runs `audit verify` as
 // its own process and prints its wall time, CPU time and peak memory (maxRSS). Needs
 // `npm run build`. The trail is removed afterwards unless --keep names a directory.
+//
+// Each checkpoint is taken as `serve` takes it: the tree grown first, the checkpoint note of
+// its root signed with it (decisions §14). With --since S (a multiple of K), it also saves
+// the note of the checkpoint S records before the end and times `audit verify --since` from
+// it, against the full verify: the figure issue 37 asks for (at most 1/50).
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,6 +25,18 @@ const records = Number(flag('--records', '10000000'));
 const every = Number(flag('--every', '1000'));
 const store = flag('--store', 'sqlite');
 const keep = flag('--keep', undefined);
+const since = flag('--since', undefined) === undefined ? undefined : Number(flag('--since', undefined));
+if (
+  since !== undefined &&
+  !(Number.isSafeInteger(since) && since > 0 && since < records && since % every === 0)
+) {
+  process.stderr.write(
+    'audit-trail: --since takes a whole number of records below --records, a multiple of --every\n',
+  );
+  process.exit(2);
+}
+const ORIGIN = 'case-read.bench.invalid/audit';
+let sinceNote;
 if (!(Number.isSafeInteger(records) && records > 0) || !(Number.isSafeInteger(every) && every > 0)) {
   process.stderr.write('audit-trail: --records and --every take whole numbers above 0\n');
   process.exit(2);
@@ -39,7 +56,7 @@ const path = join(dir, store === 'sqlite' ? 'audit.db' : 'audit.jsonl');
 const url = `${store}:${path}`;
 const keys = await generateCheckpointKeys();
 writeFileSync(join(dir, 'audit-signing-key.pub.pem'), keys.publicPem);
-const signer = await checkpointSigner(keys.privatePem);
+const signer = await checkpointSigner(keys.privatePem, ORIGIN);
 
 const log =
   store === 'sqlite'
@@ -71,8 +88,10 @@ for (let from = 1; from <= records; from += BATCH) {
     if (i % every === 0 || i === records) {
       // The head once everything before it is stored, as `serve` reads it.
       await Promise.all(appends.splice(0));
-      const checkpoint = signCheckpoint(await log.head(), new Date(), signer);
+      const grown = await log.growTree();
+      const checkpoint = signCheckpoint(grown.head, new Date(), signer, grown.root);
       await log.saveCheckpoint(checkpoint);
+      if (since !== undefined && i === records - since) sinceNote = checkpoint.note;
       logLines.push(JSON.stringify({ level: 30, time: Date.now(), checkpoint, msg: 'audit checkpoint' }));
     }
   }
@@ -95,25 +114,37 @@ const runner = `
   process.stderr.write(JSON.stringify({ status, wallMs: Date.now() - t0, cpuMs: Math.round((usage.userCPUTime + usage.systemCPUTime) / 1000), maxRssMiB: Math.round(usage.maxRSS / 1024) }) + '\\n');
   process.exit(status);
 `;
-const verify = spawnSync(
-  process.execPath,
-  [
-    '--input-type=module',
-    '-e',
-    runner,
-    'audit',
-    'verify',
-    '--audit-store',
-    url,
+const timed = (label, ...argv) => {
+  const run = spawnSync(
+    process.execPath,
+    ['--input-type=module', '-e', runner, 'audit', 'verify', '--audit-store', url, ...argv],
+    {
+      cwd: root,
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH, AUDIT_ORIGIN: ORIGIN },
+    },
+  );
+  process.stdout.write(run.stdout);
+  const measured = run.stderr.trim().split('\n').at(-1) ?? '';
+  process.stdout.write(`${label}: ${measured}\n`);
+  return { status: run.status ?? 1, measured: JSON.parse(measured.startsWith('{') ? measured : '{}') };
+};
+const publicKey = join(dir, 'audit-signing-key.pub.pem');
+const full = timed('verify', '--public-key', publicKey, '--checkpoints', join(dir, 'serve.log'));
+let status = full.status;
+if (since !== undefined) {
+  writeFileSync(join(dir, 'since.note'), sinceNote);
+  const fromSaved = timed(
+    `verify --since (${since} records)`,
+    '--since',
+    join(dir, 'since.note'),
     '--public-key',
-    join(dir, 'audit-signing-key.pub.pem'),
-    '--checkpoints',
-    join(dir, 'serve.log'),
-  ],
-  { cwd: root, encoding: 'utf8', env: { PATH: process.env.PATH } },
-);
-process.stdout.write(verify.stdout);
-const measured = verify.stderr.trim().split('\n').at(-1) ?? '';
-process.stdout.write(`verify: ${measured}\n`);
+    publicKey,
+  );
+  status ||= fromSaved.status;
+  process.stdout.write(
+    `--since / full: wall ${(fromSaved.measured.wallMs / full.measured.wallMs).toFixed(4)}, cpu ${(fromSaved.measured.cpuMs / full.measured.cpuMs).toFixed(4)}\n`,
+  );
+}
 if (!keep) rmSync(dir, { recursive: true, force: true });
-process.exit(verify.status ?? 1);
+process.exit(status);

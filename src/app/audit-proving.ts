@@ -27,7 +27,7 @@ import {
   type StoredAuditRecord,
 } from '../domain/audit/record.js';
 import type { AuditLog } from '../ports/audit-log.js';
-import { sha256Bytes, sha256Hex, verifyNoteSignature } from './composition/operator.js';
+import { sha256Bytes, sha256Hex, verifyNoteSignature } from './composition/audit-keys.js';
 
 /**
  * The questions the audit tree answers in O(log n) (decisions §14): a record's inclusion in a

@@ -9,7 +9,7 @@ import {
 import { type NoteVerifierKey, openNote, parseCheckpointText } from '../domain/audit/note.js';
 import type { AuditCheckpointStore } from '../ports/audit-log.js';
 import type { CheckpointKeyring } from '../ports/checkpoint-keys.js';
-import { verifyNoteSignature } from './composition/operator.js';
+import { verifyNoteSignature } from './composition/audit-keys.js';
 
 /**
  * The checkpoints `audit verify` checks a chain against (decisions §9): those stored beside

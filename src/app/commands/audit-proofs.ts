@@ -22,14 +22,14 @@ import {
   proveInclusion,
   verifySince,
 } from '../audit-proving.js';
-import { auditOriginOf } from '../composition/config.js';
 import {
   CheckpointKeyError,
   notePublicKey,
   noteSigner,
   sha256Bytes,
   verifyNoteSignature,
-} from '../composition/operator.js';
+} from '../composition/audit-keys.js';
+import { auditOriginOf } from '../composition/config.js';
 import { parse, positionals } from './arguments.js';
 import { withAuditStore } from './command-stores.js';
 import { CommandError, EXIT, UsageError } from './exit.js';

@@ -4,7 +4,7 @@ import { type AuditCheckpoint, describeCheckpoint } from '../../domain/audit/che
 import type { AuditVerification, StoredAuditRecord } from '../../domain/audit/record.js';
 import type { AuditLog } from '../../ports/audit-log.js';
 import { CheckpointEvidenceError, type Evidence, gatherCheckpoints } from '../checkpoint-evidence.js';
-import { CheckpointKeyError, checkpointKeyring, generateCheckpointKeys } from '../composition/operator.js';
+import { CheckpointKeyError, checkpointKeyring, generateCheckpointKeys } from '../composition/audit-keys.js';
 import { parse, positionals } from './arguments.js';
 import { withAuditStore } from './command-stores.js';
 import { CommandError, EXIT, UsageError } from './exit.js';

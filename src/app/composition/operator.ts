@@ -33,17 +33,10 @@ export async function openApiDocument(crnFormat: CrnFormat, publicUrl: string): 
   return (await app.request('/openapi.json')).text();
 }
 
-/** `audit keygen`, `audit verify --public-key`: the checkpoints' Ed25519 keys (node:crypto, ids by jose). */
-export {
-  CheckpointKeyError,
-  checkpointKeyring,
-  generateCheckpointKeys,
-} from '../../adapters/crypto/checkpoint-keys.js';
-/** `audit vkey`, `audit verify-proof`: the log's key as a C2SP note key, SHA-256 over bytes (node:crypto). */
-export { notePublicKey, noteSigner, verifyNoteSignature } from '../../adapters/crypto/note-keys.js';
-export { sha256Bytes, sha256Hex } from '../../adapters/shared/sha256.js';
 /** `certs sign`: a consumer's CSR read and checked as `simplereenroll` reads it (@peculiar/x509). */
 export { x509CertificateRequests } from '../../adapters/x509/certificate-requests.js';
+/** `audit …`: the checkpoints' keys and SHA-256, in a module of their own (loaded alone by the audit commands). */
+export * from './audit-keys.js';
 /** `config check`: the TLS files and the audit signing key are read and checked as `serve` reads them. */
 /** `certs sign`: the configured issuer, built and checked as `serve` builds it. */
 export { loadIssuerConfig } from './config.js';
