@@ -34,11 +34,15 @@ export const USAGE = `usage:
   case-read certs revoke SERIAL [--client CN]
   case-read grants add EMAIL P[,P...] | remove EMAIL P[,P...] | list
   case-read tokens mint --client CN [--dir DIR] [--expires-in DURATION] [--bind-cert PEM]
-  case-read audit verify [--public-key PEM]... [--checkpoints FILE]...
+  case-read audit verify [--public-key PEM]... [--checkpoints FILE]... [--origin O]
+  case-read audit verify --since CHECKPOINT_FILE (--vkey VKEY | --public-key PEM [--origin O])
   case-read audit query [--client CN] [--crn CRN] [--since ISO] [--limit N]
   case-read audit checkpoints | keygen --dir DIR
   case-read audit vkey [--public-key PEM] [--origin O]
   case-read audit verify-proof PROOF ENTRY --vkey VKEY_LINE_OR_FILE
+  case-read audit checkpoint
+  case-read audit prove REQUEST_ID|--seq N --out DIR
+  case-read audit prove --consistency OLD_SIZE [--size NEW_SIZE]
   case-read stores migrate [--case-store STORE] [--access-store STORE] [--audit-store STORE]
   case-read config check
   case-read openapi
