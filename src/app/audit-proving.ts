@@ -97,7 +97,7 @@ export async function recordAt(
   log: AuditLog,
   seq: number,
 ): Promise<{ record: StoredAuditRecord; entry: Uint8Array }> {
-  for await (const batch of log.recordsFrom(seq)) {
+  for await (const batch of log.recordsFrom(seq, 1)) {
     const record = batch[0];
     if (record?.seq !== seq) break;
     const text = auditEntryOf(record);

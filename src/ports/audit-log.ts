@@ -59,8 +59,8 @@ export interface AuditTree {
   treeSize(): Promise<number>;
   /** Stored hashes by stored index (each below `storedCount(treeSize())`); throws a MerkleError naming one not stored. */
   treeHashes(indexes: readonly number[]): Promise<Map<number, Hash>>;
-  /** The records from seq `from` on, oldest first, a batch at a time (constant memory). */
-  recordsFrom(from: number): AsyncIterable<readonly StoredAuditRecord[]>;
+  /** The records from seq `from` on (at most `limit` of them), oldest first, a batch at a time (constant memory). */
+  recordsFrom(from: number, limit?: number): AsyncIterable<readonly StoredAuditRecord[]>;
 }
 
 /**

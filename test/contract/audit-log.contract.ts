@@ -285,6 +285,9 @@ export function describeAuditLogContract(
       const from = [];
       for await (const batch of log.recordsFrom(11)) from.push(...batch.map((r) => r.seq));
       expect(from).toEqual([11, 12, 13]);
+      const two = [];
+      for await (const batch of log.recordsFrom(11, 2)) two.push(...batch.map((r) => r.seq));
+      expect(two).toEqual([11, 12]);
     });
 
     it('verify checks the chain against checkpoints: through each head, and not ending before one', async () => {

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -115,6 +115,8 @@ describe.skipIf(skipWithoutGoReference)('the audit log, checked by Go’s sumdb/
       const entry = join(out, '3.entry');
       const proof = join(out, '3.tlog-proof');
       expect(readFileSync(entry, 'utf8')).toMatch(/^\[4,3,"[0-9a-f]{64}",/);
+      // A record is personal data: its entry is readable by its owner only.
+      expect(statSync(entry).mode & 0o777).toBe(0o600);
       expect(readFileSync(proof, 'utf8')).toContain(`c2sp.org/tlog-proof@v1\nindex 2\n`);
       expect(cli(store, 'audit', 'prove', '--seq', '12', '--out', out).ok).toBe(true);
       const consistency = cli(store, 'audit', 'prove', '--consistency', '7');

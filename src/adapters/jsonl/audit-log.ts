@@ -482,10 +482,14 @@ export class JsonlAuditLog implements AuditLog {
   }
 
   /** The records from `from` on: the lines before it are counted, not parsed. */
-  async *recordsFrom(from: number): AsyncGenerator<readonly StoredAuditRecord[]> {
+  async *recordsFrom(
+    from: number,
+    limit = Number.POSITIVE_INFINITY,
+  ): AsyncGenerator<readonly StoredAuditRecord[]> {
     let batch: StoredAuditRecord[] = [];
     for await (const { line, number } of linesOf(this.path)) {
       if (number < from) continue;
+      if (number >= from + limit) break;
       const record = recordOf(line);
       if (record === undefined) {
         throw new JsonlAuditStoreError(

@@ -153,8 +153,8 @@ export class PostgresAuditLog implements AuditLog {
         );
         const size = Number((await client.query<{ size: string }>(tree.TREE_SIZE_SQL)).rows[0]?.size ?? 0);
         const tip = tree.tipFrom(size, await this.hashesBy(client, frontierIndexes(size)));
-        const { rows } = await client.query<chain.AuditRow>(
-          tree.recordsAfterSql((n) => `$${n}`),
+        const { rows } = await client.query<tree.LeafRow>(
+          tree.leafRowsAfterSql((n) => `$${n}`),
           [size],
         );
         if (rows.length === 0) {
@@ -164,12 +164,20 @@ export class PostgresAuditLog implements AuditLog {
           );
           return tree.treeHeadOf(tip, headOf(at.rows[0]));
         }
-        const next = tree.growBy(tip, rows.map(chain.recordOfRow));
+        const last = rows.at(-1) as tree.LeafRow;
+        const older = tree.needsOlder(rows)
+          ? (
+              await client.query<chain.AuditRow>(
+                tree.olderRecordsSql((n) => `$${n}`),
+                [size, last.seq],
+              )
+            ).rows.map(chain.recordOfRow)
+          : [];
+        const next = tree.growBy(tip, rows, tree.leavesOf(rows, older));
         await client.query(
           tree.insertTreeRowSql((n) => `$${n}`),
           [next.row.idx, next.row.size, next.row.hashes],
         );
-        const last = rows.at(-1) as chain.AuditRow;
         return rows.length < tree.TREE_STEP
           ? tree.treeHeadOf(next.tip, { seq: Number(last.seq), hash: last.hash })
           : undefined;
@@ -195,11 +203,12 @@ export class PostgresAuditLog implements AuditLog {
     return this.hashesBy(this.pool, indexes);
   }
 
-  recordsFrom(from: number): AsyncIterable<readonly StoredAuditRecord[]> {
+  recordsFrom(from: number, limit?: number): AsyncIterable<readonly StoredAuditRecord[]> {
     const text = chain.verifyPageSql((n) => `$${n}`);
     return chain.recordsByPages(
-      async (after, limit) => (await this.pool.query<chain.AuditRow>(text, [after, limit])).rows,
+      async (after, page) => (await this.pool.query<chain.AuditRow>(text, [after, page])).rows,
       from,
+      limit,
     );
   }
 

@@ -195,14 +195,18 @@ export const verifyPageSql = (placeholder: (n: number) => string) =>
 export async function* recordsByPages(
   page: (afterSeq: number, limit: number) => Promise<readonly AuditRow[]> | readonly AuditRow[],
   from = 1,
+  limit = Number.POSITIVE_INFINITY,
 ): AsyncGenerator<readonly StoredAuditRecord[]> {
   let after = from - 1;
+  let left = limit;
   for (;;) {
-    const rows = await page(after, VERIFY_BATCH);
+    const rows = await page(after, Math.min(VERIFY_BATCH, left));
+    left -= rows.length;
     if (rows.length === 0) return;
     const records = rows.map(recordOfRow);
     after = (records.at(-1) as StoredAuditRecord).seq;
     yield records;
+    if (left <= 0) return;
     await new Promise((resolve) => setImmediate(resolve));
   }
 }

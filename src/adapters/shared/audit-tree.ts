@@ -69,23 +69,85 @@ export interface TreeTip {
   readonly frontier: readonly Hash[];
 }
 
-/** The row that adding `records` (the next ones, in order) to the tree at `tip` stores, and the new tip. */
+/** A record as the tree grows over it: its seq, its format, its stored hash. */
+export interface LeafRow {
+  readonly seq: number | string;
+  readonly version: number;
+  readonly hash: string;
+}
+
+/**
+ * The leaves of `rows` (the next records, in order): from format 4 each record's stored hash;
+ * a record written before has its leaf made from its text, found in `older` (the rows of
+ * {@link olderRecordsSql}, read only when {@link needsOlder}).
+ */
+export function leavesOf(rows: readonly LeafRow[], older: readonly StoredAuditRecord[] = []): Hash[] {
+  const bySeq = new Map(older.map((r) => [r.seq, r]));
+  return rows.map((row) => {
+    if (row.version >= 4) return Buffer.from(row.hash, 'hex');
+    const record = bySeq.get(Number(row.seq));
+    if (record === undefined)
+      throw new MerkleError(`record ${row.seq} (format ${row.version}) was not read whole`);
+    return leafOf(record);
+  });
+}
+
+/**
+ * The leaf rows of the records one writer stored since the tree last grew, kept so that the
+ * tree grows over them without reading them back (the usual case: one writer). Only a run
+ * of consecutive records is kept: another writer's records in between start it again, and
+ * growing then reads the store.
+ */
+export class WrittenLeaves {
+  private rows: LeafRow[] = [];
+  private first = 0;
+
+  /** Notes a committed batch (consecutive records, in order). */
+  add(batch: readonly StoredAuditRecord[]): void {
+    const start = batch[0]?.seq;
+    if (start === undefined) return;
+    if (this.rows.length === 0 || start !== this.first + this.rows.length) {
+      this.rows = [];
+      this.first = start;
+    }
+    for (const r of batch) this.rows.push({ seq: r.seq, version: r.version, hash: r.hash });
+  }
+
+  /**
+   * The rows of records `after` + 1 … `to` when all are held (and those up to `after` are let
+   * go), else undefined. What is held is only what this writer committed.
+   */
+  take(after: number, to: number): LeafRow[] | undefined {
+    const skip = after + 1 - this.first;
+    if (skip < 0 || to <= after || to > this.first + this.rows.length - 1) return undefined;
+    const taken = this.rows.slice(skip, skip + (to - after));
+    this.rows = this.rows.slice(skip + taken.length);
+    this.first = to + 1;
+    return taken;
+  }
+}
+
+/** Whether any of `rows` is a record written before format 4, whose text makes its leaf. */
+export const needsOlder = (rows: readonly LeafRow[]): boolean => rows.some((row) => row.version < 4);
+
+/** The row that adding `rows`' leaves (the next records, in order) to the tree at `tip` stores, and the new tip. */
 export function growBy(
   tip: TreeTip,
-  records: readonly StoredAuditRecord[],
+  rows: readonly LeafRow[],
+  leaves: readonly Hash[],
 ): {
   readonly row: { readonly idx: number; readonly size: number; readonly hashes: Buffer };
   readonly tip: TreeTip;
 } {
-  records.forEach((record, i) => {
-    if (record.seq !== tip.size + i + 1) {
+  rows.forEach((row, i) => {
+    if (Number(row.seq) !== tip.size + i + 1) {
       throw new MerkleError(
-        `the tree of ${tip.size + i} leaves cannot grow by record ${record.seq}: record ${tip.size + i + 1} is missing`,
+        `the tree of ${tip.size + i} leaves cannot grow by record ${row.seq}: record ${tip.size + i + 1} is missing`,
       );
     }
   });
-  const { stored, frontier } = appendLeaves(sha256Bytes, tip.size, tip.frontier, records.map(leafOf));
-  const size = tip.size + records.length;
+  const { stored, frontier } = appendLeaves(sha256Bytes, tip.size, tip.frontier, leaves);
+  const size = tip.size + rows.length;
   return {
     row: { idx: storedCount(tip.size), size, hashes: Buffer.concat(stored) },
     tip: { size, frontier },
@@ -139,9 +201,13 @@ export const treeHashesSql = {
 export const insertTreeRowSql = (placeholder: (n: number) => string) =>
   `INSERT INTO audit_tree (idx, size, hashes) VALUES (${placeholder(1)}, ${placeholder(2)}, ${placeholder(3)})`;
 
-/** The records after the tree's size, at most {@link TREE_STEP}, in the engine's placeholders. */
-export const recordsAfterSql = (placeholder: (n: number) => string) =>
-  `SELECT * FROM audit WHERE seq > ${placeholder(1)} ORDER BY seq LIMIT ${TREE_STEP}`;
+/** The records after the tree's size, at most {@link TREE_STEP}: seq, format and hash only. */
+export const leafRowsAfterSql = (placeholder: (n: number) => string) =>
+  `SELECT seq, version, hash FROM audit WHERE seq > ${placeholder(1)} ORDER BY seq LIMIT ${TREE_STEP}`;
+
+/** The whole records written before format 4 in a range of seqs (`$1` < seq ≤ `$2`): their text makes their leaves. */
+export const olderRecordsSql = (placeholder: (n: number) => string) =>
+  `SELECT * FROM audit WHERE seq > ${placeholder(1)} AND seq <= ${placeholder(2)} AND version < 4 ORDER BY seq`;
 
 /**
  * The largest tree size whose stored hashes number at most `count`: what a flat file of

@@ -99,6 +99,8 @@ export class SqliteAuditLog implements AuditLog {
   private readonly treeSizeRow: SqlStatement<[], { size: number }>;
   private readonly treeHashRows: SqlStatement<[string], tree.TreeRow>;
   private readonly versionPage: SqlStatement<[number, number], chain.AuditRow>;
+  /** The leaf rows of the records this connection wrote since the tree last grew: read from here, not the file. */
+  private readonly written = new tree.WrittenLeaves();
 
   private constructor(private readonly db: SqlDatabase) {
     const insert = db.prepare<unknown[]>(
@@ -112,16 +114,19 @@ export class SqliteAuditLog implements AuditLog {
     this.versionPage = db.prepare<[number, number], chain.AuditRow>(chain.verifyPageSql(() => '?'));
     // IMMEDIATE: the write lock is taken before the head is read, so no other writer can
     // append between the read and the inserts.
-    const writeNow = (batch: readonly AuditRecord[]) =>
-      transaction(
+    const writeNow = (batch: readonly AuditRecord[]) => {
+      const linked = transaction(
         db,
         () => {
-          for (const stored of chain.linkRecords(batch, this.headRow.get() ?? chain.EMPTY_CHAIN).stored) {
-            insert.run(...chain.rowValuesOf(stored));
-          }
+          const stored = chain.linkRecords(batch, this.headRow.get() ?? chain.EMPTY_CHAIN).stored;
+          for (const record of stored) insert.run(...chain.rowValuesOf(record));
+          return stored;
         },
         'immediate',
       );
+      // Committed: the tree may grow over them from here.
+      this.written.add(linked);
+    };
     // This connection never waits inside SQLite for another writer's lock: that wait would
     // hold the whole event loop, every other request and readiness with it. It asks again
     // a moment later instead, until the batch's deadline (or the busy timeout).
@@ -172,7 +177,8 @@ export class SqliteAuditLog implements AuditLog {
    */
   async growTree(): Promise<TreeHead> {
     const insertRow = this.db.prepare<unknown[]>(tree.insertTreeRowSql(() => '?'));
-    const recordsAfter = this.db.prepare<[number], chain.AuditRow>(tree.recordsAfterSql(() => '?'));
+    const leafRows = this.db.prepare<[number], tree.LeafRow>(tree.leafRowsAfterSql(() => '?'));
+    const olderRows = this.db.prepare<[number, number], chain.AuditRow>(tree.olderRecordsSql(() => '?'));
     const headAt = this.db.prepare<[number], ChainHead>('SELECT seq, hash FROM audit WHERE seq = ?');
     for (;;) {
       let grown: TreeHead | undefined;
@@ -182,7 +188,8 @@ export class SqliteAuditLog implements AuditLog {
             this.db,
             () => {
               const size = this.treeSizeRow.get()?.size ?? 0;
-              const rows = recordsAfter.all(size);
+              const head = this.headRow.get()?.seq ?? 0;
+              const rows = this.written.take(size, Math.min(head, size + tree.TREE_STEP)) ?? leafRows.all(size);
               const tip = this.tipNow(size);
               if (rows.length === 0) {
                 grown = tree.treeHeadOf(
@@ -191,10 +198,13 @@ export class SqliteAuditLog implements AuditLog {
                 );
                 return;
               }
-              const next = tree.growBy(tip, rows.map(chain.recordOfRow));
+              const last = rows.at(-1) as tree.LeafRow;
+              const older = tree.needsOlder(rows)
+                ? olderRows.all(size, Number(last.seq)).map(chain.recordOfRow)
+                : [];
+              const next = tree.growBy(tip, rows, tree.leavesOf(rows, older));
               insertRow.run(next.row.idx, next.row.size, next.row.hashes);
               if (rows.length < tree.TREE_STEP) {
-                const last = rows.at(-1) as chain.AuditRow;
                 grown = tree.treeHeadOf(next.tip, { seq: Number(last.seq), hash: last.hash });
               }
             },
@@ -224,8 +234,8 @@ export class SqliteAuditLog implements AuditLog {
     return this.hashesNow(indexes);
   }
 
-  recordsFrom(from: number): AsyncIterable<readonly StoredAuditRecord[]> {
-    return chain.recordsByPages((after, limit) => this.versionPage.all(after, limit), from);
+  recordsFrom(from: number, limit?: number): AsyncIterable<readonly StoredAuditRecord[]> {
+    return chain.recordsByPages((after, page) => this.versionPage.all(after, page), from, limit);
   }
 
   async query(filter: AuditQuery): Promise<StoredAuditRecord[]> {

@@ -216,10 +216,17 @@ async function prove(args: string[], io: Io): Promise<number> {
     const written: { seq: number; entry: string; proof: string }[] = [];
     for (const seq of seqs) {
       const { entry, proof } = await proving(() => proveInclusion(log, seq, newest.body));
-      mkdirSync(out, { recursive: true });
+      // An entry is a record: personal data, readable by its owner only.
+      mkdirSync(out, { recursive: true, mode: 0o700 });
       const paths = { entry: join(out, `${seq}.entry`), proof: join(out, `${seq}.tlog-proof`) };
-      writeFileSync(paths.entry, entry);
-      writeFileSync(paths.proof, formatTlogProof({ index: seq - 1, hashes: proof, checkpoint: newest.note }));
+      writeFileSync(paths.entry, entry, { mode: 0o600 });
+      writeFileSync(
+        paths.proof,
+        formatTlogProof({ index: seq - 1, hashes: proof, checkpoint: newest.note }),
+        {
+          mode: 0o600,
+        },
+      );
       written.push({ seq, ...paths });
     }
     report(
