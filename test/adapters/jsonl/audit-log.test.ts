@@ -17,6 +17,7 @@ import { jsonlStores } from '../../../src/adapters/jsonl/store-kind.js';
 import { sha256Hex } from '../../../src/adapters/shared/sha256.js';
 import { canonicalAuditText } from '../../../src/domain/audit/record.js';
 import { auditRecord } from '../../contract/audit-log.contract.js';
+import { grownAndReferenceRoots } from '../../support/merkle-reference.js';
 import { testContext } from '../../support/stores.js';
 
 let dir: string;
@@ -82,6 +83,9 @@ describe('JSONL audit store', () => {
     const log = open();
     await log.append(auditRecord(4));
     expect(await log.verify()).toEqual({ ok: true, records: 3 });
+    // The tree grows over the records written before format 4 and after: RFC 9162's root of their entries.
+    const roots = await grownAndReferenceRoots(log);
+    expect(roots.grown).toBe(roots.reference);
     expect((await log.query({})).map((r) => [r.version, r.problem])).toEqual([
       [1, null],
       [1, null],
@@ -104,6 +108,9 @@ describe('JSONL audit store', () => {
     const log = open();
     await log.append(auditRecord(3, { operation: 'renewCertificate', issued: '7F3A9C00E1' }));
     expect(await log.verify()).toEqual({ ok: true, records: 3 });
+    // The tree grows over the records written before format 4 and after: RFC 9162's root of their entries.
+    const roots = await grownAndReferenceRoots(log);
+    expect(roots.grown).toBe(roots.reference);
     expect((await log.query({})).map((r) => [r.version, r.issued])).toEqual([
       [2, null],
       [2, null],

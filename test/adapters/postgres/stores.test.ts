@@ -12,6 +12,7 @@ import { displayPostgresUrl, postgresUrlProblem, targetOf } from '../../../src/a
 import { Crn } from '../../../src/domain/crn.js';
 import { StoreUnavailableError } from '../../../src/domain/errors.js';
 import { StoreError } from '../../../src/ports/stores.js';
+import { grownAndReferenceRoots } from '../../support/merkle-reference.js';
 import { adminQuery, testSchema } from '../../support/postgres.js';
 import { testContext } from '../../support/stores.js';
 
@@ -274,6 +275,9 @@ describe('PostgreSQL audit store versions 3 (checkpoints), 4 (issued) and 5 (tre
         const newHead = await opened.value.head();
         await opened.value.saveCheckpoint(checkpointAt(4, newHead.hash));
         expect(await opened.value.verify()).toEqual({ ok: true, records: 4 });
+        // The tree grows over the records written before format 4 and after: RFC 9162's root of their entries.
+        const roots = await grownAndReferenceRoots(opened.value);
+        expect(roots.grown).toBe(roots.reference);
         expect(
           (await old.query("SELECT version FROM case_read_schema WHERE store = 'audit store'")).rows,
         ).toEqual([{ version: 5 }]);

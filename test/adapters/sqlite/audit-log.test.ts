@@ -11,6 +11,7 @@ import {
 import { SqliteAuditLog } from '../../../src/adapters/sqlite/audit-log.js';
 import { auditRecord, checkpointAt } from '../../contract/audit-log.contract.js';
 import { VERSION_TWO_COLUMNS, versionTwoChain, versionTwoRowValuesOf } from '../../support/audit-trails.js';
+import { grownAndReferenceRoots } from '../../support/merkle-reference.js';
 import { openSqlite, pragma } from '../../support/sqlite.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'case-read-audit-'));
@@ -95,6 +96,9 @@ describe('SqliteAuditLog', () => {
       [4, '7F3A9C00E1'],
     ]);
     expect(await log.verify()).toEqual({ ok: true, records: 4 });
+    // The tree grows over the records written before format 4 and after: RFC 9162's root of their entries.
+    const roots = await grownAndReferenceRoots(log);
+    expect(roots.grown).toBe(roots.reference);
     log.close();
   });
 
@@ -110,6 +114,9 @@ describe('SqliteAuditLog', () => {
     await log.append(record(4, { operation: 'renewCertificate', issued: '7F3A9C00E1' }));
     expect((await log.query({})).at(-1)).toMatchObject({ seq: 4, version: 4, issued: '7F3A9C00E1' });
     expect(await log.verify()).toEqual({ ok: true, records: 4 });
+    // The tree grows over the records written before format 4 and after: RFC 9162's root of their entries.
+    const roots = await grownAndReferenceRoots(log);
+    expect(roots.grown).toBe(roots.reference);
     // A format-2 record given an issued certificate afterwards breaks the chain.
     const tamper = openSqlite(path);
     tamper.exec("UPDATE audit SET issued = '7F3A9C00E1' WHERE seq = 2");
