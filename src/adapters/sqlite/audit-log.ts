@@ -189,7 +189,8 @@ export class SqliteAuditLog implements AuditLog {
             () => {
               const size = this.treeSizeRow.get()?.size ?? 0;
               const head = this.headRow.get()?.seq ?? 0;
-              const rows = this.written.take(size, Math.min(head, size + tree.TREE_STEP)) ?? leafRows.all(size);
+              const rows =
+                this.written.take(size, Math.min(head, size + tree.TREE_STEP)) ?? leafRows.all(size);
               const tip = this.tipNow(size);
               if (rows.length === 0) {
                 grown = tree.treeHeadOf(
