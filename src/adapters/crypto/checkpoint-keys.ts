@@ -1,15 +1,11 @@
-import {
-  createPrivateKey,
-  createPublicKey,
-  generateKeyPairSync,
-  type KeyObject,
-  sign,
-  verify,
-} from 'node:crypto';
+import { createPublicKey, generateKeyPairSync, type KeyObject, sign, verify } from 'node:crypto';
 import { calculateJwkThumbprint, type JWK } from 'jose';
 import { type AuditCheckpoint, checkpointSignedText } from '../../domain/audit/checkpoint.js';
 import type { CheckpointKeyring, CheckpointSigner, SignatureCheck } from '../../ports/checkpoint-keys.js';
+import { auditPrivateKey, CheckpointKeyError, requireEd25519 } from './ed25519-keys.js';
 import { noteSigner } from './note-keys.js';
+
+export { CheckpointKeyError };
 
 /**
  * The audit checkpoints' Ed25519 keys, with node:crypto (on Node, Bun and Deno alike). A
@@ -17,33 +13,8 @@ import { noteSigner } from './note-keys.js';
  * key without revealing anything, and anyone holding the public key can compute it.
  */
 
-/** A key file that is not what it should be; the message names what was found, never the key. */
-export class CheckpointKeyError extends Error {
-  override readonly name = 'CheckpointKeyError';
-}
-
 const keyIdOf = async (publicKey: KeyObject): Promise<string> =>
   calculateJwkThumbprint(publicKey.export({ format: 'jwk' }) as JWK, 'sha256');
-
-export function requireEd25519(key: KeyObject, what: string): void {
-  if (key.asymmetricKeyType !== 'ed25519') {
-    throw new CheckpointKeyError(
-      `${what} is a ${key.asymmetricKeyType ?? 'symmetric'} key; an Ed25519 key is needed`,
-    );
-  }
-}
-
-/** `AUDIT_SIGNING_KEY`'s key: an Ed25519 private key in PEM (PKCS #8), or an error naming what it holds. */
-export function auditPrivateKey(pem: string): KeyObject {
-  let key: KeyObject;
-  try {
-    key = createPrivateKey(pem);
-  } catch {
-    throw new CheckpointKeyError('it holds no private key in PEM');
-  }
-  requireEd25519(key, 'it');
-  return key;
-}
 
 /**
  * The signer of `AUDIT_SIGNING_KEY`: an Ed25519 private key in PEM (PKCS #8), signing the

@@ -2,7 +2,7 @@ import { createPublicKey, type KeyObject, sign, verify } from 'node:crypto';
 import { type NoteVerifierKey, noteKeyId, verifierKeyLine } from '../../domain/audit/note.js';
 import type { NoteSigner as NoteSigning } from '../../ports/checkpoint-keys.js';
 import { sha256Bytes } from '../shared/sha256.js';
-import { auditPrivateKey, CheckpointKeyError, requireEd25519 } from './checkpoint-keys.js';
+import { auditPrivateKey, CheckpointKeyError, requireEd25519 } from './ed25519-keys.js';
 
 /**
  * The audit log's Ed25519 key in the C2SP signed-note form (decisions §14): the same
