@@ -107,7 +107,10 @@ describe('case-read usage errors exit 2 with a usage line', () => {
     [['tokens', 'mint'], 'tokens mint needs --client CN'],
     [['tokens', 'mint', '--client', 'c', '--expires-in', '1y'], '--expires-in must look like 30s'],
     [['config', 'frob'], 'unknown config subcommand: frob'],
-    [['audit'], 'audit needs a subcommand: verify, query, checkpoints, keygen, vkey or verify-proof'],
+    [
+      ['audit'],
+      'audit needs a subcommand: verify, query, checkpoints, checkpoint, prove, keygen, vkey or verify-proof',
+    ],
     [['audit', 'keygen'], 'audit keygen needs --dir DIR'],
     [
       ['audit', 'verify', '--checkpoints', 'log.jsonl'],

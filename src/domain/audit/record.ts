@@ -303,15 +303,6 @@ export class AuditChainWalker {
     if (record.hash !== chainHashOf(this.hash, text, version)) {
       return broken('its contents do not match its hash: it was changed');
     }
-    if (this.tree !== undefined && this.checkpoints !== undefined && this.sha256 !== undefined) {
-      this.tree.push(this.leafOf(record, text, this.sha256));
-      const signed = this.checkpoints.rootAt(record.seq);
-      if (signed !== undefined && !sameHash(signed, this.tree.root())) {
-        return broken(
-          `the tree of the records up to it differs from the root a checkpoint note signed at size ${record.seq}: the trail was rewritten after it was signed`,
-        );
-      }
-    }
     for (const checkpoint of this.checkpoints?.at(record.seq) ?? []) {
       if (checkpoint.head !== record.hash) {
         this.failure = {
@@ -322,6 +313,17 @@ export class AuditChainWalker {
           checkpoint,
         };
         return false;
+      }
+    }
+    // Then the tree, against any signed root at this size (the head above names the
+    // checkpoint when both forms are signed).
+    if (this.tree !== undefined && this.checkpoints !== undefined && this.sha256 !== undefined) {
+      this.tree.push(this.leafOf(record, text, this.sha256));
+      const signed = this.checkpoints.rootAt(record.seq);
+      if (signed !== undefined && !sameHash(signed, this.tree.root())) {
+        return broken(
+          `the tree of the records up to it differs from the root a checkpoint note signed at size ${record.seq}: the trail was rewritten after it was signed`,
+        );
       }
     }
     this.previousHash = record.hash;
