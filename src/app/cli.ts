@@ -43,6 +43,8 @@ export const USAGE = `usage:
   case-read audit checkpoint
   case-read audit prove REQUEST_ID|--seq N --out DIR
   case-read audit prove --consistency OLD_SIZE [--size NEW_SIZE]
+  case-read audit archive --to DIR (--before TIME | --older-than DAYS)
+  case-read audit verify --archive DIR (--vkey VKEY | --public-key PEM [--origin O])
   case-read stores migrate [--case-store STORE] [--access-store STORE] [--audit-store STORE]
   case-read config check
   case-read openapi

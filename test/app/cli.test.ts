@@ -109,7 +109,7 @@ describe('case-read usage errors exit 2 with a usage line', () => {
     [['config', 'frob'], 'unknown config subcommand: frob'],
     [
       ['audit'],
-      'audit needs a subcommand: verify, query, checkpoints, checkpoint, prove, keygen, vkey or verify-proof',
+      'audit needs a subcommand: verify, query, checkpoints, checkpoint, prove, archive, keygen, vkey or verify-proof',
     ],
     [['audit', 'keygen'], 'audit keygen needs --dir DIR'],
     [

@@ -190,7 +190,12 @@ async function checkpoints(args: string[], io: Io): Promise<number> {
  * (filtered records), and `audit vkey` and `audit verify-proof` (decisions §14).
  */
 export async function audit(sub: string | undefined, args: string[], io: Io): Promise<number> {
-  if (sub === 'verify' && args.some((a) => a === '--since' || a.startsWith('--since='))) {
+  const given = (option: string) => args.some((a) => a === option || a.startsWith(`${option}=`));
+  if (sub === 'archive') return (await import('./audit-archive.js')).auditArchiveCommands.archive(args, io);
+  if (sub === 'verify' && given('--archive')) {
+    return (await import('./audit-archive.js')).auditArchiveCommands['verify-archive'](args, io);
+  }
+  if (sub === 'verify' && given('--since')) {
     return (await import('./audit-proofs.js')).auditProofCommands['verify-since'](args, io);
   }
   if (sub === 'verify') return verify(args, io);
@@ -226,7 +231,7 @@ export async function audit(sub: string | undefined, args: string[], io: Io): Pr
   }
   throw UsageError.unknownSubcommand(
     'audit',
-    'verify, query, checkpoints, checkpoint, prove, keygen, vkey or verify-proof',
+    'verify, query, checkpoints, checkpoint, prove, archive, keygen, vkey or verify-proof',
     sub,
   );
 }

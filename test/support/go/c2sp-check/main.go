@@ -6,6 +6,9 @@
 //	note VKEY_FILE NOTE_FILE                         the note opens with the key
 //	incl VKEY_FILE ENTRY_FILE PROOF_FILE             a tlog-proof@v1 of the entry
 //	cons VKEY_FILE OLD_CHECKPOINT NEW_CHECKPOINT HASHES_FILE   a consistency proof
+//	tiles VKEY_FILE ARCHIVE_DIR                      a tlog-tiles archive: every leaf hash read
+//	                                                 by tlog.TileHashReader against its checkpoint,
+//	                                                 and each entry's tlog.RecordHash equal to it
 //
 // Run with: GO111MODULE=off GOPATH=/usr/share/gocode go run main.go
 package main
@@ -16,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -68,6 +72,67 @@ func hashes(lines []string) ([]tlog.Hash, error) {
 	return out, nil
 }
 
+// tileDir reads a C2SP tlog-tiles directory for tlog.TileHashReader. Go names a tile
+// tile/H/L/N[.p/W]; tlog-tiles leaves the height out, and names the entry bundles
+// tile/entries/N where Go has tile/H/data/N.
+type tileDir struct{ dir string }
+
+func (t tileDir) Height() int { return 8 }
+
+func (t tileDir) ReadTiles(tiles []tlog.Tile) ([][]byte, error) {
+	out := make([][]byte, len(tiles))
+	for i, tile := range tiles {
+		data, err := os.ReadFile(filepath.Join(t.dir, strings.Replace(tile.Path(), "tile/8/", "tile/", 1)))
+		if err != nil {
+			return nil, err
+		}
+		out[i] = data
+	}
+	return out, nil
+}
+
+func (t tileDir) SaveTiles(tiles []tlog.Tile, data [][]byte) {}
+
+func archive(v note.Verifier, dir string) error {
+	msg, err := os.ReadFile(filepath.Join(dir, "checkpoint"))
+	if err != nil {
+		return err
+	}
+	_, tree, err := checkpoint(v, msg)
+	if err != nil {
+		return err
+	}
+	indexes := make([]int64, tree.N)
+	for i := range indexes {
+		indexes[i] = tlog.StoredHashIndex(0, int64(i))
+	}
+	hashes, err := tlog.TileHashReader(tree, tileDir{dir}).ReadHashes(indexes)
+	if err != nil {
+		return err
+	}
+	for b := int64(0); b*256 < tree.N; b++ {
+		bundle := tlog.Tile{H: 8, L: -1, N: b, W: 256}.Path()
+		data, err := os.ReadFile(filepath.Join(dir, strings.Replace(bundle, "tile/8/data/", "tile/entries/", 1)))
+		if err != nil {
+			return err
+		}
+		for i := int64(0); i < 256; i++ {
+			if len(data) < 2 || len(data) < 2+(int(data[0])<<8|int(data[1])) {
+				return fmt.Errorf("entry bundle %d is cut short", b)
+			}
+			n := int(data[0])<<8 | int(data[1])
+			if tlog.RecordHash(data[2:2+n]) != hashes[b*256+i] {
+				return fmt.Errorf("entry %d does not hash to its leaf in the tiles", b*256+i)
+			}
+			data = data[2+n:]
+		}
+		if len(data) != 0 {
+			return fmt.Errorf("entry bundle %d holds more than 256 entries", b)
+		}
+	}
+	return nil
+}
+
 func check(args []string) error {
 	if len(args) < 3 {
 		return errors.New("too few arguments")
@@ -77,6 +142,8 @@ func check(args []string) error {
 		return err
 	}
 	switch args[0] {
+	case "tiles":
+		return archive(v, args[2])
 	case "note":
 		msg, err := os.ReadFile(args[2])
 		if err != nil {

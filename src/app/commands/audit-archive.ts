@@ -1,0 +1,119 @@
+// `audit archive` and `audit verify --archive` (decisions §15): the older records to a C2SP
+// tlog-tiles directory, and the check of such a directory on its own.
+import { readFileSync } from 'node:fs';
+import { TILE_WIDTH } from '../../domain/audit/tiles.js';
+import type { AuditLog } from '../../ports/audit-log.js';
+import { AuditArchiveError, verifyArchive, writeArchive } from '../audit-archive.js';
+import { AuditProofError, newestNoted, recordAt } from '../audit-proving.js';
+import { CheckpointKeyError, noteSigner } from '../composition/audit-keys.js';
+import { auditOriginOf } from '../composition/config.js';
+import { parse, positionals } from './arguments.js';
+import { noteKeysOf } from './audit-proofs.js';
+import { withAuditStore } from './command-stores.js';
+import { CommandError, EXIT, UsageError } from './exit.js';
+import { type Io, report } from './io.js';
+
+const DAY_MS = 86_400_000;
+
+/** How many records were stored before `cutoff`: records are in seq order, which is the order their times were taken in. */
+async function countBefore(log: AuditLog, cutoff: Date): Promise<number> {
+  let lo = 0;
+  let hi = (await log.head()).seq;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if ((await recordAt(log, mid)).record.at < cutoff) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+/**
+ * `audit archive --to DIR (--before TIME | --older-than DAYS)`: the records stored before then,
+ * rounded down to whole tiles of 256 and to the newest checkpoint, written to DIR.
+ */
+async function archive(args: string[], io: Io): Promise<number> {
+  const { values, positionals: rest } = parse(args, {
+    'audit-store': { type: 'string' },
+    json: { type: 'boolean' },
+    to: { type: 'string' },
+    before: { type: 'string' },
+    'older-than': { type: 'string' },
+  });
+  positionals(rest, []);
+  if (values.to === undefined) throw new UsageError('audit archive needs --to DIR');
+  if ((values.before === undefined) === (values['older-than'] === undefined)) {
+    throw new UsageError('audit archive needs --before TIME or --older-than DAYS (one of them)');
+  }
+  let cutoff: Date;
+  if (values.before !== undefined) {
+    cutoff = new Date(values.before);
+    if (!/^\d{4}-\d{2}-\d{2}T/.test(values.before) || Number.isNaN(cutoff.getTime())) {
+      throw new UsageError('--before must be an ISO 8601 date-time, e.g. 2026-11-01T00:00:00Z');
+    }
+  } else {
+    const days = values['older-than'] as string;
+    if (!/^\d{1,5}$/.test(days)) throw new UsageError('--older-than must be a whole number of days');
+    cutoff = new Date(Date.now() - Number(days) * DAY_MS);
+  }
+  const keyPath = io.env.AUDIT_SIGNING_KEY;
+  if (!keyPath) throw new UsageError("audit archive signs the archive's checkpoint: set AUDIT_SIGNING_KEY");
+  let signer: ReturnType<typeof noteSigner>;
+  try {
+    signer = noteSigner(readFileSync(keyPath, 'utf8'), auditOriginOf(io.env));
+  } catch (error) {
+    if (error instanceof CheckpointKeyError)
+      throw new CommandError(`AUDIT_SIGNING_KEY: ${keyPath}: ${error.message}`);
+    throw new CommandError(
+      `AUDIT_SIGNING_KEY: ${keyPath} cannot be read (${(error as NodeJS.ErrnoException).code})`,
+    );
+  }
+  const dir = values.to;
+  return withAuditStore(values['audit-store'], io, async (log) => {
+    try {
+      const before = await countBefore(log, cutoff);
+      const signed = (await newestNoted(log)).body.size;
+      const size = Math.floor(Math.min(before, signed) / TILE_WIDTH) * TILE_WIDTH;
+      const written = await writeArchive(log, dir, size, signer, [signer]);
+      report(
+        io,
+        values.json,
+        { ...written, before: cutoff.toISOString(), recordsBefore: before, dir },
+        written.to === written.from
+          ? `nothing to archive: ${dir} holds records 1..${written.from} already (${before} stored before ${cutoff.toISOString()}, whole tiles of ${TILE_WIDTH})`
+          : `archived records ${written.from + 1}..${written.to} to ${dir} (${written.files} file(s) written)`,
+      );
+      return EXIT.ok;
+    } catch (error) {
+      if (error instanceof AuditArchiveError || error instanceof AuditProofError)
+        throw new CommandError(error.message);
+      throw error;
+    }
+  });
+}
+
+/** `audit verify --archive DIR (--vkey V | --public-key PEM [--origin O])`: the archive on its own. */
+async function verifyArchiveCommand(args: string[], io: Io): Promise<number> {
+  const { values, positionals: rest } = parse(args, {
+    json: { type: 'boolean' },
+    archive: { type: 'string' },
+    vkey: { type: 'string' },
+    'public-key': { type: 'string', multiple: true },
+    origin: { type: 'string' },
+  });
+  positionals(rest, []);
+  const keys = noteKeysOf({ vkey: values.vkey, publicKeys: values['public-key'], origin: values.origin }, io);
+  const result = verifyArchive(values.archive as string, keys);
+  if (!result.ok) {
+    report(io, values.json, result, `audit archive BROKEN: ${result.reason}`);
+    return EXIT.failure;
+  }
+  report(
+    io,
+    values.json,
+    result,
+    `audit archive intact: ${result.records} record(s) in ${result.files} file(s), its checkpoint verified`,
+  );
+  return EXIT.ok;
+}
+
+export const auditArchiveCommands = { archive, 'verify-archive': verifyArchiveCommand } as const;
