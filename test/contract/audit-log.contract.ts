@@ -14,7 +14,7 @@ import {
   type StoredAuditRecord,
 } from '../../src/domain/audit/record.js';
 import type { AuditLog } from '../../src/ports/audit-log.js';
-import { referenceRoot } from '../support/merkle-reference.js';
+import { grownAndReferenceRoots, referenceRoot } from '../support/merkle-reference.js';
 
 export interface OpenedAuditLog {
   readonly log: AuditLog;
@@ -358,6 +358,30 @@ export function describeAuditLogContract(
         expect(all?.map((r) => r.seq)).toEqual(Array.from({ length: 60 }, (_, i) => i + 1));
         expect(new Set(all?.map((r) => r.requestId)).size).toBe(60);
         expect(await writers[2]?.verify()).toEqual({ ok: true, records: 60 });
+      });
+
+    if (writers === 'many')
+      it('grows one tree from several writers, growing it at once while they append', async () => {
+        await fresh();
+        const writers = [await open(), await open(), await open()];
+        const appends: Promise<void>[] = [];
+        const grows: Promise<unknown>[] = [];
+        for (let round = 0; round < 20; round++) {
+          writers.forEach((w, i) => {
+            appends.push(w.append(auditRecord(round * 3 + i + 1)));
+          });
+          // Every writer grows the tree while appends are in flight: none waits wrongly, none doubles a row.
+          if (round % 4 === 3) for (const w of writers) grows.push(w.growTree());
+        }
+        await Promise.all(appends);
+        await Promise.all(grows);
+        const heads = await Promise.all(writers.map((w) => w.growTree()));
+        for (const head of heads) expect(head.size).toBe(60);
+        const roots = await grownAndReferenceRoots(writers[1] as AuditLog);
+        expect(roots.grown).toBe(roots.reference);
+        expect(new Set(heads.map((h) => Buffer.from(h.root ?? []).toString('hex')))).toEqual(
+          new Set([roots.reference]),
+        );
       });
 
     if (writers === 'one')
