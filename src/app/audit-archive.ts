@@ -248,7 +248,8 @@ export function verifyArchive(dir: string, keys: readonly NoteVerifierKey[]): Ar
   const counts: number[] = [];
   const add = (level: number, hash: Hash): void => {
     counts[level] = (counts[level] ?? 0) + 1;
-    const row = (pending[level] ??= []);
+    const row = pending[level] ?? [];
+    pending[level] = row;
     row.push(hash);
     if (row.length < TILE_WIDTH) return;
     const index = (counts[level] as number) / TILE_WIDTH - 1;
