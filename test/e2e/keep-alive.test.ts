@@ -154,26 +154,60 @@ describe.concurrent.each(RUNTIMES)('KEEP_ALIVE_TIMEOUT_MS on $name', (runtime: R
     try {
       const rounds = await Promise.all(
         connections.map(async (connection) => {
+          const sentAt = performance.now();
           const first = await connection.get('/case/X123456');
           await sleep(IDLE_MS);
-          const second = await connection.get('/case/X123456/community-manager');
+          // On a loaded machine this client may wake after the timeout has passed: the service
+          // may then close the connection, as it should, but never before the timeout, counted
+          // from before the first request was sent (the service answered after that).
+          const late = () => ({
+            first,
+            reused: false as const,
+            heldMs: connection.endedAt - sentAt,
+            how: connection.ended,
+          });
+          if (connection.ended !== undefined) return late();
+          let second: Answer;
+          try {
+            second = await connection.get('/case/X123456/community-manager');
+          } catch (error) {
+            if (connection.ended !== undefined) return late();
+            throw error;
+          }
           const answeredAt = performance.now();
           await connection.whenEnded();
-          return { first, second, closedAfterMs: connection.endedAt - answeredAt, how: connection.ended };
+          return {
+            first,
+            second,
+            reused: true as const,
+            closedAfterMs: connection.endedAt - answeredAt,
+            how: connection.ended,
+          };
         }),
       );
-      // Every connection answered twice, the second time after idling a second short of the timeout.
-      expect(rounds.map((r) => `${r.first.status} ${r.second.status}`)).toEqual(
-        Array.from({ length: CONNECTIONS }, () => '200 200'),
-      );
+      // None was closed before its timeout, however late this client was.
+      const closedLate = rounds.filter((r) => !r.reused);
+      for (const r of closedLate) expect(r.heldMs).toBeGreaterThanOrEqual(KEEP_ALIVE_TIMEOUT_MS);
+      // Every connection this client reached in time answered twice, the second time after
+      // idling a second short of the timeout; on an idle machine that is every one.
+      const reused = rounds.filter((r) => r.reused);
+      expect(reused.length).toBeGreaterThan(0);
+      if (closedLate.length > 0)
+        console.log(
+          `${runtime.name}: ${closedLate.length} of ${CONNECTIONS} connections reached after the timeout (a loaded machine); each was held at least ${KEEP_ALIVE_TIMEOUT_MS} ms`,
+        );
+      expect(reused.map((r) => `${r.first.status} ${r.second.status}`)).toEqual(reused.map(() => '200 200'));
       // The timeout is told to the client, in seconds, on every keep-alive answer.
       const told = new Set(
-        rounds.flatMap((r) => [r.first.headers['keep-alive'], r.second.headers['keep-alive']]),
+        rounds.flatMap((r) => [
+          r.first.headers['keep-alive'],
+          ...(r.reused ? [r.second.headers['keep-alive']] : []),
+        ]),
       );
       expect([...told]).toEqual([`timeout=${KEEP_ALIVE_TIMEOUT_MS / 1000}`]);
       // Then left idle, each was closed by the service, cleanly, once the timeout had passed.
       expect(new Set(rounds.map((r) => r.how))).toEqual(new Set(['end']));
-      const closedAfter = rounds.map((r) => r.closedAfterMs);
+      const closedAfter = reused.map((r) => r.closedAfterMs);
       expect(Math.min(...closedAfter)).toBeGreaterThanOrEqual(IDLE_MS);
       expect(Math.max(...closedAfter)).toBeLessThan(KEEP_ALIVE_TIMEOUT_MS + CLOSE_MARGIN_MS);
     } finally {
