@@ -24,6 +24,7 @@ import {
   AuditChainWalker,
   type AuditVerification,
   auditEntryOf,
+  auditLeafHash,
   type StoredAuditRecord,
 } from '../domain/audit/record.js';
 import type { AuditLog } from '../ports/audit-log.js';
@@ -232,11 +233,7 @@ export async function verifySince(
       if (!walker.next(record)) return { ...walker.result(), since: old.size, newest: newest.size };
       if (record.seq <= newest.size) {
         // The walker has checked the record's hash against its text: from format 4 it is the leaf hash.
-        tree.push(
-          record.version >= 4
-            ? Buffer.from(record.hash, 'hex')
-            : leafHash(sha256Bytes, new TextEncoder().encode(auditEntryOf(record))),
-        );
+        tree.push(auditLeafHash(record, sha256Bytes));
         if (record.seq === newest.size && !sameHash(tree.root(), newest.root)) {
           return broken(
             record.seq,

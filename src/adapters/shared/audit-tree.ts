@@ -3,12 +3,11 @@ import {
   appendLeaves,
   frontierIndexes,
   type Hash,
-  leafHash,
   MerkleError,
   rootOfFrontier,
   storedCount,
 } from '../../domain/audit/merkle.js';
-import { auditEntryOf, type StoredAuditRecord } from '../../domain/audit/record.js';
+import { auditLeafHash, type StoredAuditRecord } from '../../domain/audit/record.js';
 import type { TreeHead } from '../../ports/audit-log.js';
 import { sha256Bytes } from './sha256.js';
 
@@ -48,20 +47,8 @@ export interface TreeRow {
   readonly hash: Uint8Array | null;
 }
 
-/**
- * A record's leaf hash: from format version 4 its stored hash is the leaf hash already; a
- * record written before is hashed again, its canonical text behind the leaf prefix.
- */
-export function leafOf(record: StoredAuditRecord): Hash {
-  if (record.version >= 4) return Buffer.from(record.hash, 'hex');
-  const entry = auditEntryOf(record);
-  if (entry === undefined) {
-    throw new MerkleError(
-      `record ${record.seq} has format version ${record.version}, which this service does not know`,
-    );
-  }
-  return leafHash(sha256Bytes, Buffer.from(entry, 'utf8'));
-}
+/** A record's leaf hash, by the record module's one rule, with SHA-256 over bytes. */
+export const leafOf = (record: StoredAuditRecord): Hash => auditLeafHash(record, sha256Bytes);
 
 /** The state the tree grows from: its size and its right edge (the hashes its root is made of). */
 export interface TreeTip {

@@ -106,6 +106,21 @@ function hexBytes(hex: string): Uint8Array {
   return bytes;
 }
 
+/**
+ * A stored record's leaf hash in the tree (decisions §14): from format 4 its own hash (what
+ * its text makes, once checked), before that its canonical text hashed behind the leaf prefix.
+ * The one rule the walk, the stores' tree and `audit verify --since` follow.
+ */
+export function auditLeafHash(record: StoredAuditRecord, sha256: Sha256): Hash {
+  if (record.version >= 4) return hexBytes(record.hash);
+  const entry = auditEntryOf(record);
+  if (entry === undefined)
+    throw new Error(
+      `record ${record.seq} has format version ${record.version}, which this service does not know`,
+    );
+  return leafHash(sha256, new TextEncoder().encode(entry));
+}
+
 /** The hash of the chain's start. */
 export const GENESIS_HASH = '0'.repeat(64);
 
@@ -269,11 +284,6 @@ export class AuditChainWalker {
     return walker;
   }
 
-  /** A walked record's leaf hash: its own hash from format 4 on (checked already), else made from its text. */
-  private leafOf(record: StoredAuditRecord, text: string, sha256: Sha256): Hash {
-    return record.version >= 4 ? hexBytes(record.hash) : leafHash(sha256, new TextEncoder().encode(text));
-  }
-
   /** Checks the next record; false once the chain is broken (then stop feeding it). */
   next(record: StoredAuditRecord): boolean {
     if (this.failure) return false;
@@ -318,7 +328,7 @@ export class AuditChainWalker {
     // Then the tree, against any signed root at this size (the head above names the
     // checkpoint when both forms are signed).
     if (this.tree !== undefined && this.checkpoints !== undefined && this.sha256 !== undefined) {
-      this.tree.push(this.leafOf(record, text, this.sha256));
+      this.tree.push(auditLeafHash(record, this.sha256));
       const signed = this.checkpoints.rootAt(record.seq);
       if (signed !== undefined && !sameHash(signed, this.tree.root())) {
         return broken(
