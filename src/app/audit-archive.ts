@@ -1,4 +1,13 @@
-import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  writeSync,
+} from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import {
   Frontier,
@@ -43,12 +52,37 @@ export class AuditArchiveError extends Error {
   override readonly name = 'AuditArchiveError';
 }
 
-/** Writes `bytes` at `path` unless a file is there; one that is must hold the same bytes. */
-function writeOnce(dir: string, path: string, bytes: Uint8Array): boolean {
+/** Writes `bytes` to a new file and forces them to the disk before it returns. */
+function writeDurably(file: string, bytes: Uint8Array, flag: 'wx' | 'w'): void {
+  const fd = openSync(file, flag, 0o600);
+  try {
+    for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Forces a directory's entries (the names of the files written in it) to the disk. */
+function syncDirectory(dir: string): void {
+  const fd = openSync(dir, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Writes `bytes` at `path`, durably, unless a file is there; one that is must hold the same
+ * bytes. The directories written in are noted in `touched`, to be synced once at the end.
+ */
+function writeOnce(dir: string, path: string, bytes: Uint8Array, touched: Set<string>): boolean {
   const file = join(dir, path);
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   try {
-    writeFileSync(file, bytes, { flag: 'wx', mode: 0o600 });
+    writeDurably(file, bytes, 'wx');
+    touched.add(dirname(file));
     return true;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
@@ -107,6 +141,12 @@ export async function writeArchive(
   const held = archivedSize(dir, keys);
   if (size % TILE_WIDTH !== 0)
     throw new AuditArchiveError(`${size} records are not whole tiles of ${TILE_WIDTH}`);
+  const letGo = (await log.archivedHead()).seq;
+  if (letGo > held.size) {
+    throw new AuditArchiveError(
+      `the store let go of records 1..${letGo} after archiving them, and ${dir} holds ${held.size === 0 ? 'none' : `only 1..${held.size}`}: archive to the directory that holds them`,
+    );
+  }
   if (size <= held.size) return { from: held.size, to: held.size, files: 0 };
   const newest = await newestNoted(log);
   if (newest.body.size < size) {
@@ -130,6 +170,7 @@ export async function writeArchive(
     }
   }
   let files = 0;
+  const touched = new Set<string>();
   let bundle: Uint8Array[] = [];
   let index = held.size / TILE_WIDTH;
   for await (const batch of log.recordsFrom(held.size + 1, size - held.size)) {
@@ -150,7 +191,7 @@ export async function writeArchive(
           );
         }
       });
-      if (writeOnce(dir, bundlePath(index), bundleOf(bundle))) files++;
+      if (writeOnce(dir, bundlePath(index), bundleOf(bundle), touched)) files++;
       bundle = [];
       index++;
     }
@@ -160,13 +201,17 @@ export async function writeArchive(
   for (const tile of tilesOf(size, held.size)) {
     const indexes = tileHashIndexes(tile);
     const stored = await log.treeHashes(indexes);
-    if (writeOnce(dir, tilePath(tile), Buffer.concat(indexes.map((i) => stored.get(i) as Hash)))) files++;
+    const hashes = Buffer.concat(indexes.map((i) => stored.get(i) as Hash));
+    if (writeOnce(dir, tilePath(tile), hashes, touched)) files++;
   }
-  // The checkpoint last, and whole: a reader never sees one that signs what is not written.
+  for (const written of touched) syncDirectory(written);
+  // The checkpoint last, and whole: a reader never sees one that signs what is not written;
+  // and once it is on the disk, everything it signs is (the store may then let go of them).
   const note = signNote(checkpointText(signer.name, size, root), signer);
   const temporary = join(dir, `.${CHECKPOINT_FILE}.${process.pid}`);
-  writeFileSync(temporary, note, { mode: 0o600 });
+  writeDurably(temporary, new TextEncoder().encode(note), 'w');
   renameSync(temporary, join(dir, CHECKPOINT_FILE));
+  syncDirectory(dir);
   return { from: held.size, to: size, files: files + 1 };
 }
 

@@ -212,22 +212,46 @@ export async function verifySince(
       `the stored tree of ${old.size} records is not the one the checkpoint given signed: it was rewritten`,
     );
   }
-  // The last record the old checkpoint covers is its last leaf: the chain continues from it.
-  const last = await proveInclusion(log, old.size, old).catch((error: unknown) => {
-    if (error instanceof AuditProofError) return undefined;
-    throw error;
-  });
-  if (last === undefined) {
+  // The walk starts at the old checkpoint's last record, or, when the store let go of it
+  // (archived), at the archive's boundary: the stored tree there is checked by the newest
+  // signed root the records after it must make.
+  const archived = await log.archivedHead();
+  let begin: { seq: number; hash: string; frontier: readonly Hash[] };
+  if (archived.seq >= old.size) {
+    begin = { ...archived, frontier: (await storedRoot(log, archived.seq)).frontier };
+  } else {
+    // The last record the old checkpoint covers is its last leaf: the chain continues from it.
+    const last = await proveInclusion(log, old.size, old).catch((error: unknown) => {
+      if (error instanceof AuditProofError) return undefined;
+      throw error;
+    });
+    if (last === undefined) {
+      return broken(
+        old.size,
+        0,
+        `record ${old.size}, the last the checkpoint given covers, was changed or removed`,
+      );
+    }
+    begin = { seq: old.size, hash: last.record.hash, frontier: start.frontier };
+  }
+  if (begin.seq > newest.size) {
     return broken(
-      old.size,
+      begin.seq,
       0,
-      `record ${old.size}, the last the checkpoint given covers, was changed or removed`,
+      `the store let go of records up to ${begin.seq}, past the newest checkpoint (${newest.size}): its checkpoints were removed`,
     );
   }
-  const walker = AuditChainWalker.after(last.record, sha256Hex);
-  const tree = new Frontier(sha256Bytes, old.size, start.frontier);
+  const walker = AuditChainWalker.after(begin, sha256Hex);
+  const tree = new Frontier(sha256Bytes, begin.seq, begin.frontier);
+  if (begin.seq === newest.size && !sameHash(tree.root(), newest.root)) {
+    return broken(
+      begin.seq,
+      0,
+      `the stored tree of ${begin.seq} records is not the one the newest checkpoint signed`,
+    );
+  }
   let records = 0;
-  for await (const batch of log.recordsFrom(old.size + 1)) {
+  for await (const batch of log.recordsFrom(begin.seq + 1)) {
     for (const record of batch) {
       records++;
       if (!walker.next(record)) return { ...walker.result(), since: old.size, newest: newest.size };

@@ -63,6 +63,33 @@ export interface AuditTree {
   recordsFrom(from: number, limit?: number): AsyncIterable<readonly StoredAuditRecord[]>;
 }
 
+/** What letting go of archived records did: the last one let go, how many, and the store's bytes on disk before and after. */
+export interface Forgotten {
+  /** The highest seq no longer held (the archive's boundary). */
+  readonly upTo: number;
+  /** Records removed by this call. */
+  readonly records: number;
+  /** The store's size on disk before and after, when the engine says (SQLite: file and WAL; PostgreSQL: the audit table). */
+  readonly bytesBefore?: number | undefined;
+  readonly bytesAfter?: number | undefined;
+}
+
+/**
+ * Keeping the store bounded (decisions §15): once records are archived (and the archive
+ * checked), the store lets go of their text. It keeps their tree hashes, so proofs of newer
+ * records go on, and the archived boundary, so `verify` walks from it.
+ */
+export interface AuditRetention {
+  /** The last record let go of (its seq and chain hash); seq 0 and the genesis hash when none. */
+  archivedHead(): Promise<ChainHead>;
+  /**
+   * Lets go of records up to seq `upTo` (they must be inside the stored tree), a batch per
+   * transaction so appends go on between, then gives the space back as the engine can.
+   * Resolves once they are gone; the boundary is recorded before the first is removed.
+   */
+  forget(upTo: number): Promise<Forgotten>;
+}
+
 /**
  * The audit log port (adapters: SQLite, JSONL, PostgreSQL). Contract, checked by
  * `test/contract/audit-log.contract.ts`:
@@ -77,9 +104,11 @@ export interface AuditTree {
  * - `flush` resolves once every append made before it was stored or refused;
  * - checkpoints are stored and read back as given, several at one seq included;
  * - the tree grows over every record, keeps the hashes it stored, and its root at any size is
- *   the RFC 9162 root of the records up to it.
+ *   the RFC 9162 root of the records up to it;
+ * - after `forget(n)` the records up to n are gone, appends continue the chain from the head,
+ *   `verify` walks from record n + 1 and still checks every signed root after n.
  */
-export interface AuditLog extends AuditWriter, AuditCheckpointStore, AuditTree {
+export interface AuditLog extends AuditWriter, AuditCheckpointStore, AuditTree, AuditRetention {
   append(record: AuditRecord, deadline?: Deadline): Promise<void>;
   flush(): Promise<void>;
   query(filter: AuditQuery): Promise<StoredAuditRecord[]>;

@@ -1,4 +1,13 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,6 +32,8 @@ const store = `sqlite:${join(dir, 'audit.db')}`;
 const archive = join(dir, 'archive');
 let env: Record<string, string>;
 let vkeyFile: string;
+let publicKeyFile: string;
+let sizeBefore: number;
 
 describe('tile paths', () => {
   it('writes N in groups of three digits, every group but the last behind an x', () => {
@@ -51,6 +62,8 @@ beforeAll(async () => {
   const keys = await generateCheckpointKeys();
   const keyFile = join(dir, 'audit-signing-key.pem');
   writeFileSync(keyFile, keys.privatePem, { mode: 0o600 });
+  publicKeyFile = join(dir, 'audit-signing-key.pub.pem');
+  writeFileSync(publicKeyFile, keys.publicPem);
   env = { AUDIT_SIGNING_KEY: keyFile, AUDIT_ORIGIN: ORIGIN };
   const signer = await checkpointSigner(keys.privatePem, ORIGIN);
   const log = SqliteAuditLog.open(join(dir, 'audit.db'));
@@ -59,12 +72,15 @@ beforeAll(async () => {
   const grown = await log.growTree();
   await log.saveCheckpoint(signCheckpoint(grown.head, new Date(), signer, grown.root));
   log.close();
+  sizeBefore = bytesOf(join(dir, 'audit.db'));
   vkeyFile = join(dir, 'audit.vkey');
   writeFileSync(vkeyFile, runCli(['audit', 'vkey'], env).stdout);
 }, 60_000);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const at = (i: number) => auditRecord(i).at.toISOString();
+const bytesOf = (file: string) =>
+  statSync(file).size + (existsSync(`${file}-wal`) ? statSync(`${file}-wal`).size : 0);
 const verifyArchive = () => runCli(['audit', 'verify', '--archive', archive, '--vkey', vkeyFile], env);
 
 describe('audit archive', () => {
@@ -95,12 +111,71 @@ describe('audit archive', () => {
     expect(verified.status).toBe(0);
   });
 
+  it('then the store lets go of the archived records, is smaller, and verifies from the boundary', () => {
+    expect(bytesOf(join(dir, 'audit.db'))).toBeLessThan(sizeBefore * 0.5);
+    const held = runCli(['audit', 'query', '--audit-store', store, '--json'], env);
+    expect(JSON.parse(held.stdout).map((r: { seq: number }) => r.seq)).toEqual(
+      Array.from({ length: 20 }, (_, i) => 1281 + i),
+    );
+    const verified = runCli(['audit', 'verify', '--audit-store', store, '--public-key', publicKeyFile], env);
+    expect(verified.stdout).toMatch(/^audit chain intact: 20 record\(s\), 1 signed checkpoint\(s\) verified/);
+    expect(verified.stdout).toMatch(/records 1\.\.1280 were archived and let go of: the walk began at 1281/);
+    expect(verified.status).toBe(0);
+    // A new, empty directory cannot take records the store no longer holds.
+    const elsewhere = runCli(
+      ['audit', 'archive', '--to', join(dir, 'elsewhere'), '--older-than', '0', '--audit-store', store],
+      env,
+    );
+    expect(elsewhere.stderr).toMatch(/let go of records 1\.\.1280 after archiving them, and .* holds none/);
+    expect(elsewhere.status).toBe(1);
+  });
+
+  it('query --archive finds an archived record; prove --archive proves it against the archive’s checkpoint', () => {
+    const found = runCli(
+      ['audit', 'query', '--archive', archive, '--vkey', vkeyFile, '--request-id', 'req-700', '--json'],
+      env,
+    );
+    expect(found.stderr).toBe('');
+    expect(JSON.parse(found.stdout)).toMatchObject([
+      { seq: 700, requestId: 'req-700', clientId: 'client-b' },
+    ]);
+    const byClient = runCli(
+      ['audit', 'query', '--archive', archive, '--vkey', vkeyFile, '--limit', '3'],
+      env,
+    );
+    expect(byClient.stdout.trim().split('\n')).toHaveLength(3);
+    const out = join(dir, 'proofs');
+    const proved = runCli(
+      ['audit', 'prove', 'req-700', '--archive', archive, '--vkey', vkeyFile, '--out', out],
+      env,
+    );
+    expect(proved.stdout).toMatch(/^record 700: .* \(against the checkpoint of 1280 records\)/);
+    const checked = runCli(
+      ['audit', 'verify-proof', join(out, '700.tlog-proof'), join(out, '700.entry'), '--vkey', vkeyFile],
+      env,
+    );
+    expect(checked.stdout).toMatch(/^proof verified: the entry is leaf 699 \(record 700\)/);
+    // A changed entry is named as the archive is read.
+    const path = join(archive, 'tile/entries/002');
+    const original = readFileSync(path);
+    const bytes = Buffer.from(original);
+    bytes[100] = (bytes[100] as number) ^ 1;
+    writeFileSync(path, bytes);
+    const refused = runCli(
+      ['audit', 'query', '--archive', archive, '--vkey', vkeyFile, '--request-id', 'req-700'],
+      env,
+    );
+    writeFileSync(path, original);
+    expect(refused.stderr).toMatch(/tile\/entries\/002: entry \d+ is not the leaf tile\/0\/002 holds/);
+    expect(refused.status).toBe(1);
+  });
+
   it.skipIf(skipWithoutGoReference)(
     'is read by Go’s tlog.TileHashReader against its checkpoint; every entry hashes to its leaf',
     () => {
       const bad = join(dir, 'bad-archive');
       rmSync(bad, { recursive: true, force: true });
-      runCli(['audit', 'archive', '--to', bad, '--older-than', '0', '--audit-store', store], env);
+      cpSync(archive, bad, { recursive: true });
       const tile = readFileSync(join(bad, 'tile/0/001'));
       tile[40] = (tile[40] as number) ^ 1;
       writeFileSync(join(bad, 'tile/0/001'), tile);

@@ -40,6 +40,8 @@ export interface AuditContractOptions {
    * continues the chain.
    */
   readonly writers?: 'one' | 'many';
+  /** Whether the store lets go of archived records (decisions §15); the JSONL store refuses. */
+  readonly archives?: boolean;
 }
 
 /** A change made to the stored trail by someone other than the service. */
@@ -94,7 +96,7 @@ export const checkpointAt = (seq: number, head: string, signature = 'c2lnbmF0dXJ
 export function describeAuditLogContract(
   name: string,
   store: () => Promise<AuditStoreHarness>,
-  { writers = 'many' }: AuditContractOptions = {},
+  { writers = 'many', archives = true }: AuditContractOptions = {},
 ): void {
   describe(`AuditLog contract: ${name}`, () => {
     let harness: AuditStoreHarness;
@@ -340,6 +342,69 @@ export function describeAuditLogContract(
       ]);
       expect(await log.verify()).toEqual({ ok: true, records: 2 });
     });
+
+    if (archives)
+      it('lets go of archived records: verify walks from the boundary, the chain, the tree and proofs go on', async () => {
+        await fresh();
+        const log = await open();
+        for (let i = 1; i <= 10; i++) await log.append(auditRecord(i));
+        const before = await log.query({ limit: 100 });
+        const entries = before.map((r) => new TextEncoder().encode(auditEntryOf(r)));
+        const grown = await log.growTree();
+        // Not past the tree: those records' hashes would be lost with them.
+        await log.append(auditRecord(11));
+        await expect(log.forget(11)).rejects.toThrow(/not all in the stored tree/);
+        const forgotten = await log.forget(6);
+        expect(forgotten).toMatchObject({ upTo: 6, records: 6 });
+        expect(await log.archivedHead()).toEqual({ seq: 6, hash: before[5]?.hash });
+        expect((await log.query({})).map((r) => r.seq)).toEqual([7, 8, 9, 10, 11]);
+        const from = [];
+        for await (const batch of log.recordsFrom(1)) from.push(...batch.map((r) => r.seq));
+        expect(from).toEqual([7, 8, 9, 10, 11]);
+        // Signed roots after the boundary are checked from the tree's frontier there.
+        const roots = new CheckpointSet();
+        roots.addRoot(8, referenceRoot(entries.slice(0, 8)));
+        roots.addRoot(10, grown.root as Uint8Array);
+        roots.add(checkpointAt(10, before[9]?.hash ?? ''));
+        expect(await log.verify(roots)).toEqual({ ok: true, records: 5, checkpoints: 1 });
+        const wrongRoot = new CheckpointSet();
+        wrongRoot.addRoot(9, referenceRoot(entries.slice(1, 10)));
+        expect(await log.verify(wrongRoot)).toMatchObject({ ok: false, brokenAt: 9 });
+        // Appends continue the chain; the tree grows on; a proof for a newer record verifies.
+        await log.append(auditRecord(12));
+        const all = await log.query({});
+        expect(all.map((r) => r.seq)).toEqual([7, 8, 9, 10, 11, 12]);
+        expect(all[5]?.previousHash).toBe(all[4]?.hash);
+        const later = [...entries, ...all.slice(4).map((r) => new TextEncoder().encode(auditEntryOf(r)))];
+        const next = await log.growTree();
+        expect(next.size).toBe(12);
+        expect(Buffer.from(next.root ?? []).toString('hex')).toBe(
+          Buffer.from(referenceRoot(later)).toString('hex'),
+        );
+        const ranges = inclusionRanges(8, 12);
+        const proof = rangeHashes(sha256Bytes, ranges, await log.treeHashes(storedIndexesFor(ranges)));
+        const leaf = sha256Bytes(Uint8Array.of(0), later[8] as Uint8Array);
+        expect(verifyInclusion(sha256Bytes, 8, 12, leaf, proof, next.root as Uint8Array)).toBe(true);
+        // Never the newest record: the head stays a held one. Asked again: nothing more to do.
+        expect(await log.forget(12)).toMatchObject({ upTo: 11, records: 5 });
+        expect(await log.head()).toEqual({ seq: 12, hash: all[5]?.hash });
+        expect(await log.forget(11)).toMatchObject({ upTo: 11, records: 0 });
+        expect(await log.verify()).toEqual({ ok: true, records: 1 });
+        // A record after the boundary changed is still found.
+        await harness.tamper({ seq: 12, set: { status: 500 } });
+        expect(await log.verify()).toMatchObject({ ok: false, brokenAt: 12 });
+      });
+
+    if (!archives)
+      it('refuses to let go of records, naming why', async () => {
+        await fresh();
+        const log = await open();
+        for (let i = 1; i <= 3; i++) await log.append(auditRecord(i));
+        await log.growTree();
+        await expect(log.forget(2)).rejects.toThrow(/does not archive/);
+        expect(await log.archivedHead()).toEqual({ seq: 0, hash: GENESIS_HASH });
+        expect(await log.verify()).toEqual({ ok: true, records: 3 });
+      });
 
     // Each store gets the writers test that fits it (registered only for it, not skipped).
     if (writers === 'many')

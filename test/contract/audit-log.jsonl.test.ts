@@ -43,5 +43,5 @@ describeAuditLogContract(
       dispose: async () => rmSync(dir, { recursive: true, force: true }),
     };
   },
-  { writers: 'one' },
+  { writers: 'one', archives: false },
 );

@@ -30,9 +30,10 @@ import {
   canonicalAuditText,
   chainHashOf,
   GENESIS_HASH,
+  matchesAuditQuery,
   type StoredAuditRecord,
 } from '../../domain/audit/record.js';
-import type { AuditLog, TreeHead } from '../../ports/audit-log.js';
+import type { AuditLog, Forgotten, TreeHead } from '../../ports/audit-log.js';
 import type { Deadline } from '../../ports/deadline.js';
 import { StoreError, type StoreLog } from '../../ports/stores.js';
 import { VERIFY_BATCH } from '../shared/audit-chain.js';
@@ -578,15 +579,10 @@ export class JsonlAuditLog implements AuditLog {
 
   async query(filter: AuditQuery): Promise<StoredAuditRecord[]> {
     const limit = filter.limit ?? 1000;
-    const since = filter.since?.getTime();
     const found: StoredAuditRecord[] = [];
     if (limit <= 0) return found;
     for await (const record of this.records()) {
-      if ('unreadable' in record) continue;
-      if (filter.requestId !== undefined && record.requestId !== filter.requestId) continue;
-      if (filter.clientId !== undefined && record.clientId !== filter.clientId) continue;
-      if (filter.crn !== undefined && record.crn !== filter.crn) continue;
-      if (since !== undefined && record.at.getTime() < since) continue;
+      if ('unreadable' in record || !matchesAuditQuery(record, filter)) continue;
       found.push(record);
       if (found.length >= limit) break;
     }
@@ -594,6 +590,18 @@ export class JsonlAuditLog implements AuditLog {
   }
 
   /** Walks the whole file in order, holding one record at a time. */
+  /** Nothing is ever let go of here: the file keeps every record. */
+  async archivedHead(): Promise<ChainHead> {
+    return { seq: 0, hash: GENESIS_HASH };
+  }
+
+  /** The JSONL file is one append-only file: it does not archive (decisions §15). */
+  async forget(_upTo: number): Promise<Forgotten> {
+    throw new JsonlAuditStoreError(
+      'the JSONL audit store does not archive: its file keeps every record; a trail kept for years belongs in SQLite or PostgreSQL (AUDIT_STORE=sqlite:PATH or postgres://…), which archive',
+    );
+  }
+
   async verify(checkpoints?: CheckpointSet): Promise<AuditVerification> {
     const walker = new AuditChainWalker(sha256Hex, checkpoints, sha256Bytes);
     let checked = 0;

@@ -8,9 +8,11 @@ import {
   GENESIS_HASH,
   type StoredAuditRecord,
 } from '../../domain/audit/record.js';
-import type { AuditLog, TreeHead } from '../../ports/audit-log.js';
+import type { AuditLog, Forgotten, TreeHead } from '../../ports/audit-log.js';
 import { type Deadline, DeadlineExceededError } from '../../ports/deadline.js';
+import { StoreError } from '../../ports/stores.js';
 import * as chain from '../shared/audit-chain.js';
+import * as retention from '../shared/audit-retention.js';
 import * as tree from '../shared/audit-tree.js';
 import { budgetLeftMs, GroupCommit, type WriteBudget } from '../shared/group-commit.js';
 import { inTransaction, type PostgresStoreDescription } from './database.js';
@@ -33,6 +35,7 @@ export const AUDIT_STORE: PostgresStoreDescription = {
     chain.auditCheckpointsSql({ seq: 'BIGINT' }),
     chain.auditVersion3Sql,
     tree.auditTreeSql({ seq: 'BIGINT', bytes: 'BYTEA' }),
+    retention.auditArchivedSql({ seq: 'BIGINT' }),
   ],
 };
 
@@ -159,8 +162,8 @@ export class PostgresAuditLog implements AuditLog {
         );
         if (rows.length === 0) {
           const at = await client.query<{ seq: string; hash: string }>(
-            'SELECT seq, hash FROM audit WHERE seq = $1',
-            [size],
+            retention.headAtSql((n) => `$${n}`),
+            [size, size],
           );
           return tree.treeHeadOf(tip, headOf(at.rows[0]));
         }
@@ -218,15 +221,74 @@ export class PostgresAuditLog implements AuditLog {
     return rows.map(chain.recordOfRow);
   }
 
-  /** Walks the chain a page at a time, by sequence number (keyset paging). */
+  /** Walks the chain a page at a time, by sequence number (keyset paging), from the archived boundary on. */
   async verify(checkpoints?: CheckpointSet): Promise<AuditVerification> {
     const text = chain.verifyPageSql((n) => `$${n}`);
+    const from = await retention.archivedStartOf(
+      await this.boundary(),
+      checkpoints?.hasRoots ?? false,
+      (indexes) => this.treeHashes(indexes),
+    );
     return chain.verifyByPages(
       async (after, limit) =>
         (await this.pool.query<chain.AuditRow>({ name: 'audit-verify-page', text, values: [after, limit] }))
           .rows,
       checkpoints,
+      from,
     );
+  }
+
+  private async boundary(): Promise<ChainHead | undefined> {
+    const { rows } = await this.pool.query<retention.ArchivedRow>(retention.ARCHIVED_HEAD_SQL);
+    return retention.archivedHeadOf(rows[0]);
+  }
+
+  async archivedHead(): Promise<ChainHead> {
+    return (await this.boundary()) ?? chain.EMPTY_CHAIN;
+  }
+
+  /**
+   * Records the boundary, deletes up to it a batch per statement (each its own transaction;
+   * appends lock only the head row, so they go on beside it), then `VACUUM audit`, which
+   * runs beside reads and writes: the freed space is reused by new records, so the table
+   * stops growing; the file shrinks only where the freed pages are at its end.
+   */
+  async forget(asked: number): Promise<Forgotten> {
+    const refusal = retention.forgetRefusal(asked, await this.treeSize());
+    if (refusal !== undefined) throw new StoreError(refusal);
+    const bytesBefore = await this.tableBytes();
+    const boundary = (await this.archivedHead()).seq;
+    const upTo = retention.forgetLimit(asked, (await this.head()).seq);
+    if (upTo > boundary) {
+      const { rows } = await this.pool.query<{ seq: string; hash: string }>(
+        retention.headAtSql((n) => `$${n}`),
+        [upTo, upTo],
+      );
+      const last = rows[0];
+      if (last === undefined) throw new StoreError(`the store holds no record ${upTo} to let go of`);
+      await this.pool.query(
+        retention.insertArchivedSql((n) => `$${n}`),
+        [upTo, last.hash, new Date().toISOString()],
+      );
+    }
+    const held = await this.pool.query<{ seq: string | null }>(retention.HELD_FROM_SQL);
+    const heldFrom = held.rows[0]?.seq;
+    const last = Math.max(upTo, boundary);
+    let records = 0;
+    const remove = retention.forgetBatchSql((n) => `$${n}`);
+    for (const [lo, hi] of heldFrom == null ? [] : retention.forgetBatches(Number(heldFrom), last)) {
+      records += (await this.pool.query(remove, [lo, hi])).rowCount ?? 0;
+    }
+    await this.pool.query('VACUUM audit');
+    return { upTo: last, records, bytesBefore, bytesAfter: await this.tableBytes() };
+  }
+
+  /** The audit table with its indexes and TOAST, in bytes. */
+  private async tableBytes(): Promise<number> {
+    const { rows } = await this.pool.query<{ bytes: string }>(
+      "SELECT pg_total_relation_size('audit') AS bytes",
+    );
+    return Number(rows[0]?.bytes ?? 0);
   }
 
   /** For readiness: the head row can be read (and so locked) now. */

@@ -5,6 +5,7 @@ import {
   checkpointOf,
 } from '../../domain/audit/checkpoint.js';
 import {
+  type ArchivedStart,
   type AuditQuery,
   type AuditRecord,
   type AuditVerification,
@@ -218,8 +219,16 @@ export async function* recordsByPages(
 export function verifyByPages(
   page: (afterSeq: number, limit: number) => Promise<readonly AuditRow[]> | readonly AuditRow[],
   checkpoints?: CheckpointSet,
+  /** Where the held trail begins when older records were archived and let go of. */
+  from?: ArchivedStart,
 ): Promise<AuditVerification> {
-  return verifyAuditBatches(recordsByPages(page), sha256Hex, checkpoints, sha256Bytes);
+  return verifyAuditBatches(
+    recordsByPages(page, (from?.seq ?? 0) + 1),
+    sha256Hex,
+    checkpoints,
+    sha256Bytes,
+    from,
+  );
 }
 
 /**

@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import type { AuditCheckpoint, ChainHead, CheckpointSet } from '../../domain/audit/checkpoint.js';
 import { frontierIndexes, type Hash } from '../../domain/audit/merkle.js';
 import type {
@@ -6,10 +7,11 @@ import type {
   AuditVerification,
   StoredAuditRecord,
 } from '../../domain/audit/record.js';
-import type { AuditLog, TreeHead } from '../../ports/audit-log.js';
+import type { AuditLog, Forgotten, TreeHead } from '../../ports/audit-log.js';
 import { type Deadline, DeadlineExceededError } from '../../ports/deadline.js';
 import { StoreError } from '../../ports/stores.js';
 import * as chain from '../shared/audit-chain.js';
+import * as retention from '../shared/audit-retention.js';
 import * as tree from '../shared/audit-tree.js';
 import { GroupCommit } from '../shared/group-commit.js';
 import { openWritableStore, type StoreDescription, transaction } from './database.js';
@@ -28,6 +30,7 @@ const MIGRATIONS: readonly string[] = [
   chain.auditCheckpointsSql({ seq: 'INTEGER' }),
   chain.auditVersion3Sql,
   tree.auditTreeSql({ seq: 'INTEGER', bytes: 'BLOB' }),
+  retention.auditArchivedSql({ seq: 'INTEGER' }),
 ];
 
 export class AuditStoreError extends StoreError {
@@ -74,7 +77,12 @@ export const AUDIT_STORE: StoreDescription = {
   usableFrom: 4,
   createHint: 'case-read serve (it creates the audit store)',
   error: (message) => new AuditStoreError(message),
+  // Pages freed by letting go of archived records go back to the disk (decisions §15).
+  incrementalVacuum: true,
 };
+
+/** Pages given back to the disk per step of incremental vacuum (4 MiB at 4 KiB a page). */
+const VACUUM_STEP_PAGES = 1024;
 
 /**
  * The audit trail in a SQLite file (`AUDIT_STORE=sqlite:PATH`).
@@ -94,6 +102,8 @@ export const AUDIT_STORE: StoreDescription = {
 export class SqliteAuditLog implements AuditLog {
   private readonly commits: GroupCommit<AuditRecord>;
   private readonly headRow: SqlStatement<[], ChainHead>;
+  private readonly archivedRow: SqlStatement<[], retention.ArchivedRow>;
+  private readonly headAtRow: SqlStatement<[number, number], ChainHead>;
   private readonly newestRow: SqlStatement<[], chain.CheckpointRow>;
   private readonly insertCheckpoint: SqlStatement<unknown[]>;
   private readonly treeSizeRow: SqlStatement<[], { size: number }>;
@@ -102,11 +112,17 @@ export class SqliteAuditLog implements AuditLog {
   /** The leaf rows of the records this connection wrote since the tree last grew: read from here, not the file. */
   private readonly written = new tree.WrittenLeaves();
 
-  private constructor(private readonly db: SqlDatabase) {
+  private constructor(
+    private readonly db: SqlDatabase,
+    /** The file, to say its size on disk; none for a database in memory. */
+    private readonly path?: string,
+  ) {
     const insert = db.prepare<unknown[]>(
       `INSERT INTO audit (${chain.AUDIT_COLUMNS.join(', ')}) VALUES (${chain.AUDIT_COLUMNS.map(() => '?').join(', ')})`,
     );
     this.headRow = db.prepare<[], ChainHead>('SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1');
+    this.archivedRow = db.prepare<[], retention.ArchivedRow>(retention.ARCHIVED_HEAD_SQL);
+    this.headAtRow = db.prepare<[number, number], ChainHead>(retention.headAtSql(() => '?'));
     this.newestRow = db.prepare<[], chain.CheckpointRow>(chain.NEWEST_CHECKPOINT_SQL);
     this.insertCheckpoint = db.prepare<unknown[]>(chain.saveCheckpointSql(() => '?'));
     this.treeSizeRow = db.prepare<[], { size: number }>(tree.TREE_SIZE_SQL);
@@ -118,7 +134,7 @@ export class SqliteAuditLog implements AuditLog {
       const linked = transaction(
         db,
         () => {
-          const stored = chain.linkRecords(batch, this.headRow.get() ?? chain.EMPTY_CHAIN).stored;
+          const stored = chain.linkRecords(batch, this.headNow()).stored;
           for (const record of stored) insert.run(...chain.rowValuesOf(record));
           return stored;
         },
@@ -137,7 +153,12 @@ export class SqliteAuditLog implements AuditLog {
   }
 
   static open(path: string, driver?: SqliteDriver): SqliteAuditLog {
-    return new SqliteAuditLog(openWritableStore(path, AUDIT_STORE, driver));
+    return new SqliteAuditLog(openWritableStore(path, AUDIT_STORE, driver), path);
+  }
+
+  /** The newest record, else the last one let go of (every held record archived), else the empty chain. */
+  private headNow(): ChainHead {
+    return this.headRow.get() ?? retention.archivedHeadOf(this.archivedRow.get()) ?? chain.EMPTY_CHAIN;
   }
 
   append(record: AuditRecord, deadline?: Deadline): Promise<void> {
@@ -149,7 +170,7 @@ export class SqliteAuditLog implements AuditLog {
   }
 
   async head(): Promise<ChainHead> {
-    return this.headRow.get() ?? chain.EMPTY_CHAIN;
+    return this.headNow();
   }
 
   async saveCheckpoint(checkpoint: AuditCheckpoint): Promise<void> {
@@ -179,7 +200,6 @@ export class SqliteAuditLog implements AuditLog {
     const insertRow = this.db.prepare<unknown[]>(tree.insertTreeRowSql(() => '?'));
     const leafRows = this.db.prepare<[number], tree.LeafRow>(tree.leafRowsAfterSql(() => '?'));
     const olderRows = this.db.prepare<[number, number], chain.AuditRow>(tree.olderRecordsSql(() => '?'));
-    const headAt = this.db.prepare<[number], ChainHead>('SELECT seq, hash FROM audit WHERE seq = ?');
     for (;;) {
       let grown: TreeHead | undefined;
       await whenNotBusy(
@@ -188,14 +208,14 @@ export class SqliteAuditLog implements AuditLog {
             this.db,
             () => {
               const size = this.treeSizeRow.get()?.size ?? 0;
-              const head = this.headRow.get()?.seq ?? 0;
+              const head = this.headNow().seq;
               const rows =
                 this.written.take(size, Math.min(head, size + tree.TREE_STEP)) ?? leafRows.all(size);
               const tip = this.tipNow(size);
               if (rows.length === 0) {
                 grown = tree.treeHeadOf(
                   tip,
-                  size === 0 ? chain.EMPTY_CHAIN : (headAt.get(size) ?? chain.EMPTY_CHAIN),
+                  size === 0 ? chain.EMPTY_CHAIN : (this.headAtRow.get(size, size) ?? chain.EMPTY_CHAIN),
                 );
                 return;
               }
@@ -247,10 +267,91 @@ export class SqliteAuditLog implements AuditLog {
       .map(chain.recordOfRow);
   }
 
-  /** Walks the chain a page at a time, by sequence number. */
+  /** Walks the chain a page at a time, by sequence number, from the archived boundary on. */
   async verify(checkpoints?: CheckpointSet): Promise<AuditVerification> {
     const page = this.db.prepare<[number, number], chain.AuditRow>(chain.verifyPageSql(() => '?'));
-    return chain.verifyByPages((after, limit) => page.all(after, limit), checkpoints);
+    const from = await retention.archivedStartOf(
+      retention.archivedHeadOf(this.archivedRow.get()),
+      checkpoints?.hasRoots ?? false,
+      async (indexes) => this.hashesNow(indexes),
+    );
+    return chain.verifyByPages((after, limit) => page.all(after, limit), checkpoints, from);
+  }
+
+  async archivedHead(): Promise<ChainHead> {
+    return retention.archivedHeadOf(this.archivedRow.get()) ?? chain.EMPTY_CHAIN;
+  }
+
+  /**
+   * Records the boundary, deletes up to it a batch per statement (each takes the write lock
+   * briefly, as an append does, the event loop let through between), then gives the freed
+   * pages back by incremental vacuum a step at a time, when the file was made with it (audit
+   * stores created from version 6 are); an older file reuses them instead, and stops growing.
+   */
+  async forget(asked: number): Promise<Forgotten> {
+    const refusal = retention.forgetRefusal(asked, await this.treeSize());
+    if (refusal !== undefined) throw new AuditStoreError(refusal);
+    const bytesBefore = this.bytesOnDisk();
+    const soon = () => performance.now() + BUSY_TIMEOUT_MS;
+    const insert = this.db.prepare<[number, string, string]>(retention.insertArchivedSql(() => '?'));
+    const boundary = (await this.archivedHead()).seq;
+    const upTo = retention.forgetLimit(asked, this.headNow().seq);
+    if (upTo > boundary) {
+      await whenNotBusy(
+        () => {
+          const last = this.headAtRow.get(upTo, upTo);
+          if (last === undefined) throw new AuditStoreError(`the store holds no record ${upTo} to let go of`);
+          insert.run(upTo, last.hash, new Date().toISOString());
+        },
+        soon(),
+        false,
+      );
+    }
+    const heldFrom = this.db.prepare<[], { seq: number | null }>(retention.HELD_FROM_SQL).get()?.seq;
+    const remove = this.db.prepare<[number, number]>(retention.forgetBatchSql(() => '?'));
+    let records = 0;
+    const last = Math.max(upTo, boundary);
+    for (const [lo, hi] of heldFrom == null ? [] : retention.forgetBatches(heldFrom, last)) {
+      await whenNotBusy(
+        () => {
+          records += remove.run(lo, hi).changes;
+        },
+        soon(),
+        false,
+      );
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await this.giveSpaceBack();
+    return { upTo: last, records, bytesBefore, bytesAfter: this.bytesOnDisk() };
+  }
+
+  private async giveSpaceBack(): Promise<void> {
+    const mode = this.db.prepare<[], { auto_vacuum: number }>('PRAGMA auto_vacuum').get()?.auto_vacuum;
+    if (mode !== 2) return;
+    const free = this.db.prepare<[], { freelist_count: number }>('PRAGMA freelist_count');
+    while ((free.get()?.freelist_count ?? 0) > 0) {
+      await whenNotBusy(
+        () => this.db.exec(`PRAGMA incremental_vacuum(${VACUUM_STEP_PAGES})`),
+        performance.now() + BUSY_TIMEOUT_MS,
+        false,
+      );
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    // The file shrinks when the WAL is checkpointed; a reader in the way leaves it to the next one.
+    this.db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+  }
+
+  /** The file and its WAL, in bytes; undefined in memory. */
+  private bytesOnDisk(): number | undefined {
+    if (this.path === undefined || this.path === ':memory:') return undefined;
+    const size = (file: string) => {
+      try {
+        return statSync(file).size;
+      } catch {
+        return 0;
+      }
+    };
+    return size(this.path) + size(`${this.path}-wal`);
   }
 
   /** For readiness: throws when the store cannot be written (a write lock can be taken soon). */

@@ -24,6 +24,11 @@ export interface StoreDescription {
   readonly createHint: string;
   /** Builds the store's own error type. */
   readonly error: (message: string) => Error;
+  /**
+   * A new file is made with `auto_vacuum = INCREMENTAL`, so pages freed by deletes can be
+   * given back to the disk (SQLite sets this only before the first table; older files keep NONE).
+   */
+  readonly incrementalVacuum?: boolean;
 }
 
 /** How much of a read-only store is mapped; a larger store reads the rest as before. */
@@ -143,8 +148,9 @@ export function openWritableStore(
   const db = openOrExplain(driver, path, false, (why) =>
     store.error(`${store.what} ${path} cannot be opened for writing (${why})`),
   );
-  db.exec('PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL');
   try {
+    if (store.incrementalVacuum && versionOf(db) === 0) db.exec('PRAGMA auto_vacuum = INCREMENTAL');
+    db.exec('PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL');
     migrateOpen(db, path, store);
   } catch (error) {
     db.close();

@@ -1,9 +1,12 @@
 // `audit archive` and `audit verify --archive` (decisions §15): the older records to a C2SP
 // tlog-tiles directory, and the check of such a directory on its own.
 import { readFileSync } from 'node:fs';
+import type { AuditQuery, StoredAuditRecord } from '../../domain/audit/record.js';
 import { TILE_WIDTH } from '../../domain/audit/tiles.js';
 import type { AuditLog } from '../../ports/audit-log.js';
+import { StoreError } from '../../ports/stores.js';
 import { AuditArchiveError, verifyArchive, writeArchive } from '../audit-archive.js';
+import { ArchiveReader } from '../audit-archive-reader.js';
 import { AuditProofError, newestNoted, recordAt } from '../audit-proving.js';
 import { CheckpointKeyError, noteSigner } from '../composition/audit-keys.js';
 import { auditOriginOf } from '../composition/config.js';
@@ -17,7 +20,8 @@ const DAY_MS = 86_400_000;
 
 /** How many records were stored before `cutoff`: records are in seq order, which is the order their times were taken in. */
 async function countBefore(log: AuditLog, cutoff: Date): Promise<number> {
-  let lo = 0;
+  // Those let go of were archived before: they are older still.
+  let lo = (await log.archivedHead()).seq;
   let hi = (await log.head()).seq;
   while (lo < hi) {
     const mid = Math.ceil((lo + hi) / 2);
@@ -27,9 +31,13 @@ async function countBefore(log: AuditLog, cutoff: Date): Promise<number> {
   return lo;
 }
 
+const MIB = 1024 * 1024;
+const mib = (bytes: number | undefined) => (bytes === undefined ? '?' : `${(bytes / MIB).toFixed(1)} MiB`);
+
 /**
- * `audit archive --to DIR (--before TIME | --older-than DAYS)`: the records stored before then,
- * rounded down to whole tiles of 256 and to the newest checkpoint, written to DIR.
+ * `audit archive --to DIR (--before TIME | --older-than DAYS) [--keep-in-store]`: the records
+ * stored before then, rounded down to whole tiles of 256 and to the newest checkpoint, written
+ * to DIR; then, unless `--keep-in-store`, the store lets go of every record DIR holds.
  */
 async function archive(args: string[], io: Io): Promise<number> {
   const { values, positionals: rest } = parse(args, {
@@ -38,6 +46,7 @@ async function archive(args: string[], io: Io): Promise<number> {
     to: { type: 'string' },
     before: { type: 'string' },
     'older-than': { type: 'string' },
+    'keep-in-store': { type: 'boolean' },
   });
   positionals(rest, []);
   if (values.to === undefined) throw new UsageError('audit archive needs --to DIR');
@@ -74,17 +83,37 @@ async function archive(args: string[], io: Io): Promise<number> {
       const signed = (await newestNoted(log)).body.size;
       const size = Math.floor(Math.min(before, signed) / TILE_WIDTH) * TILE_WIDTH;
       const written = await writeArchive(log, dir, size, signer, [signer]);
+      // Only what the archive holds, written and synced to its disk, is let go of.
+      const forgotten =
+        values['keep-in-store'] || written.to === 0 ? undefined : await log.forget(written.to);
       report(
         io,
         values.json,
-        { ...written, before: cutoff.toISOString(), recordsBefore: before, dir },
-        written.to === written.from
-          ? `nothing to archive: ${dir} holds records 1..${written.from} already (${before} stored before ${cutoff.toISOString()}, whole tiles of ${TILE_WIDTH})`
-          : `archived records ${written.from + 1}..${written.to} to ${dir} (${written.files} file(s) written)`,
+        {
+          ...written,
+          before: cutoff.toISOString(),
+          recordsBefore: before,
+          dir,
+          ...(forgotten ? { forgotten } : {}),
+        },
+        [
+          written.to === written.from
+            ? `nothing to archive: ${dir} holds records 1..${written.from} already (${before} stored before ${cutoff.toISOString()}, whole tiles of ${TILE_WIDTH})`
+            : `archived records ${written.from + 1}..${written.to} to ${dir} (${written.files} file(s) written)`,
+          ...(forgotten
+            ? [
+                `the store let go of records 1..${forgotten.upTo} (${forgotten.records} removed now); its size ${mib(forgotten.bytesBefore)} -> ${mib(forgotten.bytesAfter)}`,
+              ]
+            : []),
+        ],
       );
       return EXIT.ok;
     } catch (error) {
-      if (error instanceof AuditArchiveError || error instanceof AuditProofError)
+      if (
+        error instanceof AuditArchiveError ||
+        error instanceof AuditProofError ||
+        error instanceof StoreError
+      )
         throw new CommandError(error.message);
       throw error;
     }
@@ -114,6 +143,23 @@ async function verifyArchiveCommand(args: string[], io: Io): Promise<number> {
     `audit archive intact: ${result.records} record(s) in ${result.files} file(s), its checkpoint verified`,
   );
   return EXIT.ok;
+}
+
+/** The archived records `filter` asks for, read from `dir` once its checkpoint is checked with the keys given. */
+export async function queryArchive(
+  dir: string,
+  filter: AuditQuery,
+  given: Parameters<typeof noteKeysOf>[0],
+  io: Io,
+): Promise<StoredAuditRecord[]> {
+  const keys = noteKeysOf(given, io);
+  try {
+    return ArchiveReader.open(dir, keys).query(filter);
+  } catch (error) {
+    if (error instanceof AuditArchiveError || error instanceof AuditProofError)
+      throw new CommandError(error.message);
+    throw error;
+  }
 }
 
 export const auditArchiveCommands = { archive, 'verify-archive': verifyArchiveCommand } as const;

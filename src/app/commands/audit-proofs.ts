@@ -3,7 +3,7 @@
 // one entry's tlog-proof against it.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { leafHash, MerkleError, verifyInclusion } from '../../domain/audit/merkle.js';
+import { type Hash, leafHash, MerkleError, verifyInclusion } from '../../domain/audit/merkle.js';
 import {
   hashToBase64,
   NoteError,
@@ -13,6 +13,8 @@ import {
   parseVerifierKey,
 } from '../../domain/audit/note.js';
 import { formatTlogProof, parseTlogProof } from '../../domain/audit/tlog-proof.js';
+import { AuditArchiveError } from '../audit-archive.js';
+import { ArchiveReader } from '../audit-archive-reader.js';
 import {
   AuditProofError,
   newestNoted,
@@ -155,7 +157,11 @@ async function proving<T>(question: () => Promise<T>): Promise<T> {
   try {
     return await question();
   } catch (error) {
-    if (error instanceof AuditProofError || error instanceof MerkleError)
+    if (
+      error instanceof AuditProofError ||
+      error instanceof MerkleError ||
+      error instanceof AuditArchiveError
+    )
       throw new CommandError(error.message);
     throw error;
   }
@@ -171,7 +177,8 @@ function wholeOption(name: string, value: string): number {
 
 /**
  * `audit prove REQUEST_ID | --seq N --out DIR`: each record's entry and its tlog-proof against
- * the newest checkpoint of the tree; `audit prove --consistency OLD [--size NEW]`: the
+ * the newest checkpoint of the tree (with `--archive DIR`, against the archive's checkpoint,
+ * from its tiles); `audit prove --consistency OLD [--size NEW]`: the
  * consistency proof's hashes. Every proof is checked against the signed root before it is written.
  */
 async function prove(args: string[], io: Io): Promise<number> {
@@ -181,9 +188,15 @@ async function prove(args: string[], io: Io): Promise<number> {
     out: { type: 'string' },
     consistency: { type: 'string' },
     size: { type: 'string' },
+    archive: { type: 'string' },
+    vkey: { type: 'string' },
+    'public-key': { type: 'string', multiple: true },
+    origin: { type: 'string' },
   });
   if (values.consistency !== undefined) {
     positionals(rest, []);
+    if (values.archive !== undefined)
+      throw new UsageError('--consistency is proven from the store, not --archive');
     if (values.seq !== undefined || values.out !== undefined) {
       throw new UsageError('--consistency takes no --seq or --out: it writes the proof to stdout');
     }
@@ -205,41 +218,69 @@ async function prove(args: string[], io: Io): Promise<number> {
   if (values.out === undefined) throw new UsageError('audit prove needs --out DIR');
   const out = values.out;
   const bySeq = values.seq === undefined ? undefined : wholeOption('--seq', values.seq);
+  const notFound = () => new CommandError(`no audit record has request id ${JSON.stringify(requestId)}`);
+  if (values.archive !== undefined) {
+    const keys = noteKeysOf(
+      { vkey: values.vkey, publicKeys: values['public-key'], origin: values.origin },
+      io,
+    );
+    const reader = await proving(async () => ArchiveReader.open(values.archive as string, keys));
+    const seqs =
+      bySeq !== undefined
+        ? [bySeq]
+        : reader.query({ requestId: requestId as string, limit: 10 }).map((r) => r.seq);
+    if (seqs.length === 0) throw notFound();
+    const proofs = [];
+    for (const seq of seqs) proofs.push({ seq, ...(await proving(async () => reader.prove(seq))) });
+    return writeProofs(io, values.json, out, proofs, { note: reader.note, size: reader.size });
+  }
   return withAuditStore(values['audit-store'], io, async (log) => {
     const seqs =
       bySeq !== undefined
         ? [bySeq]
         : (await log.query({ requestId: requestId as string, limit: 10 })).map((r) => r.seq);
-    if (seqs.length === 0)
-      throw new CommandError(`no audit record has request id ${JSON.stringify(requestId)}`);
+    if (seqs.length === 0) throw notFound();
     const newest = await proving(() => newestNoted(log));
-    const written: { seq: number; entry: string; proof: string }[] = [];
-    for (const seq of seqs) {
-      const { entry, proof } = await proving(() => proveInclusion(log, seq, newest.body));
-      // An entry is a record: personal data, readable by its owner only.
-      mkdirSync(out, { recursive: true, mode: 0o700 });
-      const paths = { entry: join(out, `${seq}.entry`), proof: join(out, `${seq}.tlog-proof`) };
-      writeFileSync(paths.entry, entry, { mode: 0o600 });
-      writeFileSync(
-        paths.proof,
-        formatTlogProof({ index: seq - 1, hashes: proof, checkpoint: newest.note }),
-        {
-          mode: 0o600,
-        },
-      );
-      written.push({ seq, ...paths });
-    }
-    report(
-      io,
-      values.json,
-      { checkpointSize: newest.body.size, written },
-      written.map(
-        (w) =>
-          `record ${w.seq}: ${w.entry} and ${w.proof} (against the checkpoint of ${newest.body.size} records)`,
-      ),
-    );
-    return EXIT.ok;
+    const proofs = [];
+    for (const seq of seqs)
+      proofs.push({ seq, ...(await proving(() => proveInclusion(log, seq, newest.body))) });
+    return writeProofs(io, values.json, out, proofs, { note: newest.note, size: newest.body.size });
   });
+}
+
+/** Writes each record's entry and tlog-proof (against `checkpoint`) to `out`, readable by its owner only. */
+function writeProofs(
+  io: Io,
+  json: boolean | undefined,
+  out: string,
+  proofs: readonly { readonly seq: number; readonly entry: Uint8Array; readonly proof: readonly Hash[] }[],
+  checkpoint: { readonly note: string; readonly size: number },
+): number {
+  const written: { seq: number; entry: string; proof: string }[] = [];
+  for (const { seq, entry, proof } of proofs) {
+    // An entry is a record: personal data, readable by its owner only.
+    mkdirSync(out, { recursive: true, mode: 0o700 });
+    const paths = { entry: join(out, `${seq}.entry`), proof: join(out, `${seq}.tlog-proof`) };
+    writeFileSync(paths.entry, entry, { mode: 0o600 });
+    writeFileSync(
+      paths.proof,
+      formatTlogProof({ index: seq - 1, hashes: proof, checkpoint: checkpoint.note }),
+      {
+        mode: 0o600,
+      },
+    );
+    written.push({ seq, ...paths });
+  }
+  report(
+    io,
+    json,
+    { checkpointSize: checkpoint.size, written },
+    written.map(
+      (w) =>
+        `record ${w.seq}: ${w.entry} and ${w.proof} (against the checkpoint of ${checkpoint.size} records)`,
+    ),
+  );
+  return EXIT.ok;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type AuditCheckpoint, describeCheckpoint } from '../../domain/audit/checkpoint.js';
-import type { AuditVerification, StoredAuditRecord } from '../../domain/audit/record.js';
+import type { AuditQuery, AuditVerification, StoredAuditRecord } from '../../domain/audit/record.js';
 import type { AuditLog } from '../../ports/audit-log.js';
 import { CheckpointEvidenceError, type Evidence, gatherCheckpoints } from '../checkpoint-evidence.js';
 import { CheckpointKeyError, checkpointKeyring, generateCheckpointKeys } from '../composition/audit-keys.js';
@@ -78,12 +78,13 @@ async function verify(args: string[], io: Io): Promise<number> {
       return EXIT.failure;
     }
     const result = await log.verify(evidence.checkpoints);
-    return reportVerification(io, values.json, result, evidence);
+    return reportVerification(io, values.json, result, evidence, [], (await log.archivedHead()).seq);
   });
 }
 
 async function verifyChainOnly(log: AuditLog, json: boolean | undefined, io: Io): Promise<number> {
   const result = await log.verify();
+  const archived = (await log.archivedHead()).seq;
   let unchecked = 0;
   for await (const _ of log.checkpoints()) unchecked++;
   const note =
@@ -94,6 +95,7 @@ async function verifyChainOnly(log: AuditLog, json: boolean | undefined, io: Io)
     unchecked > 0 ? { ...result, uncheckedCheckpoints: unchecked } : result,
     undefined,
     note,
+    archived,
   );
 }
 
@@ -103,6 +105,8 @@ function reportVerification(
   result: AuditVerification & { uncheckedCheckpoints?: number },
   evidence: Evidence | undefined,
   note: string[] = [],
+  /** Records 1..archived were archived and let go of: the walk began after them. */
+  archived = 0,
 ): number {
   const fromFiles =
     evidence && evidence.onlyInFiles > 0
@@ -124,16 +128,76 @@ function reportVerification(
   const checked = evidence ? `, ${evidence.checkpoints.size} signed checkpoint(s) verified` : '';
   const after = newest
     ? [
-        `newest: ${describeCheckpoint(newest)}; ${result.records - newest.seq} record(s) after it, covered by the chain alone`,
+        `newest: ${describeCheckpoint(newest)}; ${archived + result.records - newest.seq} record(s) after it, covered by the chain alone`,
       ]
     : [];
-  report(io, json, newest ? { ...result, newestCheckpoint: newest } : result, [
+  const from =
+    archived > 0
+      ? [
+          `records 1..${archived} were archived and let go of: the walk began at ${archived + 1} (check the archive with case-read audit verify --archive DIR)`,
+        ]
+      : [];
+  const shown = archived > 0 ? { ...result, archivedUpTo: archived } : result;
+  report(io, json, newest ? { ...shown, newestCheckpoint: newest } : shown, [
     `audit chain intact: ${result.records} record(s)${checked}`,
+    ...from,
     ...after,
     ...note,
     ...fromFiles,
   ]);
   return EXIT.ok;
+}
+
+/**
+ * `audit query [--request-id ID] [--client C] [--crn CRN] [--since TIME] [--limit N]`: the
+ * store's records, oldest first; with `--archive DIR` (and the keys its checkpoint is checked
+ * with), the archived records instead, each bundle checked against its hash tile as it is read.
+ */
+async function query(args: string[], io: Io): Promise<number> {
+  const { values, positionals: rest } = parse(args, {
+    ...STORE,
+    'request-id': { type: 'string' },
+    client: { type: 'string' },
+    crn: { type: 'string' },
+    since: { type: 'string' },
+    limit: { type: 'string' },
+    archive: { type: 'string' },
+    vkey: { type: 'string' },
+    'public-key': { type: 'string', multiple: true },
+    origin: { type: 'string' },
+  });
+  positionals(rest, []);
+  const since = values.since === undefined ? undefined : new Date(values.since);
+  if (since !== undefined && Number.isNaN(since.getTime()))
+    throw new UsageError('--since must be an ISO 8601 date-time, e.g. 2026-11-22T09:00:00Z');
+  if (values.limit !== undefined && !/^\d{1,7}$/.test(values.limit))
+    throw new UsageError('--limit must be a whole number');
+  const filter: AuditQuery = {
+    ...(values['request-id'] ? { requestId: values['request-id'] } : {}),
+    ...(values.client ? { clientId: values.client } : {}),
+    ...(values.crn ? { crn: values.crn } : {}),
+    ...(since ? { since } : {}),
+    ...(values.limit ? { limit: Number(values.limit) } : {}),
+  };
+  const show = (records: readonly StoredAuditRecord[]) => {
+    report(io, values.json, records, records.length === 0 ? ['no records'] : records.map(line));
+    return EXIT.ok;
+  };
+  if (values.archive !== undefined) {
+    return show(
+      await (await import('./audit-archive.js')).queryArchive(
+        values.archive,
+        filter,
+        {
+          vkey: values.vkey,
+          publicKeys: values['public-key'],
+          origin: values.origin,
+        },
+        io,
+      ),
+    );
+  }
+  return withAuditStore(values['audit-store'], io, async (log) => show(await log.query(filter)));
 }
 
 /** `audit keygen --dir DIR`: a new Ed25519 signing key pair; an existing key is never overwritten. */
@@ -204,31 +268,7 @@ export async function audit(sub: string | undefined, args: string[], io: Io): Pr
   if (sub === 'vkey' || sub === 'verify-proof' || sub === 'checkpoint' || sub === 'prove') {
     return (await import('./audit-proofs.js')).auditProofCommands[sub](args, io);
   }
-  if (sub === 'query') {
-    const { values, positionals: rest } = parse(args, {
-      ...STORE,
-      client: { type: 'string' },
-      crn: { type: 'string' },
-      since: { type: 'string' },
-      limit: { type: 'string' },
-    });
-    positionals(rest, []);
-    const since = values.since === undefined ? undefined : new Date(values.since);
-    if (since !== undefined && Number.isNaN(since.getTime()))
-      throw new UsageError('--since must be an ISO 8601 date-time, e.g. 2026-11-22T09:00:00Z');
-    if (values.limit !== undefined && !/^\d{1,7}$/.test(values.limit))
-      throw new UsageError('--limit must be a whole number');
-    return withAuditStore(values['audit-store'], io, async (log) => {
-      const records = await log.query({
-        ...(values.client ? { clientId: values.client } : {}),
-        ...(values.crn ? { crn: values.crn } : {}),
-        ...(since ? { since } : {}),
-        ...(values.limit ? { limit: Number(values.limit) } : {}),
-      });
-      report(io, values.json, records, records.length === 0 ? ['no records'] : records.map(line));
-      return EXIT.ok;
-    });
-  }
+  if (sub === 'query') return query(args, io);
   throw UsageError.unknownSubcommand(
     'audit',
     'verify, query, checkpoints, checkpoint, prove, archive, keygen, vkey or verify-proof',

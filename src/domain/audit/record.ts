@@ -84,6 +84,16 @@ export interface AuditQuery {
   readonly limit?: number;
 }
 
+/** Whether a record is one `filter` asks for (its limit aside). */
+export function matchesAuditQuery(record: StoredAuditRecord, filter: AuditQuery): boolean {
+  return (
+    (filter.requestId === undefined || record.requestId === filter.requestId) &&
+    (filter.clientId === undefined || record.clientId === filter.clientId) &&
+    (filter.crn === undefined || record.crn === filter.crn) &&
+    (filter.since === undefined || record.at.getTime() >= filter.since.getTime())
+  );
+}
+
 /**
  * The result of walking the chain: where it first breaks, if it does. `checkpoints` is how
  * many signed checkpoints it was checked against, when it was given any to check.
@@ -214,6 +224,69 @@ export function auditEntryOf(record: StoredAuditRecord): string | undefined {
   return canonicalAuditText(record, record.seq, record.previousHash, undefined, record.version);
 }
 
+const textOrNull = (v: unknown): v is string | null => v === null || typeof v === 'string';
+
+/**
+ * The stored record an archived entry is the text of (decisions §15), or undefined when it is
+ * not one: read back field by field, then written out again, which must give the entry to the
+ * byte. Its hash is the chain hash of that text.
+ */
+export function auditRecordOfEntry(
+  text: string,
+  hash: (text: string) => string,
+): StoredAuditRecord | undefined {
+  let fields: unknown;
+  try {
+    fields = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(fields)) return undefined;
+  // Version 1 has no leading version number and ten fields; the others lead with theirs.
+  const version = fields.length === 10 ? 1 : fields[0];
+  const rest = version === 1 ? fields : fields.slice(1);
+  if (typeof version !== 'number' || !isAuditVersion(version)) return undefined;
+  const [seq, previousHash, at, requestId, clientId, serial, onBehalfOf, operation, crn, status] = rest;
+  const [problem = null, access = null, issued = null] = rest.slice(10);
+  if (
+    typeof seq !== 'number' ||
+    typeof previousHash !== 'string' ||
+    typeof at !== 'string' ||
+    typeof requestId !== 'string' ||
+    typeof clientId !== 'string' ||
+    typeof serial !== 'string' ||
+    !textOrNull(onBehalfOf) ||
+    typeof operation !== 'string' ||
+    !textOrNull(crn) ||
+    typeof status !== 'number' ||
+    !textOrNull(problem) ||
+    !textOrNull(access) ||
+    !textOrNull(issued)
+  ) {
+    return undefined;
+  }
+  const when = new Date(at);
+  if (Number.isNaN(when.getTime())) return undefined;
+  const record: StoredAuditRecord = {
+    version,
+    seq,
+    previousHash,
+    at: when,
+    requestId,
+    clientId,
+    certificateSerial: serial,
+    onBehalfOf,
+    operation,
+    crn,
+    status,
+    problem,
+    access,
+    issued,
+    hash: chainHashOf(hash, text, version),
+  };
+  return auditEntryOf(record) === text ? record : undefined;
+}
+
 /** Links a record into the chain, in the current format: its sequence number, the previous hash, and its own hash. */
 export function chainRecord(
   record: AuditRecord,
@@ -241,6 +314,16 @@ export function chainRecord(
 }
 
 /**
+ * Where the held trail begins once older records were archived (decisions §15): the last
+ * archived record's seq and chain hash, and the tree's frontier hashes at that size.
+ */
+export interface ArchivedStart {
+  readonly seq: number;
+  readonly hash: string;
+  readonly frontier: readonly Hash[];
+}
+
+/**
  * Walks stored records in order and reports the first that does not fit the chain: a gap
  * in the numbering (a removed record), a previous-hash that does not match (reordered or
  * removed), or a hash that does not match its contents (changed). It holds only the last
@@ -263,10 +346,20 @@ export class AuditChainWalker {
     private readonly checkpoints?: CheckpointSet,
     /** SHA-256 as bytes, to keep the tree when checkpoints carry signed roots. */
     private readonly sha256?: Sha256,
+    /**
+     * Where the walk starts when the records before were archived and are no longer held
+     * (decisions §15): the last archived record's seq and hash, and the tree's right edge at
+     * that size (its frontier hashes), so signed roots after it are still checked.
+     */
+    from?: ArchivedStart,
   ) {
+    if (from !== undefined) {
+      this.expectedSeq = from.seq + 1;
+      this.previousHash = from.hash;
+    }
     if (checkpoints?.hasRoots) {
       if (sha256 === undefined) throw new Error('checking signed roots needs SHA-256 over bytes');
-      this.tree = new Frontier(sha256);
+      this.tree = new Frontier(sha256, from?.seq ?? 0, from?.frontier ?? []);
     }
   }
 
@@ -278,10 +371,11 @@ export class AuditChainWalker {
     record: Pick<StoredAuditRecord, 'seq' | 'hash'>,
     hash: (text: string) => string,
   ): AuditChainWalker {
-    const walker = new AuditChainWalker(hash);
-    walker.expectedSeq = record.seq + 1;
-    walker.previousHash = record.hash;
-    return walker;
+    return new AuditChainWalker(hash, undefined, undefined, {
+      seq: record.seq,
+      hash: record.hash,
+      frontier: [],
+    });
   }
 
   /** Checks the next record; false once the chain is broken (then stop feeding it). */
@@ -365,8 +459,9 @@ export async function verifyAuditBatches(
   hash: (text: string) => string,
   checkpoints?: CheckpointSet,
   sha256?: Sha256,
+  from?: ArchivedStart,
 ): Promise<AuditVerification> {
-  const walker = new AuditChainWalker(hash, checkpoints, sha256);
+  const walker = new AuditChainWalker(hash, checkpoints, sha256, from);
   for await (const batch of batches) {
     for (const record of batch) if (!walker.next(record)) return walker.result();
   }
