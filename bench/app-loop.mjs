@@ -1,6 +1,10 @@
 #!/usr/bin/env node
-// node bench/app-loop.mjs [--requests N] [--audit sqlite|jsonl] [--checkpoints] [--cpu-prof]
+import { execFile } from 'node:child_process';
+// node bench/app-loop.mjs [--requests N] [--audit sqlite|jsonl] [--checkpoints] [--archive-every S] [--cpu-prof]
 //
+// --archive-every S (with --checkpoints, SQLite): `case-read audit archive --older-than 0`
+// in another process every S seconds while the rounds run, as the CronJob would (decisions
+// §15): what archiving beside it costs this process's requests (lock waits, vacuum steps).
 // --checkpoints: with AUDIT_SIGNING_KEY set, as in production: a signed checkpoint every
 // 1000 records, the audit tree grown before each (decisions §14), in the same process.
 // The service's own cost per request, without TLS or sockets: the full app as `serve`
@@ -137,11 +141,51 @@ async function round(n) {
   const used = process.cpuUsage(started);
   return (used.user + used.system) / n;
 }
+const archiveEvery = args.includes('--archive-every') ? Number(args[args.indexOf('--archive-every') + 1]) : 0;
+let archiving;
+let archives = 0;
+if (archiveEvery > 0) {
+  if (!signing || auditKind !== 'sqlite')
+    throw new Error('--archive-every needs --checkpoints and the SQLite audit store');
+  const bin = new URL('../bin/case-read.js', import.meta.url).pathname;
+  const argv = [
+    bin,
+    'audit',
+    'archive',
+    '--to',
+    join(dir, 'archive'),
+    '--older-than',
+    '0',
+    '--audit-store',
+    `sqlite:${join(dir, 'audit.db')}`,
+  ];
+  const env = { PATH: process.env.PATH, AUDIT_SIGNING_KEY: join(signing, 'audit-signing-key.pem') };
+  // One at a time, as the CronJob's concurrencyPolicy: Forbid keeps it.
+  let running;
+  archiving = setInterval(() => {
+    if (running) return;
+    running = new Promise((resolve) =>
+      execFile(process.execPath, argv, { env }, (error, _out, stderr) => {
+        // Nothing covered by a checkpoint yet is not a failure; anything else is.
+        if (error && !/no checkpoint/.test(stderr)) process.stderr.write(stderr);
+        else archives++;
+        running = undefined;
+        resolve();
+      }),
+    );
+  }, archiveEvery * 1000);
+  archiving.done = () => running;
+}
 try {
   await round(2000);
   for (let r = 1; r <= 3; r++)
     process.stdout.write(`round ${r}: ${(await round(requests)).toFixed(1)} µs/req\n`);
+  if (archiving) process.stdout.write(`archives run beside: ${archives}\n`);
 } finally {
+  if (archiving) {
+    clearInterval(archiving);
+    await archiving.done();
+  }
   await service.close();
   rmSync(dir, { recursive: true, force: true });
 }

@@ -175,6 +175,12 @@ export async function writeArchive(
   let index = held.size / TILE_WIDTH;
   for await (const batch of log.recordsFrom(held.size + 1, size - held.size)) {
     for (const record of batch) {
+      const expected = index * TILE_WIDTH + bundle.length + 1;
+      if (record.seq !== expected) {
+        throw new AuditArchiveError(
+          `the store holds record ${record.seq} where ${expected} was expected: records were let go of while this archive ran (another archive of the store at once?); nothing of them was written; run it again`,
+        );
+      }
       const text = auditEntryOf(record);
       if (text === undefined)
         throw new AuditArchiveError(`record ${record.seq} has a format this service does not know`);
