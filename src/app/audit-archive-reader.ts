@@ -1,8 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
+  consistencyRanges,
   type Hash,
   inclusionRanges,
+  type LeafRange,
   leafHash,
   rangeHashes,
   type Subtree,
@@ -147,6 +149,25 @@ export class ArchiveReader {
     return tileRoot(sha256Bytes, hashes);
   }
 
+  /** The hashes of `ranges` (each a root or a proof's), made of the tiles' hashes. */
+  private rangeHashesOf(ranges: readonly LeafRange[]): Hash[] {
+    const stored = new Map<number, Hash>();
+    for (const range of ranges) {
+      for (const piece of subtreesOf(range)) stored.set(storedIndexOf(piece), this.subtreeHash(piece));
+    }
+    return rangeHashes(sha256Bytes, ranges, stored);
+  }
+
+  /** The consistency proof from the tree of `oldSize` records to the archive's signed tree. */
+  proveConsistency(oldSize: number): Hash[] {
+    if (!Number.isSafeInteger(oldSize) || oldSize < 1 || oldSize > this.size) {
+      throw new AuditProofError(
+        `the archive's tree of ${this.size} records cannot be proven to extend one of ${oldSize}`,
+      );
+    }
+    return this.rangeHashesOf(consistencyRanges(oldSize, this.size));
+  }
+
   /**
    * Record `seq` and its inclusion proof in the archive's signed tree, checked against the
    * signed root before it is given.
@@ -159,12 +180,7 @@ export class ArchiveReader {
       record: StoredAuditRecord;
       entry: Uint8Array;
     };
-    const ranges = inclusionRanges(seq - 1, this.size);
-    const stored = new Map<number, Hash>();
-    for (const range of ranges) {
-      for (const piece of subtreesOf(range)) stored.set(storedIndexOf(piece), this.subtreeHash(piece));
-    }
-    const proof = rangeHashes(sha256Bytes, ranges, stored);
+    const proof = this.rangeHashesOf(inclusionRanges(seq - 1, this.size));
     if (
       !verifyInclusion(
         sha256Bytes,

@@ -149,6 +149,12 @@ export async function proveConsistency(log: AuditLog, oldSize: number, newSize: 
   }
   const grown = await log.treeSize();
   if (newSize > grown) throw new AuditProofError(`the stored tree holds ${grown} records, not ${newSize}`);
+  const archived = (await log.archivedHead()).seq;
+  if (oldSize < archived) {
+    throw new AuditProofError(
+      `the tree of ${oldSize} records ends inside records 1..${archived}, which were archived and let go of: prove it from the archive (case-read audit prove --consistency ${oldSize} --archive DIR), then from the archive's checkpoint on`,
+    );
+  }
   return hashesOf(log, consistencyRanges(oldSize, newSize));
 }
 

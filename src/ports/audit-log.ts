@@ -69,15 +69,16 @@ export interface Forgotten {
   readonly upTo: number;
   /** Records removed by this call. */
   readonly records: number;
-  /** The store's size on disk before and after, when the engine says (SQLite: file and WAL; PostgreSQL: the audit table). */
+  /** The store's size on disk before and after, when the engine says (SQLite: file and WAL; PostgreSQL: the audit and tree tables). */
   readonly bytesBefore?: number | undefined;
   readonly bytesAfter?: number | undefined;
 }
 
 /**
  * Keeping the store bounded (decisions §15): once records are archived (and the archive
- * checked), the store lets go of their text. It keeps their tree hashes, so proofs of newer
- * records go on, and the archived boundary, so `verify` walks from it.
+ * checked), the store lets go of their text, and of their tree hashes but those of subtrees
+ * of 256 leaves and more (what proofs of newer records, and the tree's edge at the boundary,
+ * are made of). It records the boundary, so `verify` walks from it.
  */
 export interface AuditRetention {
   /** The last record let go of (its seq and chain hash); seq 0 and the genesis hash when none. */

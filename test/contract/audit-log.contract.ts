@@ -2,9 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Bytes } from '../../src/adapters/shared/sha256.js';
 import { type AuditCheckpoint, CheckpointSet } from '../../src/domain/audit/checkpoint.js';
 import {
+  consistencyRanges,
   inclusionRanges,
   rangeHashes,
   storedIndexesFor,
+  storedIndexOf,
+  verifyConsistency,
   verifyInclusion,
 } from '../../src/domain/audit/merkle.js';
 import {
@@ -393,6 +396,52 @@ export function describeAuditLogContract(
         // A record after the boundary changed is still found.
         await harness.tamper({ seq: 12, set: { status: 500 } });
         expect(await log.verify()).toMatchObject({ ok: false, brokenAt: 12 });
+      });
+
+    if (archives)
+      it('keeps of the archived range only the hashes proofs after it are made of (subtrees of 256 leaves and more)', async () => {
+        await fresh();
+        const log = await open();
+        await Promise.all(Array.from({ length: 1300 }, (_, i) => log.append(auditRecord(i + 1))));
+        const all = await log.query({ limit: 2000 });
+        const entries = all.map((r) => new TextEncoder().encode(auditEntryOf(r)));
+        expect((await log.growTree()).size).toBe(1300);
+        expect(await log.forget(1100)).toMatchObject({ upTo: 1100, records: 1100 });
+        const root = referenceRoot(entries);
+        // Every held record's inclusion proof, and every consistency proof from a tree at or
+        // after the boundary, is made of what is kept, and verifies.
+        for (const index of [1100, 1101, 1200, 1299]) {
+          const ranges = inclusionRanges(index, 1300);
+          const proof = rangeHashes(sha256Bytes, ranges, await log.treeHashes(storedIndexesFor(ranges)));
+          const leaf = sha256Bytes(Uint8Array.of(0), entries[index] as Uint8Array);
+          expect(verifyInclusion(sha256Bytes, index, 1300, leaf, proof, root), `leaf ${index}`).toBe(true);
+        }
+        for (const old of [1024, 1100, 1101, 1200, 1299]) {
+          const ranges = consistencyRanges(old, 1300);
+          const proof = rangeHashes(sha256Bytes, ranges, await log.treeHashes(storedIndexesFor(ranges)));
+          const oldRoot = referenceRoot(entries.slice(0, old));
+          expect(verifyConsistency(sha256Bytes, old, 1300, oldRoot, root, proof), `from ${old}`).toBe(true);
+        }
+        // The small subtrees inside the archived tiles are gone; those of 256 leaves stay.
+        await expect(log.treeHashes([storedIndexOf({ level: 0, index: 500 })])).rejects.toThrow(/lacks hash/);
+        await expect(log.treeHashes([storedIndexOf({ level: 7, index: 3 })])).rejects.toThrow(/lacks hash/);
+        expect((await log.treeHashes([storedIndexOf({ level: 8, index: 3 })])).size).toBe(1);
+        // The walk from the boundary checks a signed root after it; the tree grows on.
+        const roots = new CheckpointSet();
+        roots.addRoot(1300, root);
+        expect(await log.verify(roots)).toEqual({ ok: true, records: 200, checkpoints: 0 });
+        for (let i = 1301; i <= 1310; i++) await log.append(auditRecord(i));
+        const more = [
+          ...entries,
+          ...(await log.query({ limit: 2000 }))
+            .slice(200)
+            .map((r) => new TextEncoder().encode(auditEntryOf(r))),
+        ];
+        const grown = await log.growTree();
+        expect(grown.size).toBe(1310);
+        expect(Buffer.from(grown.root ?? []).toString('hex')).toBe(
+          Buffer.from(referenceRoot(more)).toString('hex'),
+        );
       });
 
     if (!archives)

@@ -35,7 +35,7 @@ export const AUDIT_STORE: PostgresStoreDescription = {
     chain.auditCheckpointsSql({ seq: 'BIGINT' }),
     chain.auditVersion3Sql,
     tree.auditTreeSql({ seq: 'BIGINT', bytes: 'BYTEA' }),
-    retention.auditArchivedSql({ seq: 'BIGINT' }),
+    retention.auditArchivedSql({ seq: 'BIGINT', bytes: 'BYTEA' }),
   ],
 };
 
@@ -279,14 +279,46 @@ export class PostgresAuditLog implements AuditLog {
     for (const [lo, hi] of heldFrom == null ? [] : retention.forgetBatches(Number(heldFrom), last)) {
       records += (await this.pool.query(remove, [lo, hi])).rowCount ?? 0;
     }
+    await this.trimTree(retention.trimmableUpTo(last));
     await this.pool.query('VACUUM audit');
+    await this.pool.query('VACUUM audit_tree');
     return { upTo: last, records, bytesBefore, bytesAfter: await this.tableBytes() };
   }
 
-  /** The audit table with its indexes and TOAST, in bytes. */
+  /**
+   * Lets the tree's rows over the archived range go, keeping the hashes of 256 leaves and
+   * more, under the tree table's lock (as growing it takes).
+   */
+  private async trimTree(upTo: number): Promise<void> {
+    await inTransaction(this.pool, {}, async (client) => {
+      await client.query(
+        `SET LOCAL lock_timeout = '${TREE_LOCK_TIMEOUT}'; LOCK TABLE audit_tree IN EXCLUSIVE MODE`,
+      );
+      const { rows } = await client.query<retention.TreeRowPlace>(
+        retention.trimmableRowsSql((n) => `$${n}`),
+        [upTo],
+      );
+      const span = retention.leavesOfRows(rows);
+      if (span === undefined) return;
+      const indexes = retention.keptIndexes(span.from, span.to);
+      const found = await this.hashesBy(client, indexes);
+      if (indexes.length > 0) {
+        await client.query(
+          `INSERT INTO audit_tree_kept (idx, hash) SELECT * FROM unnest($1::bigint[], $2::bytea[]) ON CONFLICT (idx) DO NOTHING`,
+          [indexes, indexes.map((i) => Buffer.from(found.get(i) as Hash))],
+        );
+      }
+      await client.query(
+        retention.deleteTreeRowsSql((n) => `$${n}`),
+        [upTo],
+      );
+    });
+  }
+
+  /** The audit and tree tables with their indexes and TOAST, in bytes. */
   private async tableBytes(): Promise<number> {
     const { rows } = await this.pool.query<{ bytes: string }>(
-      "SELECT pg_total_relation_size('audit') AS bytes",
+      "SELECT pg_total_relation_size('audit') + pg_total_relation_size('audit_tree') AS bytes",
     );
     return Number(rows[0]?.bytes ?? 0);
   }

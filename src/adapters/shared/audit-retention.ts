@@ -1,5 +1,11 @@
 import type { ChainHead } from '../../domain/audit/checkpoint.js';
-import { frontierIndexes, type Hash } from '../../domain/audit/merkle.js';
+import {
+  frontierIndexes,
+  type Hash,
+  MerkleError,
+  storedCount,
+  storedIndexOf,
+} from '../../domain/audit/merkle.js';
 import type { ArchivedStart } from '../../domain/audit/record.js';
 
 /**
@@ -11,12 +17,19 @@ import type { ArchivedStart } from '../../domain/audit/record.js';
  * nothing reads; the next one removes them.
  */
 
-/** Audit store version 6: the boundary of each archive that was let go of. */
-export const auditArchivedSql = (types: { readonly seq: string }) => `
+/**
+ * Audit store version 6: the boundary of each archive that was let go of, and the tree's
+ * hashes kept of the archived range once its rows are let go of too (see {@link keptIndexes}).
+ */
+export const auditArchivedSql = (types: { readonly seq: string; readonly bytes: string }) => `
   CREATE TABLE audit_archived (
     seq          ${types.seq} PRIMARY KEY,
     hash         TEXT NOT NULL,
     archived_at  TEXT NOT NULL
+  );
+  CREATE TABLE audit_tree_kept (
+    idx   ${types.seq} PRIMARY KEY,
+    hash  ${types.bytes} NOT NULL
   );
 `;
 
@@ -40,6 +53,72 @@ export const FORGET_BATCH = 2_000;
 /** Deletes the records in (`$1`, `$2`]. */
 export const forgetBatchSql = (p: (n: number) => string) =>
   `DELETE FROM audit WHERE seq > ${p(1)} AND seq <= ${p(2)}`;
+
+/**
+ * The tree's rows over the archived range, which may go: whole rows below `$1` (whole tiles),
+ * never the last row (whose size is the tree's).
+ */
+export const trimmableRowsSql = (p: (n: number) => string) =>
+  `SELECT idx, size FROM audit_tree WHERE size <= ${p(1)} AND size < (SELECT max(size) FROM audit_tree) ORDER BY idx`;
+
+export const deleteTreeRowsSql = (p: (n: number) => string) =>
+  `DELETE FROM audit_tree WHERE size <= ${p(1)} AND size < (SELECT max(size) FROM audit_tree)`;
+
+export const insertKeptSql = (p: (n: number) => string) =>
+  `INSERT INTO audit_tree_kept (idx, hash) VALUES (${p(1)}, ${p(2)}) ON CONFLICT (idx) DO NOTHING`;
+
+/** The level at and above which the archived range's hashes are kept: one tile's height. */
+const KEPT_FROM_LEVEL = 8;
+
+/** Where the tree's rows may be let go of up to: the boundary rounded down to whole tiles of 256 leaves. */
+export const trimmableUpTo = (boundary: number): number =>
+  Math.floor(boundary / 2 ** KEPT_FROM_LEVEL) * 2 ** KEPT_FROM_LEVEL;
+
+/** The tree size whose stored hashes end at stored index `idx` (a row's start); throws when none does. */
+export function sizeAtStored(idx: number): number {
+  let lo = 0;
+  let hi = idx;
+  while (lo < hi) {
+    const mid = Math.floor((lo + hi) / 2);
+    if (storedCount(mid) < idx) lo = mid + 1;
+    else hi = mid;
+  }
+  if (storedCount(lo) !== idx) throw new MerkleError(`stored index ${idx} is not where a tree's hashes end`);
+  return lo;
+}
+
+/**
+ * The hashes kept when the rows over leaves `from` … `to` − 1 go (`to` at most the boundary
+ * rounded down to whole tiles): those of the subtrees of 256 leaves and more completed there. Any proof about a tree of
+ * `to` or more leaves, and the tree's right edge at `to`, is made of these and of hashes
+ * after `to`: the smaller subtrees inside the archived range are only ever needed about a
+ * tree that ends inside it, and those are proved from the archive's tiles.
+ */
+export function keptIndexes(from: number, to: number): number[] {
+  const kept: number[] = [];
+  for (let level = KEPT_FROM_LEVEL; 2 ** level <= to; level++) {
+    const width = 2 ** level;
+    // Subtrees whose last leaf, (k + 1)·2^level − 1, is in [from, to).
+    for (let k = Math.max(0, Math.ceil((from + 1) / width) - 1); (k + 1) * width <= to; k++) {
+      kept.push(storedIndexOf({ level, index: k }));
+    }
+  }
+  return kept.sort((a, b) => a - b);
+}
+
+/** A tree row's place, as a driver gives it (PostgreSQL's BIGINT as text). */
+export interface TreeRowPlace {
+  readonly idx: number | string;
+  readonly size: number | string;
+}
+
+/** The leaves the trimmable rows cover: [from, to). */
+export function leavesOfRows(rows: readonly TreeRowPlace[]): { from: number; to: number } | undefined {
+  const first = rows[0];
+  const last = rows.at(-1);
+  if (first === undefined || last === undefined) return undefined;
+  return { from: sizeAtStored(Number(first.idx)), to: Number(last.size) };
+}
 
 /** Why records up to `upTo` cannot be let go of now, or undefined when they can. */
 export function forgetRefusal(upTo: number, treeSize: number): string | undefined {

@@ -170,17 +170,22 @@ export function treeHeadOf(tip: TreeTip, head: ChainHead): TreeHead {
 
 /**
  * The SQL that reads stored hashes by index (the indexes as `$1`/`?`): each from the row that
- * holds it, the last row starting at or before it. SQLite takes the indexes as a JSON array,
+ * holds it, the last row starting at or before it, else from the hashes kept of rows let go
+ * of over archived records (audit store version 6). SQLite takes the indexes as a JSON array,
  * PostgreSQL as a BIGINT array.
  */
 export const treeHashesSql = {
   sqlite: `SELECT j.value AS i,
-             (SELECT substr(t.hashes, (j.value - t.idx) * 32 + 1, 32) FROM audit_tree t
-               WHERE t.idx <= j.value ORDER BY t.idx DESC LIMIT 1) AS hash
+             coalesce(
+               (SELECT substr(t.hashes, (j.value - t.idx) * 32 + 1, 32) FROM audit_tree t
+                 WHERE t.idx <= j.value ORDER BY t.idx DESC LIMIT 1),
+               (SELECT k.hash FROM audit_tree_kept k WHERE k.idx = j.value)) AS hash
            FROM json_each(?) j`,
   postgres: `SELECT i,
-               (SELECT substring(t.hashes FROM ((i - t.idx) * 32 + 1)::int FOR 32) FROM audit_tree t
-                 WHERE t.idx <= i ORDER BY t.idx DESC LIMIT 1) AS hash
+               coalesce(
+                 (SELECT substring(t.hashes FROM ((i - t.idx) * 32 + 1)::int FOR 32) FROM audit_tree t
+                   WHERE t.idx <= i ORDER BY t.idx DESC LIMIT 1),
+                 (SELECT k.hash FROM audit_tree_kept k WHERE k.idx = i)) AS hash
              FROM unnest($1::bigint[]) AS i`,
 } as const;
 

@@ -30,7 +30,7 @@ const MIGRATIONS: readonly string[] = [
   chain.auditCheckpointsSql({ seq: 'INTEGER' }),
   chain.auditVersion3Sql,
   tree.auditTreeSql({ seq: 'INTEGER', bytes: 'BLOB' }),
-  retention.auditArchivedSql({ seq: 'INTEGER' }),
+  retention.auditArchivedSql({ seq: 'INTEGER', bytes: 'BLOB' }),
 ];
 
 export class AuditStoreError extends StoreError {
@@ -321,8 +321,26 @@ export class SqliteAuditLog implements AuditLog {
       );
       await new Promise((resolve) => setImmediate(resolve));
     }
+    await whenNotBusy(
+      () => transaction(this.db, () => this.trimTreeNow(retention.trimmableUpTo(last)), 'immediate'),
+      soon(),
+      false,
+    );
     await this.giveSpaceBack();
     return { upTo: last, records, bytesBefore, bytesAfter: this.bytesOnDisk() };
+  }
+
+  /** Lets the tree's rows over the archived range go, keeping the hashes of 256 leaves and more (in the write transaction). */
+  private trimTreeNow(upTo: number): void {
+    const span = retention.leavesOfRows(
+      this.db.prepare<[number], retention.TreeRowPlace>(retention.trimmableRowsSql(() => '?')).all(upTo),
+    );
+    if (span === undefined) return;
+    const indexes = retention.keptIndexes(span.from, span.to);
+    const found = this.hashesNow(indexes);
+    const insert = this.db.prepare<[number, Uint8Array]>(retention.insertKeptSql(() => '?'));
+    for (const i of indexes) insert.run(i, found.get(i) as Hash);
+    this.db.prepare<[number]>(retention.deleteTreeRowsSql(() => '?')).run(upTo);
   }
 
   private async giveSpaceBack(): Promise<void> {

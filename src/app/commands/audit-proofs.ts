@@ -195,13 +195,28 @@ async function prove(args: string[], io: Io): Promise<number> {
   });
   if (values.consistency !== undefined) {
     positionals(rest, []);
-    if (values.archive !== undefined)
-      throw new UsageError('--consistency is proven from the store, not --archive');
     if (values.seq !== undefined || values.out !== undefined) {
       throw new UsageError('--consistency takes no --seq or --out: it writes the proof to stdout');
     }
     const oldSize = wholeOption('--consistency', values.consistency);
     const given = values.size === undefined ? undefined : wholeOption('--size', values.size);
+    if (values.archive !== undefined) {
+      if (given !== undefined)
+        throw new UsageError("--archive proves up to the archive's checkpoint: no --size");
+      const keys = noteKeysOf(
+        { vkey: values.vkey, publicKeys: values['public-key'], origin: values.origin },
+        io,
+      );
+      const reader = await proving(async () => ArchiveReader.open(values.archive as string, keys));
+      const proof = await proving(async () => reader.proveConsistency(oldSize));
+      report(
+        io,
+        values.json,
+        { oldSize, newSize: reader.size, proof: proof.map(hashToBase64) },
+        proof.map(hashToBase64),
+      );
+      return EXIT.ok;
+    }
     return withAuditStore(values['audit-store'], io, async (log) => {
       const newSize = given ?? (await proving(() => newestNoted(log))).body.size;
       const proof = await proving(() => proveConsistency(log, oldSize, newSize));
