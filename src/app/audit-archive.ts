@@ -1,11 +1,13 @@
 import {
   closeSync,
+  existsSync,
   fsyncSync,
   mkdirSync,
   openSync,
   readdirSync,
   readFileSync,
   renameSync,
+  rmSync,
   writeSync,
 } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
@@ -95,6 +97,34 @@ function writeOnce(dir: string, path: string, bytes: Uint8Array, touched: Set<st
   }
 }
 
+/** A checkpoint written by a run that stopped before renaming it: never signed into the archive. */
+function removeStaleCheckpoints(dir: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names)
+    if (name.startsWith(`.${CHECKPOINT_FILE}.`)) rmSync(join(dir, name), { force: true });
+}
+
+/**
+ * Checks that `dir` holds the entry bundles of records `from` + 1 … `to` (whole tiles), before
+ * the store lets go of them: a file removed from the archive since it was written is named.
+ */
+export function assertArchiveHolds(dir: string, from: number, to: number): void {
+  const missing: string[] = [];
+  for (let index = Math.floor(from / TILE_WIDTH); index < to / TILE_WIDTH; index++) {
+    if (!existsSync(join(dir, bundlePath(index)))) missing.push(bundlePath(index));
+  }
+  if (missing.length > 0) {
+    throw new AuditArchiveError(
+      `${dir} lacks ${missing.slice(0, 3).join(', ')}${missing.length > 3 ? ` and ${missing.length - 3} more` : ''}: the store keeps those records; run case-read audit verify --archive`,
+    );
+  }
+}
+
 /** The stored tree's root at `size`. */
 async function rootAt(log: AuditLog, size: number): Promise<Hash> {
   const indexes = frontierIndexes(size);
@@ -138,6 +168,7 @@ export async function writeArchive(
   signer: NoteSigner,
   keys: readonly NoteVerifierKey[],
 ): Promise<ArchiveWritten> {
+  removeStaleCheckpoints(dir);
   const held = archivedSize(dir, keys);
   if (size % TILE_WIDTH !== 0)
     throw new AuditArchiveError(`${size} records are not whole tiles of ${TILE_WIDTH}`);
@@ -147,8 +178,17 @@ export async function writeArchive(
       `the store let go of records 1..${letGo} after archiving them, and ${dir} holds ${held.size === 0 ? 'none' : `only 1..${held.size}`}: archive to the directory that holds them`,
     );
   }
+  // Whatever is asked, the archive must be this trail's: the stored tree of its size makes the
+  // root its checkpoint signs (the store may then let go of what it holds).
+  if (held.root !== undefined && !sameHash(await rootAt(log, held.size), held.root)) {
+    throw new AuditArchiveError(
+      `${dir} is not an archive of this trail: the tree of its ${held.size} records is not the stored one`,
+    );
+  }
   if (size <= held.size) return { from: held.size, to: held.size, files: 0 };
   const newest = await newestNoted(log);
+  // The newest stored checkpoint is signed by the keys given: a stored note is not taken on trust.
+  openCheckpoint(newest.note, keys, `the newest stored checkpoint (${newest.body.size} records)`);
   if (newest.body.size < size) {
     throw new AuditArchiveError(
       `the newest checkpoint covers ${newest.body.size} records, not ${size}: records are archived once a checkpoint covers them`,

@@ -106,7 +106,12 @@ export async function recordAt(
       throw new AuditProofError(`record ${seq} has a format version this service does not know`);
     return { record, entry: new TextEncoder().encode(text) };
   }
-  throw new AuditProofError(`the store holds no record ${seq}`);
+  const archived = (await log.archivedHead()).seq;
+  throw new AuditProofError(
+    seq <= archived
+      ? `the store holds no record ${seq}: records 1..${archived} were archived and let go of; prove it from the archive (case-read audit prove --seq ${seq} --archive DIR)`
+      : `the store holds no record ${seq}`,
+  );
 }
 
 /**

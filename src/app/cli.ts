@@ -36,14 +36,17 @@ export const USAGE = `usage:
   case-read tokens mint --client CN [--dir DIR] [--expires-in DURATION] [--bind-cert PEM]
   case-read audit verify [--public-key PEM]... [--checkpoints FILE]... [--origin O]
   case-read audit verify --since CHECKPOINT_FILE (--vkey VKEY | --public-key PEM [--origin O])
-  case-read audit query [--client CN] [--crn CRN] [--since ISO] [--limit N]
+  case-read audit query [--request-id ID] [--client CN] [--crn CRN] [--since ISO] [--limit N]
+  case-read audit query --archive DIR (--vkey VKEY | --public-key PEM [--origin O]) [--request-id ID] [--client CN] [--crn CRN] [--since ISO] [--limit N]
   case-read audit checkpoints | keygen --dir DIR
   case-read audit vkey [--public-key PEM] [--origin O]
   case-read audit verify-proof PROOF ENTRY --vkey VKEY_LINE_OR_FILE
   case-read audit checkpoint
   case-read audit prove REQUEST_ID|--seq N --out DIR
+  case-read audit prove --archive DIR REQUEST_ID|--seq N --out DIR (--vkey VKEY | --public-key PEM [--origin O])
   case-read audit prove --consistency OLD_SIZE [--size NEW_SIZE]
-  case-read audit archive --to DIR (--before TIME | --older-than DAYS)
+  case-read audit prove --consistency OLD_SIZE --archive DIR (--vkey VKEY | --public-key PEM [--origin O])
+  case-read audit archive --to DIR (--before TIME | --older-than DAYS) [--keep-in-store]
   case-read audit verify --archive DIR (--vkey VKEY | --public-key PEM [--origin O])
   case-read stores migrate [--case-store STORE] [--access-store STORE] [--audit-store STORE]
   case-read config check

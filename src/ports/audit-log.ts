@@ -81,6 +81,8 @@ export interface Forgotten {
  * are made of). It records the boundary, so `verify` walks from it.
  */
 export interface AuditRetention {
+  /** Whether this store lets go of archived records (the JSONL file does not: it keeps every record). */
+  readonly archives: boolean;
   /** The last record let go of (its seq and chain hash); seq 0 and the genesis hash when none. */
   archivedHead(): Promise<ChainHead>;
   /**

@@ -12,7 +12,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkpointSigner, generateCheckpointKeys } from '../../src/adapters/crypto/checkpoint-keys.js';
+import { JsonlAuditLog } from '../../src/adapters/jsonl/audit-log.js';
 import { SqliteAuditLog } from '../../src/adapters/sqlite/audit-log.js';
+import { assertArchiveHolds, writeArchive } from '../../src/app/audit-archive.js';
+import { noteSigner } from '../../src/app/composition/audit-keys.js';
 import { signCheckpoint } from '../../src/domain/audit/checkpoint.js';
 import { bundlePath, tileIndexPath, tileOfPath, tilePath, tilesOf } from '../../src/domain/audit/tiles.js';
 import { auditRecord } from '../contract/audit-log.contract.js';
@@ -98,10 +101,18 @@ describe('audit archive', () => {
       runCli(['audit', 'archive', '--to', archive, '--before', at(1000), '--audit-store', store], env).stdout,
     ).toMatch(/^nothing to archive/);
     const second = runCli(
-      ['audit', 'archive', '--to', archive, '--older-than', '0', '--audit-store', store],
+      ['audit', 'archive', '--to', archive, '--older-than', '0', '--keep-in-store', '--audit-store', store],
       env,
     );
     expect(second.stdout).toMatch(/^archived records 769\.\.1280 to /);
+    // Kept in the store (1..768 were let go of by the first): until --let-go-only.
+    expect(
+      JSON.parse(runCli(['audit', 'query', '--limit', '1', '--json', '--audit-store', store], env).stdout),
+    ).toMatchObject([{ seq: 769 }]);
+    const letGo = runCli(['audit', 'archive', '--to', archive, '--let-go-only', '--audit-store', store], env);
+    expect(letGo.stdout).toMatch(
+      /holds records 1\.\.1280, checked against the stored tree\nthe store let go of records 1\.\.1280 \(512 removed now\)/,
+    );
     for (const file of ['tile/entries/004', 'tile/0/004', 'tile/1/000.p/5'])
       expect(existsSync(join(archive, file))).toBe(true);
     // The first archive's files are as they were written.
@@ -218,5 +229,80 @@ describe('audit archive', () => {
     expect(verifyArchive().stdout).toMatch(/BROKEN: not part of the archive \(added\): tile\/entries\/009/);
     unlinkSync(join(archive, 'tile/entries/009'));
     expect(verifyArchive().status).toBe(0);
+  });
+});
+
+describe('what audit archive refuses', () => {
+  const keysOf = async () => {
+    const keys = await generateCheckpointKeys();
+    return {
+      checkpoint: await checkpointSigner(keys.privatePem, ORIGIN),
+      note: noteSigner(keys.privatePem, ORIGIN),
+    };
+  };
+  /** A SQLite trail of `count` records from `first` on, grown and signed. */
+  const trail = async (
+    name: string,
+    first: number,
+    count: number,
+    signer: Awaited<ReturnType<typeof keysOf>>,
+  ) => {
+    const log = SqliteAuditLog.open(join(dir, name));
+    for (let i = first; i < first + count; i++) void log.append(auditRecord(i));
+    await log.flush();
+    const grown = await log.growTree();
+    await log.saveCheckpoint(signCheckpoint(grown.head, new Date(), signer.checkpoint, grown.root));
+    return log;
+  };
+
+  it("another trail's archive, signed by the same key: nothing is written, nothing let go of", async () => {
+    const signer = await keysOf();
+    const one = await trail('one.db', 1, 300, signer);
+    const other = await trail('other.db', 5001, 300, signer);
+    const target = join(dir, 'one-archive');
+    try {
+      await writeArchive(one, target, 256, signer.note, [signer.note]);
+      await expect(writeArchive(other, target, 256, signer.note, [signer.note])).rejects.toThrow(
+        /is not an archive of this trail: the tree of its 256 records is not the stored one/,
+      );
+      expect((await other.query({ limit: 1 }))[0]?.seq).toBe(1);
+    } finally {
+      one.close();
+      other.close();
+    }
+  });
+
+  it('a bundle removed from the archive keeps its records in the store', () => {
+    const target = join(dir, 'one-archive');
+    expect(() => assertArchiveHolds(target, 0, 256)).not.toThrow();
+    unlinkSync(join(target, bundlePath(0)));
+    expect(() => assertArchiveHolds(target, 0, 256)).toThrow(
+      /lacks tile\/entries\/000: the store keeps those records/,
+    );
+  });
+
+  it('a JSONL store, with a message that says where a trail kept for years belongs', async () => {
+    const path = join(dir, 'trail.jsonl');
+    const log = JsonlAuditLog.open(path, { mode: 'write' });
+    await log.append(auditRecord(1));
+    await log.close();
+    const refused = runCli(
+      [
+        'audit',
+        'archive',
+        '--to',
+        join(dir, 'jsonl-archive'),
+        '--older-than',
+        '0',
+        '--audit-store',
+        `jsonl:${path}`,
+      ],
+      env,
+    );
+    expect(refused.stderr).toMatch(
+      /this audit store does not archive: a JSONL file keeps every record; .*SQLite or PostgreSQL/,
+    );
+    expect(refused.status).toBe(1);
+    expect(existsSync(join(dir, 'jsonl-archive'))).toBe(false);
   });
 });

@@ -38,13 +38,18 @@ interface Rule {
 const rules = (): Rule[] =>
   (parse(readFileSync(ALERTS, 'utf8')) as { groups: { rules: Rule[] }[] }).groups.flatMap((g) => g.rules);
 
-/** Every metric name the service exports, histograms with their series suffixes. */
+/** Every metric name the service exports, histograms with their series suffixes, and the few others the alerts read. */
 async function exportedMetrics(): Promise<Set<string>> {
   const metrics = new PrometheusMetrics();
   // Register the metrics that appear only once in use, as a running service has them.
   metrics.inFlight(() => 0);
   metrics.auditCheckpoints().observed(1, { seq: 1, time: new Date().toISOString() });
-  const names = new Set<string>(['up']);
+  // Prometheus's own, and the kubelet's of the audit store's volume (CaseReadAuditVolumeFillingUp).
+  const names = new Set<string>([
+    'up',
+    'kubelet_volume_stats_available_bytes',
+    'kubelet_volume_stats_capacity_bytes',
+  ]);
   for (const [, name, type] of (await metrics.text()).matchAll(/^# TYPE (\S+) (\S+)$/gm)) {
     if (name === undefined) continue;
     names.add(name);

@@ -591,6 +591,8 @@ export class JsonlAuditLog implements AuditLog {
 
   /** Walks the whole file in order, holding one record at a time. */
   /** Nothing is ever let go of here: the file keeps every record. */
+  readonly archives = false;
+
   async archivedHead(): Promise<ChainHead> {
     return { seq: 0, hash: GENESIS_HASH };
   }

@@ -243,6 +243,8 @@ export class PostgresAuditLog implements AuditLog {
     return retention.archivedHeadOf(rows[0]);
   }
 
+  readonly archives = true;
+
   async archivedHead(): Promise<ChainHead> {
     return (await this.boundary()) ?? chain.EMPTY_CHAIN;
   }

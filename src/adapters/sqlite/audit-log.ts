@@ -278,6 +278,8 @@ export class SqliteAuditLog implements AuditLog {
     return chain.verifyByPages((after, limit) => page.all(after, limit), checkpoints, from);
   }
 
+  readonly archives = true;
+
   async archivedHead(): Promise<ChainHead> {
     return retention.archivedHeadOf(this.archivedRow.get()) ?? chain.EMPTY_CHAIN;
   }

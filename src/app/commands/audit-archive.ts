@@ -5,7 +5,7 @@ import type { AuditQuery, StoredAuditRecord } from '../../domain/audit/record.js
 import { TILE_WIDTH } from '../../domain/audit/tiles.js';
 import type { AuditLog } from '../../ports/audit-log.js';
 import { StoreError } from '../../ports/stores.js';
-import { AuditArchiveError, verifyArchive, writeArchive } from '../audit-archive.js';
+import { AuditArchiveError, assertArchiveHolds, verifyArchive, writeArchive } from '../audit-archive.js';
 import { ArchiveReader } from '../audit-archive-reader.js';
 import { AuditProofError, newestNoted, recordAt } from '../audit-proving.js';
 import { CheckpointKeyError, noteSigner } from '../composition/audit-keys.js';
@@ -38,6 +38,8 @@ const mib = (bytes: number | undefined) => (bytes === undefined ? '?' : `${(byte
  * `audit archive --to DIR (--before TIME | --older-than DAYS) [--keep-in-store]`: the records
  * stored before then, rounded down to whole tiles of 256 and to the newest checkpoint, written
  * to DIR; then, unless `--keep-in-store`, the store lets go of every record DIR holds.
+ * `audit archive --to DIR --let-go-only`: writes nothing, and lets go of what DIR holds (once
+ * it was copied elsewhere, say). Either way DIR must be this trail's, checked by its root.
  */
 async function archive(args: string[], io: Io): Promise<number> {
   const { values, positionals: rest } = parse(args, {
@@ -47,14 +49,23 @@ async function archive(args: string[], io: Io): Promise<number> {
     before: { type: 'string' },
     'older-than': { type: 'string' },
     'keep-in-store': { type: 'boolean' },
+    'let-go-only': { type: 'boolean' },
   });
   positionals(rest, []);
   if (values.to === undefined) throw new UsageError('audit archive needs --to DIR');
-  if ((values.before === undefined) === (values['older-than'] === undefined)) {
+  const letGoOnly = values['let-go-only'] === true;
+  if (letGoOnly && (values.before ?? values['older-than'] ?? values['keep-in-store']) !== undefined) {
+    throw new UsageError(
+      '--let-go-only archives nothing: it takes no --before, --older-than or --keep-in-store',
+    );
+  }
+  if (!letGoOnly && (values.before === undefined) === (values['older-than'] === undefined)) {
     throw new UsageError('audit archive needs --before TIME or --older-than DAYS (one of them)');
   }
-  let cutoff: Date;
-  if (values.before !== undefined) {
+  let cutoff = new Date(0);
+  if (letGoOnly) {
+    // Nothing before the epoch: nothing new is written.
+  } else if (values.before !== undefined) {
     cutoff = new Date(values.before);
     if (!/^\d{4}-\d{2}-\d{2}T/.test(values.before) || Number.isNaN(cutoff.getTime())) {
       throw new UsageError('--before must be an ISO 8601 date-time, e.g. 2026-11-01T00:00:00Z');
@@ -78,14 +89,22 @@ async function archive(args: string[], io: Io): Promise<number> {
   }
   const dir = values.to;
   return withAuditStore(values['audit-store'], io, async (log) => {
+    if (!log.archives) {
+      throw new CommandError(
+        'this audit store does not archive: a JSONL file keeps every record; a trail kept for years belongs in SQLite or PostgreSQL (AUDIT_STORE=sqlite:PATH or postgres://…)',
+      );
+    }
     try {
       const before = await countBefore(log, cutoff);
       const signed = (await newestNoted(log)).body.size;
       const size = Math.floor(Math.min(before, signed) / TILE_WIDTH) * TILE_WIDTH;
       const written = await writeArchive(log, dir, size, signer, [signer]);
       // Only what the archive holds, written and synced to its disk, is let go of.
-      const forgotten =
-        values['keep-in-store'] || written.to === 0 ? undefined : await log.forget(written.to);
+      let forgotten: Awaited<ReturnType<AuditLog['forget']>> | undefined;
+      if (!values['keep-in-store'] && written.to > 0) {
+        assertArchiveHolds(dir, (await log.archivedHead()).seq, written.to);
+        forgotten = await log.forget(written.to);
+      }
       report(
         io,
         values.json,
@@ -97,9 +116,11 @@ async function archive(args: string[], io: Io): Promise<number> {
           ...(forgotten ? { forgotten } : {}),
         },
         [
-          written.to === written.from
-            ? `nothing to archive: ${dir} holds records 1..${written.from} already (${before} stored before ${cutoff.toISOString()}, whole tiles of ${TILE_WIDTH})`
-            : `archived records ${written.from + 1}..${written.to} to ${dir} (${written.files} file(s) written)`,
+          letGoOnly
+            ? `${dir} holds records 1..${written.to}, checked against the stored tree`
+            : written.to === written.from
+              ? `nothing to archive: ${dir} holds records 1..${written.from} already (${before} stored before ${cutoff.toISOString()}, whole tiles of ${TILE_WIDTH})`
+              : `archived records ${written.from + 1}..${written.to} to ${dir} (${written.files} file(s) written)`,
           ...(forgotten
             ? [
                 `the store let go of records 1..${forgotten.upTo} (${forgotten.records} removed now); its size ${mib(forgotten.bytesBefore)} -> ${mib(forgotten.bytesAfter)}`,
