@@ -6,6 +6,7 @@ import { bundlePath, entriesOf, tilePath } from '../../src/domain/audit/tiles.js
 import { prepareServe, runCli, runCliConcurrently, type ServeSetup, startServe } from '../support/cli.js';
 import { goChecks, skipWithoutGoReference } from '../support/go-reference.js';
 import { consumerAgent, httpsRequest } from '../support/https-client.js';
+import { testSchema } from '../support/postgres.js';
 import { execOn } from '../support/sqlite.js';
 
 /**
@@ -40,7 +41,11 @@ beforeAll(() => {
   vkeyFile = join(dir, 'audit.vkey');
   writeFileSync(vkeyFile, runCli(['audit', 'vkey'], env).stdout);
 }, 60_000);
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const schema = testSchema('archive');
+afterAll(async () => {
+  await schema.drop();
+  rmSync(dir, { recursive: true, force: true });
+});
 
 /** The audit store's file, with what its WAL held written into it first. */
 function bytesOnDisk(): number {
@@ -221,5 +226,61 @@ describe('an archive of the older half, taken while serve answers under load', (
       expect(result.stdout).toMatch(named);
       expect(result.status).toBe(1);
     }
+  });
+});
+
+describe('on PostgreSQL, archived while two instances answer under load', () => {
+  const pgArchive = join(dir, 'pg-archive');
+  let answered = 0;
+  let archivedTo = 0;
+
+  beforeAll(async () => {
+    const pgEnv = { ...env, AUDIT_STORE: schema.url, AUDIT_CHECKPOINT_RECORDS: '500' };
+    const first = await startServe(pgEnv);
+    const second = await startServe(pgEnv);
+    try {
+      answered += (await Promise.all([load(first, 1500), load(second, 1500)])).reduce((a, b) => a + b, 0);
+      const archiving = runCliConcurrently(
+        ['audit', 'archive', '--to', pgArchive, '--older-than', '0', '--audit-store', schema.url, '--json'],
+        env,
+      );
+      answered += (
+        await Promise.all([load(first, 1_000_000, archiving), load(second, 1_000_000, archiving)])
+      ).reduce((a, b) => a + b, 0);
+      const result = await archiving;
+      expect(result.stderr).toBe('');
+      archivedTo = JSON.parse(result.stdout).forgotten.upTo;
+    } finally {
+      await stop(first);
+      await stop(second);
+    }
+  }, 300_000);
+
+  it('loses and doubles nothing: one record for every answer, the chain whole from the boundary', async () => {
+    // Every record before the archive ran was covered (3,000, less the tiles' remainder).
+    expect(archivedTo).toBeGreaterThanOrEqual(2560);
+    expect(archivedTo % 256).toBe(0);
+    const { rows } = await schema.query('SELECT seq FROM audit_head');
+    expect(Number(rows[0]?.seq)).toBe(answered);
+    const held = await schema.query('SELECT count(*) AS n, min(seq) AS first FROM audit');
+    expect(Number(held.rows[0]?.n)).toBe(answered - archivedTo);
+    expect(Number(held.rows[0]?.first)).toBe(archivedTo + 1);
+    const verified = runCli(
+      [
+        'audit',
+        'verify',
+        '--audit-store',
+        schema.url,
+        '--public-key',
+        join(dir, 'keys', 'audit-signing-key.pub.pem'),
+      ],
+      env,
+    );
+    expect(verified.stdout).toMatch(
+      new RegExp(`^audit chain intact: ${answered - archivedTo} record\\(s\\)`),
+    );
+    expect(verified.status).toBe(0);
+    const archived = runCli(['audit', 'verify', '--archive', pgArchive, '--vkey', vkeyFile], env);
+    expect(archived.stdout).toMatch(new RegExp(`^audit archive intact: ${archivedTo} record\\(s\\)`));
   });
 });
