@@ -272,6 +272,21 @@ describe('what audit archive refuses', () => {
     }
   });
 
+  it('a store whose newest checkpoint is not signed by the key: nothing is written', async () => {
+    const signer = await keysOf();
+    const stranger = await keysOf();
+    const log = await trail('strange.db', 1, 300, stranger);
+    const target = join(dir, 'strange-archive');
+    try {
+      await expect(writeArchive(log, target, 256, signer.note, [signer.note])).rejects.toThrow(
+        /the newest stored checkpoint \(300 records\)/,
+      );
+      expect(existsSync(target)).toBe(false);
+    } finally {
+      log.close();
+    }
+  });
+
   it('a bundle removed from the archive keeps its records in the store', () => {
     const target = join(dir, 'one-archive');
     expect(() => assertArchiveHolds(target, 0, 256)).not.toThrow();
