@@ -67,8 +67,9 @@ export function openCheckpoint(
 }
 
 /**
- * The newest stored checkpoint with a note, and the tree it signs (its signature unchecked:
- * whoever receives it checks that), or an error saying there is none yet.
+ * The newest stored checkpoint with a note, and the tree it signs (its signature unchecked
+ * here: whoever receives it checks it, as `audit archive` does with its key), or an error
+ * saying there is none yet.
  */
 export async function newestNoted(
   log: AuditLog,

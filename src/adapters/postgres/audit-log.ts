@@ -292,7 +292,12 @@ export class PostgresAuditLog implements AuditLog {
    * more, under the tree table's lock (as growing it takes).
    */
   private async trimTree(upTo: number): Promise<void> {
-    await inTransaction(this.pool, {}, async (client) => {
+    while ((await this.trimTreeStep(upTo)) === retention.TRIM_STEP_ROWS) {}
+  }
+
+  /** One step of {@link trimTree}: how many rows went. */
+  private async trimTreeStep(upTo: number): Promise<number> {
+    return inTransaction(this.pool, {}, async (client) => {
       await client.query(
         `SET LOCAL lock_timeout = '${TREE_LOCK_TIMEOUT}'; LOCK TABLE audit_tree IN EXCLUSIVE MODE`,
       );
@@ -301,7 +306,7 @@ export class PostgresAuditLog implements AuditLog {
         [upTo],
       );
       const span = retention.leavesOfRows(rows);
-      if (span === undefined) return;
+      if (span === undefined) return 0;
       const indexes = retention.keptIndexes(span.from, span.to);
       const found = await this.hashesBy(client, indexes);
       if (indexes.length > 0) {
@@ -312,8 +317,9 @@ export class PostgresAuditLog implements AuditLog {
       }
       await client.query(
         retention.deleteTreeRowsSql((n) => `$${n}`),
-        [upTo],
+        [span.lastIdx],
       );
+      return rows.length;
     });
   }
 

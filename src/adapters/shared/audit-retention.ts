@@ -12,8 +12,9 @@ import type { ArchivedStart } from '../../domain/audit/record.js';
  * Letting go of archived records (decisions §15), as both SQL stores do it: the boundary is
  * recorded first (the last record let go of, its seq and chain hash), then the records up to
  * it are deleted a batch per statement, each its own short transaction, so appends wait at
- * most one batch. The tree's hashes stay: proofs of newer records, and the walk from the
- * boundary, go on from them. A run stopped half-way leaves records below the boundary that
+ * most one batch. Then the tree's rows over the archived range go too, a step of rows per
+ * transaction, but for the hashes of subtrees of 256 leaves and more ({@link keptIndexes}):
+ * proofs of newer records, and the walk from the boundary, go on from those. A run stopped half-way leaves records below the boundary that
  * nothing reads; the next one removes them.
  */
 
@@ -54,15 +55,18 @@ export const FORGET_BATCH = 2_000;
 export const forgetBatchSql = (p: (n: number) => string) =>
   `DELETE FROM audit WHERE seq > ${p(1)} AND seq <= ${p(2)}`;
 
+/** Tree rows let go of per transaction (each row up to {@link TREE_STEP} leaves' hashes, 64 KiB). */
+export const TRIM_STEP_ROWS = 64;
+
 /**
- * The tree's rows over the archived range, which may go: whole rows below `$1` (whole tiles),
- * never the last row (whose size is the tree's).
+ * The tree's next rows over the archived range, which may go: whole rows below `$1` (whole
+ * tiles), never the last row (whose size is the tree's), {@link TRIM_STEP_ROWS} at most.
  */
 export const trimmableRowsSql = (p: (n: number) => string) =>
-  `SELECT idx, size FROM audit_tree WHERE size <= ${p(1)} AND size < (SELECT max(size) FROM audit_tree) ORDER BY idx`;
+  `SELECT idx, size FROM audit_tree WHERE size <= ${p(1)} AND size < (SELECT max(size) FROM audit_tree) ORDER BY idx LIMIT ${TRIM_STEP_ROWS}`;
 
-export const deleteTreeRowsSql = (p: (n: number) => string) =>
-  `DELETE FROM audit_tree WHERE size <= ${p(1)} AND size < (SELECT max(size) FROM audit_tree)`;
+/** Deletes the rows read by {@link trimmableRowsSql}: the lowest rows, up to the last one's `idx` (`$1`). */
+export const deleteTreeRowsSql = (p: (n: number) => string) => `DELETE FROM audit_tree WHERE idx <= ${p(1)}`;
 
 export const insertKeptSql = (p: (n: number) => string) =>
   `INSERT INTO audit_tree_kept (idx, hash) VALUES (${p(1)}, ${p(2)}) ON CONFLICT (idx) DO NOTHING`;
@@ -113,11 +117,13 @@ export interface TreeRowPlace {
 }
 
 /** The leaves the trimmable rows cover: [from, to). */
-export function leavesOfRows(rows: readonly TreeRowPlace[]): { from: number; to: number } | undefined {
+export function leavesOfRows(
+  rows: readonly TreeRowPlace[],
+): { from: number; to: number; lastIdx: number } | undefined {
   const first = rows[0];
   const last = rows.at(-1);
   if (first === undefined || last === undefined) return undefined;
-  return { from: sizeAtStored(Number(first.idx)), to: Number(last.size) };
+  return { from: sizeAtStored(Number(first.idx)), to: Number(last.size), lastIdx: Number(last.idx) };
 }
 
 /** Why records up to `upTo` cannot be let go of now, or undefined when they can. */

@@ -323,26 +323,36 @@ export class SqliteAuditLog implements AuditLog {
       );
       await new Promise((resolve) => setImmediate(resolve));
     }
-    await whenNotBusy(
-      () => transaction(this.db, () => this.trimTreeNow(retention.trimmableUpTo(last)), 'immediate'),
-      soon(),
-      false,
-    );
+    for (let rows = retention.TRIM_STEP_ROWS; rows === retention.TRIM_STEP_ROWS; ) {
+      await whenNotBusy(
+        () => {
+          rows = transaction(this.db, () => this.trimTreeNow(retention.trimmableUpTo(last)), 'immediate');
+        },
+        soon(),
+        false,
+      );
+      await new Promise((resolve) => setImmediate(resolve));
+    }
     await this.giveSpaceBack();
     return { upTo: last, records, bytesBefore, bytesAfter: this.bytesOnDisk() };
   }
 
-  /** Lets the tree's rows over the archived range go, keeping the hashes of 256 leaves and more (in the write transaction). */
-  private trimTreeNow(upTo: number): void {
-    const span = retention.leavesOfRows(
-      this.db.prepare<[number], retention.TreeRowPlace>(retention.trimmableRowsSql(() => '?')).all(upTo),
-    );
-    if (span === undefined) return;
+  /**
+   * Lets a step of the tree's rows over the archived range go, keeping the hashes of 256
+   * leaves and more (in the write transaction); how many rows went.
+   */
+  private trimTreeNow(upTo: number): number {
+    const rows = this.db
+      .prepare<[number], retention.TreeRowPlace>(retention.trimmableRowsSql(() => '?'))
+      .all(upTo);
+    const span = retention.leavesOfRows(rows);
+    if (span === undefined) return 0;
     const indexes = retention.keptIndexes(span.from, span.to);
     const found = this.hashesNow(indexes);
     const insert = this.db.prepare<[number, Uint8Array]>(retention.insertKeptSql(() => '?'));
     for (const i of indexes) insert.run(i, found.get(i) as Hash);
-    this.db.prepare<[number]>(retention.deleteTreeRowsSql(() => '?')).run(upTo);
+    this.db.prepare<[number]>(retention.deleteTreeRowsSql(() => '?')).run(span.lastIdx);
+    return rows.length;
   }
 
   private async giveSpaceBack(): Promise<void> {
