@@ -4,7 +4,15 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliIn, ROOT, runCli, serveEnv, startServe } from '../support/cli.js';
+import {
+  type CliResult,
+  cliInProcess,
+  ROOT,
+  runCli,
+  runCliInProcess,
+  serveEnv,
+  startServe,
+} from '../support/cli.js';
 import { httpsRequest } from '../support/https-client.js';
 import { CURRENT } from '../support/runtimes.js';
 import { execOn, openSqlite } from '../support/sqlite.js';
@@ -16,119 +24,134 @@ const fixtureFile = JSON.parse(readFileSync(fixtures, 'utf8')) as {
   cases: { crn: string; covers?: string }[];
 };
 
+/** Each usage error and the message it gives: every command's argument checks. */
+const USAGE_ERRORS: [string[], string][] = [
+  [[], 'a command is needed'],
+  [['frobnicate'], 'unknown command: frobnicate'],
+  [['cases'], 'cases needs a subcommand'],
+  [['cases', 'import'], 'cases import needs at least one FILE'],
+  [['cases', 'import', 'x.json', '--bogus'], "Unknown option '--bogus'"],
+  [['cases', 'generate'], 'cases generate needs --count N'],
+  [['cases', 'generate', '--count', 'ten'], '--count must be a whole number'],
+  [['cases', 'generate', '--count', '0'], '--count must be a whole number'],
+  [['cases', 'generate', '--count', '5', '--seed=-1'], '--seed must be a whole number'],
+  [['cases', 'generate', '--count', '5', '--seed', '1.5'], '--seed must be a whole number'],
+  [
+    ['cases', 'import', 'x.json', '--store', 'https://records.example'],
+    '--store: cases cannot be written to upstream; use sqlite:PATH or postgres://USER@HOST:PORT/DB[?schema=NAME]',
+  ],
+  [
+    ['cases', 'generate', '--count', '5', '--store', 'memory'],
+    '--store: cases cannot be written to memory; use sqlite:PATH or postgres://USER@HOST:PORT/DB[?schema=NAME]',
+  ],
+  [
+    ['cases', 'generate', '--count', '5', '--store', 'redis://x'],
+    '--store: redis cannot hold a case store; expected memory, sqlite:PATH, postgres://',
+  ],
+  [['serve', 'extra'], 'unexpected argument: extra'],
+  [['pki'], 'pki needs a subcommand'],
+  [['pki', 'init'], 'pki init needs --dir DIR'],
+  [['pki', 'client', 'client-a'], 'pki client needs --dir DIR'],
+  [['pki', 'client', 'bad cn!', '--dir', '/tmp/x'], 'CN must be 1-64 characters'],
+  [['pki', 'client', 'c', '--dir', '/tmp/x', '--days', '0'], '--days must be a whole number'],
+  [['clients', 'add', 'client-a'], 'clients add needs --permissions'],
+  [['clients', 'add', 'client-a', '--permissions', 'getCase,deleteCase'], 'unknown permission "deleteCase"'],
+  [
+    ['clients', 'add', 'client-a', '--permissions', 'getCase', '--queue-arn', 'my-queue'],
+    '--queue-arn must be an SQS queue ARN',
+  ],
+  [
+    ['clients', 'add', 'client-a', '--permissions', 'getCase', '--redact', 'preferredLanguage,emailAddress'],
+    'unknown field to redact "emailAddress"; expected none, or one or more of preferredLanguage, personalCircumstances, disabilities, offenderPersonalityDisorder, homeOfficeInterest.notes, communityManager.jobRole, communityManager.emailAddress, communityManager.officeName, communityManager.teamPhoneNumber, communityManager.name.middleName',
+  ],
+  [
+    ['clients', 'update', 'client-a'],
+    'clients update needs --redact FIELD[,FIELD...]|none or --limited-access deny|allow',
+  ],
+  [
+    ['clients', 'add', 'client-a', '--permissions', 'getCase', '--limited-access', 'yes'],
+    'unknown limited-access mode "yes"; expected one of deny, allow',
+  ],
+  [['clients', 'update', 'client-a', '--limited-access', 'Allow'], 'unknown limited-access mode "Allow"'],
+  [['clients', 'update', 'client-a', '--redact', 'crn'], 'unknown field to redact "crn"'],
+  [
+    ['clients', 'add', 'client-a', '--permissions', 'getCase', '--role-arn', 'arn:aws:iam::1:user/x'],
+    '--role-arn must be an IAM role ARN',
+  ],
+  [
+    ['clients', 'add', 'client-a', '--permissions', 'getCase', '--rate-limit', 'fast'],
+    'rate limit must look like N/DURATION',
+  ],
+  [
+    ['clients', 'add', 'client-a', '--permissions', 'getCase', '--obo', 'sometimes'],
+    '--obo must be forbidden, optional or required',
+  ],
+  [
+    ['clients', 'add', 'client-a', '--permissions', 'getCase', '--obo', 'required'],
+    '--obo required needs --obo-issuer, --obo-jwks, --obo-audience',
+  ],
+  [
+    ['clients', 'add', 'client-a', '--permissions', 'getCase', '--obo-issuer', 'x'],
+    '--obo-issuer, --obo-jwks, --obo-audience and --obo-email-claim need --obo optional or required',
+  ],
+  [['clients', 'show'], 'missing CN'],
+  [['clients', 'frobnicate'], 'unknown clients subcommand: frobnicate'],
+  [['keys', 'issue', 'client-a', '--expires-in', 'forever'], '--expires-in must look like 30s'],
+  [['keys', 'revoke'], 'missing KEY_ID'],
+  [['certs', 'revoke', 'not-hex'], 'a certificate serial is hexadecimal'],
+  [['grants', 'add', 'not-an-email', 'getCase'], 'EMAIL must be an e-mail address'],
+  [['grants', 'add', 'a@b.example'], 'missing P[,P...]'],
+  [['tokens', 'mint'], 'tokens mint needs --client CN'],
+  [['tokens', 'mint', '--client', 'c', '--expires-in', '1y'], '--expires-in must look like 30s'],
+  [['config', 'frob'], 'unknown config subcommand: frob'],
+  [
+    ['audit'],
+    'audit needs a subcommand: verify, query, checkpoints, checkpoint, prove, archive, keygen, vkey or verify-proof',
+  ],
+  [['audit', 'keygen'], 'audit keygen needs --dir DIR'],
+  [
+    ['audit', 'verify', '--checkpoints', 'log.jsonl'],
+    '--checkpoints needs --public-key: a checkpoint counts only once its signature is checked',
+  ],
+  [['audit', 'query', '--since', 'yesterday'], '--since must be an ISO 8601 date-time'],
+  [
+    ['audit', 'verify', '--audit-store', 'redis://127.0.0.1:6379'],
+    '--audit-store: redis cannot hold an audit store; expected sqlite:PATH, jsonl:PATH or postgres://USER@HOST:PORT/DB[?schema=NAME]',
+  ],
+  [['clients', 'list', '--access-store', 'postgres://x'], '--access-store: postgres:// needs a database'],
+];
+
+/**
+ * The usage errors run through the built binary, for the status a shell sees: one from the
+ * dispatcher, one from the argument parser, one from each of two command modules loaded on
+ * demand, and `serve`'s (which never runs in this process). The binary runs every other
+ * module in the tests below. The rest run in this process: the same `main`, its status and
+ * its lines, without a process each.
+ */
+const THROUGH_THE_BINARY = new Set(
+  [[], ['cases', 'import', 'x.json', '--bogus'], ['pki', 'init'], ['tokens', 'mint'], ['serve', 'extra']].map(
+    (args) => JSON.stringify(args),
+  ),
+);
+
 describe('case-read usage errors exit 2 with a usage line', () => {
-  it.each([
-    [[], 'a command is needed'],
-    [['frobnicate'], 'unknown command: frobnicate'],
-    [['cases'], 'cases needs a subcommand'],
-    [['cases', 'import'], 'cases import needs at least one FILE'],
-    [['cases', 'import', 'x.json', '--bogus'], "Unknown option '--bogus'"],
-    [['cases', 'generate'], 'cases generate needs --count N'],
-    [['cases', 'generate', '--count', 'ten'], '--count must be a whole number'],
-    [['cases', 'generate', '--count', '0'], '--count must be a whole number'],
-    [['cases', 'generate', '--count', '5', '--seed=-1'], '--seed must be a whole number'],
-    [['cases', 'generate', '--count', '5', '--seed', '1.5'], '--seed must be a whole number'],
-    [
-      ['cases', 'import', 'x.json', '--store', 'https://records.example'],
-      '--store: cases cannot be written to upstream; use sqlite:PATH or postgres://USER@HOST:PORT/DB[?schema=NAME]',
-    ],
-    [
-      ['cases', 'generate', '--count', '5', '--store', 'memory'],
-      '--store: cases cannot be written to memory; use sqlite:PATH or postgres://USER@HOST:PORT/DB[?schema=NAME]',
-    ],
-    [
-      ['cases', 'generate', '--count', '5', '--store', 'redis://x'],
-      '--store: redis cannot hold a case store; expected memory, sqlite:PATH, postgres://',
-    ],
-    [['serve', 'extra'], 'unexpected argument: extra'],
-    [['pki'], 'pki needs a subcommand'],
-    [['pki', 'init'], 'pki init needs --dir DIR'],
-    [['pki', 'client', 'client-a'], 'pki client needs --dir DIR'],
-    [['pki', 'client', 'bad cn!', '--dir', '/tmp/x'], 'CN must be 1-64 characters'],
-    [['pki', 'client', 'c', '--dir', '/tmp/x', '--days', '0'], '--days must be a whole number'],
-    [['clients', 'add', 'client-a'], 'clients add needs --permissions'],
-    [
-      ['clients', 'add', 'client-a', '--permissions', 'getCase,deleteCase'],
-      'unknown permission "deleteCase"',
-    ],
-    [
-      ['clients', 'add', 'client-a', '--permissions', 'getCase', '--queue-arn', 'my-queue'],
-      '--queue-arn must be an SQS queue ARN',
-    ],
-    [
-      [
-        'clients',
-        'add',
-        'client-a',
-        '--permissions',
-        'getCase',
-        '--redact',
-        'preferredLanguage,emailAddress',
-      ],
-      'unknown field to redact "emailAddress"; expected none, or one or more of preferredLanguage, personalCircumstances, disabilities, offenderPersonalityDisorder, homeOfficeInterest.notes, communityManager.jobRole, communityManager.emailAddress, communityManager.officeName, communityManager.teamPhoneNumber, communityManager.name.middleName',
-    ],
-    [
-      ['clients', 'update', 'client-a'],
-      'clients update needs --redact FIELD[,FIELD...]|none or --limited-access deny|allow',
-    ],
-    [
-      ['clients', 'add', 'client-a', '--permissions', 'getCase', '--limited-access', 'yes'],
-      'unknown limited-access mode "yes"; expected one of deny, allow',
-    ],
-    [['clients', 'update', 'client-a', '--limited-access', 'Allow'], 'unknown limited-access mode "Allow"'],
-    [['clients', 'update', 'client-a', '--redact', 'crn'], 'unknown field to redact "crn"'],
-    [
-      ['clients', 'add', 'client-a', '--permissions', 'getCase', '--role-arn', 'arn:aws:iam::1:user/x'],
-      '--role-arn must be an IAM role ARN',
-    ],
-    [
-      ['clients', 'add', 'client-a', '--permissions', 'getCase', '--rate-limit', 'fast'],
-      'rate limit must look like N/DURATION',
-    ],
-    [
-      ['clients', 'add', 'client-a', '--permissions', 'getCase', '--obo', 'sometimes'],
-      '--obo must be forbidden, optional or required',
-    ],
-    [
-      ['clients', 'add', 'client-a', '--permissions', 'getCase', '--obo', 'required'],
-      '--obo required needs --obo-issuer, --obo-jwks, --obo-audience',
-    ],
-    [
-      ['clients', 'add', 'client-a', '--permissions', 'getCase', '--obo-issuer', 'x'],
-      '--obo-issuer, --obo-jwks, --obo-audience and --obo-email-claim need --obo optional or required',
-    ],
-    [['clients', 'show'], 'missing CN'],
-    [['clients', 'frobnicate'], 'unknown clients subcommand: frobnicate'],
-    [['keys', 'issue', 'client-a', '--expires-in', 'forever'], '--expires-in must look like 30s'],
-    [['keys', 'revoke'], 'missing KEY_ID'],
-    [['certs', 'revoke', 'not-hex'], 'a certificate serial is hexadecimal'],
-    [['grants', 'add', 'not-an-email', 'getCase'], 'EMAIL must be an e-mail address'],
-    [['grants', 'add', 'a@b.example'], 'missing P[,P...]'],
-    [['tokens', 'mint'], 'tokens mint needs --client CN'],
-    [['tokens', 'mint', '--client', 'c', '--expires-in', '1y'], '--expires-in must look like 30s'],
-    [['config', 'frob'], 'unknown config subcommand: frob'],
-    [
-      ['audit'],
-      'audit needs a subcommand: verify, query, checkpoints, checkpoint, prove, archive, keygen, vkey or verify-proof',
-    ],
-    [['audit', 'keygen'], 'audit keygen needs --dir DIR'],
-    [
-      ['audit', 'verify', '--checkpoints', 'log.jsonl'],
-      '--checkpoints needs --public-key: a checkpoint counts only once its signature is checked',
-    ],
-    [['audit', 'query', '--since', 'yesterday'], '--since must be an ISO 8601 date-time'],
-    [
-      ['audit', 'verify', '--audit-store', 'redis://127.0.0.1:6379'],
-      '--audit-store: redis cannot hold an audit store; expected sqlite:PATH, jsonl:PATH or postgres://USER@HOST:PORT/DB[?schema=NAME]',
-    ],
-    [['clients', 'list', '--access-store', 'postgres://x'], '--access-store: postgres:// needs a database'],
-  ])('%j', (args, message) => {
-    const result = runCli(args);
+  const expectUsageError = (result: CliResult, message: string) => {
     expect(result.status).toBe(2);
     expect(result.stderr).toContain(`case-read: ${message}`);
     expect(result.stderr).toContain('usage:');
     expect(result.stdout).toBe('');
+  };
+
+  it.each(USAGE_ERRORS.filter(([args]) => args[0] !== 'serve'))('%j', async (args, message) => {
+    expectUsageError(await runCliInProcess(args), message);
   });
+
+  it.each(USAGE_ERRORS.filter(([args]) => THROUGH_THE_BINARY.has(JSON.stringify(args))))(
+    '%j, run by the binary',
+    (args, message) => {
+      expectUsageError(runCli(args), message);
+    },
+  );
 
   it('help prints the usage and exits 0', () => {
     const result = runCli(['help']);
@@ -151,14 +174,14 @@ describe('case-read usage errors exit 2 with a usage line', () => {
 });
 
 describe('case-read cases import', () => {
-  it('imports the fixtures and reports the count; a re-import replaces, it does not duplicate', () => {
+  it('imports the fixtures and reports the count; a re-import replaces, it does not duplicate', async () => {
     const store = `sqlite:${join(dir, 'import.db')}`;
-    const first = runCli(['cases', 'import', fixtures, '--store', store]);
+    const first = await runCliInProcess(['cases', 'import', fixtures, '--store', store]);
     expect(first.status).toBe(0);
     expect(first.stdout.trim()).toBe(
       `imported ${fixtureFile.cases.length} case(s) into ${store} (${fixtureFile.cases.length} held)`,
     );
-    const again = runCli(['cases', 'import', fixtures, '--store', store, '--json']);
+    const again = await runCliInProcess(['cases', 'import', fixtures, '--store', store, '--json']);
     expect(again.status).toBe(0);
     expect(JSON.parse(again.stdout)).toEqual({
       imported: fixtureFile.cases.length,
@@ -169,12 +192,13 @@ describe('case-read cases import', () => {
 
   it('takes the store from CASE_STORE when --store is absent', () => {
     const path = join(dir, 'from-env.db');
+    // Through the binary: the variable from the process's own environment.
     const result = runCli(['cases', 'import', fixtures], { CASE_STORE: `sqlite:${path}` });
     expect(result.status).toBe(0);
     expect(result.stdout).toContain(`sqlite:${path}`);
   });
 
-  it('writes nothing when any file is bad, and says which file and field', () => {
+  it('writes nothing when any file is bad, and says which file and field', async () => {
     const path = join(dir, 'atomic.db');
     const good = join(dir, 'good.json');
     writeFileSync(good, JSON.stringify({ cases: [fixtureFile.cases[0]] }));
@@ -182,15 +206,15 @@ describe('case-read cases import', () => {
     const badCase = structuredClone(fixtureFile.cases[1]) as Record<string, unknown>;
     delete badCase.homeOfficeInterest;
     writeFileSync(bad, JSON.stringify({ cases: [badCase] }));
-    const result = runCli(['cases', 'import', good, bad, '--store', `sqlite:${path}`]);
+    const result = await runCliInProcess(['cases', 'import', good, bad, '--store', `sqlite:${path}`]);
     expect(result.status).toBe(1);
     expect(result.stderr).toContain(bad);
     expect(result.stderr).toContain('cases[0].homeOfficeInterest');
     expect(() => openSqlite(path, { readonly: true })).toThrow();
   });
 
-  it('refuses the same crn in two files', () => {
-    const result = runCli([
+  it('refuses the same crn in two files', async () => {
+    const result = await runCliInProcess([
       'cases',
       'import',
       fixtures,
@@ -204,7 +228,7 @@ describe('case-read cases import', () => {
 });
 
 describe('case-read cases generate', () => {
-  it('is deterministic for a seed', () => {
+  it('is deterministic for a seed', async () => {
     const dump = (file: string) => {
       const db = openSqlite(file, { readonly: true });
       const rows = db.prepare('SELECT * FROM cases ORDER BY crn').all();
@@ -214,18 +238,20 @@ describe('case-read cases generate', () => {
     };
     const a = join(dir, 'gen-a.db');
     const b = join(dir, 'gen-b.db');
-    const ra = runCli([
-      'cases',
-      'generate',
-      '--count',
-      '1500',
-      '--seed',
-      '42',
-      '--store',
-      `sqlite:${a}`,
-      '--json',
-    ]);
-    const rb = runCli(['cases', 'generate', '--count', '1500', '--seed', '42', '--store', `sqlite:${b}`]);
+    const generate = (file: string, ...extra: string[]) =>
+      runCliInProcess([
+        'cases',
+        'generate',
+        '--count',
+        '1500',
+        '--seed',
+        '42',
+        '--store',
+        `sqlite:${file}`,
+        ...extra,
+      ]);
+    const ra = await generate(a, '--json');
+    const rb = await generate(b);
     expect(ra.status).toBe(0);
     expect(rb.status).toBe(0);
     expect(JSON.parse(ra.stdout)).toMatchObject({ generated: 1500, seed: 42, store: `sqlite:${a}` });
@@ -244,7 +270,7 @@ describe('case-read cases generate', () => {
 
 describe('case-read cases access', () => {
   const store = () => `sqlite:${join(dir, 'access.db')}`;
-  beforeAll(() => {
+  beforeAll(async () => {
     const file = join(dir, 'limited.json');
     const limitedCase = {
       ...structuredClone(fixtureFile.cases[0]),
@@ -261,22 +287,24 @@ describe('case-read cases access', () => {
     };
     delete (limitedCase as { covers?: string }).covers;
     writeFileSync(file, JSON.stringify({ cases: [limitedCase, fixtureFile.cases[1]] }));
-    expect(runCli(['cases', 'import', file, '--store', store()]).status).toBe(0);
+    expect((await runCliInProcess(['cases', 'import', file, '--store', store()])).status).toBe(0);
   });
 
-  it("shows a case's rules, each marked active or ended; JSON as held", () => {
-    const shown = runCli(['cases', 'access', 'L000001', '--store', store()]);
+  it("shows a case's rules, each marked active or ended; JSON as held", async () => {
+    const shown = await runCliInProcess(['cases', 'access', 'L000001', '--store', store()]);
     expect(shown.status).toBe(0);
     expect(shown.stdout).toContain('officer.a@probation.example  active, no end');
     expect(shown.stdout).toContain('officer.x@probation.example  ended 2020-01-01T00:00:00Z');
     expect(shown.stdout).toContain('only 1 named user(s), active until 2099-01-01T00:00:00Z');
     expect(shown.stdout).toContain('message       (generic)');
-    const json = JSON.parse(runCli(['cases', 'access', 'L000001', '--store', store(), '--json']).stdout);
+    const json = JSON.parse(
+      (await runCliInProcess(['cases', 'access', 'L000001', '--store', store(), '--json'])).stdout,
+    );
     expect(json.limitedAccess.restriction).toEqual({
       users: ['officer.b@probation.example'],
       until: '2099-01-01T00:00:00Z',
     });
-    const open = runCli([
+    const open = await runCliInProcess([
       'cases',
       'access',
       (fixtureFile.cases[1] as { crn: string }).crn,
@@ -286,17 +314,25 @@ describe('case-read cases access', () => {
     expect(open.stdout).toContain('no limited-access rules');
   });
 
-  it('an unknown crn fails (1); a bad crn, a missing CRN or an upstream store is a usage error (2)', () => {
-    const missing = runCli(['cases', 'access', 'Q999999', '--store', store()]);
+  it('an unknown crn fails (1); a bad crn, a missing CRN or an upstream store is a usage error (2)', async () => {
+    const missing = await runCliInProcess(['cases', 'access', 'Q999999', '--store', store()]);
     expect([missing.status, missing.stderr]).toEqual([1, expect.stringContaining('no case Q999999')]);
-    expect(runCli(['cases', 'access', 'not a crn', '--store', store()]).status).toBe(2);
-    expect(runCli(['cases', 'access', '--store', store()]).stderr).toContain('cases access needs one CRN');
-    const upstream = runCli(['cases', 'access', 'X123456', '--store', 'https://records.example']);
+    expect((await runCliInProcess(['cases', 'access', 'not a crn', '--store', store()])).status).toBe(2);
+    expect((await runCliInProcess(['cases', 'access', '--store', store()])).stderr).toContain(
+      'cases access needs one CRN',
+    );
+    const upstream = await runCliInProcess([
+      'cases',
+      'access',
+      'X123456',
+      '--store',
+      'https://records.example',
+    ]);
     expect(upstream.status).toBe(2);
     expect(upstream.stderr).toContain('decides limited access itself');
   });
 
-  it('an import with a malformed rule is refused, naming the field', () => {
+  it('an import with a malformed rule is refused, naming the field', async () => {
     const file = join(dir, 'bad-rule.json');
     const bad = structuredClone(fixtureFile.cases[2]) as Record<string, unknown>;
     delete bad.covers;
@@ -307,45 +343,54 @@ describe('case-read cases access', () => {
       restrictionMessage: null,
     };
     writeFileSync(file, JSON.stringify({ cases: [bad] }));
-    const result = runCli(['cases', 'import', file, '--store', `sqlite:${join(dir, 'bad-rule.db')}`]);
+    const result = await runCliInProcess([
+      'cases',
+      'import',
+      file,
+      '--store',
+      `sqlite:${join(dir, 'bad-rule.db')}`,
+    ]);
     expect(result.status).toBe(1);
     expect(result.stderr).toContain('cases[0].limitedAccess.exclusions[0].user: must be an e-mail address');
     expect(result.stderr).toContain('cases[0].limitedAccess.exclusions[0].until');
   });
 });
 
-describe('onboarding end to end, through the binary alone', () => {
+describe('onboarding end to end, with the CLI alone', () => {
   const base = join(dir, 'onboarding');
   const pkiDir = join(base, 'pki');
   const env = serveEnv(base);
   const access = env.ACCESS_STORE;
   const casesStore = env.CASE_STORE;
-  const cli = cliIn(env);
+  const cli = cliInProcess(env);
   const x = fixtureFile.cases.find((c) => c.crn === 'X123456') as Record<string, unknown>;
+  /** `serve` through the binary (it runs only as a process); any other command in this process. */
+  const runCommand = async (args: string[], commandEnv: Record<string, string>): Promise<CliResult> =>
+    args[0] === 'serve' ? runCli(args, commandEnv) : runCliInProcess(args, commandEnv);
 
   it('pki, clients, keys, tokens and serve: a first client reads, a second is onboarded, used, revoked', async () => {
-    expect(cli('pki', 'init', '--dir', pkiDir)).toContain('development PKI created');
-    expect(runCli(['pki', 'init', '--dir', pkiDir], env).status).toBe(1);
-    const first = JSON.parse(cli('pki', 'client', 'client-a', '--dir', pkiDir, '--json')) as {
+    expect(await cli('pki', 'init', '--dir', pkiDir)).toContain('development PKI created');
+    expect((await runCliInProcess(['pki', 'init', '--dir', pkiDir], env)).status).toBe(1);
+    const first = JSON.parse(await cli('pki', 'client', 'client-a', '--dir', pkiDir, '--json')) as {
       serialNumber: string;
       cert: string;
       key: string;
     };
     expect(first.serialNumber).toMatch(/^[0-9A-F]+$/);
-    cli('cases', 'import', fixtures, '--store', casesStore);
-    cli(
+    await cli('cases', 'import', fixtures, '--store', casesStore);
+    await cli(
       'clients',
       'add',
       'client-a',
       '--permissions',
       'getCase,getHomeOfficeInterest,getCommunityManagerByCrn',
     );
-    expect(runCli(['clients', 'add', 'client-a', '--permissions', 'getCase'], env).stderr).toContain(
-      'client client-a already exists',
-    );
-    const keyA = cli('keys', 'issue', 'client-a').trim();
+    expect(
+      (await runCliInProcess(['clients', 'add', 'client-a', '--permissions', 'getCase'], env)).stderr,
+    ).toContain('client client-a already exists');
+    const keyA = (await cli('keys', 'issue', 'client-a')).trim();
     expect(keyA).toMatch(/^crs_[a-z0-9]{16}_[A-Za-z0-9_-]{43}$/);
-    const tokenA = cli('tokens', 'mint', '--client', 'client-a', '--dir', pkiDir).trim();
+    const tokenA = (await cli('tokens', 'mint', '--client', 'client-a', '--dir', pkiDir)).trim();
     expect(tokenA.split('.')).toHaveLength(3);
 
     const { url, managementUrl, child, output } = await startServe(env);
@@ -369,13 +414,13 @@ describe('onboarding end to end, through the binary alone', () => {
       });
 
       // A second client, with the CLI alone.
-      const second = JSON.parse(cli('pki', 'client', 'client-b', '--dir', pkiDir, '--json')) as {
+      const second = JSON.parse(await cli('pki', 'client', 'client-b', '--dir', pkiDir, '--json')) as {
         serialNumber: string;
         cert: string;
         key: string;
       };
-      cli('clients', 'add', 'client-b', '--permissions', 'getCase');
-      const issued = JSON.parse(cli('keys', 'issue', 'client-b', '--expires-in', '90d', '--json')) as {
+      await cli('clients', 'add', 'client-b', '--permissions', 'getCase');
+      const issued = JSON.parse(await cli('keys', 'issue', 'client-b', '--expires-in', '90d', '--json')) as {
         id: string;
         key: string;
         expiresAt: string;
@@ -384,26 +429,28 @@ describe('onboarding end to end, through the binary alone', () => {
       const b = as(
         second,
         issued.key,
-        cli('tokens', 'mint', '--client', 'client-b', '--dir', pkiDir, '--bind-cert', second.cert).trim(),
+        (
+          await cli('tokens', 'mint', '--client', 'client-b', '--dir', pkiDir, '--bind-cert', second.cert)
+        ).trim(),
       );
       expect((await b('/case/X123456')).status).toBe(200);
       expect((await b('/case/X123456/community-manager')).status).toBe(403);
       expect((await as(second, keyA, tokenA)('/case/X123456')).status).toBe(403);
 
-      const shown = JSON.parse(cli('clients', 'show', 'client-b', '--json')) as {
+      const shown = JSON.parse(await cli('clients', 'show', 'client-b', '--json')) as {
         permissions: string[];
         keys: { id: string; status: string }[];
       };
       expect(shown.permissions).toEqual(['getCase']);
       expect(shown.keys.map((k) => [k.id, k.status])).toEqual([[issued.id, 'active']]);
       // With the certificate each presented to serve, and when it ends (pki client: 365 days).
-      expect(cli('clients', 'list')).toMatch(
+      expect(await cli('clients', 'list')).toMatch(
         new RegExp(
           `^client-a {2}getCase,getHomeOfficeInterest,getCommunityManagerByCrn {2}certificate ${first.serialNumber} expires \\S+ \\(36[45] days left\\)\n` +
             `client-b {2}getCase {2}certificate ${second.serialNumber} expires \\S+ \\(36[45] days left\\)\n$`,
         ),
       );
-      const listed = JSON.parse(cli('clients', 'list', '--json')) as {
+      const listed = JSON.parse(await cli('clients', 'list', '--json')) as {
         id: string;
         certificate: { serialNumber: string; notAfter: string; seenAt: string } | null;
       }[];
@@ -412,20 +459,20 @@ describe('onboarding end to end, through the binary alone', () => {
         Date.now() + 364 * 86_400_000,
       );
 
-      cli('clients', 'suspend', 'client-b');
+      await cli('clients', 'suspend', 'client-b');
       expect((await b('/case/X123456')).status).toBe(403);
-      cli('clients', 'resume', 'client-b');
+      await cli('clients', 'resume', 'client-b');
       expect((await b('/case/X123456')).status).toBe(200);
 
-      expect(cli('keys', 'revoke', issued.id)).toContain(`revoked key ${issued.id}`);
+      expect(await cli('keys', 'revoke', issued.id)).toContain(`revoked key ${issued.id}`);
       expect((await b('/case/X123456')).status).toBe(403);
-      expect(JSON.parse(cli('keys', 'list', 'client-b', '--json'))[0].status).toBe('revoked');
+      expect(JSON.parse(await cli('keys', 'list', 'client-b', '--json'))[0].status).toBe('revoked');
 
-      cli('certs', 'revoke', first.serialNumber, '--client', 'client-a');
+      await cli('certs', 'revoke', first.serialNumber, '--client', 'client-a');
       expect((await a('/case/X123456')).status).toBe(403);
 
-      expect(cli('clients', 'remove', 'client-b')).toContain('removed client client-b');
-      expect(runCli(['clients', 'show', 'client-b'], env).status).toBe(1);
+      expect(await cli('clients', 'remove', 'client-b')).toContain('removed client client-b');
+      expect((await runCliInProcess(['clients', 'show', 'client-b'], env)).status).toBe(1);
       expect(output()).not.toContain(keyA);
       expect(output()).not.toContain(tokenA);
 
@@ -446,7 +493,7 @@ describe('onboarding end to end, through the binary alone', () => {
       expect(metricsText).not.toContain('X123456');
 
       // Every request above left one audit record; the chain is intact.
-      const records = JSON.parse(cli('audit', 'query', '--client', 'client-a', '--json')) as {
+      const records = JSON.parse(await cli('audit', 'query', '--client', 'client-a', '--json')) as {
         operation: string;
         crn: string | null;
         status: number;
@@ -458,17 +505,17 @@ describe('onboarding end to end, through the binary alone', () => {
       ]);
       expect(records.at(-1)?.status).toBe(403);
       expect(
-        JSON.parse(cli('audit', 'query', '--client', 'client-b', '--json')).map(
+        JSON.parse(await cli('audit', 'query', '--client', 'client-b', '--json')).map(
           (r: { status: number }) => r.status,
         ),
       ).toEqual([200, 403, 403, 403, 200, 403]);
-      expect(cli('audit', 'verify')).toMatch(/^audit chain intact: \d+ record\(s\)\n$/);
+      expect(await cli('audit', 'verify')).toMatch(/^audit chain intact: \d+ record\(s\)\n$/);
     } finally {
       child.kill('SIGTERM');
     }
     const [code] = await once(child, 'exit');
     expect(code).toBe(0);
-  }, 60_000); // some twenty CLI processes and a serve: about 14 s alone, more on a loaded 2-core machine
+  }, 60_000); // some twenty-five commands (in this process) and a serve
 
   it('audit verify exits 1 and names the record when the trail was tampered with', () => {
     const copy = join(base, 'audit-tampered.db');
@@ -481,17 +528,17 @@ describe('onboarding end to end, through the binary alone', () => {
     );
   });
 
-  it('grants add, list and remove', () => {
-    cli('grants', 'add', 'Officer@Probation.Example', 'getCommunityManagerByCrn,getCase');
-    expect(JSON.parse(cli('grants', 'list', '--json'))).toEqual([
+  it('grants add, list and remove', async () => {
+    await cli('grants', 'add', 'Officer@Probation.Example', 'getCommunityManagerByCrn,getCase');
+    expect(JSON.parse(await cli('grants', 'list', '--json'))).toEqual([
       { email: 'officer@probation.example', permissions: ['getCase', 'getCommunityManagerByCrn'] },
     ]);
-    cli('grants', 'remove', 'officer@probation.example', 'getCase');
-    expect(cli('grants', 'list')).toBe('officer@probation.example  getCommunityManagerByCrn\n');
+    await cli('grants', 'remove', 'officer@probation.example', 'getCase');
+    expect(await cli('grants', 'list')).toBe('officer@probation.example  getCommunityManagerByCrn\n');
   });
 
-  it('clients add --redact, clients show and clients update --redact (none clears it)', () => {
-    cli(
+  it('clients add --redact, clients show and clients update --redact (none clears it)', async () => {
+    await cli(
       'clients',
       'add',
       'minimised',
@@ -500,52 +547,52 @@ describe('onboarding end to end, through the binary alone', () => {
       '--redact',
       'communityManager.emailAddress,disabilities',
     );
-    expect(cli('clients', 'show', 'minimised')).toContain(
+    expect(await cli('clients', 'show', 'minimised')).toContain(
       'withheld        disabilities, communityManager.emailAddress',
     );
-    expect(JSON.parse(cli('clients', 'show', 'minimised', '--json')).redact).toEqual([
+    expect(JSON.parse(await cli('clients', 'show', 'minimised', '--json')).redact).toEqual([
       'disabilities',
       'communityManager.emailAddress',
     ]);
-    expect(cli('clients', 'update', 'minimised', '--redact', 'homeOfficeInterest.notes')).toContain(
+    expect(await cli('clients', 'update', 'minimised', '--redact', 'homeOfficeInterest.notes')).toContain(
       'withheld        homeOfficeInterest.notes',
     );
-    expect(JSON.parse(cli('clients', 'update', 'minimised', '--redact', 'none', '--json')).redact).toEqual(
-      [],
-    );
-    expect(cli('clients', 'show', 'minimised')).toContain('withheld        (none)');
-    const missing = runCli(['clients', 'update', 'nobody', '--redact', 'none'], env);
+    expect(
+      JSON.parse(await cli('clients', 'update', 'minimised', '--redact', 'none', '--json')).redact,
+    ).toEqual([]);
+    expect(await cli('clients', 'show', 'minimised')).toContain('withheld        (none)');
+    const missing = await runCliInProcess(['clients', 'update', 'nobody', '--redact', 'none'], env);
     expect(missing.status).toBe(1);
     expect(missing.stderr).toContain('no client nobody');
   });
 
-  it('clients add --limited-access, clients show and clients update --limited-access (deny by default)', () => {
-    cli('clients', 'add', 'enforcer', '--permissions', 'getCase', '--limited-access', 'allow');
-    cli('clients', 'add', 'plain', '--permissions', 'getCase');
-    expect(cli('clients', 'show', 'enforcer')).toContain('limited access  allow');
-    expect(JSON.parse(cli('clients', 'show', 'plain', '--json')).limitedAccess).toBe('deny');
-    expect(cli('clients', 'update', 'enforcer', '--limited-access', 'deny')).toContain(
+  it('clients add --limited-access, clients show and clients update --limited-access (deny by default)', async () => {
+    await cli('clients', 'add', 'enforcer', '--permissions', 'getCase', '--limited-access', 'allow');
+    await cli('clients', 'add', 'plain', '--permissions', 'getCase');
+    expect(await cli('clients', 'show', 'enforcer')).toContain('limited access  allow');
+    expect(JSON.parse(await cli('clients', 'show', 'plain', '--json')).limitedAccess).toBe('deny');
+    expect(await cli('clients', 'update', 'enforcer', '--limited-access', 'deny')).toContain(
       'limited access  deny',
     );
     // One setting changed leaves the other as it was.
-    cli('clients', 'update', 'plain', '--redact', 'disabilities');
-    const both = JSON.parse(cli('clients', 'update', 'plain', '--limited-access', 'allow', '--json'));
+    await cli('clients', 'update', 'plain', '--redact', 'disabilities');
+    const both = JSON.parse(await cli('clients', 'update', 'plain', '--limited-access', 'allow', '--json'));
     expect([both.limitedAccess, both.redact]).toEqual(['allow', ['disabilities']]);
   });
 
-  it('keys issue for an unknown client fails (1) and says how to add it', () => {
-    const result = runCli(['keys', 'issue', 'nobody'], env);
+  it('keys issue for an unknown client fails (1) and says how to add it', async () => {
+    const result = await runCliInProcess(['keys', 'issue', 'nobody'], env);
     expect(result.status).toBe(1);
     expect(result.stderr).toContain('no client nobody; add it first with case-read clients add');
   });
 
-  it('config check prints the effective configuration, marking defaults', () => {
-    const out = cli('config', 'check');
+  it('config check prints the effective configuration, marking defaults', async () => {
+    const out = await cli('config', 'check');
     expect(out).toContain('configuration is valid');
     expect(out).toMatch(/BEARER_MODE +required {2}\(default\)/);
     expect(out).toMatch(/KEEP_ALIVE_TIMEOUT_MS 65000 {2}\(default\)/);
     expect(out).toContain(`ACCESS_STORE     ${access}`);
-    const json = JSON.parse(cli('config', 'check', '--json')) as Record<
+    const json = JSON.parse(await cli('config', 'check', '--json')) as Record<
       string,
       { value: string; source: string }
     >;
@@ -559,6 +606,7 @@ describe('onboarding end to end, through the binary alone', () => {
       RATE_LIMIT_STORE: 'redis://:s3cret@cache.internal:6379/2',
       RATE_LIMIT_ON_STORE_FAILURE: 'deny',
     };
+    // Through the binary: nothing the process writes holds a password, whoever writes it.
     const result = runCli(['config', 'check', '--json'], shared);
     expect(result.status).toBe(0);
     const json = JSON.parse(result.stdout) as Record<string, { value: string; source: string }>;
@@ -569,42 +617,45 @@ describe('onboarding end to end, through the binary alone', () => {
     expect(result.stdout + result.stderr).not.toMatch(/hunter2|s3cret/);
   });
 
-  it('config check and serve refuse unreadable TLS files, naming the variable', () => {
+  it('config check and serve refuse unreadable TLS files, naming the variable', async () => {
     const bad = { ...env, TLS_KEY: join(base, 'missing-key.pem') };
     for (const args of [['config', 'check'], ['serve']]) {
-      const result = runCli(args, bad);
+      const result = await runCommand(args, bad);
       expect(result.status).toBe(1);
       expect(result.stderr).toContain(`TLS_KEY: ${bad.TLS_KEY} cannot be read (ENOENT)`);
     }
   });
 
-  it('config check and serve refuse a key that is not the certificate’s, naming both variables', () => {
+  it('config check and serve refuse a key that is not the certificate’s, naming both variables', async () => {
     // The CA's key, in place of the server certificate's: readable, a key, the wrong one.
     const bad = { ...env, TLS_KEY: join(pkiDir, 'ca-key.pem') };
     for (const args of [['config', 'check'], ['serve']]) {
-      const result = runCli(args, bad);
+      const result = await runCommand(args, bad);
       expect(result.status).toBe(1);
       expect(result.stderr).toContain('TLS_KEY: is not the key of the certificate in TLS_CERT');
     }
   });
 
-  it('config check and serve refuse an unknown UPSTREAM_TIME_ZONE, naming it; a known one is shown', () => {
+  it('config check and serve refuse an unknown UPSTREAM_TIME_ZONE, naming it; a known one is shown', async () => {
     const upstream = { ...env, CASE_STORE: 'https://records.internal:8443' };
     for (const args of [['config', 'check'], ['serve']]) {
-      const result = runCli(args, { ...upstream, UPSTREAM_TIME_ZONE: 'Europe/Londres' });
+      const result = await runCommand(args, { ...upstream, UPSTREAM_TIME_ZONE: 'Europe/Londres' });
       expect(result.status).toBe(1);
       expect(result.stderr).toContain('UPSTREAM_TIME_ZONE: UPSTREAM_TIME_ZONE must be an IANA time zone');
     }
-    const json = JSON.parse(cli('config', 'check', '--json')) as Record<
+    const json = JSON.parse(await cli('config', 'check', '--json')) as Record<
       string,
       { value: string; source: string }
     >;
     expect(json.UPSTREAM_TIME_ZONE).toEqual({ value: 'Europe/London', source: 'default' });
-    const set = runCli(['config', 'check', '--json'], { ...upstream, UPSTREAM_TIME_ZONE: 'UTC' });
+    const set = await runCliInProcess(['config', 'check', '--json'], {
+      ...upstream,
+      UPSTREAM_TIME_ZONE: 'UTC',
+    });
     expect(JSON.parse(set.stdout).UPSTREAM_TIME_ZONE).toEqual({ value: 'UTC', source: 'environment' });
   });
 
-  it('certs sign refuses, naming what is wrong: no issuer, another CN, an unknown client, a bad CSR; serve refuses a CA not trusted', () => {
+  it('certs sign refuses, naming what is wrong: no issuer, another CN, an unknown client, a bad CSR; serve refuses a CA not trusted', async () => {
     const csrDir = join(base, 'csr');
     mkdirSync(csrDir, { recursive: true });
     const req = (name: string, subject: string) =>
@@ -629,44 +680,50 @@ describe('onboarding end to end, through the binary alone', () => {
       );
     req('a', '/CN=client-a');
     const sign = (extra: Record<string, string>, ...args: string[]) =>
-      runCli(['certs', 'sign', join(csrDir, 'a.csr'), ...args], { ...env, ...extra });
+      runCliInProcess(['certs', 'sign', join(csrDir, 'a.csr'), ...args], { ...env, ...extra });
     const local = {
       CLIENT_CERT_ISSUER: 'local',
       CLIENT_CA_CERT: join(pkiDir, 'ca.pem'),
       CLIENT_CA_KEY: join(pkiDir, 'ca-key.pem'),
     };
-    const none = sign({}, '--client', 'client-a');
+    const none = await sign({}, '--client', 'client-a');
     expect(none.status).toBe(1);
     expect(none.stderr).toContain('no certificate issuer is configured');
-    expect(sign(local).status).toBe(2);
-    const other = sign(local, '--client', 'someone-else');
+    expect((await sign(local)).status).toBe(2);
+    const other = await sign(local, '--client', 'someone-else');
     expect([other.status, other.stderr.includes('its subject is CN=client-a, not CN=someone-else')]).toEqual([
       1,
       true,
     ]);
     writeFileSync(join(csrDir, 'junk.csr'), 'not a request');
-    const junk = runCli(['certs', 'sign', join(csrDir, 'junk.csr'), '--client', 'client-a'], {
+    const junk = await runCliInProcess(['certs', 'sign', join(csrDir, 'junk.csr'), '--client', 'client-a'], {
       ...env,
       ...local,
     });
     expect([junk.status, junk.stderr.includes('not a PKCS#10 certificate request')]).toEqual([1, true]);
     req('u', '/CN=unknown-client');
-    const unknown = runCli(['certs', 'sign', join(csrDir, 'u.csr'), '--client', 'unknown-client'], {
-      ...env,
-      ...local,
-    });
+    const unknown = await runCliInProcess(
+      ['certs', 'sign', join(csrDir, 'u.csr'), '--client', 'unknown-client'],
+      {
+        ...env,
+        ...local,
+      },
+    );
     expect([unknown.status, unknown.stderr.includes('no client unknown-client')]).toEqual([1, true]);
-    expect(sign(local, '--client', 'client-a', '--days', '398').status).toBe(2);
+    expect((await sign(local, '--client', 'client-a', '--days', '398')).status).toBe(2);
     // Only what signing uses: the issuer, the client CA bundle and the access store. Not the
     // server's certificate and key, not the bearer settings (each unset here).
     const only = { ...local, TLS_CLIENT_CA: env.TLS_CLIENT_CA ?? '', ACCESS_STORE: env.ACCESS_STORE ?? '' };
-    const signedWithLess = runCli(['certs', 'sign', join(csrDir, 'a.csr'), '--client', 'client-a'], only);
+    const signedWithLess = await runCliInProcess(
+      ['certs', 'sign', join(csrDir, 'a.csr'), '--client', 'client-a'],
+      only,
+    );
     expect([signedWithLess.status, signedWithLess.stderr]).toEqual([
       0,
       expect.stringContaining('issued certificate serial'),
     ]);
     expect(signedWithLess.stdout).toMatch(/^-----BEGIN CERTIFICATE-----/);
-    const noBundle = runCli(['certs', 'sign', join(csrDir, 'a.csr'), '--client', 'client-a'], {
+    const noBundle = await runCliInProcess(['certs', 'sign', join(csrDir, 'a.csr'), '--client', 'client-a'], {
       ...only,
       TLS_CLIENT_CA: '',
     });
@@ -674,15 +731,19 @@ describe('onboarding end to end, through the binary alone', () => {
     expect(noBundle.stderr).toContain(
       'certs sign needs TLS_CLIENT_CA: required: the path of the CA bundle trusted for client certificates (PEM)',
     );
-    const issued = sign(local, '--client', 'client-a', '--days', '30');
+    // Through the binary: the certificate on stdout, and no private key in anything the process writes.
+    const issued = runCli(['certs', 'sign', join(csrDir, 'a.csr'), '--client', 'client-a', '--days', '30'], {
+      ...env,
+      ...local,
+    });
     expect(issued.status).toBe(0);
     expect(issued.stdout).toMatch(/^-----BEGIN CERTIFICATE-----/);
     expect(issued.stdout + issued.stderr).not.toContain('PRIVATE KEY');
     // A CA that TLS_CLIENT_CA does not hold: what it issued could never be presented.
     const foreign = join(csrDir, 'foreign');
-    cli('pki', 'init', '--dir', foreign);
+    await cli('pki', 'init', '--dir', foreign);
     for (const args of [['certs', 'sign', join(csrDir, 'a.csr'), '--client', 'client-a'], ['serve']]) {
-      const refused = runCli(args, {
+      const refused = await runCommand(args, {
         ...env,
         ...local,
         CLIENT_CA_CERT: join(foreign, 'ca.pem'),

@@ -7,7 +7,14 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadCa } from '../../src/adapters/x509/pki.js';
-import { BIN, cliIn, prepareServe, type ServeSetup, startServe, stopChildren } from '../support/cli.js';
+import {
+  BIN,
+  cliInProcess,
+  type InProcessServeSetup,
+  prepareServeInProcess,
+  startServe,
+  stopChildren,
+} from '../support/cli.js';
 import { FAKE_CA_ARN, FakeAcmPca } from '../support/fake-acm-pca.js';
 import { NODE, RUNTIMES, type RuntimeCommand } from '../support/runtimes.js';
 
@@ -145,7 +152,8 @@ const run = promisify(execFile);
 const problemOf = (answer: Answer) => (JSON.parse(answer.body) as { type: string }).type.split(':').at(-1);
 
 interface Life {
-  readonly setup: ServeSetup;
+  /** The service's directory, set up with the CLI's commands run in this process. */
+  readonly setup: InProcessServeSetup;
   readonly consumer: Consumer;
   readonly serviceDir: string;
   readonly output: () => string;
@@ -162,19 +170,19 @@ async function onboard(
   const serviceDir = mkdtempSync(join(tmpdir(), `case-read-est-${label}-`));
   const consumerDir = mkdtempSync(join(tmpdir(), `case-read-consumer-${label}-`));
   dirs.push(serviceDir, consumerDir);
-  const base = prepareServe(serviceDir);
+  const base = await prepareServeInProcess(serviceDir);
   const pki = join(serviceDir, 'pki');
   const env = { ...base.env, ...(await issuerEnv(pki)) };
-  const setup: ServeSetup = { ...base, env, cli: cliIn(env) };
-  setup.cli('clients', 'add', 'consumer-a', '--permissions', 'getCase,renewCertificate');
-  const apiKey = setup.cli('keys', 'issue', 'consumer-a').trim();
-  const token = setup.cli('tokens', 'mint', '--client', 'consumer-a', '--dir', pki).trim();
+  const setup: InProcessServeSetup = { ...base, env, cli: cliInProcess(env) };
+  await setup.cli('clients', 'add', 'consumer-a', '--permissions', 'getCase,renewCertificate');
+  const apiKey = (await setup.cli('keys', 'issue', 'consumer-a')).trim();
+  const token = (await setup.cli('tokens', 'mint', '--client', 'consumer-a', '--dir', pki)).trim();
   const started = await startServe(env, runtime);
   children.push(started.child);
   const consumer = new Consumer(consumerDir, started.url, join(pki, 'ca.pem'));
   // The consumer makes its key and CSR; the operator signs the CSR (20 days: inside the window).
   await consumer.keyAndCsr('client', '/CN=consumer-a');
-  await cliAsync(env, [
+  const sign = [
     'certs',
     'sign',
     join(consumerDir, 'client.csr'),
@@ -184,7 +192,11 @@ async function onboard(
     '20',
     '--out',
     join(consumerDir, 'client.pem'),
-  ]);
+  ];
+  // With acm-pca, as a process: the AWS SDK takes the stand-in's credentials from the
+  // process's own environment, not from the CLI's.
+  if (env.CLIENT_CERT_ISSUER === 'acm-pca') await cliAsync(env, sign);
+  else await setup.cli(...sign);
   return { setup, consumer, serviceDir, output: started.output, apiKey, token };
 }
 
@@ -268,7 +280,7 @@ describe.each(RUNTIMES)(
 
       // Audited: the issuance with the new serial, the refusal with its problem.
       const records = (
-        JSON.parse(life.setup.cli('audit', 'query', '--client', 'consumer-a', '--json')) as {
+        JSON.parse(await life.setup.cli('audit', 'query', '--client', 'consumer-a', '--json')) as {
           operation: string;
           status: number;
           problem: string | null;
@@ -307,9 +319,9 @@ describe.each(RUNTIMES)(
         expect([what, answer.status, problemOf(answer)]).toEqual([what, status, problem]);
       }
       // A client without the permission.
-      life.setup.cli('clients', 'add', 'consumer-b', '--permissions', 'getCase');
+      await life.setup.cli('clients', 'add', 'consumer-b', '--permissions', 'getCase');
       await consumer.keyAndCsr('b', '/CN=consumer-b');
-      life.setup.cli(
+      await life.setup.cli(
         'certs',
         'sign',
         join(consumer.dir, 'b.csr'),
@@ -320,13 +332,13 @@ describe.each(RUNTIMES)(
         '--out',
         join(consumer.dir, 'b.pem'),
       );
-      const keyB = life.setup.cli('keys', 'issue', 'consumer-b').trim();
+      const keyB = (await life.setup.cli('keys', 'issue', 'consumer-b')).trim();
       const forbidden = await consumer.renew({ cert: 'b.pem', key: 'b-key.pem' }, keyB, good);
       expect([forbidden.status, problemOf(forbidden)]).toEqual([403, 'permission-denied']);
 
       // Nothing was issued by any of them: still exactly one issuance in the trail.
       const issued = (
-        JSON.parse(life.setup.cli('audit', 'query', '--json')) as { issued: string | null }[]
+        JSON.parse(await life.setup.cli('audit', 'query', '--json')) as { issued: string | null }[]
       ).filter((r) => r.issued !== null);
       expect(issued).toHaveLength(1);
 
@@ -399,7 +411,7 @@ describe('the consumer guide (docs/consumers/certificates.md), run as written', 
     const serviceDir = mkdtempSync(join(tmpdir(), 'case-read-guide-'));
     const consumerDir = mkdtempSync(join(tmpdir(), 'case-read-guide-consumer-'));
     dirs.push(serviceDir, consumerDir);
-    const base = prepareServe(serviceDir);
+    const base = await prepareServeInProcess(serviceDir);
     const pki = join(serviceDir, 'pki');
     const env = {
       ...base.env,
@@ -409,15 +421,15 @@ describe('the consumer guide (docs/consumers/certificates.md), run as written', 
       // Short enough to be inside the 30-day renewal window at once.
       CLIENT_CERT_DAYS: '20',
     };
-    const cli = cliIn(env);
-    cli('clients', 'add', 'consumer-a', '--permissions', 'getCase,renewCertificate');
+    const cli = cliInProcess(env);
+    await cli('clients', 'add', 'consumer-a', '--permissions', 'getCase,renewCertificate');
     const started = await startServe(env, NODE);
     children.push(started.child);
     const variables = {
       CN: 'consumer-a',
       SERVICE: started.url.replace('127.0.0.1', 'localhost'),
-      API_KEY: cli('keys', 'issue', 'consumer-a').trim(),
-      TOKEN: cli('tokens', 'mint', '--client', 'consumer-a', '--dir', pki).trim(),
+      API_KEY: (await cli('keys', 'issue', 'consumer-a')).trim(),
+      TOKEN: (await cli('tokens', 'mint', '--client', 'consumer-a', '--dir', pki)).trim(),
       CA: join(pki, 'ca.pem'),
     };
     for (const { who, script } of blocks) {
@@ -433,7 +445,7 @@ describe('the consumer guide (docs/consumers/certificates.md), run as written', 
     });
     expect(subject.stdout.trim()).toBe('subject=CN = consumer-a');
     const renewals = (
-      JSON.parse(cli('audit', 'query', '--client', 'consumer-a', '--json')) as {
+      JSON.parse(await cli('audit', 'query', '--client', 'consumer-a', '--json')) as {
         operation: string;
         status: number;
       }[]
@@ -449,11 +461,11 @@ describe('a service without an issuer (CLIENT_CERT_ISSUER none, the default)', (
     const serviceDir = mkdtempSync(join(tmpdir(), 'case-read-est-none-'));
     const consumerDir = mkdtempSync(join(tmpdir(), 'case-read-consumer-none-'));
     dirs.push(serviceDir, consumerDir);
-    const setup = prepareServe(serviceDir, { clientCn: 'consumer-a' });
-    setup.cli('clients', 'suspend', 'consumer-a');
-    setup.cli('clients', 'remove', 'consumer-a');
-    setup.cli('clients', 'add', 'consumer-a', '--permissions', 'getCase,renewCertificate');
-    const apiKey = setup.cli('keys', 'issue', 'consumer-a').trim();
+    const setup = await prepareServeInProcess(serviceDir, { clientCn: 'consumer-a' });
+    await setup.cli('clients', 'suspend', 'consumer-a');
+    await setup.cli('clients', 'remove', 'consumer-a');
+    await setup.cli('clients', 'add', 'consumer-a', '--permissions', 'getCase,renewCertificate');
+    const apiKey = (await setup.cli('keys', 'issue', 'consumer-a')).trim();
     const started = await startServe(setup.env, NODE);
     children.push(started.child);
     const pki = join(serviceDir, 'pki');

@@ -16,7 +16,7 @@ import { connect, type TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadCa } from '../../src/adapters/x509/pki.js';
 import { CertificateSerial } from '../../src/domain/access/certificate-serial.js';
-import { cliIn, runCli, serveEnv, startServe } from '../support/cli.js';
+import { cliInProcess, runCli, serveEnv, startServe } from '../support/cli.js';
 import { createCrl } from '../support/crl.js';
 import { RUNTIMES, type RuntimeCommand } from '../support/runtimes.js';
 
@@ -129,11 +129,13 @@ describe.each(RUNTIMES)('certificates rotated under serve on $name', (runtime: R
     dir = mkdtempSync(join(tmpdir(), `case-read-rotation-${runtime.name}-`));
     secret = join(dir, 'secret');
     const env = serveEnv(dir);
-    const cli = cliIn(env, runtime);
+    // Set up with the CLI's commands in this process; `serve` runs on the runtime under test
+    // (test/e2e/runtimes.test.ts runs the commands themselves on each runtime).
+    const cli = cliInProcess(env);
     for (const version of ['v1', 'v2'] as const) {
       const pki = join(dir, `pki-${version}`);
-      cli('pki', 'init', '--dir', pki);
-      const files = JSON.parse(cli('pki', 'client', 'client-a', '--dir', pki, '--json')) as {
+      await cli('pki', 'init', '--dir', pki);
+      const files = JSON.parse(await cli('pki', 'client', 'client-a', '--dir', pki, '--json')) as {
         cert: string;
         key: string;
       };
@@ -147,12 +149,11 @@ describe.each(RUNTIMES)('certificates rotated under serve on $name', (runtime: R
     }
     symlinkSync('v1', join(secret, '..data'));
     for (const file of FILES) symlinkSync(join('..data', file), join(secret, file));
-    cli('cases', 'import', join(process.cwd(), 'fixtures/cases.json'));
-    cli('clients', 'add', 'client-a', '--permissions', 'getHomeOfficeInterest');
-    headers = {
-      'x-api-key': cli('keys', 'issue', 'client-a').trim(),
-      authorization: `Bearer ${cli('tokens', 'mint', '--client', 'client-a', '--dir', join(dir, 'pki-v1')).trim()}`,
-    };
+    await cli('cases', 'import', join(process.cwd(), 'fixtures/cases.json'));
+    await cli('clients', 'add', 'client-a', '--permissions', 'getHomeOfficeInterest');
+    const apiKey = (await cli('keys', 'issue', 'client-a')).trim();
+    const token = (await cli('tokens', 'mint', '--client', 'client-a', '--dir', join(dir, 'pki-v1'))).trim();
+    headers = { 'x-api-key': apiKey, authorization: `Bearer ${token}` };
     const started = await startServe(
       {
         ...env,
@@ -249,10 +250,10 @@ describe.each(RUNTIMES)('TLS_CRL on $name', (runtime: RuntimeCommand) => {
 
   it('is checked in the handshake where the runtime can, and refused at start where it cannot', async () => {
     const env = serveEnv(dir);
-    const cli = cliIn(env, runtime);
+    const cli = cliInProcess(env);
     const pki = join(dir, 'pki');
-    cli('pki', 'init', '--dir', pki);
-    const files = JSON.parse(cli('pki', 'client', 'client-a', '--dir', pki, '--json')) as {
+    await cli('pki', 'init', '--dir', pki);
+    const files = JSON.parse(await cli('pki', 'client', 'client-a', '--dir', pki, '--json')) as {
       cert: string;
       key: string;
       serialNumber: string;
@@ -262,8 +263,8 @@ describe.each(RUNTIMES)('TLS_CRL on $name', (runtime: RuntimeCommand) => {
       readFileSync(join(pki, 'ca-key.pem'), 'utf8'),
     );
     writeFileSync(join(pki, 'crl.pem'), await createCrl(ca, [files.serialNumber]));
-    cli('cases', 'import', join(process.cwd(), 'fixtures/cases.json'));
-    cli('clients', 'add', 'client-a', '--permissions', 'getCase');
+    await cli('cases', 'import', join(process.cwd(), 'fixtures/cases.json'));
+    await cli('clients', 'add', 'client-a', '--permissions', 'getCase');
     const withCrl = { ...env, TLS_CRL: join(pki, 'crl.pem') };
     if (runtime.name !== 'node') {
       const result = runCli(['serve'], { ...withCrl, PORT: '0', MANAGEMENT_PORT: '0' }, runtime);

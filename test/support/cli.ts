@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import type { Agent } from 'node:https';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -41,6 +41,53 @@ export function runCli(
     timeout: 60_000,
   });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** The built CLI's entry module, the one bin/case-read.js loads. */
+const BUILT_CLI = new URL('../../dist/app/cli.js', import.meta.url);
+
+/**
+ * The built CLI's `main` (dist/, as {@link runCli} runs it), run in this process: what a
+ * command prints and the status it returns, without the second or more a new process costs
+ * on a loaded machine. For setting things up and for checks of what a command does; what
+ * only a process shows (the exit status a shell sees, output written around the `Io`,
+ * variables read from `process.env`, signals) stays with {@link runCli}.
+ *
+ * The built module, not src/: a store written by a command here and read by `serve` (or the
+ * other way round) is handled by one build, even when src/ has changed since the last one.
+ *
+ * Like runCli: the environment is `env` and PATH alone, stderr is not a TTY, and a relative
+ * path is read from this process's directory (the repository's root under vitest, runCli's
+ * `cwd`). `serve` is refused: it listens and handles signals, so it runs as a process
+ * ({@link startServe}).
+ */
+export async function runCliInProcess(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  if (args[0] === 'serve') throw new Error('serve runs as a process: use runCli or startServe');
+  if (!existsSync(BUILT_CLI)) throw new Error('dist/ is missing; run `npm run build` first');
+  const { main } = (await import(BUILT_CLI.href)) as typeof import('../../src/app/cli.js');
+  let stdout = '';
+  let stderr = '';
+  const status = await main(args, {
+    out: (line) => {
+      stdout += `${line}\n`;
+    },
+    err: (line) => {
+      stderr += `${line}\n`;
+    },
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stderrIsTty: false,
+  });
+  return { status, stdout, stderr };
+}
+
+/** {@link cliIn}, run in this process ({@link runCliInProcess}): resolves with stdout, rejects when the command fails. */
+export function cliInProcess(env: Record<string, string>) {
+  return async (...args: string[]): Promise<string> => {
+    const result = await runCliInProcess(args, env);
+    if (result.status !== 0)
+      throw new Error(`case-read ${args.join(' ')} exited ${result.status}: ${result.stderr}`);
+    return result.stdout;
+  };
 }
 
 /** {@link runCli} without blocking: several commands run at once, as two operators would run them. */
@@ -143,6 +190,9 @@ export interface PrepareOptions {
   readonly stores?: Partial<Record<'CASE_STORE' | 'ACCESS_STORE' | 'AUDIT_STORE', string>>;
 }
 
+/** What the client {@link prepareServe} onboards may read: the three reads. */
+const FIRST_CLIENT_PERMISSIONS = 'getCase,getHomeOfficeInterest,getCommunityManagerByCrn';
+
 export function prepareServe(
   dir: string,
   { clientCn = 'client-a', stores = {} }: PrepareOptions = {},
@@ -156,9 +206,42 @@ export function prepareServe(
     key: string;
   };
   cli('cases', 'import', join(ROOT, 'fixtures/cases.json'));
-  cli('clients', 'add', clientCn, '--permissions', 'getCase,getHomeOfficeInterest,getCommunityManagerByCrn');
+  cli('clients', 'add', clientCn, '--permissions', FIRST_CLIENT_PERMISSIONS);
   const apiKey = cli('keys', 'issue', clientCn).trim();
   const token = cli('tokens', 'mint', '--client', clientCn, '--dir', pkiDir).trim();
+  return {
+    env,
+    ca: readFileSync(env.TLS_CLIENT_CA, 'utf8'),
+    client: { cert: readFileSync(client.cert, 'utf8'), key: readFileSync(client.key, 'utf8') },
+    apiKey,
+    token,
+    cli,
+  };
+}
+
+/** A {@link ServeSetup} whose commands run in this process ({@link runCliInProcess}). */
+export interface InProcessServeSetup extends Omit<ServeSetup, 'cli'> {
+  /** Runs a CLI command with this setup's environment, in this process; rejects when it fails. */
+  cli(...args: string[]): Promise<string>;
+}
+
+/** {@link prepareServe} with the commands run in this process: the same directory, a second or more sooner. */
+export async function prepareServeInProcess(
+  dir: string,
+  { clientCn = 'client-a', stores = {} }: PrepareOptions = {},
+): Promise<InProcessServeSetup> {
+  const pkiDir = join(dir, 'pki');
+  const env = { ...serveEnv(dir), ...stores };
+  const cli = cliInProcess(env);
+  await cli('pki', 'init', '--dir', pkiDir);
+  const client = JSON.parse(await cli('pki', 'client', clientCn, '--dir', pkiDir, '--json')) as {
+    cert: string;
+    key: string;
+  };
+  await cli('cases', 'import', join(ROOT, 'fixtures/cases.json'));
+  await cli('clients', 'add', clientCn, '--permissions', FIRST_CLIENT_PERMISSIONS);
+  const apiKey = (await cli('keys', 'issue', clientCn)).trim();
+  const token = (await cli('tokens', 'mint', '--client', clientCn, '--dir', pkiDir)).trim();
   return {
     env,
     ca: readFileSync(env.TLS_CLIENT_CA, 'utf8'),
