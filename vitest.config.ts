@@ -4,7 +4,7 @@ import { defineConfig } from 'vitest/config';
  * Which test files may run beside which (docs/testing.md#which-files-run-beside-which).
  *
  * These put load on the machine (keep-alive loops, bursts of hundreds of requests, the
- * benchmark's load generator) or judge what happens in time (a deadline, a drain, a
+ * benchmark's load generator, 20,000 requests and an archive beside them) or judge what happens in time (a deadline, a drain, a
  * revocation reaching two instances within a second, a connection kept idle a second short
  * of its timeout, HAProxy's health checks during a rolling restart). They run one at a
  * time, after everything else, so none competes with another file for the two cores.
@@ -16,6 +16,7 @@ const ALONE = [
   'test/app/scale-out.test.ts',
   'test/app/shutdown.test.ts',
   'test/bench/smoke.test.ts',
+  'test/e2e/audit-archive.test.ts',
 ];
 
 export default defineConfig({

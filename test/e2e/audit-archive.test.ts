@@ -94,33 +94,40 @@ describe('an archive of the older half, taken while serve answers under load', (
   let duringArchive: number;
 
   beforeAll(async () => {
+    // Each server is stopped whatever happens: a failed run leaves none behind.
     const server = await startServe({ ...env, AUDIT_STORE: `sqlite:${dbFile}` });
-    await load(server, RECORDS / 2);
-    cutoff = new Date().toISOString();
-    await load(server, RECORDS / 2);
-    await stop(server);
+    try {
+      await load(server, RECORDS / 2);
+      cutoff = new Date().toISOString();
+      await load(server, RECORDS / 2);
+    } finally {
+      await stop(server);
+    }
     sizeBefore = bytesOnDisk();
 
     const again = await startServe({ ...env, AUDIT_STORE: `sqlite:${dbFile}` });
-    const archiving = runCliConcurrently(
-      [
-        'audit',
-        'archive',
-        '--to',
-        archive,
-        '--before',
-        cutoff,
-        '--audit-store',
-        `sqlite:${dbFile}`,
-        '--json',
-      ],
-      env,
-    );
-    duringArchive = await load(again, 1_000_000, archiving);
-    const result = await archiving;
-    expect(result.stderr).toBe('');
-    archived = JSON.parse(result.stdout);
-    await stop(again);
+    try {
+      const archiving = runCliConcurrently(
+        [
+          'audit',
+          'archive',
+          '--to',
+          archive,
+          '--before',
+          cutoff,
+          '--audit-store',
+          `sqlite:${dbFile}`,
+          '--json',
+        ],
+        env,
+      );
+      duringArchive = await load(again, 1_000_000, archiving);
+      const result = await archiving;
+      expect(result.stderr).toBe('');
+      archived = JSON.parse(result.stdout);
+    } finally {
+      await stop(again);
+    }
   }, 300_000);
 
   it('archives whole tiles of the records before the cutoff, and serve answered every request meanwhile', () => {
