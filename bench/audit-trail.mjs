@@ -56,6 +56,9 @@ const path = join(dir, store === 'sqlite' ? 'audit.db' : 'audit.jsonl');
 const url = `${store}:${path}`;
 const keys = await generateCheckpointKeys();
 writeFileSync(join(dir, 'audit-signing-key.pub.pem'), keys.publicPem);
+// Kept with --keep, so that `audit archive` (which checks the store's checkpoints with it, and
+// signs the archive's) can run on the trail afterwards.
+if (keep) writeFileSync(join(dir, 'audit-signing-key.pem'), keys.privatePem, { mode: 0o600 });
 const signer = await checkpointSigner(keys.privatePem, ORIGIN);
 
 const log =
