@@ -4,14 +4,13 @@ import { readFileSync } from 'node:fs';
 import type { AuditQuery, StoredAuditRecord } from '../../domain/audit/record.js';
 import { TILE_WIDTH } from '../../domain/audit/tiles.js';
 import type { AuditLog } from '../../ports/audit-log.js';
-import { StoreError } from '../../ports/stores.js';
-import { AuditArchiveError, assertArchiveHolds, verifyArchive, writeArchive } from '../audit-archive.js';
+import { assertArchiveHolds, verifyArchive, writeArchive } from '../audit-archive.js';
 import { ArchiveReader } from '../audit-archive-reader.js';
-import { AuditProofError, newestNoted, recordAt } from '../audit-proving.js';
+import { newestNoted, recordAt } from '../audit-proving.js';
 import { CheckpointKeyError, noteSigner } from '../composition/audit-keys.js';
 import { auditOriginOf } from '../composition/config.js';
-import { parse, positionals } from './arguments.js';
-import { noteKeysOf } from './audit-proofs.js';
+import { NOTE_KEY_OPTIONS, parse, positionals } from './arguments.js';
+import { noteKeysOf, proving } from './audit-proofs.js';
 import { withAuditStore } from './command-stores.js';
 import { CommandError, EXIT, UsageError } from './exit.js';
 import { type Io, report } from './io.js';
@@ -94,7 +93,7 @@ async function archive(args: string[], io: Io): Promise<number> {
         'this audit store does not archive: a JSONL file keeps every record; a trail kept for years belongs in SQLite or PostgreSQL (AUDIT_STORE=sqlite:PATH or postgres://…)',
       );
     }
-    try {
+    return proving(async () => {
       const before = await countBefore(log, cutoff);
       const signed = (await newestNoted(log)).body.size;
       const size = Math.floor(Math.min(before, signed) / TILE_WIDTH) * TILE_WIDTH;
@@ -129,15 +128,7 @@ async function archive(args: string[], io: Io): Promise<number> {
         ],
       );
       return EXIT.ok;
-    } catch (error) {
-      if (
-        error instanceof AuditArchiveError ||
-        error instanceof AuditProofError ||
-        error instanceof StoreError
-      )
-        throw new CommandError(error.message);
-      throw error;
-    }
+    });
   });
 }
 
@@ -146,9 +137,7 @@ async function verifyArchiveCommand(args: string[], io: Io): Promise<number> {
   const { values, positionals: rest } = parse(args, {
     json: { type: 'boolean' },
     archive: { type: 'string' },
-    vkey: { type: 'string' },
-    'public-key': { type: 'string', multiple: true },
-    origin: { type: 'string' },
+    ...NOTE_KEY_OPTIONS,
   });
   positionals(rest, []);
   const keys = noteKeysOf({ vkey: values.vkey, publicKeys: values['public-key'], origin: values.origin }, io);
@@ -174,13 +163,7 @@ export async function queryArchive(
   io: Io,
 ): Promise<StoredAuditRecord[]> {
   const keys = noteKeysOf(given, io);
-  try {
-    return ArchiveReader.open(dir, keys).query(filter);
-  } catch (error) {
-    if (error instanceof AuditArchiveError || error instanceof AuditProofError)
-      throw new CommandError(error.message);
-    throw error;
-  }
+  return proving(async () => ArchiveReader.open(dir, keys).query(filter));
 }
 
 export const auditArchiveCommands = { archive, 'verify-archive': verifyArchiveCommand } as const;

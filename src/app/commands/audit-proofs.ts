@@ -13,6 +13,7 @@ import {
   parseVerifierKey,
 } from '../../domain/audit/note.js';
 import { formatTlogProof, parseTlogProof } from '../../domain/audit/tlog-proof.js';
+import { StoreError } from '../../ports/stores.js';
 import { AuditArchiveError } from '../audit-archive.js';
 import { ArchiveReader } from '../audit-archive-reader.js';
 import {
@@ -32,7 +33,7 @@ import {
   verifyNoteSignature,
 } from '../composition/audit-keys.js';
 import { auditOriginOf } from '../composition/config.js';
-import { parse, positionals } from './arguments.js';
+import { NOTE_KEY_OPTIONS, parse, positionals } from './arguments.js';
 import { withAuditStore } from './command-stores.js';
 import { CommandError, EXIT, UsageError } from './exit.js';
 import { type Io, report } from './io.js';
@@ -152,15 +153,19 @@ async function checkpoint(args: string[], io: Io): Promise<number> {
   });
 }
 
-/** Runs a question of the tree: what it cannot answer is a command error naming why. */
-async function proving<T>(question: () => Promise<T>): Promise<T> {
+/**
+ * Runs a question of the tree or the archive: what it cannot answer (or a store refuses) is a
+ * command error naming why.
+ */
+export async function proving<T>(question: () => Promise<T>): Promise<T> {
   try {
     return await question();
   } catch (error) {
     if (
       error instanceof AuditProofError ||
       error instanceof MerkleError ||
-      error instanceof AuditArchiveError
+      error instanceof AuditArchiveError ||
+      error instanceof StoreError
     )
       throw new CommandError(error.message);
     throw error;
@@ -189,9 +194,7 @@ async function prove(args: string[], io: Io): Promise<number> {
     consistency: { type: 'string' },
     size: { type: 'string' },
     archive: { type: 'string' },
-    vkey: { type: 'string' },
-    'public-key': { type: 'string', multiple: true },
-    origin: { type: 'string' },
+    ...NOTE_KEY_OPTIONS,
   });
   if (values.consistency !== undefined) {
     positionals(rest, []);
@@ -344,9 +347,7 @@ async function verifySinceCommand(args: string[], io: Io): Promise<number> {
   const { values, positionals: rest } = parse(args, {
     ...STORE,
     since: { type: 'string' },
-    vkey: { type: 'string' },
-    'public-key': { type: 'string', multiple: true },
-    origin: { type: 'string' },
+    ...NOTE_KEY_OPTIONS,
   });
   positionals(rest, []);
   const path = values.since as string;

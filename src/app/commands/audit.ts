@@ -5,7 +5,7 @@ import type { AuditQuery, AuditVerification, StoredAuditRecord } from '../../dom
 import type { AuditLog } from '../../ports/audit-log.js';
 import { CheckpointEvidenceError, type Evidence, gatherCheckpoints } from '../checkpoint-evidence.js';
 import { CheckpointKeyError, checkpointKeyring, generateCheckpointKeys } from '../composition/audit-keys.js';
-import { parse, positionals } from './arguments.js';
+import { NOTE_KEY_OPTIONS, parse, positionals } from './arguments.js';
 import { withAuditStore } from './command-stores.js';
 import { CommandError, EXIT, UsageError } from './exit.js';
 import { type Io, report } from './io.js';
@@ -162,9 +162,7 @@ async function query(args: string[], io: Io): Promise<number> {
     since: { type: 'string' },
     limit: { type: 'string' },
     archive: { type: 'string' },
-    vkey: { type: 'string' },
-    'public-key': { type: 'string', multiple: true },
-    origin: { type: 'string' },
+    ...NOTE_KEY_OPTIONS,
   });
   positionals(rest, []);
   const since = values.since === undefined ? undefined : new Date(values.since);
