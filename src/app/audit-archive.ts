@@ -97,6 +97,23 @@ function writeOnce(dir: string, path: string, bytes: Uint8Array, touched: Set<st
   }
 }
 
+/** Opens a checkpoint; one no key given signed may be from before a rotation of the key: says what to give. */
+function afterRotation<T>(open: () => T): T {
+  try {
+    return open();
+  } catch (error) {
+    if (
+      error instanceof AuditProofError &&
+      /no signature on the note is by a key given/.test(error.message)
+    ) {
+      throw new AuditProofError(
+        `${error.message} (signed before AUDIT_SIGNING_KEY was rotated? give that key's public half with --public-key)`,
+      );
+    }
+    throw error;
+  }
+}
+
 /** A checkpoint written by a run that stopped before renaming it: never signed into the archive. */
 function removeStaleCheckpoints(dir: string): void {
   let names: string[];
@@ -169,7 +186,7 @@ export async function writeArchive(
   keys: readonly NoteVerifierKey[],
 ): Promise<ArchiveWritten> {
   removeStaleCheckpoints(dir);
-  const held = archivedSize(dir, keys);
+  const held = afterRotation(() => archivedSize(dir, keys));
   if (size % TILE_WIDTH !== 0)
     throw new AuditArchiveError(`${size} records are not whole tiles of ${TILE_WIDTH}`);
   const letGo = (await log.archivedHead()).seq;
@@ -188,7 +205,9 @@ export async function writeArchive(
   if (size <= held.size) return { from: held.size, to: held.size, files: 0 };
   const newest = await newestNoted(log);
   // The newest stored checkpoint is signed by the keys given: a stored note is not taken on trust.
-  openCheckpoint(newest.note, keys, `the newest stored checkpoint (${newest.body.size} records)`);
+  afterRotation(() =>
+    openCheckpoint(newest.note, keys, `the newest stored checkpoint (${newest.body.size} records)`),
+  );
   if (newest.body.size < size) {
     throw new AuditArchiveError(
       `the newest checkpoint covers ${newest.body.size} records, not ${size}: records are archived once a checkpoint covers them`,

@@ -46,8 +46,8 @@ export const USAGE = `usage:
   case-read audit prove --archive DIR REQUEST_ID|--seq N --out DIR (--vkey VKEY | --public-key PEM [--origin O])
   case-read audit prove --consistency OLD_SIZE [--size NEW_SIZE]
   case-read audit prove --consistency OLD_SIZE --archive DIR (--vkey VKEY | --public-key PEM [--origin O])
-  case-read audit archive --to DIR (--before TIME | --older-than DAYS) [--keep-in-store]
-  case-read audit archive --to DIR --let-go-only
+  case-read audit archive --to DIR (--before TIME | --older-than DAYS) [--keep-in-store] [--public-key PEM]...
+  case-read audit archive --to DIR --let-go-only [--public-key PEM]...
   case-read audit verify --archive DIR (--vkey VKEY | --public-key PEM [--origin O])
   case-read stores migrate [--case-store STORE] [--access-store STORE] [--audit-store STORE]
   case-read config check

@@ -232,6 +232,24 @@ describe('audit archive', () => {
   });
 });
 
+describe('after AUDIT_SIGNING_KEY is rotated', () => {
+  it('audit archive opens the checkpoints signed before with --public-key, and says so without it', async () => {
+    const rotated = await generateCheckpointKeys();
+    const keyFile = join(dir, 'rotated-key.pem');
+    writeFileSync(keyFile, rotated.privatePem, { mode: 0o600 });
+    const rotatedEnv = { ...env, AUDIT_SIGNING_KEY: keyFile };
+    const args = ['audit', 'archive', '--to', archive, '--older-than', '0', '--audit-store', store];
+    const refused = runCli(args, rotatedEnv);
+    expect(refused.stderr).toMatch(
+      /no signature on the note is by a key given \(signed before AUDIT_SIGNING_KEY was rotated\? give that key's public half with --public-key\)/,
+    );
+    expect(refused.status).toBe(1);
+    const accepted = runCli([...args, '--public-key', publicKeyFile], rotatedEnv);
+    expect(accepted.stderr).toBe('');
+    expect(accepted.stdout).toMatch(/^nothing to archive: .* holds records 1\.\.1280 already/);
+  });
+});
+
 describe('what audit archive refuses', () => {
   const keysOf = async () => {
     const keys = await generateCheckpointKeys();

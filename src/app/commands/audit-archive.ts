@@ -39,6 +39,9 @@ const mib = (bytes: number | undefined) => (bytes === undefined ? '?' : `${(byte
  * to DIR; then, unless `--keep-in-store`, the store lets go of every record DIR holds.
  * `audit archive --to DIR --let-go-only`: writes nothing, and lets go of what DIR holds (once
  * it was copied elsewhere, say). Either way DIR must be this trail's, checked by its root.
+ * `--public-key PEM` (any number): the public halves of keys signed with before a rotation,
+ * accepted on the archive's checkpoint and the store's; the new one is signed with
+ * AUDIT_SIGNING_KEY.
  */
 async function archive(args: string[], io: Io): Promise<number> {
   const { values, positionals: rest } = parse(args, {
@@ -49,6 +52,9 @@ async function archive(args: string[], io: Io): Promise<number> {
     'older-than': { type: 'string' },
     'keep-in-store': { type: 'boolean' },
     'let-go-only': { type: 'boolean' },
+    // Keys signed with before AUDIT_SIGNING_KEY was rotated: the archive's checkpoint and the
+    // store's may still carry only their signatures.
+    'public-key': { type: 'string', multiple: true },
   });
   positionals(rest, []);
   if (values.to === undefined) throw new UsageError('audit archive needs --to DIR');
@@ -87,6 +93,10 @@ async function archive(args: string[], io: Io): Promise<number> {
     );
   }
   const dir = values.to;
+  const earlierKeys =
+    values['public-key'] === undefined
+      ? []
+      : noteKeysOf({ publicKeys: values['public-key'], origin: auditOriginOf(io.env) }, io);
   return withAuditStore(values['audit-store'], io, async (log) => {
     if (!log.archives) {
       throw new CommandError(
@@ -97,7 +107,7 @@ async function archive(args: string[], io: Io): Promise<number> {
       const before = await countBefore(log, cutoff);
       const signed = (await newestNoted(log)).body.size;
       const size = Math.floor(Math.min(before, signed) / TILE_WIDTH) * TILE_WIDTH;
-      const written = await writeArchive(log, dir, size, signer, [signer]);
+      const written = await writeArchive(log, dir, size, signer, [signer, ...earlierKeys]);
       // Only what the archive holds, written and synced to its disk, is let go of.
       let forgotten: Awaited<ReturnType<AuditLog['forget']>> | undefined;
       if (!values['keep-in-store'] && written.to > 0) {
