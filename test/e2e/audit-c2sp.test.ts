@@ -2,9 +2,8 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { prepareServe, runCli, type ServeSetup, startServe } from '../support/cli.js';
+import { prepareServe, runCli, type ServeSetup, serveReadsThenStop } from '../support/cli.js';
 import { goChecks, skipWithoutGoReference } from '../support/go-reference.js';
-import { httpsRequest } from '../support/https-client.js';
 import { testSchema } from '../support/postgres.js';
 import { execOn } from '../support/sqlite.js';
 
@@ -36,17 +35,11 @@ afterAll(async () => {
 
 /** Runs `serve` on `auditStore` (a checkpoint every 5 records and at shutdown), sends `requests` requests, stops it. */
 async function serveRequests(auditStore: string, requests: number): Promise<void> {
-  const server = await startServe({ ...env, AUDIT_STORE: auditStore, AUDIT_CHECKPOINT_RECORDS: '5' });
-  for (let i = 0; i < requests; i++) {
-    const res = await httpsRequest(`${server.url.replace('127.0.0.1', 'localhost')}/case/X123456`, {
-      ca: setup.ca,
-      ...setup.client,
-      headers: { 'x-api-key': setup.apiKey, authorization: `Bearer ${setup.token}` },
-    });
-    expect(res.status).toBe(200);
-  }
-  server.child.kill('SIGTERM');
-  await new Promise((resolve) => server.child.once('exit', resolve));
+  await serveReadsThenStop(
+    setup,
+    { ...env, AUDIT_STORE: auditStore, AUDIT_CHECKPOINT_RECORDS: '5' },
+    requests,
+  );
 }
 
 function cli(auditStore: string, ...args: string[]) {

@@ -8,7 +8,7 @@ import { checkpointPathOf } from '../../src/adapters/jsonl/audit-log.js';
 import { AUDIT_COLUMNS, linkRecords, rowValuesOf } from '../../src/adapters/shared/audit-chain.js';
 import { type AuditCheckpoint, signCheckpoint } from '../../src/domain/audit/checkpoint.js';
 import type { StoredAuditRecord } from '../../src/domain/audit/record.js';
-import { prepareServe, runCli, type ServeSetup, startServe } from '../support/cli.js';
+import { prepareServe, runCli, type ServeSetup, serveReadsThenStop, startServe } from '../support/cli.js';
 import { httpsRequest } from '../support/https-client.js';
 import { testSchema } from '../support/postgres.js';
 import { execOn, openSqlite } from '../support/sqlite.js';
@@ -45,24 +45,17 @@ async function serveAndStop(
     extraEnv = {},
   }: { requests?: number; every?: number; extraEnv?: Record<string, string> } = {},
 ): Promise<string> {
-  const server = await startServe({
-    ...setup.env,
-    AUDIT_STORE: auditStore,
-    AUDIT_SIGNING_KEY: join(keyDir, 'audit-signing-key.pem'),
-    AUDIT_CHECKPOINT_RECORDS: String(every),
-    ...extraEnv,
-  });
-  for (let i = 0; i < requests; i++) {
-    const res = await httpsRequest(`${server.url.replace('127.0.0.1', 'localhost')}/case/X123456`, {
-      ca: setup.ca,
-      ...setup.client,
-      headers: { 'x-api-key': setup.apiKey, authorization: `Bearer ${setup.token}` },
-    });
-    expect(res.status).toBe(200);
-  }
-  server.child.kill('SIGTERM');
-  await new Promise((resolve) => server.child.once('exit', resolve));
-  return server.output();
+  return serveReadsThenStop(
+    setup,
+    {
+      ...setup.env,
+      AUDIT_STORE: auditStore,
+      AUDIT_SIGNING_KEY: join(keyDir, 'audit-signing-key.pem'),
+      AUDIT_CHECKPOINT_RECORDS: String(every),
+      ...extraEnv,
+    },
+    requests,
+  );
 }
 
 interface Verdict {

@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import type { Agent } from 'node:https';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { consumerAgent } from './https-client.js';
+import { consumerAgent, httpsRequest } from './https-client.js';
 import { CURRENT, type RuntimeCommand } from './runtimes.js';
 
 /** Stops each child still running (SIGTERM) and waits for it to exit: an e2e file's last step. */
@@ -193,30 +193,39 @@ export interface PrepareOptions {
 /** What the client {@link prepareServe} onboards may read: the three reads. */
 const FIRST_CLIENT_PERMISSIONS = 'getCase,getHomeOfficeInterest,getCommunityManagerByCrn';
 
-export function prepareServe(
-  dir: string,
-  { clientCn = 'client-a', stores = {} }: PrepareOptions = {},
-): ServeSetup {
-  const pkiDir = join(dir, 'pki');
-  const env = { ...serveEnv(dir), ...stores };
-  const cli = cliIn(env);
-  cli('pki', 'init', '--dir', pkiDir);
-  const client = JSON.parse(cli('pki', 'client', clientCn, '--dir', pkiDir, '--json')) as {
-    cert: string;
-    key: string;
-  };
-  cli('cases', 'import', join(ROOT, 'fixtures/cases.json'));
-  cli('clients', 'add', clientCn, '--permissions', FIRST_CLIENT_PERMISSIONS);
-  const apiKey = cli('keys', 'issue', clientCn).trim();
-  const token = cli('tokens', 'mint', '--client', clientCn, '--dir', pkiDir).trim();
+/** The commands that make `dir` ready for `serve`, in order (their outputs are read by {@link setupOf}). */
+function setupCommands(pkiDir: string, clientCn: string): string[][] {
+  return [
+    ['pki', 'init', '--dir', pkiDir],
+    ['pki', 'client', clientCn, '--dir', pkiDir, '--json'],
+    ['cases', 'import', join(ROOT, 'fixtures/cases.json')],
+    ['clients', 'add', clientCn, '--permissions', FIRST_CLIENT_PERMISSIONS],
+    ['keys', 'issue', clientCn],
+    ['tokens', 'mint', '--client', clientCn, '--dir', pkiDir],
+  ];
+}
+
+/** The setup the outputs of {@link setupCommands} describe. */
+function setupOf(env: ReturnType<typeof serveEnv>, outputs: readonly string[]): Omit<ServeSetup, 'cli'> {
+  const [, certificate = '', , , apiKey = '', token = ''] = outputs;
+  const client = JSON.parse(certificate) as { cert: string; key: string };
   return {
     env,
     ca: readFileSync(env.TLS_CLIENT_CA, 'utf8'),
     client: { cert: readFileSync(client.cert, 'utf8'), key: readFileSync(client.key, 'utf8') },
-    apiKey,
-    token,
-    cli,
+    apiKey: apiKey.trim(),
+    token: token.trim(),
   };
+}
+
+export function prepareServe(
+  dir: string,
+  { clientCn = 'client-a', stores = {} }: PrepareOptions = {},
+): ServeSetup {
+  const env = { ...serveEnv(dir), ...stores };
+  const cli = cliIn(env);
+  const outputs = setupCommands(join(dir, 'pki'), clientCn).map((args) => cli(...args));
+  return { ...setupOf(env, outputs), cli };
 }
 
 /** A {@link ServeSetup} whose commands run in this process ({@link runCliInProcess}). */
@@ -230,26 +239,40 @@ export async function prepareServeInProcess(
   dir: string,
   { clientCn = 'client-a', stores = {} }: PrepareOptions = {},
 ): Promise<InProcessServeSetup> {
-  const pkiDir = join(dir, 'pki');
   const env = { ...serveEnv(dir), ...stores };
   const cli = cliInProcess(env);
-  await cli('pki', 'init', '--dir', pkiDir);
-  const client = JSON.parse(await cli('pki', 'client', clientCn, '--dir', pkiDir, '--json')) as {
-    cert: string;
-    key: string;
-  };
-  await cli('cases', 'import', join(ROOT, 'fixtures/cases.json'));
-  await cli('clients', 'add', clientCn, '--permissions', FIRST_CLIENT_PERMISSIONS);
-  const apiKey = (await cli('keys', 'issue', clientCn)).trim();
-  const token = (await cli('tokens', 'mint', '--client', clientCn, '--dir', pkiDir)).trim();
-  return {
-    env,
-    ca: readFileSync(env.TLS_CLIENT_CA, 'utf8'),
-    client: { cert: readFileSync(client.cert, 'utf8'), key: readFileSync(client.key, 'utf8') },
-    apiKey,
-    token,
-    cli,
-  };
+  const outputs: string[] = [];
+  for (const args of setupCommands(join(dir, 'pki'), clientCn)) outputs.push(await cli(...args));
+  return { ...setupOf(env, outputs), cli };
+}
+
+/**
+ * `serve` started with `env`, `requests` reads of case X123456 one after another by the
+ * setup's client (each must be answered 200), then stopped: what it logged.
+ */
+export async function serveReadsThenStop(
+  setup: Pick<ServeSetup, 'ca' | 'client' | 'apiKey' | 'token'>,
+  env: Record<string, string>,
+  requests: number,
+): Promise<string> {
+  const server = await startServe(env);
+  try {
+    for (let i = 0; i < requests; i++) {
+      const res = await httpsRequest(`${server.url.replace('127.0.0.1', 'localhost')}/case/X123456`, {
+        ca: setup.ca,
+        ...setup.client,
+        headers: { 'x-api-key': setup.apiKey, authorization: `Bearer ${setup.token}` },
+      });
+      if (res.status !== 200) throw new Error(`request ${i + 1} was answered ${res.status}: ${res.text}`);
+    }
+  } finally {
+    if (server.child.exitCode === null && server.child.signalCode === null) {
+      const exited = new Promise((resolve) => server.child.once('exit', resolve));
+      server.child.kill('SIGTERM');
+      await exited;
+    }
+  }
+  return server.output();
 }
 
 /** A keep-alive HTTPS agent presenting the setup's client certificate, with `sockets` connections at most. */
