@@ -1,8 +1,9 @@
 #!/usr/bin/env node
-// node bench/archive-soak.mjs [--minutes M] [--rate R] [--every S] [--keep S]
+// node bench/archive-soak.mjs [--minutes M] [--rate R] [--every S] [--keep S] [--postgres]
 //
 // The audit store kept bounded (decisions §15), under continuous load: `serve` on a SQLite
-// audit store answering R requests a second (default 100) for M minutes (default 10), a signed
+// audit store (with --postgres, a schema of its own in BENCH_POSTGRES_URL, the size being the
+// audit and tree tables') answering R requests a second (default 100) for M minutes (default 10), a signed
 // checkpoint every 10 s, and `case-read audit archive --before (now - keep)` run every S
 // seconds (default 60; keep default 60), one at a time, as the CronJob runs it. Prints the
 // store's size (file and WAL) every 10 s and after each archive, every answer's status, and
@@ -14,6 +15,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadCaseRead } from './lib/cli.mjs';
 import { makeWorkDir, removeWorkDir, setUpFixtures } from './lib/fixtures.mjs';
+import { sharedStores } from './lib/postgres.mjs';
 import { stopAll } from './lib/processes.mjs';
 import { createServers } from './lib/servers.mjs';
 
@@ -23,6 +25,7 @@ const { values } = parseArgs({
     rate: { type: 'string', default: '100' },
     every: { type: 'string', default: '60' },
     keep: { type: 'string', default: '60' },
+    postgres: { type: 'boolean', default: false },
   },
 });
 const minutes = Number(values.minutes);
@@ -35,21 +38,40 @@ const caseRead = await loadCaseRead();
 const fixtures = await setUpFixtures({ dir, caseRead, auditKind: 'sqlite' });
 await caseRead(['audit', 'keygen', '--dir', join(dir, 'audit-keys')]);
 const auditDb = join(dir, 'audit-soak.db');
+const shared = sharedStores();
+const auditStore = values.postgres ? shared.pgStore('audit') : `sqlite:${auditDb}`;
+let pgClient;
+if (values.postgres) {
+  const { default: pg } = await import('pg');
+  const url = new URL(auditStore);
+  const schema = url.searchParams.get('schema');
+  url.search = '';
+  pgClient = new pg.Client({ connectionString: url.href, options: `-c search_path=${schema}` });
+  await pgClient.connect();
+}
 const archiveDir = join(dir, 'archive');
 const signing = {
   AUDIT_SIGNING_KEY: join(dir, 'audit-keys', 'audit-signing-key.pem'),
   AUDIT_ORIGIN: 'case-read.soak.example/audit',
 };
 const servers = createServers({ fixtures, cpuProf: false });
-const bytes = () =>
-  statSync(auditDb).size + (existsSync(`${auditDb}-wal`) ? statSync(`${auditDb}-wal`).size : 0);
+const bytes = async () =>
+  pgClient
+    ? Number(
+        (
+          await pgClient.query(
+            "SELECT pg_total_relation_size('audit') + pg_total_relation_size('audit_tree') AS bytes",
+          )
+        ).rows[0].bytes,
+      )
+    : statSync(auditDb).size + (existsSync(`${auditDb}-wal`) ? statSync(`${auditDb}-wal`).size : 0);
 const mib = (n) => `${(n / 1024 / 1024).toFixed(2)} MiB`;
 const started = Date.now();
 const at = () => `${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s`;
 
 try {
   const { child, port } = await servers.startService(fixtures.cases, {
-    AUDIT_STORE: `sqlite:${auditDb}`,
+    AUDIT_STORE: auditStore,
     AUDIT_CHECKPOINT_SECONDS: '10',
     ...signing,
   });
@@ -91,8 +113,8 @@ try {
   }, 100);
 
   const samples = [];
-  const sample = (what) => {
-    const size = bytes();
+  const sample = async (what) => {
+    const size = await bytes();
     samples.push({ t: Date.now() - started, size, what });
     process.stdout.write(`${at()}  ${mib(size).padStart(10)}  ${what}\n`);
   };
@@ -114,16 +136,16 @@ try {
           '--before',
           before,
           '--audit-store',
-          `sqlite:${auditDb}`,
+          auditStore,
           '--json',
         ],
         { cwd: new URL('..', import.meta.url).pathname, env: { PATH: process.env.PATH, ...signing } },
-        (error, stdout, stderr) => {
-          if (error) sample(`archive failed: ${stderr.trim()}`);
+        async (error, stdout, stderr) => {
+          if (error) await sample(`archive failed: ${stderr.trim()}`);
           else {
             const out = JSON.parse(stdout);
             firstArchiveAt ??= Date.now() - started;
-            sample(
+            await sample(
               `archive: records ${out.from + 1}..${out.to}${out.forgotten ? `, store let go of 1..${out.forgotten.upTo} (${out.forgotten.records} now)` : ''}`,
             );
           }
@@ -153,5 +175,7 @@ try {
   child.kill('SIGTERM');
 } finally {
   await stopAll();
+  await pgClient?.end();
+  await shared.dropSchemas();
   removeWorkDir(dir);
 }
