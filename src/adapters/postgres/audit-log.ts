@@ -250,52 +250,54 @@ export class PostgresAuditLog implements AuditLog {
   }
 
   /**
-   * Records the boundary, deletes up to it a batch per statement (each its own transaction;
-   * appends lock only the head row, so they go on beside it), then `VACUUM audit`, which
-   * runs beside reads and writes: the freed space is reused by new records, so the table
-   * stops growing; the file shrinks only where the freed pages are at its end.
+   * Lets go of archived records ({@link retention.forgetWith}): each statement its own
+   * transaction (appends lock only the head row, so they go on beside it), then `VACUUM` of
+   * both tables, which runs beside reads and writes: the freed space is reused by new
+   * records, so the tables stop growing; a file shrinks only where freed pages are at its end.
    */
   async forget(asked: number): Promise<Forgotten> {
-    const refusal = retention.forgetRefusal(asked, await this.treeSize());
-    if (refusal !== undefined) throw new StoreError(refusal);
-    const bytesBefore = await this.tableBytes();
-    const boundary = (await this.archivedHead()).seq;
-    const upTo = retention.forgetLimit(asked, (await this.head()).seq);
-    if (upTo > boundary) {
-      const { rows } = await this.pool.query<{ seq: string; hash: string }>(
-        retention.headAtSql((n) => `$${n}`),
-        [upTo, upTo],
-      );
-      const last = rows[0];
-      if (last === undefined) throw new StoreError(`the store holds no record ${upTo} to let go of`);
-      await this.pool.query(
-        retention.insertArchivedSql((n) => `$${n}`),
-        [upTo, last.hash, new Date().toISOString()],
-      );
-    }
-    const held = await this.pool.query<{ seq: string | null }>(retention.HELD_FROM_SQL);
-    const heldFrom = held.rows[0]?.seq;
-    const last = Math.max(upTo, boundary);
-    let records = 0;
-    const remove = retention.forgetBatchSql((n) => `$${n}`);
-    for (const [lo, hi] of heldFrom == null ? [] : retention.forgetBatches(Number(heldFrom), last)) {
-      records += (await this.pool.query(remove, [lo, hi])).rowCount ?? 0;
-    }
-    await this.trimTree(retention.trimmableUpTo(last));
-    await this.pool.query('VACUUM audit');
-    await this.pool.query('VACUUM audit_tree');
-    return { upTo: last, records, bytesBefore, bytesAfter: await this.tableBytes() };
+    const place = (n: number) => `$${n}`;
+    return retention.forgetWith(
+      {
+        treeSize: () => this.treeSize(),
+        headSeq: async () => (await this.head()).seq,
+        boundary: async () => (await this.archivedHead()).seq,
+        recordBoundary: async (upTo) => {
+          const { rows } = await this.pool.query<{ seq: string; hash: string }>(retention.headAtSql(place), [
+            upTo,
+            upTo,
+          ]);
+          const last = rows[0];
+          if (last === undefined) return false;
+          await this.pool.query(retention.insertArchivedSql(place), [
+            upTo,
+            last.hash,
+            new Date().toISOString(),
+          ]);
+          return true;
+        },
+        heldFrom: async () => {
+          const seq = (await this.pool.query<{ seq: string | null }>(retention.HELD_FROM_SQL)).rows[0]?.seq;
+          return seq == null ? undefined : Number(seq);
+        },
+        deleteBatch: async (lo, hi) =>
+          (await this.pool.query(retention.forgetBatchSql(place), [lo, hi])).rowCount ?? 0,
+        trimTreeStep: (upTo) => this.trimTreeStep(upTo),
+        giveSpaceBack: async () => {
+          await this.pool.query('VACUUM audit');
+          await this.pool.query('VACUUM audit_tree');
+        },
+        bytes: () => this.tableBytes(),
+      },
+      asked,
+      (message) => new StoreError(message),
+    );
   }
 
   /**
-   * Lets the tree's rows over the archived range go, keeping the hashes of 256 leaves and
-   * more, under the tree table's lock (as growing it takes).
+   * One step of letting the tree's rows over the archived range go, keeping the hashes of
+   * 256 leaves and more, under the tree table's lock (as growing it takes): how many rows went.
    */
-  private async trimTree(upTo: number): Promise<void> {
-    while ((await this.trimTreeStep(upTo)) === retention.TRIM_STEP_ROWS) {}
-  }
-
-  /** One step of {@link trimTree}: how many rows went. */
   private async trimTreeStep(upTo: number): Promise<number> {
     return inTransaction(this.pool, {}, async (client) => {
       await client.query(

@@ -7,15 +7,17 @@ import {
   storedIndexOf,
 } from '../../domain/audit/merkle.js';
 import type { ArchivedStart } from '../../domain/audit/record.js';
+import type { Forgotten } from '../../ports/audit-log.js';
 
 /**
- * Letting go of archived records (decisions §15), as both SQL stores do it: the boundary is
- * recorded first (the last record let go of, its seq and chain hash), then the records up to
- * it are deleted a batch per statement, each its own short transaction, so appends wait at
- * most one batch. Then the tree's rows over the archived range go too, a step of rows per
- * transaction, but for the hashes of subtrees of 256 leaves and more ({@link keptIndexes}):
- * proofs of newer records, and the walk from the boundary, go on from those. A run stopped half-way leaves records below the boundary that
- * nothing reads; the next one removes them.
+ * Letting go of archived records (decisions §15), as both SQL stores do it ({@link forgetWith}):
+ * the boundary is recorded first (the last record let go of, its seq and chain hash), then the
+ * records up to it are deleted a batch per statement, each its own short transaction, so
+ * appends wait at most one batch. Then the tree's rows over the archived range go too, a step
+ * of rows per transaction, but for the hashes of subtrees of 256 leaves and more
+ * ({@link keptIndexes}): proofs of newer records, and the walk from the boundary, go on from
+ * those. A run stopped half-way leaves records below the boundary that nothing reads; the
+ * next one removes them.
  */
 
 /**
@@ -75,7 +77,7 @@ export const insertKeptSql = (p: (n: number) => string) =>
 const KEPT_FROM_LEVEL = 8;
 
 /** Where the tree's rows may be let go of up to: the boundary rounded down to whole tiles of 256 leaves. */
-export const trimmableUpTo = (boundary: number): number =>
+const trimmableUpTo = (boundary: number): number =>
   Math.floor(boundary / 2 ** KEPT_FROM_LEVEL) * 2 ** KEPT_FROM_LEVEL;
 
 /** The tree size whose stored hashes end at stored index `idx` (a row's start); throws when none does. */
@@ -93,9 +95,9 @@ export function sizeAtStored(idx: number): number {
 
 /**
  * The hashes kept when the rows over leaves `from` … `to` − 1 go (`to` at most the boundary
- * rounded down to whole tiles): those of the subtrees of 256 leaves and more completed there. Any proof about a tree of
- * `to` or more leaves, and the tree's right edge at `to`, is made of these and of hashes
- * after `to`: the smaller subtrees inside the archived range are only ever needed about a
+ * rounded down to whole tiles): those of the subtrees of 256 leaves and more completed there.
+ * Any proof about a tree of `to` or more leaves, and the tree's right edge at `to`, is made of
+ * these and of hashes after `to`: the smaller subtrees inside the archived range are only ever needed about a
  * tree that ends inside it, and those are proved from the archive's tiles.
  */
 export function keptIndexes(from: number, to: number): number[] {
@@ -127,7 +129,7 @@ export function leavesOfRows(
 }
 
 /** Why records up to `upTo` cannot be let go of now, or undefined when they can. */
-export function forgetRefusal(upTo: number, treeSize: number): string | undefined {
+function forgetRefusal(upTo: number, treeSize: number): string | undefined {
   if (!Number.isSafeInteger(upTo) || upTo < 1) return `${upTo} is not a record number`;
   if (upTo > treeSize) {
     return `records up to ${upTo} are not all in the stored tree (${treeSize} records): their hashes would be lost; let go only of what a checkpoint covers`;
@@ -139,10 +141,10 @@ export function forgetRefusal(upTo: number, treeSize: number): string | undefine
  * How far to let go when asked for `upTo`: never the newest record, so the chain's head is
  * always a held record (a previous release, which knows no boundary, links onto it).
  */
-export const forgetLimit = (upTo: number, headSeq: number): number => Math.min(upTo, headSeq - 1);
+const forgetLimit = (upTo: number, headSeq: number): number => Math.min(upTo, headSeq - 1);
 
 /** The batches (lo, hi] that delete every record from `heldFrom` up to `upTo`. */
-export function* forgetBatches(heldFrom: number, upTo: number): Generator<readonly [number, number]> {
+function* forgetBatches(heldFrom: number, upTo: number): Generator<readonly [number, number]> {
   for (let lo = heldFrom - 1; lo < upTo; lo += FORGET_BATCH) yield [lo, Math.min(lo + FORGET_BATCH, upTo)];
 }
 
@@ -169,4 +171,59 @@ export async function archivedStartOf(
   const indexes = frontierIndexes(boundary.seq);
   const found = await treeHashes(indexes);
   return { ...boundary, frontier: indexes.map((i) => found.get(i) as Hash) };
+}
+
+/**
+ * What a store does at each step of {@link forgetWith}, in its own engine's way: each write
+ * one short transaction of its own, none waiting long for another writer.
+ */
+export interface ForgetSteps {
+  treeSize(): Promise<number>;
+  headSeq(): Promise<number>;
+  /** The last record let go of before (0 when none). */
+  boundary(): Promise<number>;
+  /** Records `upTo` as the boundary, with its chain hash from the record; false when no record `upTo` is held. */
+  recordBoundary(upTo: number): Promise<boolean>;
+  /** The lowest record held, if any. */
+  heldFrom(): Promise<number | undefined>;
+  /** Deletes the records in (`lo`, `hi`]; how many went. */
+  deleteBatch(lo: number, hi: number): Promise<number>;
+  /** One step of letting the tree's rows go below `upTo` (see {@link trimmableRowsSql}); how many rows went. */
+  trimTreeStep(upTo: number): Promise<number>;
+  /** Gives the freed space back as the engine can. */
+  giveSpaceBack(): Promise<void>;
+  /** The store's size on disk, when the engine says. */
+  bytes(): Promise<number | undefined>;
+}
+
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * Lets go of the records up to `asked` (see the top of this module for the order, and why),
+ * the event loop let through between steps. What cannot be let go of is refused with
+ * `error(message)` before anything changes.
+ */
+export async function forgetWith(
+  steps: ForgetSteps,
+  asked: number,
+  error: (message: string) => Error,
+): Promise<Forgotten> {
+  const refusal = forgetRefusal(asked, await steps.treeSize());
+  if (refusal !== undefined) throw error(refusal);
+  const bytesBefore = await steps.bytes();
+  const boundary = await steps.boundary();
+  const upTo = forgetLimit(asked, await steps.headSeq());
+  if (upTo > boundary && !(await steps.recordBoundary(upTo))) {
+    throw error(`the store holds no record ${upTo} to let go of`);
+  }
+  const last = Math.max(upTo, boundary);
+  const heldFrom = await steps.heldFrom();
+  let records = 0;
+  for (const [lo, hi] of heldFrom === undefined ? [] : forgetBatches(heldFrom, last)) {
+    records += await steps.deleteBatch(lo, hi);
+    await nextTurn();
+  }
+  while ((await steps.trimTreeStep(trimmableUpTo(last))) === TRIM_STEP_ROWS) await nextTurn();
+  await steps.giveSpaceBack();
+  return { upTo: last, records, bytesBefore, bytesAfter: await steps.bytes() };
 }

@@ -285,56 +285,47 @@ export class SqliteAuditLog implements AuditLog {
   }
 
   /**
-   * Records the boundary, deletes up to it a batch per statement (each takes the write lock
-   * briefly, as an append does, the event loop let through between), then gives the freed
-   * pages back by incremental vacuum a step at a time, when the file was made with it (audit
-   * stores created from version 6 are); an older file reuses them instead, and stops growing.
+   * Lets go of archived records ({@link retention.forgetWith}): each write takes the write
+   * lock briefly, as an append does, and asks again while another writer holds it. The freed
+   * pages go back to the disk by incremental vacuum, a step at a time, when the file was made
+   * with it (audit stores created from version 6 are); an older file reuses them instead, and
+   * stops growing.
    */
   async forget(asked: number): Promise<Forgotten> {
-    const refusal = retention.forgetRefusal(asked, await this.treeSize());
-    if (refusal !== undefined) throw new AuditStoreError(refusal);
-    const bytesBefore = this.bytesOnDisk();
-    const soon = () => performance.now() + BUSY_TIMEOUT_MS;
     const insert = this.db.prepare<[number, string, string]>(retention.insertArchivedSql(() => '?'));
-    const boundary = (await this.archivedHead()).seq;
-    const upTo = retention.forgetLimit(asked, this.headNow().seq);
-    if (upTo > boundary) {
-      await whenNotBusy(
-        () => {
-          const last = this.headAtRow.get(upTo, upTo);
-          if (last === undefined) throw new AuditStoreError(`the store holds no record ${upTo} to let go of`);
-          insert.run(upTo, last.hash, new Date().toISOString());
-        },
-        soon(),
-        false,
-      );
-    }
-    const heldFrom = this.db.prepare<[], { seq: number | null }>(retention.HELD_FROM_SQL).get()?.seq;
     const remove = this.db.prepare<[number, number]>(retention.forgetBatchSql(() => '?'));
-    let records = 0;
-    const last = Math.max(upTo, boundary);
-    for (const [lo, hi] of heldFrom == null ? [] : retention.forgetBatches(heldFrom, last)) {
+    const held = this.db.prepare<[], { seq: number | null }>(retention.HELD_FROM_SQL);
+    const write = async <T>(work: () => T): Promise<T> => {
+      let done: T | undefined;
       await whenNotBusy(
         () => {
-          records += remove.run(lo, hi).changes;
+          done = work();
         },
-        soon(),
+        performance.now() + BUSY_TIMEOUT_MS,
         false,
       );
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-    for (let rows = retention.TRIM_STEP_ROWS; rows === retention.TRIM_STEP_ROWS; ) {
-      await whenNotBusy(
-        () => {
-          rows = transaction(this.db, () => this.trimTreeNow(retention.trimmableUpTo(last)), 'immediate');
-        },
-        soon(),
-        false,
-      );
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-    await this.giveSpaceBack();
-    return { upTo: last, records, bytesBefore, bytesAfter: this.bytesOnDisk() };
+      return done as T;
+    };
+    return retention.forgetWith(
+      {
+        treeSize: () => this.treeSize(),
+        headSeq: async () => this.headNow().seq,
+        boundary: async () => (await this.archivedHead()).seq,
+        recordBoundary: (upTo) =>
+          write(() => {
+            const last = this.headAtRow.get(upTo, upTo);
+            if (last !== undefined) insert.run(upTo, last.hash, new Date().toISOString());
+            return last !== undefined;
+          }),
+        heldFrom: async () => held.get()?.seq ?? undefined,
+        deleteBatch: (lo, hi) => write(() => remove.run(lo, hi).changes),
+        trimTreeStep: (upTo) => write(() => transaction(this.db, () => this.trimTreeNow(upTo), 'immediate')),
+        giveSpaceBack: () => this.giveSpaceBack(),
+        bytes: async () => this.bytesOnDisk(),
+      },
+      asked,
+      (message) => new AuditStoreError(message),
+    );
   }
 
   /**
