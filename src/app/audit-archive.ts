@@ -11,15 +11,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
-import {
-  Frontier,
-  frontierIndexes,
-  type Hash,
-  leafHash,
-  rootOfFrontier,
-  sameHash,
-  verifyConsistency,
-} from '../domain/audit/merkle.js';
+import { Frontier, type Hash, leafHash, sameHash, verifyConsistency } from '../domain/audit/merkle.js';
 import { checkpointText, type NoteVerifierKey, signNote } from '../domain/audit/note.js';
 import { auditEntryOf } from '../domain/audit/record.js';
 import {
@@ -37,7 +29,13 @@ import {
 } from '../domain/audit/tiles.js';
 import type { AuditLog } from '../ports/audit-log.js';
 import type { NoteSigner } from '../ports/checkpoint-keys.js';
-import { AuditProofError, newestNoted, openCheckpoint, proveConsistency } from './audit-proving.js';
+import {
+  AuditProofError,
+  newestNoted,
+  openCheckpoint,
+  proveConsistency,
+  storedRoot,
+} from './audit-proving.js';
 import { sha256Bytes } from './composition/audit-keys.js';
 
 /**
@@ -142,16 +140,6 @@ export function assertArchiveHolds(dir: string, from: number, to: number): void 
   }
 }
 
-/** The stored tree's root at `size`. */
-async function rootAt(log: AuditLog, size: number): Promise<Hash> {
-  const indexes = frontierIndexes(size);
-  const found = await log.treeHashes(indexes);
-  return rootOfFrontier(
-    sha256Bytes,
-    indexes.map((i) => found.get(i) as Hash),
-  );
-}
-
 /** The size the archive's checkpoint signs (0 when there is none yet), opened with `keys`. */
 function archivedSize(dir: string, keys: readonly NoteVerifierKey[]): { size: number; root?: Hash } {
   let note: string;
@@ -197,7 +185,7 @@ export async function writeArchive(
   }
   // Whatever is asked, the archive must be this trail's: the stored tree of its size makes the
   // root its checkpoint signs (the store may then let go of what it holds).
-  if (held.root !== undefined && !sameHash(await rootAt(log, held.size), held.root)) {
+  if (held.root !== undefined && !sameHash((await storedRoot(log, held.size)).root, held.root)) {
     throw new AuditArchiveError(
       `${dir} is not an archive of this trail: the tree of its ${held.size} records is not the stored one`,
     );
@@ -213,7 +201,7 @@ export async function writeArchive(
       `the newest checkpoint covers ${newest.body.size} records, not ${size}: records are archived once a checkpoint covers them`,
     );
   }
-  const root = await rootAt(log, size);
+  const { root } = await storedRoot(log, size);
   const proof = await proveConsistency(log, size, newest.body.size);
   if (!verifyConsistency(sha256Bytes, size, newest.body.size, root, newest.body.root, proof)) {
     throw new AuditArchiveError(
@@ -249,8 +237,8 @@ export async function writeArchive(
       const indexes = tileHashIndexes({ level: 0, index, width: TILE_WIDTH });
       const stored = await log.treeHashes(indexes);
       bundle.forEach((entry, i) => {
-        const expected = stored.get(indexes[i] as number) as Hash;
-        if (!sameHash(leafHash(sha256Bytes, entry), expected)) {
+        const leaf = stored.get(indexes[i] as number) as Hash;
+        if (!sameHash(leafHash(sha256Bytes, entry), leaf)) {
           throw new AuditArchiveError(
             `record ${index * TILE_WIDTH + i + 1} is not the leaf the tree holds: it was changed; run case-read audit verify`,
           );

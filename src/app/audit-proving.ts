@@ -164,8 +164,8 @@ export async function proveConsistency(log: AuditLog, oldSize: number, newSize: 
   return hashesOf(log, consistencyRanges(oldSize, newSize));
 }
 
-/** The root of the stored tree of `size` records. */
-async function storedRoot(log: AuditLog, size: number): Promise<{ root: Hash; frontier: Hash[] }> {
+/** The root of the stored tree of `size` records, and its frontier (the hashes it is made of). */
+export async function storedRoot(log: AuditLog, size: number): Promise<{ root: Hash; frontier: Hash[] }> {
   const indexes = frontierIndexes(size);
   const found = await log.treeHashes(indexes);
   const frontier = indexes.map((i) => found.get(i) as Hash);

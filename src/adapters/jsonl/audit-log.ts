@@ -589,7 +589,6 @@ export class JsonlAuditLog implements AuditLog {
     return found;
   }
 
-  /** Walks the whole file in order, holding one record at a time. */
   /** Nothing is ever let go of here: the file keeps every record. */
   readonly archives = false;
 
@@ -604,6 +603,7 @@ export class JsonlAuditLog implements AuditLog {
     );
   }
 
+  /** Walks the whole file in order, holding one record at a time. */
   async verify(checkpoints?: CheckpointSet): Promise<AuditVerification> {
     const walker = new AuditChainWalker(sha256Hex, checkpoints, sha256Bytes);
     let checked = 0;
