@@ -20,6 +20,7 @@ import { signCheckpoint } from '../../src/domain/audit/checkpoint.js';
 import { bundlePath, tileIndexPath, tileOfPath, tilePath, tilesOf } from '../../src/domain/audit/tiles.js';
 import { auditRecord } from '../contract/audit-log.contract.js';
 import { runCli } from '../support/cli.js';
+import { withByteFlipped } from '../support/files.js';
 import { goChecks, skipWithoutGoReference } from '../support/go-reference.js';
 
 /**
@@ -167,16 +168,9 @@ describe('audit archive', () => {
     );
     expect(checked.stdout).toMatch(/^proof verified: the entry is leaf 699 \(record 700\)/);
     // A changed entry is named as the archive is read.
-    const path = join(archive, 'tile/entries/002');
-    const original = readFileSync(path);
-    const bytes = Buffer.from(original);
-    bytes[100] = (bytes[100] as number) ^ 1;
-    writeFileSync(path, bytes);
-    const refused = runCli(
-      ['audit', 'query', '--archive', archive, '--vkey', vkeyFile, '--request-id', 'req-700'],
-      env,
+    const refused = withByteFlipped(join(archive, 'tile/entries/002'), 100, () =>
+      runCli(['audit', 'query', '--archive', archive, '--vkey', vkeyFile, '--request-id', 'req-700'], env),
     );
-    writeFileSync(path, original);
     expect(refused.stderr).toMatch(/tile\/entries\/002: entry \d+ is not the leaf tile\/0\/002 holds/);
     expect(refused.status).toBe(1);
   });
@@ -209,13 +203,7 @@ describe('audit archive', () => {
         /BROKEN: hash tiles that do not hold what the entries make: tile\/1\/000.p\/3 changed/,
       ],
     ] as const) {
-      const path = join(archive, file);
-      const original = readFileSync(path);
-      const bytes = Buffer.from(original);
-      bytes[10] = (bytes[10] as number) ^ 1;
-      writeFileSync(path, bytes);
-      const result = verifyArchive();
-      writeFileSync(path, original);
+      const result = withByteFlipped(join(archive, file), 10, verifyArchive);
       expect(result.stdout).toMatch(named);
       expect(result.status).toBe(1);
     }

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundlePath, entriesOf, tilePath } from '../../src/domain/audit/tiles.js';
 import { prepareServe, runCli, runCliConcurrently, type ServeSetup, startServe } from '../support/cli.js';
+import { withByteFlipped } from '../support/files.js';
 import { goChecks, skipWithoutGoReference } from '../support/go-reference.js';
 import { consumerAgent, httpsRequest } from '../support/https-client.js';
 import { testSchema } from '../support/postgres.js';
@@ -223,13 +224,9 @@ describe('an archive of the older half, taken while serve answers under load', (
       [bundlePath(7), /tile\/entries\/007 changed/],
       [tilePath({ level: 0, index: 21, width: 256 }), /tile\/0\/021 changed/],
     ] as const) {
-      const path = join(archive, file);
-      const original = readFileSync(path);
-      const changed = Buffer.from(original);
-      changed[1000] = (changed[1000] as number) ^ 1;
-      writeFileSync(path, changed);
-      const result = runCli(['audit', 'verify', '--archive', archive, '--vkey', vkeyFile], env);
-      writeFileSync(path, original);
+      const result = withByteFlipped(join(archive, file), 1000, () =>
+        runCli(['audit', 'verify', '--archive', archive, '--vkey', vkeyFile], env),
+      );
       expect(result.stdout).toMatch(named);
       expect(result.status).toBe(1);
     }
