@@ -1,6 +1,5 @@
 // `audit archive` and `audit verify --archive` (decisions §15): the older records to a C2SP
 // tlog-tiles directory, and the check of such a directory on its own.
-import { readFileSync } from 'node:fs';
 import type { AuditQuery, StoredAuditRecord } from '../../domain/audit/record.js';
 import { TILE_WIDTH } from '../../domain/audit/tiles.js';
 import type { AuditLog } from '../../ports/audit-log.js';
@@ -10,7 +9,7 @@ import { newestNoted, recordAt } from '../audit-proving.js';
 import { CheckpointKeyError, noteSigner } from '../composition/audit-keys.js';
 import { auditOriginOf } from '../composition/config.js';
 import { NOTE_KEY_OPTIONS, parse, positionals } from './arguments.js';
-import { noteKeysOf, proving } from './audit-proofs.js';
+import { noteKeysOf, proving, readFile } from './audit-proofs.js';
 import { withAuditStore } from './command-stores.js';
 import { CommandError, EXIT, UsageError } from './exit.js';
 import { type Io, report } from './io.js';
@@ -82,15 +81,14 @@ async function archive(args: string[], io: Io): Promise<number> {
   }
   const keyPath = io.env.AUDIT_SIGNING_KEY;
   if (!keyPath) throw new UsageError("audit archive signs the archive's checkpoint: set AUDIT_SIGNING_KEY");
+  const pem = readFile('AUDIT_SIGNING_KEY:', keyPath).toString('utf8');
   let signer: ReturnType<typeof noteSigner>;
   try {
-    signer = noteSigner(readFileSync(keyPath, 'utf8'), auditOriginOf(io.env));
+    signer = noteSigner(pem, auditOriginOf(io.env));
   } catch (error) {
     if (error instanceof CheckpointKeyError)
       throw new CommandError(`AUDIT_SIGNING_KEY: ${keyPath}: ${error.message}`);
-    throw new CommandError(
-      `AUDIT_SIGNING_KEY: ${keyPath} cannot be read (${(error as NodeJS.ErrnoException).code})`,
-    );
+    throw error;
   }
   const dir = values.to;
   const earlierKeys =

@@ -40,10 +40,11 @@ import { type Io, report } from './io.js';
 
 const STORE = { 'audit-store': { type: 'string' }, json: { type: 'boolean' } } as const;
 
-/** Most of a file read here: an entry is a record of a few hundred bytes, a proof a few KB. */
+/** Most of a file read here: an entry is a record of a few hundred bytes, a proof or a key a few KB. */
 const MAX_FILE_BYTES = 1024 * 1024;
 
-function readFile(option: string, path: string): Buffer {
+/** A file an option (or a variable, `NAME:`) names, read whole; one that cannot be read is a command error naming it. */
+export function readFile(option: string, path: string): Buffer {
   let bytes: Buffer;
   try {
     bytes = readFileSync(path);
