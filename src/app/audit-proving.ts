@@ -21,6 +21,7 @@ import {
   parseCheckpointText,
 } from '../domain/audit/note.js';
 import {
+  type ArchivedStart,
   AuditChainWalker,
   type AuditVerification,
   auditEntryOf,
@@ -228,7 +229,7 @@ export async function verifySince(
   // (archived), at the archive's boundary: the stored tree there is checked by the newest
   // signed root the records after it must make.
   const archived = await log.archivedHead();
-  let begin: { seq: number; hash: string; frontier: readonly Hash[] };
+  let begin: ArchivedStart;
   if (archived.seq >= old.size) {
     begin = { ...archived, frontier: (await storedRoot(log, archived.seq)).frontier };
   } else {
