@@ -1,7 +1,10 @@
 #!/usr/bin/env node
 import { execFile } from 'node:child_process';
 // node bench/app-loop.mjs [--requests N] [--audit sqlite|jsonl] [--checkpoints] [--archive-every S] [--cpu-prof]
+//                         [--dist DIR]
 //
+// --dist DIR: the service as built in DIR (another checkout's dist, the commit before, say)
+// instead of this checkout's; see bench/app-loop-pairs.mjs.
 // --archive-every S (with --checkpoints, SQLite): `case-read audit archive --older-than 0`
 // in another process every S seconds while the rounds run, as the CronJob would (decisions
 // §15): what archiving beside it costs this process's requests (lock waits, vacuum steps).
@@ -19,14 +22,18 @@ import { X509Certificate } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { Duplex } from 'node:stream';
+import { pathToFileURL } from 'node:url';
 
 const args = process.argv.slice(2);
 const requests = Number(args[args.indexOf('--requests') + 1]) || 20_000;
 const auditKind = args.includes('--audit') ? args[args.indexOf('--audit') + 1] : 'sqlite';
 if (!['sqlite', 'jsonl'].includes(auditKind)) throw new Error('--audit takes sqlite or jsonl');
-const dist = (path) => new URL(`../dist/${path}`, import.meta.url).href;
+const distDir = args.includes('--dist')
+  ? pathToFileURL(`${resolve(args[args.indexOf('--dist') + 1])}/`)
+  : new URL('../dist/', import.meta.url);
+const dist = (path) => new URL(path, distDir).href;
 const { main: cli } = await import(dist('app/cli.js'));
 const { buildService, loadServiceConfig: loadConfig } = await import(dist('app/composition/service.js'));
 const { pino } = await import('pino');
