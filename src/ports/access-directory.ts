@@ -18,6 +18,14 @@ export interface AccessDirectory {
   findApiKey(id: string): Promise<ApiKeyRecord | undefined>;
   /** True when the serial is revoked globally or for this client. */
   isCertificateRevoked(serialNumber: string, clientId: string): Promise<boolean>;
+  /**
+   * What admitting a request reads (`findApiKey(keyId)`, `findClient(clientId)`,
+   * `isCertificateRevoked(serialNumber, clientId)`), answered at once from what this reader
+   * holds, as fresh as those three would be now: `undefined` unless it holds all three (a key
+   * and a client found, and the revocation answer). The request path then takes no promise
+   * turn for them. Absent where nothing is held in the process.
+   */
+  heldAdmission?(keyId: string, clientId: string, serialNumber: string): HeldAdmission | undefined;
   /** The permissions granted to a user, by e-mail (case-insensitive); [] when none. */
   grantsFor(email: string): Promise<readonly Permission[]>;
   /**
@@ -39,6 +47,13 @@ export interface AccessDirectory {
    * releases it (issuing failed: the certificate may be renewed again).
    */
   completeRenewal(serialNumber: string, issuedSerialNumber: string | null): Promise<void>;
+}
+
+/** The three answers admission reads, held together (see `AccessDirectory.heldAdmission`). */
+export interface HeldAdmission {
+  readonly key: ApiKeyRecord;
+  readonly client: Client;
+  readonly revoked: boolean;
 }
 
 /** The claim on a presented certificate's one renewal. */

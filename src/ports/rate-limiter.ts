@@ -14,4 +14,10 @@ import type { Quota, RateDecision } from '../domain/access/quota.js';
 export interface RateLimiter {
   /** Counts one request against `key` under `quota` and says whether it may proceed. */
   consume(key: string, quota: Quota, now: Date): Promise<RateDecision>;
+  /**
+   * `consume` answered at once, for a limiter that counts in this process: the same count and
+   * decision, with no promise (the request path then takes no turn for it). Absent where the
+   * count lives elsewhere.
+   */
+  consumeNow?(key: string, quota: Quota, now: Date): RateDecision;
 }

@@ -167,6 +167,47 @@ export function describeAccessDirectoryContract(
       expect((await reader.findClient('client-a'))?.suspended).toBe(true);
     });
 
+    it('held admission: what the three reads answer, at once, never older than they would be', async () => {
+      // Optional: a reader that holds nothing in the process need not offer it.
+      const held = () => reader.heldAdmission?.('key0000000000001', 'client-a', 'CAFE');
+      if (reader.heldAdmission === undefined) return;
+      await admin.saveClient(AccessMother.client('client-a'));
+      await admin.addApiKey(AccessMother.key('key0000000000001', 'client-a'));
+      const read = async () => ({
+        key: await reader.findApiKey('key0000000000001'),
+        client: await reader.findClient('client-a'),
+        revoked: await reader.isCertificateRevoked('CAFE', 'client-a'),
+      });
+      // Once the three have been read, the reader holds them.
+      const first = await read();
+      expect(held()).toStrictEqual(first);
+      expect(reader.heldAdmission('key0000000000001', 'client-b', 'CAFE')).toBeUndefined();
+      expect(reader.heldAdmission('key0000000000009', 'client-a', 'CAFE')).toBeUndefined();
+      // Each change is seen at once: what is held is the new answer, or nothing (then read).
+      const at = new Date('2026-07-01T00:00:00Z');
+      const changes: Array<[() => Promise<unknown>, (h: NonNullable<ReturnType<typeof held>>) => unknown]> = [
+        [
+          () => admin.revokeCertificate({ serialNumber: 'CAFE', clientId: null, revokedAt: at }),
+          (h) => h.revoked,
+        ],
+        [() => admin.setSuspended('client-a', true), (h) => h.client.suspended],
+        [
+          () => admin.revokeApiKey('key0000000000001', at),
+          (h) => h.key.revokedAt?.getTime() === at.getTime(),
+        ],
+      ];
+      for (const [change, changed] of changes) {
+        await change();
+        const now = held();
+        if (now !== undefined) expect(changed(now)).toBe(true);
+        const again = await read();
+        expect(changed({ ...again, key: again.key!, client: again.client! })).toBe(true);
+        expect(held()).toStrictEqual(again);
+      }
+      await admin.removeClient('client-a');
+      expect(held()).toBeUndefined();
+    });
+
     it('removing a client removes its keys and its own revocations, not global ones', async () => {
       await admin.saveClient(AccessMother.client('client-a'));
       await admin.addApiKey(AccessMother.key('key0000000000001', 'client-a'));

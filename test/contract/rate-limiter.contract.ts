@@ -43,6 +43,23 @@ export function describeRateLimiterContract(
       expect((await limiter.consume('key-1', { limit: 10, windowMs: 60_000 }, at(11))).allowed).toBe(true);
     });
 
+    it('counted at once (where offered): the same count as consume, one count between them', async () => {
+      const limiter = await make();
+      if (limiter.consumeNow === undefined) return;
+      const decisions = [
+        await limiter.consume('key-1', quota, at(100)),
+        limiter.consumeNow('key-1', quota, at(101)),
+        await limiter.consume('key-1', quota, at(102)),
+        limiter.consumeNow('key-1', quota, at(103)),
+      ];
+      expect(decisions.map((d) => [d.allowed, d.remaining, d.resetMs])).toEqual([
+        [true, 2, 900],
+        [true, 1, 899],
+        [true, 0, 898],
+        [false, 0, 897],
+      ]);
+    });
+
     it('keeps counting under concurrent requests: exactly `limit` are allowed', async () => {
       const limiter = await make();
       const many = await Promise.all(

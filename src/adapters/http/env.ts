@@ -1,8 +1,11 @@
-import type { Caller, Client, ClientCertificate } from '../../domain/access/model.js';
+import type { Caller, ClientCertificate } from '../../domain/access/model.js';
 import type { RequestDeadline } from './deadline.js';
 
 /** Response headers by lower-case name: one plain object per request (see respond.ts). */
 export type ResponseHeaders = Record<string, string>;
+
+/** The admitted client (steps 3–4): the caller before steps 6–8. */
+export type Admitted = Pick<Caller, 'client' | 'certificate' | 'apiKeyId'>;
 
 /** What every request context carries through the HTTP adapter. */
 export interface AppEnv {
@@ -15,7 +18,7 @@ export interface AppEnv {
     /** The client certificate (step 2), once known. */
     certificate?: ClientCertificate;
     /** The admitted client (steps 3–4). */
-    admitted?: { client: Client; certificate: ClientCertificate; apiKeyId: string };
+    admitted?: Admitted;
     /** The caller with its effective permissions (steps 6–8). */
     caller?: Caller;
     /** The operation id of the route, once the guard has run: for the audit record. */

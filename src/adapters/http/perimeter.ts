@@ -1,16 +1,21 @@
-import type { Context, MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler, Next } from 'hono';
 import {
+  type Admission,
   admitClient,
+  admitClientHeld,
   type BearerMode,
+  basePermissions,
   checkBearer,
+  checkBearerHeld,
   checkOnBehalfOf,
   effectivePermissions,
   requirePermission,
+  withoutOnBehalfOf,
 } from '../../domain/access/admit.js';
 import type { Caller, ClientCertificate } from '../../domain/access/model.js';
 import type { Permission } from '../../domain/access/permissions.js';
 import { parseQuota, type Quota, type RateDecision } from '../../domain/access/quota.js';
-import { applyRateLimit } from '../../domain/access/rate-limit.js';
+import { applyRateLimit, applyRateLimitNow } from '../../domain/access/rate-limit.js';
 import { DEFAULT_RENEW_WITHIN_DAYS, inRenewalWindow } from '../../domain/certificates/renew.js';
 import { AccessDeniedError, RateLimitedError, UnauthenticatedError } from '../../domain/errors.js';
 import type { AccessDirectory } from '../../ports/access-directory.js';
@@ -18,7 +23,7 @@ import type { Clock } from '../../ports/clock.js';
 import type { RateLimiter } from '../../ports/rate-limiter.js';
 import type { SecretHasher } from '../../ports/secret-hasher.js';
 import type { TokenVerifier } from '../../ports/token-verifier.js';
-import type { AppEnv } from './env.js';
+import type { Admitted, AppEnv } from './env.js';
 import type { IdentityReader } from './identity.js';
 import { setHeader } from './respond.js';
 
@@ -60,6 +65,10 @@ function setRateLimitHeaders(c: Context<AppEnv>, decision: Omit<RateDecision, 'a
  * Steps 2–5 of the pipeline, for every request: who is calling (certificate CN), with a live
  * API key of theirs, as a known, active client with an unrevoked certificate, within the
  * key's rate limit. From here on every response carries the RateLimit headers.
+ *
+ * What the directory and the limiter hold in this process is decided at once, without a
+ * promise turn (`admitClientHeld`, `applyRateLimitNow`: the same rules and refusals); only
+ * what must be read from a store is waited for.
  */
 export function admitRequests(options: PerimeterOptions): MiddlewareHandler<AppEnv> {
   const quotas = new Map<string, Quota>();
@@ -78,13 +87,15 @@ export function admitRequests(options: PerimeterOptions): MiddlewareHandler<AppE
     return quota;
   };
   const renewWithinDays = options.renewWithinDays ?? DEFAULT_RENEW_WITHIN_DAYS;
-  return async (c, next) => {
-    const certificate = options.identify(c.req.raw, c.env);
-    if (certificate === undefined) throw new AccessDeniedError('unknown-client');
-    c.set('certificate', certificate);
-    const deadline = c.get('deadline');
-    deadline.engine = 'accessStore';
-    const { client, key } = await admitClient(options, certificate, c.req.header('x-api-key'));
+  const limit = { limiter: options.rateLimit.limiter, clock: options.clock };
+
+  /** Step 5 and on, once the client is admitted. */
+  const admitted = (
+    c: Context<AppEnv>,
+    next: Next,
+    certificate: ClientCertificate,
+    { client, key }: Admission,
+  ): Promise<void> => {
     c.set('admitted', { client, certificate, apiKeyId: key.id });
     options.presented?.(client.id, certificate);
     // Inside its renewal window, every answer says when the certificate ends (IMF-fixdate).
@@ -92,20 +103,39 @@ export function admitRequests(options: PerimeterOptions): MiddlewareHandler<AppE
     if (notAfter !== null && inRenewalWindow(notAfter, options.clock.now(), renewWithinDays)) {
       setHeader(c, 'client-certificate-expires', notAfter.toUTCString());
     }
-    let decision: RateDecision;
-    deadline.engine = 'rateLimitStore';
-    try {
-      decision = await applyRateLimit(
-        { limiter: options.rateLimit.limiter, clock: options.clock },
-        key.id,
-        quotaOf(client.rateLimit),
-      );
-    } catch (error) {
+    c.get('deadline').engine = 'rateLimitStore';
+    const quota = quotaOf(client.rateLimit);
+    const refused = (error: unknown): never => {
       if (error instanceof RateLimitedError) setRateLimitHeaders(c, error.decision);
       throw error;
+    };
+    let decision: RateDecision | undefined;
+    try {
+      decision = applyRateLimitNow(limit, key.id, quota);
+    } catch (error) {
+      refused(error);
+    }
+    if (decision === undefined) {
+      return applyRateLimit(limit, key.id, quota).then((counted) => {
+        setRateLimitHeaders(c, counted);
+        return next();
+      }, refused);
     }
     setRateLimitHeaders(c, decision);
-    await next();
+    return next();
+  };
+
+  return (c, next) => {
+    const certificate = options.identify(c.req.raw, c.env);
+    if (certificate === undefined) throw new AccessDeniedError('unknown-client');
+    c.set('certificate', certificate);
+    c.get('deadline').engine = 'accessStore';
+    const presentedKey = c.req.header('x-api-key');
+    const held = admitClientHeld(options, certificate, presentedKey);
+    if (held !== undefined) return admitted(c, next, certificate, held);
+    return admitClient(options, certificate, presentedKey).then((admission) =>
+      admitted(c, next, certificate, admission),
+    );
   };
 }
 
@@ -121,27 +151,40 @@ function bearerTokenOf(header: string | undefined): string | undefined {
  * Steps 6–8 for one operation: the bearer token (when the operation carries that security
  * requirement), the on-behalf-of identity, and the permission. Runs before input validation
  * (step 9), so a caller without the permission learns nothing about the input rules.
+ *
+ * A bearer token the verifier holds as verified, and no on-behalf-of token, are decided at
+ * once (`checkBearerHeld`, `withoutOnBehalfOf`: the same rules and refusals); anything else
+ * is waited for.
  */
 export function guardOperation(
   options: PerimeterOptions,
   permission: Permission,
   { bearer }: { bearer: boolean },
 ): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
-    c.set('operation', permission);
-    const admitted = c.get('admitted');
-    if (admitted === undefined) throw new AccessDeniedError('unknown-client');
+  /** Step 8, once who is calling, and for whom, is known. */
+  const permitted = (
+    c: Context<AppEnv>,
+    next: Next,
+    admitted: Admitted,
+    onBehalfOf: Caller['onBehalfOf'],
+    permissions: Caller['permissions'],
+  ): Promise<void> => {
+    const caller: Caller = {
+      client: admitted.client,
+      certificate: admitted.certificate,
+      apiKeyId: admitted.apiKeyId,
+      onBehalfOf,
+      permissions,
+    };
+    c.set('caller', caller);
+    requirePermission(caller, permission);
+    return next();
+  };
+
+  /** Steps 6–8 waiting on the key set, the on-behalf-of token's keys or the user's grants. */
+  const waiting = async (c: Context<AppEnv>, next: Next, admitted: Admitted, token: string | undefined) => {
     const deadline = c.get('deadline');
-    // A key set read from a URL is fetched (and refreshed) on the way.
-    deadline.engine = 'jwks';
-    if (bearer) {
-      await checkBearer(
-        options,
-        options.bearerMode,
-        admitted.certificate,
-        bearerTokenOf(c.req.header('authorization')),
-      );
-    }
+    if (bearer) await checkBearer(options, options.bearerMode, admitted.certificate, token);
     const onBehalfOf = await checkOnBehalfOf(
       options,
       admitted.client,
@@ -152,13 +195,20 @@ export function guardOperation(
     // handler runs (see respond.ts).
     if (onBehalfOf !== null) setHeader(c, 'cache-control', 'no-store, private');
     deadline.engine = 'accessStore';
-    const caller: Caller = {
-      ...admitted,
-      onBehalfOf,
-      permissions: await effectivePermissions(options, admitted.client, onBehalfOf),
-    };
-    c.set('caller', caller);
-    requirePermission(caller, permission);
-    await next();
+    const permissions = await effectivePermissions(options, admitted.client, onBehalfOf);
+    return permitted(c, next, admitted, onBehalfOf, permissions);
+  };
+
+  return (c, next) => {
+    c.set('operation', permission);
+    const admitted = c.get('admitted');
+    if (admitted === undefined) throw new AccessDeniedError('unknown-client');
+    // A key set read from a URL is fetched (and refreshed) on the way.
+    c.get('deadline').engine = 'jwks';
+    const token = bearer ? bearerTokenOf(c.req.header('authorization')) : undefined;
+    const decided = !bearer || checkBearerHeld(options, options.bearerMode, admitted.certificate, token);
+    if (!decided || c.req.header('x-on-behalf-of') !== undefined) return waiting(c, next, admitted, token);
+    c.get('deadline').engine = 'accessStore';
+    return permitted(c, next, admitted, withoutOnBehalfOf(admitted.client), basePermissions(admitted.client));
   };
 }

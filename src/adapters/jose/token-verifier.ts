@@ -147,9 +147,8 @@ export class JoseTokenVerifier implements TokenVerifier {
     const bearer = this.options.bearer;
     if (this.bearerKeys === null || bearer === null)
       throw new UnauthenticatedError('bearer', 'bearer tokens are not configured');
-    const cached = this.cache.get(token);
-    if (cached !== undefined && cached.expiresAt.getTime() + this.tolerance * 1000 > this.now().getTime())
-      return cached;
+    const held = this.heldBearer(token);
+    if (held !== undefined) return held;
     const payload = await this.verify('bearer', token, this.bearerKeys, bearer.issuer, bearer.audience);
     const clientId = typeof payload.client_id === 'string' ? payload.client_id : (payload.sub ?? null);
     const claims: BearerClaims = {
@@ -160,6 +159,14 @@ export class JoseTokenVerifier implements TokenVerifier {
     const ttl = claims.expiresAt.getTime() - this.now().getTime();
     if (ttl > 0) this.cache.set(token, claims, { ttl });
     return claims;
+  }
+
+  /** A token verified before and cached, while it has not expired (with the clock tolerance). */
+  heldBearer(token: string): BearerClaims | undefined {
+    const cached = this.cache.get(token);
+    return cached !== undefined && cached.expiresAt.getTime() + this.tolerance * 1000 > this.now().getTime()
+      ? cached
+      : undefined;
   }
 
   async verifyOnBehalfOf(token: string, settings: OnBehalfOfSettings): Promise<OnBehalfOfClaims> {

@@ -5,6 +5,7 @@ import type {
   AccessDirectory,
   CertificateRevocation,
   CertificateSeen,
+  HeldAdmission,
   RenewalClaim,
   UserGrant,
 } from '../../ports/access-directory.js';
@@ -32,6 +33,17 @@ export class InMemoryAccessDirectory implements AccessDirectory, AccessAdministr
   }
 
   async isCertificateRevoked(serialNumber: string, clientId: string): Promise<boolean> {
+    return this.revokedNow(serialNumber, clientId);
+  }
+
+  heldAdmission(keyId: string, clientId: string, serialNumber: string): HeldAdmission | undefined {
+    const key = this.keys.get(keyId);
+    const client = this.clients.get(clientId);
+    if (key === undefined || client === undefined) return undefined;
+    return { key: copy(key), client: copy(client), revoked: this.revokedNow(serialNumber, clientId) };
+  }
+
+  private revokedNow(serialNumber: string, clientId: string): boolean {
     return this.revocations.some(
       (r) => r.serialNumber === serialNumber && (r.clientId === null || r.clientId === clientId),
     );

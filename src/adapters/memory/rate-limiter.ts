@@ -10,6 +10,10 @@ export class InMemoryRateLimiter implements RateLimiter {
   private readonly windows = new Map<string, { window: number; count: number }>();
 
   async consume(key: string, quota: Quota, now: Date): Promise<RateDecision> {
+    return this.consumeNow(key, quota, now);
+  }
+
+  consumeNow(key: string, quota: Quota, now: Date): RateDecision {
     const at = now.getTime();
     const window = windowIndex(quota, at);
     const slot = `${quota.limit}/${quota.windowMs} ${key}`;

@@ -13,6 +13,7 @@ import {
   TraceIdRatioBasedSampler,
   TracerProvider,
 } from '@opentelemetry/sdk-trace';
+import { AT_ONCE_MEMBERS } from '../../ports/at-once.js';
 import type { OutgoingTracing } from '../../ports/tracing.js';
 
 /**
@@ -74,7 +75,9 @@ export interface Tracing extends OutgoingTracing {
   readonly tracer: Tracer;
   /**
    * The port with every method call in a span `ROLE METHOD` (`cases findPersonalDetails`)
-   * carrying `attributes`. The arguments (a crn, an e-mail, a key) are never recorded.
+   * carrying `attributes`. The arguments (a crn, an e-mail, a key) are never recorded. Its
+   * at-once members (`AT_ONCE_MEMBERS`) are not offered: each request makes the calls the
+   * spans name.
    */
   traced<T extends object>(port: T, role: string, attributes: Readonly<Record<string, string>>): T;
   /** Exports what is pending, then stops. */
@@ -138,6 +141,8 @@ export async function startTracing(settings: TracingSettings, processor?: SpanPr
       const wrappers = new Map<string, { method: unknown; wrapper: (...args: unknown[]) => unknown }>();
       return new Proxy(port, {
         get(target, property, receiver) {
+          // A call answered at once from memory is no store call to record (see AT_ONCE_MEMBERS).
+          if (typeof property === 'string' && AT_ONCE_MEMBERS.has(property)) return undefined;
           const value = Reflect.get(target, property, receiver);
           if (typeof value !== 'function' || typeof property !== 'string') return value;
           const known = wrappers.get(property);

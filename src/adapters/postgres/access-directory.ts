@@ -1,7 +1,12 @@
 import pg from 'pg';
 import type { ApiKeyRecord, Client } from '../../domain/access/model.js';
 import { isPermission, type Permission } from '../../domain/access/permissions.js';
-import type { AccessDirectory, CertificateSeen, RenewalClaim } from '../../ports/access-directory.js';
+import type {
+  AccessDirectory,
+  CertificateSeen,
+  HeldAdmission,
+  RenewalClaim,
+} from '../../ports/access-directory.js';
 import type { StoreLog } from '../../ports/stores.js';
 import { AccessCache } from '../shared/access-cache.js';
 import {
@@ -140,6 +145,11 @@ export class PostgresAccessDirectory implements AccessDirectory {
     values: unknown[],
   ): Promise<R[]> {
     return (await this.pool.query<R>({ name, text, values })).rows;
+  }
+
+  /** Held only while the change listener is up: without it nothing cached is trusted. */
+  heldAdmission(keyId: string, clientId: string, serialNumber: string): HeldAdmission | undefined {
+    return this.listening ? this.cache.admission(keyId, clientId, serialNumber) : undefined;
   }
 
   findClient(id: string): Promise<Client | undefined> {

@@ -1,6 +1,7 @@
 import type { ApiKeyRecord, Client } from '../../domain/access/model.js';
 import type { Permission } from '../../domain/access/permissions.js';
 import { deepFreeze } from '../../domain/freeze.js';
+import type { HeldAdmission } from '../../ports/access-directory.js';
 
 /** At most this many entries per cache; past it the cache starts again empty. */
 const CACHE_LIMIT = 10_000;
@@ -28,6 +29,16 @@ export class AccessCache {
 
   /** The key a revocation answer is kept under. */
   static revocationKey = (serialNumber: string, clientId: string) => `${serialNumber} ${clientId}`;
+
+  /** The key, its client and the revocation answer, when all three are held (`AccessDirectory.heldAdmission`). */
+  admission(keyId: string, clientId: string, serialNumber: string): HeldAdmission | undefined {
+    const key = this.keys.get(keyId);
+    if (key === undefined) return undefined;
+    const client = this.clients.get(clientId);
+    if (client === undefined) return undefined;
+    const revoked = this.revoked.get(AccessCache.revocationKey(serialNumber, clientId));
+    return revoked === undefined ? undefined : { key, client, revoked };
+  }
 
   clear(): void {
     this.clients.clear();

@@ -1,6 +1,11 @@
 import type { ApiKeyRecord, Client } from '../../domain/access/model.js';
 import { isPermission, type Permission } from '../../domain/access/permissions.js';
-import type { AccessDirectory, CertificateSeen, RenewalClaim } from '../../ports/access-directory.js';
+import type {
+  AccessDirectory,
+  CertificateSeen,
+  HeldAdmission,
+  RenewalClaim,
+} from '../../ports/access-directory.js';
 import { AccessCache } from '../shared/access-cache.js';
 import {
   claimRenewalSql,
@@ -154,6 +159,13 @@ export class SqliteAccessDirectory implements AccessDirectory {
       if (cached !== undefined) return cached;
       const value = load();
       return value === undefined ? undefined : AccessCache.remember(cache, key, value);
+    });
+  }
+
+  heldAdmission(keyId: string, clientId: string, serialNumber: string): HeldAdmission | undefined {
+    return reading('access store', () => {
+      this.fresh();
+      return this.cache.admission(keyId, clientId, serialNumber);
     });
   }
 

@@ -13,7 +13,24 @@ export async function applyRateLimit(
   apiKeyId: string,
   quota: Quota,
 ): Promise<RateDecision> {
-  const decision = await limiter.consume(apiKeyId, quota, clock.now());
+  return allowed(await limiter.consume(apiKeyId, quota, clock.now()));
+}
+
+/**
+ * {@link applyRateLimit} decided at once by a limiter that counts in this process (its
+ * `consumeNow`): the same decision, the same refusal. `undefined` for a limiter that has
+ * none (then `applyRateLimit`); nothing is counted then.
+ */
+export function applyRateLimitNow(
+  { limiter, clock }: { limiter: Pick<RateLimiter, 'consumeNow'>; clock: Clock },
+  apiKeyId: string,
+  quota: Quota,
+): RateDecision | undefined {
+  const decision = limiter.consumeNow?.(apiKeyId, quota, clock.now());
+  return decision === undefined ? undefined : allowed(decision);
+}
+
+function allowed(decision: RateDecision): RateDecision {
   if (!decision.allowed) throw new RateLimitedError(decision);
   return decision;
 }

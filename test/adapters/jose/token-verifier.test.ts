@@ -54,6 +54,23 @@ describe('JoseTokenVerifier.verifyBearer', () => {
     expect(spy).toHaveBeenCalledTimes(2);
   });
 
+  it('holds a verified token at once (heldBearer) while it is unexpired, and nothing else', async () => {
+    let now = new Date();
+    const verifier = new JoseTokenVerifier({ bearer, now: () => now, clockToleranceSeconds: 5 });
+    const token = await mint({ expiresInSeconds: 60 });
+    expect(verifier.heldBearer(token)).toBeUndefined();
+    const verified = await verifier.verifyBearer(token);
+    expect(verifier.heldBearer(token)).toBe(verified);
+    expect(verifier.heldBearer(`${token}x`)).toBeUndefined();
+    now = new Date(verified.expiresAt.getTime() + 4_000);
+    expect(verifier.heldBearer(token)).toBe(verified);
+    now = new Date(verified.expiresAt.getTime() + 5_000);
+    expect(verifier.heldBearer(token)).toBeUndefined();
+    const rejected = await mint({ audience: 'other' });
+    await verifier.verifyBearer(rejected).catch(() => {});
+    expect(verifier.heldBearer(rejected)).toBeUndefined();
+  });
+
   it('keeps at most cacheSize tokens', async () => {
     const verifier = new JoseTokenVerifier({ bearer, cacheSize: 2 });
     const tokens = await Promise.all([1, 2, 3].map(() => mint()));

@@ -1,5 +1,7 @@
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { InMemoryAccessDirectory } from '../../../src/adapters/memory/access-directory.js';
+import { InMemoryRateLimiter } from '../../../src/adapters/memory/rate-limiter.js';
 import { startTracing, type Tracing } from '../../../src/adapters/opentelemetry/tracing.js';
 import { upstreamStores } from '../../../src/adapters/upstream-http/store-kind.js';
 import type { CaseRepository } from '../../../src/ports/case-repository.js';
@@ -158,5 +160,17 @@ describe('a traced request', () => {
     expect(text).not.toMatch(/@/); // no e-mail
     expect(text).not.toContain(FAKE_CREDENTIALS.AccessKeyId);
     expect(text).not.toContain(FAKE_CREDENTIALS.SessionToken);
+  });
+});
+
+describe('a traced port', () => {
+  it('offers no at-once member, so a traced request makes the store calls its spans name', async () => {
+    const limiter = tracing.traced(new InMemoryRateLimiter(), 'rateLimit', {});
+    expect(limiter.consumeNow).toBeUndefined();
+    const directory = tracing.traced(new InMemoryAccessDirectory(), 'access', {});
+    expect(directory.heldAdmission).toBeUndefined();
+    exporter.reset();
+    await limiter.consume('k', { limit: 1, windowMs: 1000 }, new Date());
+    expect(named(exporter.getFinishedSpans(), 'rateLimit consume')).toHaveLength(1);
   });
 });

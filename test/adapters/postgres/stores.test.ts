@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
+import type { PostgresAccessDirectory } from '../../../src/adapters/postgres/access-directory.js';
 import { ACCESS_STORE } from '../../../src/adapters/postgres/access-schema.js';
 import { CASE_STORE } from '../../../src/adapters/postgres/case-store.js';
 import {
@@ -13,6 +14,7 @@ import { Crn } from '../../../src/domain/crn.js';
 import { StoreUnavailableError } from '../../../src/domain/errors.js';
 import { StoreError } from '../../../src/ports/stores.js';
 import { grownAndReferenceRoots } from '../../support/merkle-reference.js';
+import { AccessMother } from '../../support/mothers.js';
 import { adminQuery, testSchema } from '../../support/postgres.js';
 import { testContext } from '../../support/stores.js';
 
@@ -165,6 +167,42 @@ describe('PostgreSQL schemas and migrations', () => {
 });
 
 describe('PostgreSQL on the request path', () => {
+  it('holds nothing for admission while the access change listener is lost: each request reads the store', async () => {
+    const own = testSchema('unheard');
+    const admin = await postgresStores.access?.openAdmin?.(own.url, testContext);
+    const opened = await postgresStores.access?.open(own.url, testContext);
+    if (!admin || !opened) throw new Error('no access store');
+    const reader = opened.value;
+    const held = () => reader.heldAdmission?.('key0000000000001', 'client-a', 'CAFE');
+    const read = async () => {
+      await reader.findApiKey('key0000000000001');
+      await reader.findClient('client-a');
+      await reader.isCertificateRevoked('CAFE', 'client-a');
+    };
+    try {
+      await admin.value.saveClient(AccessMother.client('client-a'));
+      await admin.value.addApiKey(AccessMother.key('key0000000000001', 'client-a'));
+      await (reader as PostgresAccessDirectory).sync();
+      await read();
+      expect(held()?.client.suspended).toBe(false);
+      await adminQuery('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [
+        `case-read access listener ${own.name}`,
+      ]);
+      // The listener's end arrives as an event; until then its notifications were still heard.
+      for (let i = 0; i < 500 && held() !== undefined; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(held()).toBeUndefined();
+      // A change it cannot hear about is read by the next request, and nothing is held meanwhile.
+      await admin.value.setSuspended('client-a', true);
+      await read();
+      expect(held()).toBeUndefined();
+      expect((await reader.findClient('client-a'))?.suspended).toBe(true);
+    } finally {
+      await opened.close();
+      await admin.close();
+      await own.drop();
+    }
+  });
+
   it('a failing read is a StoreUnavailableError (503) naming no SQL; killed connections are replaced', async () => {
     const own = testSchema('killed');
     const writer = await postgresStores.cases?.openWriter?.(own.url, testContext);
