@@ -5,6 +5,7 @@ import {
   admitClientHeld,
   checkBearer,
   checkBearerHeld,
+  checkHeldBearer,
   checkOnBehalfOf,
   withoutOnBehalfOf,
 } from '../../src/domain/access/admit.js';
@@ -158,6 +159,10 @@ describe('the bearer token decided at once decides as the token waited for', () 
       return undefined;
     });
     expect(atOnce).toEqual(waited);
+    // A token sent that the verifier holds, its claims in hand, is decided alike too.
+    if (token !== undefined) {
+      expect(await outcome(() => checkHeldBearer(mode, cert('client-a'), held))).toEqual(waited);
+    }
   });
 
   it('is not decided (false) for a token the verifier does not hold', () => {

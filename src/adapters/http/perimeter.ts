@@ -7,6 +7,7 @@ import {
   basePermissions,
   checkBearer,
   checkBearerHeld,
+  checkHeldBearer,
   checkOnBehalfOf,
   effectivePermissions,
   requirePermission,
@@ -205,8 +206,23 @@ export function guardOperation(
     if (admitted === undefined) throw new AccessDeniedError('unknown-client');
     // A key set read from a URL is fetched (and refreshed) on the way.
     c.get('deadline').engine = 'jwks';
-    const token = bearer ? bearerTokenOf(c.req.header('authorization')) : undefined;
-    const decided = !bearer || checkBearerHeld(options, options.bearerMode, admitted.certificate, token);
+    let token: string | undefined;
+    let decided = !bearer;
+    if (bearer) {
+      const header = c.req.header('authorization');
+      // A token the verifier holds, sent as `Bearer <token>`, is of the token's form (it was
+      // verified), so the header's form need not be read again: as `bearerTokenOf` would.
+      const sent = header?.startsWith('Bearer ') ? header.slice(7) : undefined;
+      const held = sent === undefined ? undefined : options.verifier.heldBearer?.(sent);
+      if (held !== undefined) {
+        checkHeldBearer(options.bearerMode, admitted.certificate, held);
+        token = sent;
+        decided = true;
+      } else {
+        token = bearerTokenOf(header);
+        decided = checkBearerHeld(options, options.bearerMode, admitted.certificate, token);
+      }
+    }
     if (!decided || c.req.header('x-on-behalf-of') !== undefined) return waiting(c, next, admitted, token);
     c.get('deadline').engine = 'accessStore';
     return permitted(c, next, admitted, withoutOnBehalfOf(admitted.client), basePermissions(admitted.client));

@@ -126,10 +126,19 @@ export function certificateBindingOf(scheme: 'bearer' | 'on-behalf-of', cnf: unk
   return thumbprint;
 }
 
+/**
+ * What a verified token is kept under: its JWS signature, the part after the last dot. A
+ * signature is a few dozen characters where the token is hundreds, and hashing the key is most
+ * of a lookup; two tokens never share one (each covers its own header and claims), and a hit
+ * counts only when the whole token is the one kept.
+ */
+const signatureOf = (token: string): string => token.slice(token.lastIndexOf('.') + 1);
+
 export class JoseTokenVerifier implements TokenVerifier {
   private readonly bearerKeys: JWTVerifyGetKey | null;
   private readonly oboKeys = new Map<string, JWTVerifyGetKey>();
-  private readonly cache: LRUCache<string, BearerClaims>;
+  /** Verified bearer tokens by their signature (see {@link signatureOf}), each with the whole token. */
+  private readonly cache: LRUCache<string, { readonly token: string; readonly claims: BearerClaims }>;
   private readonly tolerance: number;
   private readonly now: () => Date;
 
@@ -137,7 +146,7 @@ export class JoseTokenVerifier implements TokenVerifier {
     this.bearerKeys = options.bearer ? keySetFrom(options.bearer.jwks) : null;
     this.tolerance = options.clockToleranceSeconds ?? 30;
     this.now = options.now ?? (() => new Date());
-    this.cache = new LRUCache<string, BearerClaims>({
+    this.cache = new LRUCache<string, { readonly token: string; readonly claims: BearerClaims }>({
       max: options.cacheSize ?? 10_000,
       ttlAutopurge: false,
     });
@@ -157,16 +166,19 @@ export class JoseTokenVerifier implements TokenVerifier {
       expiresAt: new Date((payload.exp ?? 0) * 1000),
     };
     const ttl = claims.expiresAt.getTime() - this.now().getTime();
-    if (ttl > 0) this.cache.set(token, claims, { ttl });
+    if (ttl > 0) this.cache.set(signatureOf(token), { token, claims }, { ttl });
     return claims;
   }
 
-  /** A token verified before and cached, while it has not expired (with the clock tolerance). */
+  /**
+   * A token verified before and cached, while it has not expired (with the clock tolerance):
+   * found by its signature, and only when it is that very token, character for character.
+   */
   heldBearer(token: string): BearerClaims | undefined {
-    const cached = this.cache.get(token);
-    return cached !== undefined && cached.expiresAt.getTime() + this.tolerance * 1000 > this.now().getTime()
-      ? cached
-      : undefined;
+    const cached = this.cache.get(signatureOf(token));
+    if (cached === undefined || cached.token !== token) return undefined;
+    const { claims } = cached;
+    return claims.expiresAt.getTime() + this.tolerance * 1000 > this.now().getTime() ? claims : undefined;
   }
 
   async verifyOnBehalfOf(token: string, settings: OnBehalfOfSettings): Promise<OnBehalfOfClaims> {

@@ -128,8 +128,17 @@ export function checkBearerHeld(
   if (bearerNeedsNoToken(mode, token)) return true;
   const claims = verifier.heldBearer?.(token as string);
   if (claims === undefined) return false;
-  bearerClaimsFit(claims, certificate);
+  checkHeldBearer(mode, certificate, claims);
   return true;
+}
+
+/** Step 6 for a token sent that the verifier holds (these are its claims): as `checkBearer` decides it. */
+export function checkHeldBearer(
+  mode: BearerMode,
+  certificate: ClientCertificate,
+  claims: BearerClaims,
+): void {
+  if (mode !== 'off') bearerClaimsFit(claims, certificate);
 }
 
 /** True when no token is to be checked: bearer tokens off, or none sent where they are optional. */

@@ -372,6 +372,18 @@ describe('step 6: the bearer token → 401 with WWW-Authenticate', () => {
     );
   });
 
+  it('a token held as verified is still read by the header rules when sent any other way', async () => {
+    const token = await mint('client-a');
+    expect((await attempt({ bearer: token })).response.status).toBe(200);
+    // Held now: the same token with anything after it, or before it, is not a bearer token.
+    await expectRefused({ authorization: `Bearer ${token} x` }, 401, UNAUTHENTICATED);
+    await expectRefused({ authorization: `Bearer ${token},${token}` }, 401, UNAUTHENTICATED);
+    await expectRefused({ authorization: `Bearer x${token}` }, 401, UNAUTHENTICATED);
+    // The scheme is case-insensitive, and more spaces are allowed, as before.
+    expect((await attempt({ authorization: `bearer ${token}` })).response.status).toBe(200);
+    expect((await attempt({ authorization: `Bearer   ${token}` })).response.status).toBe(200);
+  });
+
   it('accepts a token bound to the presented certificate', async () => {
     const { response } = await attempt({
       bearer: await mint('client-a', { certificateThumbprint: certs['client-a']!.thumbprint }),

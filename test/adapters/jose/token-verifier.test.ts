@@ -62,6 +62,11 @@ describe('JoseTokenVerifier.verifyBearer', () => {
     const verified = await verifier.verifyBearer(token);
     expect(verifier.heldBearer(token)).toBe(verified);
     expect(verifier.heldBearer(`${token}x`)).toBeUndefined();
+    // Another token under the same signature (its claims changed) is not the one held.
+    const [header, payload, signature] = token.split('.');
+    const forged = `${header}.${payload?.slice(0, -2)}${payload?.endsWith('A') ? 'B' : 'A'}${payload?.slice(-1)}.${signature}`;
+    expect(verifier.heldBearer(forged)).toBeUndefined();
+    await expect(verifier.verifyBearer(forged)).rejects.toBeInstanceOf(UnauthenticatedError);
     now = new Date(verified.expiresAt.getTime() + 4_000);
     expect(verifier.heldBearer(token)).toBe(verified);
     now = new Date(verified.expiresAt.getTime() + 5_000);
