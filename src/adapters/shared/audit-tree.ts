@@ -80,10 +80,19 @@ export function leavesOf(rows: readonly LeafRow[], older: readonly StoredAuditRe
 }
 
 /**
+ * The most leaf rows {@link WrittenLeaves} keeps (about 2 MiB): sixteen checkpoint intervals
+ * at the default. Past it, what it kept is let go of and growing reads the store: a writer
+ * whose tree is never grown here (no signing key, so no checkpoints) must not keep a row per
+ * record for as long as it runs.
+ */
+export const MAX_WRITTEN_LEAVES = 16_384;
+
+/**
  * The leaf rows of the records one writer stored since the tree last grew, kept so that the
  * tree grows over them without reading them back (the usual case: one writer). Only a run
- * of consecutive records is kept: another writer's records in between start it again, and
- * growing then reads the store.
+ * of consecutive records, of at most {@link MAX_WRITTEN_LEAVES}, is kept: another writer's
+ * records in between, or a run grown past the bound, start it again, and growing then reads
+ * the store.
  */
 export class WrittenLeaves {
   private rows: LeafRow[] = [];
@@ -93,7 +102,11 @@ export class WrittenLeaves {
   add(batch: readonly StoredAuditRecord[]): void {
     const start = batch[0]?.seq;
     if (start === undefined) return;
-    if (this.rows.length === 0 || start !== this.first + this.rows.length) {
+    if (
+      this.rows.length === 0 ||
+      start !== this.first + this.rows.length ||
+      this.rows.length + batch.length > MAX_WRITTEN_LEAVES
+    ) {
       this.rows = [];
       this.first = start;
     }

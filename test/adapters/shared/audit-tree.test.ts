@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { sizeOfStored, WrittenLeaves } from '../../../src/adapters/shared/audit-tree.js';
+import { MAX_WRITTEN_LEAVES, sizeOfStored, WrittenLeaves } from '../../../src/adapters/shared/audit-tree.js';
 import { storedCount } from '../../../src/domain/audit/merkle.js';
 import type { StoredAuditRecord } from '../../../src/domain/audit/record.js';
 
@@ -31,6 +31,23 @@ describe('WrittenLeaves: what one writer committed, for the tree to grow over wi
     held.add(records(7, 9));
     expect(held.take(0, 3)).toBeUndefined();
     expect(seqs(held.take(6, 9))).toEqual([7, 8, 9]);
+  });
+});
+
+describe('WrittenLeaves: bounded, for a writer whose tree is never grown here', () => {
+  it(`keeps at most ${MAX_WRITTEN_LEAVES} rows: past that it lets go of them all and starts again`, () => {
+    const held = new WrittenLeaves();
+    for (let seq = 1; seq <= 3 * MAX_WRITTEN_LEAVES; seq += 16) held.add(records(seq, seq + 15));
+    // The oldest are no longer held (growing reads them from the store); the newest run is.
+    expect(held.take(0, 16)).toBeUndefined();
+    const last = 3 * MAX_WRITTEN_LEAVES;
+    const run = held.take(last - 16, last);
+    expect(seqs(run)).toEqual(seqs(records(last - 15, last)));
+    // What was held since it started again is at most the bound.
+    const again = new WrittenLeaves();
+    for (let seq = 1; seq <= MAX_WRITTEN_LEAVES + 32; seq += 16) again.add(records(seq, seq + 15));
+    expect(again.take(MAX_WRITTEN_LEAVES - 1, MAX_WRITTEN_LEAVES + 32)).toBeUndefined();
+    expect(seqs(again.take(MAX_WRITTEN_LEAVES, MAX_WRITTEN_LEAVES + 32))).toHaveLength(32);
   });
 });
 
