@@ -10,10 +10,20 @@ import {
   withoutOnBehalfOf,
 } from '../../src/domain/access/admit.js';
 import { formatApiKey } from '../../src/domain/access/api-key.js';
-import type { ApiKeyRecord, BearerClaims, Client, ClientCertificate } from '../../src/domain/access/model.js';
+import type { BearerClaims } from '../../src/domain/access/model.js';
 import { applyRateLimit, applyRateLimitNow } from '../../src/domain/access/rate-limit.js';
 import type { AccessDirectory, HeldAdmission } from '../../src/ports/access-directory.js';
 import type { RateLimiter } from '../../src/ports/rate-limiter.js';
+import {
+  ADMISSION_CLIENTS,
+  ADMISSION_KEYS,
+  ADMISSION_REVOCATIONS,
+  cert,
+  clock,
+  hasher,
+  keyFor,
+  NOW,
+} from '../support/admission.js';
 import { AccessMother } from '../support/mothers.js';
 
 /*
@@ -22,40 +32,10 @@ import { AccessMother } from '../support/mothers.js';
  * admission, the same refusal with the same reason, for every case the waiting way knows.
  */
 
-const NOW = new Date('2026-06-01T12:00:00Z');
-const clock = { now: () => NOW };
-const hasher = { matches: (secret: string, hash: string) => hash === `h(${secret})` };
-const SECRET = 'S'.repeat(43);
-const keyFor = (id: string) => formatApiKey(id, SECRET);
-const key = (id: string, clientId: string, overrides: Partial<ApiKeyRecord> = {}) =>
-  AccessMother.key(id, clientId, { secretHash: `h(${SECRET})`, ...overrides });
-const cert = (cn: string, serial = 'AB12'): ClientCertificate => ({
-  commonName: cn,
-  serialNumber: serial,
-  thumbprintS256: 'thumb',
-  notAfter: null,
-});
-
-const clients: Client[] = [
-  AccessMother.client('client-a'),
-  AccessMother.client('client-b'),
-  AccessMother.client('paused', { suspended: true }),
-];
-const keys: ApiKeyRecord[] = [
-  key('aaaaaaaaaaaaaaaa', 'client-a'),
-  key('bbbbbbbbbbbbbbbb', 'client-b'),
-  key('rrrrrrrrrrrrrrrr', 'client-a', { revokedAt: new Date(NOW.getTime() - 1) }),
-  key('ffffffffffffffff', 'client-a', { revokedAt: new Date(NOW.getTime() + 60_000) }),
-  key('eeeeeeeeeeeeeeee', 'client-a', { expiresAt: NOW }),
-  key('gggggggggggggggg', 'ghost'),
-  key('pppppppppppppppp', 'paused'),
-];
-const revocations: Array<[string, string | null]> = [
-  ['DEAD', null],
-  ['BEEF', 'client-a'],
-];
+const clients = ADMISSION_CLIENTS;
+const keys = ADMISSION_KEYS;
 const revoked = (serial: string, clientId: string) =>
-  revocations.some(([s, c]) => s === serial && (c === null || c === clientId));
+  ADMISSION_REVOCATIONS.some(([s, c]) => s === serial && (c === null || c === clientId));
 
 /** The waiting reads, and what a reader holding all of them answers at once. */
 const directory: AccessDirectory = {

@@ -7,7 +7,7 @@ import {
   requirePermission,
 } from '../../src/domain/access/admit.js';
 import { formatApiKey, parseApiKey } from '../../src/domain/access/api-key.js';
-import type { ApiKeyRecord, BearerClaims, Client, ClientCertificate } from '../../src/domain/access/model.js';
+import type { ApiKeyRecord, BearerClaims, Client } from '../../src/domain/access/model.js';
 import { parsePermissionList } from '../../src/domain/access/permissions.js';
 import {
   AccessDeniedError,
@@ -16,19 +16,22 @@ import {
   UnauthenticatedError,
 } from '../../src/domain/errors.js';
 import type { AccessDirectory } from '../../src/ports/access-directory.js';
+import {
+  ADMISSION_CLIENTS,
+  ADMISSION_KEYS,
+  ADMISSION_REVOCATIONS,
+  cert,
+  clock,
+  hasher,
+  keyFor,
+  NOW,
+} from '../support/admission.js';
 import { AccessMother } from '../support/mothers.js';
 
-const NOW = new Date('2026-06-01T12:00:00Z');
-const clock = { now: () => NOW };
-/** A stand-in hash: the domain only asks "does this secret match this hash". */
-const hasher = { matches: (secret: string, hash: string) => hash === `h(${secret})` };
-const SECRET = 'S'.repeat(43);
-const keyFor = (id: string) => formatApiKey(id, SECRET);
-
 function directoryOf(
-  clients: Client[],
-  keys: ApiKeyRecord[],
-  revoked: Array<[string, string | null]> = [],
+  clients: readonly Client[],
+  keys: readonly ApiKeyRecord[],
+  revoked: ReadonlyArray<readonly [string, string | null]> = [],
   grants: Record<string, string[]> = {},
 ): AccessDirectory {
   return {
@@ -45,15 +48,6 @@ function directoryOf(
     completeRenewal: async () => {},
   };
 }
-
-const cert = (cn: string, serial = 'AB12'): ClientCertificate => ({
-  commonName: cn,
-  serialNumber: serial,
-  thumbprintS256: 'thumb',
-  notAfter: null,
-});
-const key = (id: string, clientId: string, overrides: Partial<ApiKeyRecord> = {}) =>
-  AccessMother.key(id, clientId, { secretHash: `h(${SECRET})`, ...overrides });
 
 describe('API key format', () => {
   it('round-trips crs_<id>_<secret>, secrets may hold underscores', () => {
@@ -72,25 +66,8 @@ describe('API key format', () => {
 });
 
 describe('admitClient (steps 3 and 4)', () => {
-  const clients = [
-    AccessMother.client('client-a'),
-    AccessMother.client('client-b'),
-    AccessMother.client('paused', { suspended: true }),
-  ];
-  const keys = [
-    key('aaaaaaaaaaaaaaaa', 'client-a'),
-    key('bbbbbbbbbbbbbbbb', 'client-b'),
-    key('rrrrrrrrrrrrrrrr', 'client-a', { revokedAt: new Date(NOW.getTime() - 1) }),
-    key('ffffffffffffffff', 'client-a', { revokedAt: new Date(NOW.getTime() + 60_000) }),
-    key('eeeeeeeeeeeeeeee', 'client-a', { expiresAt: NOW }),
-    key('gggggggggggggggg', 'ghost'),
-    key('pppppppppppppppp', 'paused'),
-  ];
   const deps = {
-    directory: directoryOf(clients, keys, [
-      ['DEAD', null],
-      ['BEEF', 'client-a'],
-    ]),
+    directory: directoryOf(ADMISSION_CLIENTS, ADMISSION_KEYS, ADMISSION_REVOCATIONS),
     hasher,
     clock,
   };
