@@ -143,7 +143,10 @@ describe('an archive of the older half, taken while serve answers under load', (
   });
 
   it('leaves the store smaller on disk by at least 40%, holding none of the archived records', () => {
-    expect(bytesOnDisk()).toBeLessThanOrEqual(sizeBefore * 0.6);
+    // The records serve wrote while the archive ran are held too, as many as the machine had
+    // time for: each may take what a record took before, and no more.
+    const perRecord = sizeBefore / RECORDS;
+    expect(bytesOnDisk()).toBeLessThanOrEqual(sizeBefore * 0.6 + duringArchive * perRecord);
     const held = runCli(
       ['audit', 'query', '--audit-store', `sqlite:${dbFile}`, '--limit', '1', '--json'],
       env,
