@@ -1,29 +1,27 @@
 # syntax=docker/dockerfile:1
-# case-read-service: a multi-stage image. The build stage compiles the TypeScript and the one
-# native module (better-sqlite3); the runtime stage holds production dependencies only, runs
+# case-read-service: a multi-stage image on Node 24 LTS (supported until 2028-04-30; see
+# docs/runtimes.md). The build stage compiles the TypeScript; the one native module
+# (better-sqlite3) comes prebuilt for Node-API inside its package, so nothing is compiled for
+# it and no compiler is needed. The runtime stage holds production dependencies only, runs
 # as the unprivileged `node` user, and needs nothing written to its root file system (mount
 # the certificates read-only; keep state in PostgreSQL and Redis, or mount a volume for SQLite).
 # test/e2e/production-install.test.ts checks what this image runs: `npm ci --omit=dev` and
 # `serve` from that install, with no devDependency reachable.
 
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
-RUN apt-get update \
- && apt-get install -y --no-install-recommends python3 make g++ \
- && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
 # --ignore-scripts: the project's own `prepare` (the build) runs below, once the sources are in.
-RUN npm ci --ignore-scripts && npm rebuild better-sqlite3
+RUN npm ci --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npm run build
-# Production dependencies only, the native module rebuilt for this image.
+# Production dependencies only.
 RUN rm -rf node_modules \
  && npm ci --omit=dev --ignore-scripts \
- && npm rebuild better-sqlite3 \
  && npm cache clean --force
 
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=8443 \

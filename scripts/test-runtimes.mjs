@@ -1,5 +1,7 @@
 #!/usr/bin/env node
-// Runs the runtime-portable part of the test suite under Bun and Deno (both installed as
+// Runs the runtime-portable part of the test suite under the other supported Node lines, 22
+// and 26 (`npm test` runs everything on the Node running it, 24 in CI), each brought from the
+// npm registry by scripts/registry-node.sh, and under Bun and Deno (both installed as
 // devDependencies): the domain, every port's contract suite on every adapter (SQLite on
 // bun:sqlite and node:sqlite), the SQLite driver seam, the JSONL audit store, the HTTP
 // adapter behind the mutual-TLS listener `serve` picks for the runtime, and that listener's
@@ -9,6 +11,7 @@
 // `serve` itself under all three runtimes from Node.
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { registryNode } from './registry-node.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = (name) => fileURLToPath(new URL(`../node_modules/.bin/${name}`, import.meta.url));
@@ -33,12 +36,15 @@ const SUITES = [
 ];
 
 const RUNTIMES = [
+  // The same build (better-sqlite3 loads by Node-API, so one binary serves every line).
+  { name: 'Node22', command: () => `${registryNode('22')}/bin/node`, args: [vitest], extra: [] },
+  { name: 'Node26', command: () => `${registryNode('26')}/bin/node`, args: [vitest], extra: [] },
   // The CLI suite runs the binary on the runtime running the tests: on Bun, every command
   // and `serve` under Bun. Not under Deno: its child_process reports a child that handled
   // SIGTERM and exited 0 as killed by the signal (code null), so the suite's exit-code
   // checks cannot be read there; test/e2e runs `serve` and the CLI under Deno from Node.
-  { name: 'Bun', command: bin('bun'), args: ['--bun', vitest], extra: ['test/app/cli.test.ts'] },
-  { name: 'Deno', command: bin('deno'), args: ['run', '-A', vitest], extra: [] },
+  { name: 'Bun', command: () => bin('bun'), args: ['--bun', vitest], extra: ['test/app/cli.test.ts'] },
+  { name: 'Deno', command: () => bin('deno'), args: ['run', '-A', vitest], extra: [] },
 ];
 
 const only = process.argv.slice(2);
@@ -47,7 +53,15 @@ for (const runtime of RUNTIMES) {
   if (only.length > 0 && !only.includes(runtime.name.toLowerCase())) continue;
   const suites = [...SUITES, ...runtime.extra];
   process.stdout.write(`\n=== vitest under ${runtime.name}: ${suites.join(' ')}\n`);
-  const result = spawnSync(runtime.command, [...runtime.args, 'run', ...suites], {
+  let command;
+  try {
+    command = runtime.command();
+  } catch (error) {
+    process.stderr.write(`vitest under ${runtime.name} not run: ${error.message}\n`);
+    failed = true;
+    continue;
+  }
+  const result = spawnSync(command, [...runtime.args, 'run', ...suites], {
     cwd: root,
     stdio: 'inherit',
   });

