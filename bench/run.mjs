@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // npm run bench [-- SCENARIO...] [--smoke] [--audit sqlite|jsonl] [--rounds N] [--baseline DIR]
-//                                [--cpu-prof] [--postgres]
+//                                [--baseline-node PATH] [--cpu-prof] [--postgres]
 //
 // Drives the full service (mutual TLS, API key, bearer verification, permission, SQLite
 // lookup) and what it is compared with, with autocannon, in alternating rounds (A B A B ...),
@@ -17,6 +17,8 @@
 //   --rounds N: N measured rounds per server instead of 3.
 //   --baseline DIR (or BENCH_BASELINE=DIR): keepalive, handshake, tracing and upstream also measure
 //            `serve` from another built checkout (the commit before, say) in the same rounds.
+//   --baseline-node PATH (or BENCH_BASELINE_NODE): the node binary that runs the baseline
+//            (another Node line: scripts/registry-node.sh 22 prints one); the bench's own unless told.
 //   --cpu-prof: profiles the service (under Node) and prints the newest profile's top costs.
 //   --postgres: `scale` generates its stores in PostgreSQL instead of SQLite.
 // PostgreSQL and Redis: BENCH_POSTGRES_URL (postgres://root@127.0.0.1:5432/test) and
@@ -99,7 +101,7 @@ try {
     settings,
     fixtures,
     shared,
-    servers: createServers({ fixtures, cpuProf }),
+    servers: createServers({ fixtures, cpuProf, baselineNode: options.baselineNode }),
     alternate: createAlternate({ settings, tls: fixtures.tls }),
   };
   printHeading(options);

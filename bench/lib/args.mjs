@@ -1,5 +1,6 @@
 // The command line: `npm run bench -- SCENARIO... [--smoke] [--audit sqlite|jsonl] [--rounds N]
-// [--baseline DIR] [--cpu-prof] [--postgres]`, and the load settings it implies.
+// [--baseline DIR [--baseline-node PATH]] [--cpu-prof] [--postgres]`, and the load settings it
+// implies.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -42,8 +43,17 @@ export function parseArgs(args, known, env = process.env) {
       `--baseline ${baselineCheckout} is no built checkout (run npm ci and npm run build there)`,
     );
   }
+  // The node binary that runs the baseline (another Node line, say); the bench's own unless told.
+  const baselineNode = flagValue('--baseline-node') ?? env.BENCH_BASELINE_NODE;
+  if (baselineNode !== undefined && baselineCheckout === undefined) {
+    throw new UsageError('--baseline-node goes with --baseline');
+  }
+  if (baselineNode !== undefined && !existsSync(baselineNode)) {
+    throw new UsageError(`--baseline-node ${baselineNode} does not exist`);
+  }
   const scenarios = args.filter(
-    (a, i) => !a.startsWith('--') && !['--audit', '--rounds', '--baseline'].includes(args[i - 1]),
+    (a, i) =>
+      !a.startsWith('--') && !['--audit', '--rounds', '--baseline', '--baseline-node'].includes(args[i - 1]),
   );
   for (const s of scenarios) {
     if (!known.includes(s)) {
@@ -55,6 +65,7 @@ export function parseArgs(args, known, env = process.env) {
     auditKind,
     cpuProf: args.includes('--cpu-prof'),
     baselineCheckout,
+    baselineNode: baselineNode ?? process.execPath,
     onPostgres: args.includes('--postgres'),
     selected: scenarios.length > 0 ? scenarios : ['keepalive'],
     settings: settingsOf(smoke, roundsOverride),

@@ -13,8 +13,11 @@ const listeningPort = (out) => {
   return line ? new URL(JSON.parse(line).url).port : undefined;
 };
 
-/** Starters of every kind of server, on the run's fixtures; `cpuProf` profiles `serve` under Node. */
-export function createServers({ fixtures, cpuProf }) {
+/**
+ * Starters of every kind of server, on the run's fixtures; `cpuProf` profiles `serve` under
+ * Node; `baselineNode` runs the baseline checkout (the bench's own node unless told).
+ */
+export function createServers({ fixtures, cpuProf, baselineNode = process.execPath }) {
   const { dir, pki, apiKey, auth, serviceEnv } = fixtures;
 
   /** `serve` reading `caseStore`, under `runtime` (scripts/runtimes.mjs), with `overrides`. */
@@ -61,7 +64,7 @@ export function createServers({ fixtures, cpuProf }) {
     const store = `sqlite:${join(dir, 'access-baseline.db')}`;
     const caseStore = `sqlite:${join(dir, 'cases-baseline.db')}`;
     const cli = (args) =>
-      execFileSync(process.execPath, [join(checkout, 'bin/case-read.js'), ...args], {
+      execFileSync(baselineNode, [join(checkout, 'bin/case-read.js'), ...args], {
         env: { PATH: process.env.PATH },
         encoding: 'utf8',
       });
@@ -93,7 +96,7 @@ export function createServers({ fixtures, cpuProf }) {
   async function startBaseline(checkout, { caseStore: otherCases, overrides = {} } = {}) {
     const { store, caseStore, headers } = baselineStoresOf(checkout);
     const started = await startProcess(
-      process.execPath,
+      baselineNode,
       [join(checkout, 'bin/case-read.js'), 'serve'],
       {
         ...serviceEnv(otherCases ?? caseStore, overrides),
