@@ -1,6 +1,6 @@
 import type { Context, Hono } from 'hono';
 import type { AppEnv } from './env.js';
-import { respond, setHeader } from './respond.js';
+import { respond } from './respond.js';
 
 /** The Swagger UI files, read from the swagger-ui-dist package by the composition root. */
 export interface DocsAssets {
@@ -32,12 +32,22 @@ const INIT = `window.addEventListener('load', function () {
 const DOCS_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
+/**
+ * The docs are the one part a browser opens: beside the API's set (which has no header for
+ * browsers, docs/decisions/0017), its own policy and what keeps a page to itself: opened by
+ * no other window, embedded in no other site, and naming no page in a `Referer`.
+ */
+const DOCS_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  'content-security-policy': DOCS_CSP,
+  'cross-origin-opener-policy': 'same-origin',
+  'cross-origin-resource-policy': 'same-origin',
+  'referrer-policy': 'no-referrer',
+});
+
 /** Serves the docs UI at /docs from local assets: no CDN is ever contacted. */
 export function mountDocs(app: Hono<AppEnv>, assets: DocsAssets): void {
-  const serve = (body: string, contentType: string) => (c: Context<AppEnv>) => {
-    setHeader(c, 'content-security-policy', DOCS_CSP);
-    return respond(c, 200, body, contentType);
-  };
+  const serve = (body: string, contentType: string) => (c: Context<AppEnv>) =>
+    respond(c, 200, body, contentType, DOCS_HEADERS);
   app.get('/docs', serve(PAGE, 'text/html; charset=utf-8'));
   app.get('/docs/swagger-ui.css', serve(assets.css, 'text/css; charset=utf-8'));
   app.get('/docs/swagger-ui-bundle.js', serve(assets.bundleJs, 'text/javascript; charset=utf-8'));

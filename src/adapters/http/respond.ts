@@ -15,23 +15,21 @@ import type { AppEnv, ResponseHeaders } from './env.js';
  */
 const API_CSP = "default-src 'none'; frame-ancestors 'none'";
 
-/** What every API response carries: hono/secure-headers' set, with this service's choices, then our own. */
+/**
+ * What every API response carries: the OWASP REST Security Cheat Sheet's set for an API
+ * (decisions §16, docs/decisions/0017), then our own. The callers are services, never
+ * browsers, so the headers only a browser reads (COOP, CORP, Origin-Agent-Cluster,
+ * X-DNS-Prefetch-Control, X-Download-Options, X-Permitted-Cross-Domain-Policies,
+ * X-XSS-Protection, Referrer-Policy) are not sent; the docs page adds what a page needs.
+ */
 const BASE_HEADERS: Readonly<ResponseHeaders> = Object.freeze({
   // The guard changes this to `no-store, private` for on-behalf-of requests.
   'cache-control': 'no-store',
   // The API answers JSON only: nothing may be loaded or framed. The docs UI sets its own.
   'content-security-policy': API_CSP,
-  'cross-origin-opener-policy': 'same-origin',
-  'cross-origin-resource-policy': 'same-origin',
-  'origin-agent-cluster': '?1',
-  'referrer-policy': 'no-referrer',
   'strict-transport-security': 'max-age=31536000',
   'x-content-type-options': 'nosniff',
-  'x-dns-prefetch-control': 'off',
-  'x-download-options': 'noopen',
   'x-frame-options': 'DENY',
-  'x-permitted-cross-domain-policies': 'none',
-  'x-xss-protection': '0',
 });
 
 /** A new request's headers: the constant set and its request id. */

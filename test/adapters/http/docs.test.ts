@@ -18,6 +18,32 @@ describe('/docs', () => {
     expect(csp).toContain("connect-src 'self'");
   });
 
+  it.each(['/docs', '/docs/swagger-ui.css', '/docs/swagger-ui-bundle.js', '/docs/init.js'])(
+    '%s carries what a browser page needs, beside the API set',
+    async (path) => {
+      const response = await app.request(path);
+      expect(Object.fromEntries(response.headers)).toMatchObject({
+        'cross-origin-opener-policy': 'same-origin',
+        'cross-origin-resource-policy': 'same-origin',
+        'referrer-policy': 'no-referrer',
+        'x-content-type-options': 'nosniff',
+        'x-frame-options': 'DENY',
+        'strict-transport-security': 'max-age=31536000',
+        'content-security-policy': expect.stringContaining("script-src 'self'"),
+      });
+    },
+  );
+
+  it('leaves the API without them', async () => {
+    const response = await app.request('/case/X123456');
+    expect(response.headers.get('content-security-policy')).toBe(
+      "default-src 'none'; frame-ancestors 'none'",
+    );
+    for (const name of ['cross-origin-opener-policy', 'cross-origin-resource-policy', 'referrer-policy']) {
+      expect(response.headers.get(name), name).toBeNull();
+    }
+  });
+
   it('serves the assets it was given, with their content types', async () => {
     const css = await app.request('/docs/swagger-ui.css');
     expect(css.headers.get('content-type')).toBe('text/css; charset=utf-8');
