@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // npm run bench [-- SCENARIO...] [--smoke] [--audit sqlite|jsonl] [--rounds N] [--baseline DIR]
-//                                [--baseline-node PATH] [--cpu-prof] [--postgres]
+//                                [--baseline-node PATH] [--baseline-node-options S] [--node-options S]
+//                                [--cpu-prof] [--postgres]
 //
 // Drives the full service (mutual TLS, API key, bearer verification, permission, SQLite
 // lookup) and what it is compared with, with autocannon, in alternating rounds (A B A B ...),
@@ -19,6 +20,8 @@
 //            `serve` from another built checkout (the commit before, say) in the same rounds.
 //   --baseline-node PATH (or BENCH_BASELINE_NODE): the node binary that runs the baseline
 //            (another Node line: scripts/registry-node.sh 22 prints one); the bench's own unless told.
+//   --node-options S, --baseline-node-options S: NODE_OPTIONS for `serve` on Node, and for the
+//            baseline (the image's --max-semi-space-size against none, say).
 //   --cpu-prof: profiles the service (under Node) and prints the newest profile's top costs.
 //   --postgres: `scale` generates its stores in PostgreSQL instead of SQLite.
 // PostgreSQL and Redis: BENCH_POSTGRES_URL (postgres://root@127.0.0.1:5432/test) and
@@ -101,7 +104,13 @@ try {
     settings,
     fixtures,
     shared,
-    servers: createServers({ fixtures, cpuProf, baselineNode: options.baselineNode }),
+    servers: createServers({
+      fixtures,
+      cpuProf,
+      baselineNode: options.baselineNode,
+      nodeOptions: options.nodeOptions,
+      baselineNodeOptions: options.baselineNodeOptions,
+    }),
     alternate: createAlternate({ settings, tls: fixtures.tls }),
   };
   printHeading(options);

@@ -1,6 +1,6 @@
 // The command line: `npm run bench -- SCENARIO... [--smoke] [--audit sqlite|jsonl] [--rounds N]
-// [--baseline DIR [--baseline-node PATH]] [--cpu-prof] [--postgres]`, and the load settings it
-// implies.
+// [--baseline DIR [--baseline-node PATH] [--baseline-node-options S]] [--node-options S] [--cpu-prof]
+// [--postgres]`, and the load settings it implies.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -51,10 +51,21 @@ export function parseArgs(args, known, env = process.env) {
   if (baselineNode !== undefined && !existsSync(baselineNode)) {
     throw new UsageError(`--baseline-node ${baselineNode} does not exist`);
   }
-  const scenarios = args.filter(
-    (a, i) =>
-      !a.startsWith('--') && !['--audit', '--rounds', '--baseline', '--baseline-node'].includes(args[i - 1]),
-  );
+  // NODE_OPTIONS for `serve` (the image's setting, say) and for the baseline's.
+  const nodeOptions = flagValue('--node-options');
+  const baselineNodeOptions = flagValue('--baseline-node-options');
+  if (baselineNodeOptions !== undefined && baselineCheckout === undefined) {
+    throw new UsageError('--baseline-node-options goes with --baseline');
+  }
+  const valued = [
+    '--audit',
+    '--rounds',
+    '--baseline',
+    '--baseline-node',
+    '--node-options',
+    '--baseline-node-options',
+  ];
+  const scenarios = args.filter((a, i) => !a.startsWith('--') && !valued.includes(args[i - 1]));
   for (const s of scenarios) {
     if (!known.includes(s)) {
       throw new UsageError(`unknown scenario ${s}; expected some of ${known.join(', ')}`);
@@ -66,6 +77,8 @@ export function parseArgs(args, known, env = process.env) {
     cpuProf: args.includes('--cpu-prof'),
     baselineCheckout,
     baselineNode: baselineNode ?? process.execPath,
+    nodeOptions,
+    baselineNodeOptions,
     onPostgres: args.includes('--postgres'),
     selected: scenarios.length > 0 ? scenarios : ['keepalive'],
     settings: settingsOf(smoke, roundsOverride),

@@ -15,9 +15,17 @@ const listeningPort = (out) => {
 
 /**
  * Starters of every kind of server, on the run's fixtures; `cpuProf` profiles `serve` under
- * Node; `baselineNode` runs the baseline checkout (the bench's own node unless told).
+ * Node; `baselineNode` runs the baseline checkout (the bench's own node unless told);
+ * `nodeOptions` and `baselineNodeOptions` are the NODE_OPTIONS of each `serve`, if any.
  */
-export function createServers({ fixtures, cpuProf, baselineNode = process.execPath }) {
+export function createServers({
+  fixtures,
+  cpuProf,
+  baselineNode = process.execPath,
+  nodeOptions,
+  baselineNodeOptions,
+}) {
+  const withNodeOptions = (options) => (options === undefined ? {} : { NODE_OPTIONS: options });
   const { dir, pki, apiKey, auth, serviceEnv } = fixtures;
 
   /** `serve` reading `caseStore`, under `runtime` (scripts/runtimes.mjs), with `overrides`. */
@@ -31,7 +39,12 @@ export function createServers({ fixtures, cpuProf, baselineNode = process.execPa
         'serve',
       ],
       // The bench stops each service at once: no balancer to wait for.
-      { ...serviceEnv(caseStore, overrides), LOG_LEVEL: 'info', SHUTDOWN_DELAY_MS: '0' },
+      {
+        ...serviceEnv(caseStore, overrides),
+        ...(runtime === NODE ? withNodeOptions(nodeOptions) : {}),
+        LOG_LEVEL: 'info',
+        SHUTDOWN_DELAY_MS: '0',
+      },
       listeningPort,
     );
 
@@ -101,6 +114,7 @@ export function createServers({ fixtures, cpuProf, baselineNode = process.execPa
       {
         ...serviceEnv(otherCases ?? caseStore, overrides),
         ACCESS_STORE: store,
+        ...withNodeOptions(baselineNodeOptions),
         LOG_LEVEL: 'info',
         SHUTDOWN_DELAY_MS: '0',
       },

@@ -21,6 +21,11 @@ import { registryNode } from '../support/registry-node.js';
  * (Node 20 printed the AWS SDK's NodeVersionSupportWarning). The image's own line is 24.
  */
 const LINES = ['22', '24', '26'] as const;
+const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
+/** The NODE_OPTIONS the image's runtime stage sets: `serve` here runs with them too. */
+const IMAGE_NODE_OPTIONS = /^\s+NODE_OPTIONS=(\S+)/m.exec(
+  dockerfile.slice(dockerfile.lastIndexOf('\nFROM ')),
+)?.[1];
 
 /** Lines of `output` that warn: npm's `npm warn`, Node's `(node:PID) …Warning`, any `…Warning:`. */
 const warnings = (output: string) =>
@@ -138,7 +143,7 @@ describe.each(LINES)('the production install on Node %s (what the image runs)', 
     const { spawn } = await import('node:child_process');
     const child = spawn(nodeBin(), [join(app, 'bin/case-read.js'), 'serve'], {
       cwd: app,
-      env: envFor({ ...env, PORT: '0', MANAGEMENT_PORT: '0' }),
+      env: envFor({ ...env, NODE_OPTIONS: IMAGE_NODE_OPTIONS ?? '', PORT: '0', MANAGEMENT_PORT: '0' }),
     });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => {
@@ -214,7 +219,6 @@ describe('an end-of-life Node', () => {
 });
 
 describe('the container recipe', () => {
-  const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
   const kubernetes = readFileSync(join(ROOT, 'deploy/kubernetes/case-read-service.yaml'), 'utf8');
 
   it('runs as a non-root user, production dependencies only, serve as PID 1 in exec form, with a health check', () => {
@@ -225,6 +229,14 @@ describe('the container recipe', () => {
     expect(runtimeStage).toMatch(/^ENTRYPOINT \["node", "bin\/case-read.js"\]$/m);
     expect(runtimeStage).toMatch(/^CMD \["serve"\]$/m);
     expect(runtimeStage).toMatch(/^HEALTHCHECK .*\n?.*health\/live/m);
+  });
+
+  it('runs Node 24 LTS with the young generation held to 2 x 16 MiB (docs/performance.md)', () => {
+    expect(dockerfile.match(/^FROM \S+/gm)).toEqual([
+      'FROM node:24-bookworm-slim',
+      'FROM node:24-bookworm-slim',
+    ]);
+    expect(IMAGE_NODE_OPTIONS).toBe('--max-semi-space-size=16');
   });
 
   it('gives Kubernetes a grace period above the drain, probes on the management port, a read-only root', () => {
