@@ -34,9 +34,23 @@ import type { OutgoingTracing } from '../../ports/tracing.js';
 import { ProblemType } from '../http/problem-types.js';
 import { callBudget } from '../shared/call-budget.js';
 import { BodyRefused, boundedText, IDENTITY_ONLY } from './body-limit.js';
-import { mismatchOf, type UpstreamReading, upstreamReading } from './reading.js';
+import {
+  type CaseResource,
+  mismatchOf,
+  NOT_THE_CASE,
+  notTheCase,
+  type UpstreamReading,
+  upstreamReading,
+} from './reading.js';
 
 const UPSTREAM = 'case store upstream';
+
+/** The log reasons of an answer that came but could not be read as what was asked: counted as `invalid-body`. */
+const UNREADABLE_ANSWER: ReadonlySet<string> = new Set<string>([
+  'invalid-body',
+  'body-too-large',
+  ...NOT_THE_CASE,
+]);
 
 /** Retried (within the total timeout): the upstream may answer the same GET next time. */
 class Retryable extends Error {
@@ -191,7 +205,8 @@ export class UpstreamCaseRepository implements CaseRepository {
     crn: Crn,
     readFor?: ReadFor,
   ): Promise<Held<PersonalDetailsAndCircumstances> | undefined> {
-    const answer = await this.get(
+    const answer = await this.getCase(
+      crn,
       `/case/${encodeURIComponent(crn.value)}`,
       this.reading.personalDetails,
       readFor,
@@ -200,7 +215,8 @@ export class UpstreamCaseRepository implements CaseRepository {
   }
 
   async findHomeOfficeInterest(crn: Crn, readFor?: ReadFor): Promise<Held<HomeOfficeInterest> | undefined> {
-    const answer = await this.get(
+    const answer = await this.getCase(
+      crn,
       `/case/${encodeURIComponent(crn.value)}/home-office-interest`,
       this.reading.homeOfficeInterest,
       readFor,
@@ -212,7 +228,8 @@ export class UpstreamCaseRepository implements CaseRepository {
     crn: Crn,
     readFor?: ReadFor,
   ): Promise<Held<{ communityManager: CommunityManager | null }> | undefined> {
-    const answer = await this.get(
+    const answer = await this.getCase(
+      crn,
       `/case/${encodeURIComponent(crn.value)}/community-manager`,
       this.reading.communityManager,
       readFor,
@@ -246,7 +263,23 @@ export class UpstreamCaseRepository implements CaseRepository {
     throw new UpstreamFailedError(UPSTREAM, 'too-many-pages');
   }
 
-  private async get<T>(path: string, schema: ZodType<T>, readFor?: ReadFor): Promise<Answer<T>> {
+  /** A resource of `crn`'s case: its answer checked to be that case's before it is read (`notTheCase`). */
+  private getCase<T>(
+    crn: Crn,
+    path: string,
+    resource: CaseResource<T>,
+    readFor?: ReadFor,
+  ): Promise<Answer<T>> {
+    return this.get(path, resource.schema, readFor, (body) => notTheCase(body, crn.value, resource.fields));
+  }
+
+  /** `check` refuses a parsed body before `schema` reads it, with the log's reason. */
+  private async get<T>(
+    path: string,
+    schema: ZodType<T>,
+    readFor?: ReadFor,
+    check?: (body: unknown) => string | undefined,
+  ): Promise<Answer<T>> {
     const started = performance.now();
     // Its own timeout, and the request's deadline: the first to pass gives the call up.
     const budget = callBudget(this.options.timeoutMs, readFor?.deadline);
@@ -256,9 +289,9 @@ export class UpstreamCaseRepository implements CaseRepository {
     try {
       const answer = await this.policy.execute(({ signal }) => {
         const tracing = this.options.tracing;
-        if (tracing === undefined) return this.attempt(path, schema, signal, readFor);
+        if (tracing === undefined) return this.attempt(path, schema, check, signal, readFor);
         return tracing.outgoing(`GET ${routeOf(path)}`, { 'server.address': this.host }, () =>
-          this.attempt(path, schema, signal, readFor, tracing),
+          this.attempt(path, schema, check, signal, readFor, tracing),
         );
       }, deadline);
       done(answer.found ? 'ok' : 'not-found');
@@ -281,11 +314,7 @@ export class UpstreamCaseRepository implements CaseRepository {
         throw new UpstreamFailedError(UPSTREAM, error.outcome);
       }
       if (error instanceof UpstreamFailedError) {
-        done(
-          error.logLabel === 'invalid-body' || error.logLabel === 'body-too-large'
-            ? 'invalid-body'
-            : 'refused-by-upstream',
-        );
+        done(UNREADABLE_ANSWER.has(error.logLabel) ? 'invalid-body' : 'refused-by-upstream');
         throw error;
       }
       done('connection');
@@ -298,6 +327,7 @@ export class UpstreamCaseRepository implements CaseRepository {
   private async attempt<T>(
     path: string,
     schema: ZodType<T>,
+    check: ((body: unknown) => string | undefined) | undefined,
     signal: AbortSignal,
     readFor: ReadFor | undefined,
     tracing?: OutgoingTracing,
@@ -364,6 +394,8 @@ export class UpstreamCaseRepository implements CaseRepository {
     } catch {
       throw new UpstreamFailedError(UPSTREAM, 'invalid-body', { field: '(body)', reason: 'not JSON' });
     }
+    const refused = check?.(parsed);
+    if (refused !== undefined) throw new UpstreamFailedError(UPSTREAM, refused);
     const checked = schema.safeParse(parsed);
     if (!checked.success) throw new UpstreamFailedError(UPSTREAM, 'invalid-body', mismatchOf(checked.error));
     return { found: true, value: checked.data };

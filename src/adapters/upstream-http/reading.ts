@@ -27,12 +27,50 @@ import { localDateTimeReader } from './local-time.js';
  *   field absent) fails, and `mismatchOf` names the field and the reason, never the value.
  */
 export interface UpstreamReading {
-  readonly personalDetails: z.ZodType<PersonalDetailsAndCircumstances>;
-  readonly homeOfficeInterest: z.ZodType<HomeOfficeInterest>;
-  /** The body of `/case/{crn}/community-manager`: its manager (the crn is ours already). */
-  readonly communityManager: z.ZodType<CommunityManager>;
+  readonly personalDetails: CaseResource<PersonalDetailsAndCircumstances>;
+  readonly homeOfficeInterest: CaseResource<HomeOfficeInterest>;
+  /** The body of `/case/{crn}/community-manager`: its manager, under the crn it must name. */
+  readonly communityManager: CaseResource<CommunityManager>;
   /** One page of risk scores, and whether it is the last. */
   readonly riskScoresPage: z.ZodType<{ data: RiskPredictorScore[]; isLastPage: boolean }>;
+}
+
+/**
+ * A resource of one case (`/case/{crn}…`): how its answer is read, and the names of its fields,
+ * `crn` among them, by which an answer is known to be this resource at all ({@link notTheCase}).
+ */
+export interface CaseResource<T> {
+  readonly schema: z.ZodType<T>;
+  readonly fields: ReadonlySet<string>;
+}
+
+/** A case resource read by `schema`, whose fields are `object`'s keys and `crn`. */
+const caseResource = <T>(object: z.ZodObject, schema: z.ZodType<T>): CaseResource<T> => ({
+  schema,
+  fields: new Set(['crn', ...Object.keys(object.shape)]),
+});
+
+/** Why an answer is not the case resource asked for: the log's reason (never the body or a crn). */
+export const NOT_THE_CASE = ['crn-mismatch', 'unrecognised-answer'] as const;
+export type NotTheCase = (typeof NOT_THE_CASE)[number];
+
+/**
+ * Checked before an answer is read as `crn`'s resource (decisions §17), since tolerant reading
+ * alone would read anything as a case with nothing held:
+ * - `crn`, where the answer has one (not absent, not null), must be the crn asked for: an
+ *   upstream answering for another person (a cache or routing fault) is never served as ours;
+ * - an answer that holds none of the resource's fields but holds others (`{"status":"UP"}`, a
+ *   proxy's error body, a health page behind a misrouted base path) is not this resource.
+ * `{}`, and `crn` alone with fields unknown here, stay a case with nothing held: every field
+ * of the contract is optional, and the probation service leaves null fields out.
+ */
+export function notTheCase(body: unknown, crn: string, fields: ReadonlySet<string>): NotTheCase | undefined {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined; // the schema refuses it
+  const answered = 'crn' in body ? body.crn : undefined;
+  if (answered !== undefined && answered !== null && answered !== crn) return 'crn-mismatch';
+  const keys = Object.keys(body);
+  if (keys.length > 0 && !keys.some((key) => fields.has(key))) return 'unrecognised-answer';
+  return undefined;
 }
 
 /** Absent or null: null. */
@@ -82,9 +120,11 @@ export function upstreamReading(timeZone: string): UpstreamReading {
     officeName: orNull(z.string()),
     teamPhoneNumber: orNull(z.string()),
   }) satisfies z.ZodType<CommunityManager>;
-  const communityManager = z
-    .object({ communityManager: manager })
-    .transform((body): CommunityManager => body.communityManager);
+  // The contract requires the crn here: an answer without it is not known to be ours.
+  const communityManagerAnswer = z.object({ crn: z.string(), communityManager: manager });
+  const communityManager = communityManagerAnswer.transform(
+    (body): CommunityManager => body.communityManager,
+  );
 
   const level = orNull(z.enum(SCORE_LEVELS));
   const score = orNull(z.number());
@@ -119,7 +159,12 @@ export function upstreamReading(timeZone: string): UpstreamReading {
     .object({ data: listOf(riskScore), pagination: z.object({ isLastPage: z.boolean() }) })
     .transform((page) => ({ data: page.data, isLastPage: page.pagination.isLastPage }));
 
-  return { personalDetails, homeOfficeInterest, communityManager, riskScoresPage };
+  return {
+    personalDetails: caseResource(personalDetails, personalDetails),
+    homeOfficeInterest: caseResource(homeOfficeInterest, homeOfficeInterest),
+    communityManager: caseResource(communityManagerAnswer, communityManager),
+    riskScoresPage,
+  };
 }
 
 /** Where a body did not fit, and why: for the operator's log, never holding the value sent. */

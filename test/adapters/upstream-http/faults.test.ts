@@ -197,6 +197,63 @@ describe('the upstream case store against a misbehaving upstream', () => {
   });
 });
 
+describe('an answer that is not the case asked for', () => {
+  const manager = { name: { forename: 'Sam', surname: 'Example' }, pdu: 'North Wales' };
+  it.each([
+    ['a health page', 'findPersonalDetails', { status: 'UP' }, 'unrecognised-answer'],
+    ['an error body', 'findPersonalDetails', { error: 'Bad Gateway', path: '/case' }, 'unrecognised-answer'],
+    ["another person's case", 'findPersonalDetails', { crn: 'Y654321', disabilities: [] }, 'crn-mismatch'],
+    [
+      "another person's home-office interest",
+      'findHomeOfficeInterest',
+      { crn: 'Y654321', exists: true },
+      'crn-mismatch',
+    ],
+    [
+      "another person's community manager",
+      'findCommunityManager',
+      { crn: 'Y654321', communityManager: manager },
+      'crn-mismatch',
+    ],
+    ['a crn that is no string', 'findPersonalDetails', { crn: 7, disabilities: [] }, 'crn-mismatch'],
+  ] as const)(
+    '%s, read by %s: UpstreamFailedError (502), not retried, counted as invalid-body',
+    async (_what, read, body, label) => {
+      behaviour = (_req, res) => json(res, 200, body);
+      const { error } = await timed(() => repository()[read](crn));
+      expect(error).toBeInstanceOf(UpstreamFailedError);
+      expect(error).toMatchObject({ logLabel: label });
+      expect(JSON.stringify({ ...(error as object), message: (error as Error).message })).not.toMatch(
+        /Y654321|\bUP\b|Bad Gateway/,
+      );
+      expect(calls).toBe(1);
+      expect(observed).toEqual(['invalid-body']);
+    },
+  );
+
+  it.each([
+    ['{}', {}],
+    ['null fields left out, its own crn', { crn: 'X123456' }],
+    ['its crn and fields unknown here', { crn: 'X123456', riskFlags: ['new'] }],
+    ['a crn of null, read as absent', { crn: null, disabilities: [] }],
+  ])('%s: a case with nothing held', async (_what, body) => {
+    behaviour = (_req, res) => json(res, 200, body);
+    expect((await repository().findPersonalDetails(crn))?.value).toStrictEqual({
+      preferredLanguage: null,
+      personalCircumstances: [],
+      disabilities: [],
+      offenderPersonalityDisorder: null,
+    });
+  });
+
+  it('the case asked for, under its own crn: read as ever', async () => {
+    behaviour = (_req, res) => json(res, 200, { crn: 'X123456', communityManager: manager });
+    expect((await repository().findCommunityManager(crn))?.value.communityManager).toMatchObject({
+      pdu: 'North Wales',
+    });
+  });
+});
+
 describe('the upstream store as serve opens it', () => {
   it('readiness fails while the circuit is open, and passes again once it closes', async () => {
     const { upstreamStores } = await import('../../../src/adapters/upstream-http/store-kind.js');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type * as z from 'zod';
-import { mismatchOf, upstreamReading } from '../../../src/adapters/upstream-http/reading.js';
+import { mismatchOf, notTheCase, upstreamReading } from '../../../src/adapters/upstream-http/reading.js';
 import { recordedBody } from '../../support/real-upstream.js';
 
 const reading = upstreamReading('Europe/London');
@@ -68,18 +68,21 @@ describe('reading what an upstream sends: what still does not fit is named by fi
   });
 
   it('the other resources: a required field absent, or of the wrong type', () => {
-    expect(mismatch(reading.homeOfficeInterest, { crn: 'R000001' })).toStrictEqual({
+    expect(mismatch(reading.homeOfficeInterest.schema, { crn: 'R000001' })).toStrictEqual({
       field: 'exists',
       reason: 'expected boolean',
     });
     expect(
-      mismatch(reading.communityManager, { communityManager: { name: { forename: 'A' }, pdu: 'P' } }),
+      mismatch(reading.communityManager.schema, {
+        crn: 'R000001',
+        communityManager: { name: { forename: 'A' }, pdu: 'P' },
+      }),
     ).toStrictEqual({
       field: 'communityManager.name.surname',
       reason: 'expected string',
     });
     expect(
-      mismatch(reading.personalDetails, {
+      mismatch(reading.personalDetails.schema, {
         disabilities: [{ type: { code: 'D', description: 'd' }, updatedAt: '2025-13-01T00:00:00' }],
       }),
     ).toStrictEqual({ field: 'disabilities[0].updatedAt', reason: 'not an ISO 8601 datetime' });
@@ -98,7 +101,7 @@ describe('reading what an upstream sends: what still does not fit is named by fi
   });
 
   it('an empty body is nothing held: every field null, every list []', () => {
-    expect(reading.personalDetails.parse({})).toStrictEqual({
+    expect(reading.personalDetails.schema.parse({})).toStrictEqual({
       preferredLanguage: null,
       personalCircumstances: [],
       disabilities: [],
@@ -108,5 +111,40 @@ describe('reading what an upstream sends: what still does not fit is named by fi
       data: [],
       isLastPage: true,
     });
+  });
+});
+
+describe('an answer checked to be the case asked for, before it is read (decisions §17)', () => {
+  const { personalDetails, homeOfficeInterest, communityManager } = reading;
+  it('knows each resource by its fields, crn among them', () => {
+    expect([...personalDetails.fields].sort()).toEqual([
+      'crn',
+      'disabilities',
+      'offenderPersonalityDisorder',
+      'personalCircumstances',
+      'preferredLanguage',
+    ]);
+    expect([...homeOfficeInterest.fields].sort()).toEqual(['crn', 'exists', 'notes']);
+    expect([...communityManager.fields].sort()).toEqual(['communityManager', 'crn']);
+  });
+
+  it.each([
+    ['another crn', { crn: 'Y654321', disabilities: [] }, 'crn-mismatch'],
+    ['a crn in another case', { crn: 'x123456' }, 'crn-mismatch'],
+    ['a crn that is no string', { crn: 123456 }, 'crn-mismatch'],
+    ['a health page', { status: 'UP' }, 'unrecognised-answer'],
+    [
+      'an error body',
+      { error: 'Not Found', message: 'No static resource', path: '/case' },
+      'unrecognised-answer',
+    ],
+    ['{}', {}, undefined],
+    ['its own crn alone', { crn: 'X123456' }, undefined],
+    ['a crn of null, as absent', { crn: null }, undefined],
+    ['its own crn and fields unknown here', { crn: 'X123456', riskFlags: [] }, undefined],
+    ['one field of the case among others', { disabilities: [], status: 'UP' }, undefined],
+    ['not an object (the schema refuses it)', [1, 2], undefined],
+  ])('%s: %s', (_what, body, expected) => {
+    expect(notTheCase(body, 'X123456', personalDetails.fields)).toBe(expected);
   });
 });

@@ -35,6 +35,12 @@ function badScores(crn: string, change: (score: Record<string, unknown>) => void
   return { path: `/v1/persons/${crn}/risks/scores`, status: 200, body };
 }
 
+/** A recorded body as the upstream would send it under `crn` (absent: no crn at all). */
+function answerFor(crn: string | undefined, name: string) {
+  const { crn: _recorded, ...rest } = recordedBody(name) as Record<string, unknown>;
+  return crn === undefined ? rest : { crn, ...rest };
+}
+
 let pki: TestPki;
 let upstream: RealUpstream;
 let store: Opened<CaseRepository>;
@@ -58,6 +64,23 @@ beforeAll(async () => {
       }),
       // Not JSON at all, though it says it is.
       { path: '/case/R000004', status: 200, body: 7731 },
+      // Not the case asked for (decisions §17): a health page, an error body, another person's.
+      { path: '/case/R000005', status: 200, body: { status: 'UP' } },
+      { path: '/case/R000006', status: 200, body: { error: 'Not Found', path: '/health' } },
+      {
+        path: '/case/R000007/community-manager',
+        status: 200,
+        body: answerFor('R000001', 'probation-community-manager'),
+      },
+      { path: '/case/R000008', status: 200, body: answerFor('R000001', 'probation-case') },
+      {
+        path: '/case/R000009/community-manager',
+        status: 200,
+        body: answerFor(undefined, 'probation-community-manager'),
+      },
+      // A case with nothing held: every field of the contract is optional.
+      { path: '/case/R000010', status: 200, body: {} },
+      { path: '/case/R000011', status: 200, body: { crn: 'R000011', riskFlags: ['unknown here'] } },
     ],
     shapes: { gatewayIn: 'Europe/London' },
     tls: { cert: `${pki.server.certPem}\n${pki.ca.certPem}`, key: pki.server.keyPem },
@@ -207,6 +230,49 @@ describe('CASE_STORE=https://… in front of the real services’ shapes', () =>
       expect(JSON.stringify(logger.lines)).not.toContain('7731');
     },
   );
+});
+
+describe('an answer that is not the case asked for (decisions §17)', () => {
+  it.each([
+    ['a health page', '/case/R000005', 'unrecognised-answer'],
+    ['an error body', '/case/R000006', 'unrecognised-answer'],
+    ["another person's community manager", '/case/R000007/community-manager', 'crn-mismatch'],
+    ["another person's case", '/case/R000008', 'crn-mismatch'],
+  ])(
+    '%s is a 502 upstream-failed; the log says why and names neither crn nor body',
+    async (_what, path, label) => {
+      logger.lines.length = 0;
+      const answer = await ask(path);
+      expect(answer.status).toBe(502);
+      expect((answer.json() as { type: string }).type).toBe('urn:case-read:problem:upstream-failed');
+      const line = logger.lines.find((l) => l.message === 'upstream failure');
+      expect(line?.fields).toMatchObject({ label });
+      expect(JSON.stringify(logger.lines)).not.toMatch(/R0000\d\d|\bUP\b|Not Found|Sam|Example/);
+      expect(answer.text).not.toMatch(/R000001|\bUP\b|Not Found/);
+    },
+  );
+
+  it('a community manager answer without its crn is a 502: the contract requires it', async () => {
+    logger.lines.length = 0;
+    const answer = await ask('/case/R000009/community-manager');
+    expect(answer.status).toBe(502);
+    const line = logger.lines.find((l) => l.message === 'upstream failure');
+    expect(line?.fields).toMatchObject({ label: 'invalid-body', field: 'crn', reason: 'expected string' });
+  });
+
+  it.each([
+    ['{}', '/case/R000010'],
+    ['its crn and fields unknown here', '/case/R000011'],
+  ])('%s is a case with nothing held: 200', async (_what, path) => {
+    const answer = await ask(path);
+    expect(answer.status).toBe(200);
+    expect(answer.json()).toStrictEqual({
+      preferredLanguage: null,
+      personalCircumstances: [],
+      disabilities: [],
+      offenderPersonalityDisorder: null,
+    });
+  });
 });
 
 describe('a body that is not JSON', () => {
