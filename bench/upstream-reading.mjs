@@ -36,10 +36,14 @@ const page = {
 };
 const targets = [
   ['case, strict', PersonalDetailsAndCircumstancesSchema, fixture.personalDetails],
-  ['case, reading', reading.personalDetails, fixture.personalDetails],
+  ['case, reading', reading.personalDetails.schema, fixture.personalDetails],
   ['risk scores, strict', RiskScoresPageSchema, page],
   ['risk scores, reading', reading.riskScoresPage, page],
-  ['probation case, reading', reading.personalDetails, json('fixtures/upstream/probation-case.json').body],
+  [
+    'probation case, reading',
+    reading.personalDetails.schema,
+    json('fixtures/upstream/probation-case.json').body,
+  ],
   [
     'gateway risk scores, reading',
     reading.riskScoresPage,
