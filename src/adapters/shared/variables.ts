@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import type { Environment, NoSettings, StoreSettingsReader } from '../../ports/stores.js';
+import { HTTPS_ONLY, isEncryptedOrLoopback } from './loopback.js';
 
 /**
  * Reading variables from the environment: the rules every setting follows, whether the
@@ -24,6 +25,14 @@ export const wholeNumber = (name: string, fallback: number, min: number, max: nu
 
 /** An http(s):// URL. */
 export const httpUrl = () => z.url({ protocol: /^https?$/, error: 'expected an http(s):// URL' });
+
+/**
+ * A URL a secret or personal data travels to (a token endpoint, AWS): `https://`, or `http://`
+ * only to a loopback host (decisions §17).
+ */
+export const httpsUrl = () =>
+  // A value that is no URL at all is httpUrl's to refuse: this refinement runs on it too.
+  httpUrl().refine((raw) => !URL.canParse(raw) || isEncryptedOrLoopback(new URL(raw)), { error: HTTPS_ONLY });
 
 /** The variables of `names` that are set to something. */
 export function presentIn(env: Environment, names: readonly string[]): Record<string, string> {

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { httpUrl, settingsReader, wholeNumber } from '../shared/variables.js';
+import { httpsUrl, settingsReader, wholeNumber } from '../shared/variables.js';
 import { isTimeZone } from './local-time.js';
 
 /** How the upstream-HTTP case store connects and authenticates (files hold the secrets). */
@@ -46,7 +46,7 @@ const variables = z
     UPSTREAM_TLS_CA: file(),
     UPSTREAM_API_KEY_FILE: file(),
     UPSTREAM_BEARER_FILE: file(),
-    UPSTREAM_TOKEN_URL: httpUrl().optional(),
+    UPSTREAM_TOKEN_URL: httpsUrl().optional(),
     UPSTREAM_CLIENT_ID: z.string().min(1).optional(),
     UPSTREAM_CLIENT_SECRET_FILE: file(),
   })

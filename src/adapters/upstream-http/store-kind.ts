@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { StoreError, type StoreKind } from '../../ports/stores.js';
 import { certificateAndKey, certificateBundle } from '../shared/certificates.js';
+import { HTTPS_ONLY, isEncryptedOrLoopback } from '../shared/loopback.js';
 import { parsedUrl } from '../shared/store-urls.js';
 import { type UpstreamSettings, upstreamSettings } from './settings.js';
 
@@ -13,6 +14,8 @@ function upstreamUrlProblem(url: string): string | undefined {
     return 'put no credentials in the upstream URL; use UPSTREAM_API_KEY_FILE, UPSTREAM_BEARER_FILE or a client certificate';
   }
   if (parsed.search !== '' || parsed.hash !== '') return 'the upstream URL takes no query or fragment';
+  // Cases, API keys and bearer tokens travel on it (decisions §17).
+  if (!isEncryptedOrLoopback(parsed)) return HTTPS_ONLY;
   return undefined;
 }
 
@@ -53,8 +56,9 @@ function readUpstreamTls(settings: UpstreamSettings) {
 }
 
 /**
- * `http(s)://HOST[:PORT][/BASE]`: cases read from the system of record, which speaks this
- * service's `/case/…` API. Read-only: it cannot be written by `cases import`.
+ * `https://HOST[:PORT][/BASE]` (`http://` only to a loopback host): cases read from the system
+ * of record, which speaks this service's `/case/…` API. Read-only: it cannot be written by
+ * `cases import`.
  */
 export const upstreamStores: StoreKind<UpstreamSettings> = {
   name: 'upstream',

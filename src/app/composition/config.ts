@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { httpUrl, presentIn, problemsOf, wholeNumber } from '../../adapters/shared/variables.js';
+import { httpsUrl, httpUrl, presentIn, problemsOf, wholeNumber } from '../../adapters/shared/variables.js';
 import { SERVER_LIMITS } from '../../adapters/tls-listener/limits.js';
 import { parseQuota } from '../../domain/access/quota.js';
 import { isNoteName } from '../../domain/audit/note.js';
@@ -157,7 +157,7 @@ const variablesSchema = z.object({
     .string()
     .regex(/^[a-z]{2}(-[a-z]+)+-\d$/, { error: 'expected an AWS region such as eu-west-2' })
     .default('eu-west-2'),
-  STS_ENDPOINT: httpUrl().optional(),
+  STS_ENDPOINT: httpsUrl().optional(),
   STS_ROLE_ARN: z
     .string()
     .refine((raw) => RoleArn.tryParse(raw) !== undefined, { error: 'expected an IAM role ARN' })
@@ -190,7 +190,7 @@ const variablesSchema = z.object({
     .string()
     .regex(/^[a-z]{2}(-[a-z]+)+-\d$/, { error: 'expected an AWS region such as eu-west-2' })
     .default('eu-west-2'),
-  ACM_PCA_ENDPOINT: httpUrl().optional(),
+  ACM_PCA_ENDPOINT: httpsUrl().optional(),
   NODE_ENV: z.string().optional(),
   CRN_PATTERN: z
     .string()

@@ -54,6 +54,19 @@ describe('loadConfig', () => {
       timeZone: 'Europe/London',
       maxBodyBytes: 1_048_576,
     });
+    // http:// only to this host: a sidecar proxy in the pod, a test's stand-in.
+    for (const local of [
+      'http://127.0.0.1:8080',
+      'http://127.1.2.3',
+      'http://[::1]:8080/api',
+      'http://localhost:9',
+    ]) {
+      expect(loadConfig({ ...BASE, CASE_STORE: local }).CASE_STORE.kind, local).toBe('upstream');
+      expect(loadConfig({ ...BASE, STS_ENDPOINT: local }).STS_ENDPOINT, local).toBe(local);
+    }
+    expect(
+      loadConfig({ ...BASE, ACM_PCA_ENDPOINT: 'https://acm-pca.eu-west-2.amazonaws.com' }).ACM_PCA_ENDPOINT,
+    ).toBe('https://acm-pca.eu-west-2.amazonaws.com');
     expect(loadConfig({ ...BASE, CASE_STORE: 'https://records.internal:8443/api' }).CASE_STORE).toStrictEqual(
       {
         role: 'cases',
@@ -182,6 +195,35 @@ describe('loadConfig', () => {
     [{ STS_REGION: 'europe' }, /^STS_REGION: expected an AWS region such as eu-west-2$/],
     [{ STS_ENDPOINT: 'sts.local' }, /^STS_ENDPOINT: expected an http\(s\):\/\/ URL$/],
     [{ STS_ROLE_ARN: 'my-role' }, /^STS_ROLE_ARN: expected an IAM role ARN$/],
+    // A secret or personal data never travels in plaintext off the host (decisions §17).
+    [
+      { STS_ENDPOINT: 'http://sts.eu-west-2.amazonaws.com' },
+      /^STS_ENDPOINT: expected an https:\/\/ URL \(http:\/\/ only to a loopback host: 127\.0\.0\.1, ::1, localhost\)$/,
+    ],
+    [
+      { ACM_PCA_ENDPOINT: 'http://10.0.0.7:8080' },
+      /^ACM_PCA_ENDPOINT: expected an https:\/\/ URL \(http:\/\/ only to a loopback host: 127\.0\.0\.1, ::1, localhost\)$/,
+    ],
+    [
+      {
+        UPSTREAM_TOKEN_URL: 'http://idp.example/token',
+        UPSTREAM_CLIENT_ID: 'svc',
+        UPSTREAM_CLIENT_SECRET_FILE: '/s',
+      },
+      /^UPSTREAM_TOKEN_URL: expected an https:\/\/ URL \(http:\/\/ only to a loopback host: 127\.0\.0\.1, ::1, localhost\)$/,
+    ],
+    [
+      { CASE_STORE: 'http://records.internal:8080/api' },
+      /^CASE_STORE: expected an https:\/\/ URL \(http:\/\/ only to a loopback host: 127\.0\.0\.1, ::1, localhost\)$/,
+    ],
+    [
+      { CASE_STORE: 'http://127.0.0.1.example.org/api' },
+      /^CASE_STORE: expected an https:\/\/ URL \(http:\/\/ only to a loopback host: 127\.0\.0\.1, ::1, localhost\)$/,
+    ],
+    [
+      { CASE_STORE: 'http://[::2]:8080' },
+      /^CASE_STORE: expected an https:\/\/ URL \(http:\/\/ only to a loopback host: 127\.0\.0\.1, ::1, localhost\)$/,
+    ],
     // A store kind's own variables are read by the kind, and reported the same way.
     [
       { UPSTREAM_TLS_CERT: '/etc/upstream.pem' },
