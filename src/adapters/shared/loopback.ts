@@ -4,9 +4,10 @@
  * a test's stand-in). Decisions §17.
  */
 export function isLoopbackHost(hostname: string): boolean {
+  // `localhost` itself, never a name under it: `x.localhost` may be handed to DNS, whose answer
+  // can be any address. `URL` gives an IPv6 host in brackets.
   const host = hostname.toLowerCase();
-  if (host === 'localhost' || host.endsWith('.localhost')) return true;
-  if (host === '[::1]' || host === '::1') return true;
+  if (host === 'localhost' || host === '[::1]') return true;
   return /^127(?:\.\d{1,3}){3}$/.test(host);
 }
 

@@ -221,6 +221,10 @@ describe('loadConfig', () => {
       /^CASE_STORE: expected an https:\/\/ URL \(http:\/\/ only to a loopback host: 127\.0\.0\.1, ::1, localhost\)$/,
     ],
     [
+      { CASE_STORE: 'http://sidecar.localhost:8080' },
+      /^CASE_STORE: expected an https:\/\/ URL \(http:\/\/ only to a loopback host: 127\.0\.0\.1, ::1, localhost\)$/,
+    ],
+    [
       { CASE_STORE: 'http://[::2]:8080' },
       /^CASE_STORE: expected an https:\/\/ URL \(http:\/\/ only to a loopback host: 127\.0\.0\.1, ::1, localhost\)$/,
     ],
