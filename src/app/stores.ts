@@ -7,6 +7,7 @@ import {
   type Opened,
   type SchemaMigration,
   StoreError,
+  type StoreHop,
   type StoreKind,
   type StoreRole,
   type StoreVariable,
@@ -101,7 +102,7 @@ export class StoreRegistry {
     if (kind[role] === undefined) {
       return { error: `${kind.name} cannot hold ${ROLE_NAMES[role]}; expected ${this.formsFor(role)}` };
     }
-    const problem = kind.problem(url);
+    const problem = kind.problem(url, settings.get(kind.name));
     return problem === undefined
       ? { role, kind: kind.name, url, settings: settings.get(kind.name) }
       : { error: problem };
@@ -110,6 +111,11 @@ export class StoreRegistry {
   /** The store as it may be shown in logs and `config check`: any password masked. */
   display(ref: StoreRef): string {
     return this.kindOf(ref).display(ref.url);
+  }
+
+  /** The network hop to the store; undefined for one on this host's disk or in memory. */
+  hop(ref: StoreRef): StoreHop | undefined {
+    return this.kindOf(ref).hop?.(ref.url, ref.settings);
   }
 
   openCaseRepository(ref: StoreRef, wiring: StoreWiring): Promise<Opened<CaseRepository>> {

@@ -141,6 +141,23 @@ export interface SchemaMigration {
   readonly current: number;
 }
 
+/** How far a hop's TLS goes: none, encrypted only, the chain, or the chain and the host name. */
+export type TlsAssurance = 'none' | 'encrypted' | 'verify-ca' | 'verify-full';
+
+/**
+ * The network hop to a store, for `config check` and the production posture (decisions §17).
+ * A store on this host's disk or in memory has none.
+ */
+export interface StoreHop {
+  /** `HOST:PORT`, as the URL names it. */
+  readonly to: string;
+  /** Whether the host is this machine's loopback (the hop never leaves it). */
+  readonly loopback: boolean;
+  readonly tls: TlsAssurance;
+  /** What to change so that the hop is encrypted and verified. */
+  readonly fix: string;
+}
+
 /** The settings of a kind that reads no variables of its own. */
 export type NoSettings = Readonly<Record<string, never>>;
 
@@ -151,12 +168,17 @@ export interface StoreKind<S> {
   /** How it is written, for messages and the usage text, e.g. `sqlite:PATH`. */
   readonly form: string;
   recognises(url: string): boolean;
-  /** What is wrong with the URL, or undefined when it is well formed. */
-  problem(url: string): string | undefined;
+  /**
+   * What is wrong with the URL, or with the URL and the kind's settings together (undefined
+   * when the settings could not be read), or undefined when it is well formed.
+   */
+  problem(url: string, settings?: S): string | undefined;
   /** The URL as it may be shown: any password masked. */
   display(url: string): string;
   /** Its own variables. */
   readonly settings: StoreSettingsReader<S>;
+  /** The hop to a store at `url` (undefined settings: they could not be read). Absent: its stores never leave this host. */
+  hop?(url: string, settings?: S): StoreHop;
 
   readonly cases?: {
     /** For `serve`: read-only where the engine allows; refuses an older schema, naming the command that migrates it. */

@@ -2,6 +2,8 @@ import pg from 'pg';
 import { StoreUnavailableError } from '../../domain/errors.js';
 import { StoreError } from '../../ports/stores.js';
 import { type RecordedSchema, refusalOf, standingOf, usableFromOf } from '../shared/schema-version.js';
+import { isCertificateFailure } from '../shared/tls-failures.js';
+import { sslOptionsOf } from './tls.js';
 import type { PostgresTarget } from './url.js';
 
 /**
@@ -20,12 +22,15 @@ export interface PoolOptions {
   readonly statementTimeoutMs?: number;
   readonly application: string;
   readonly onError?: (error: Error) => void;
+  /** Which store, for a refusal of its TLS files (e.g. "case store"). */
+  readonly store?: string;
 }
 
 /**
  * A pool whose connections all use the store's schema. A connection that dies while idle
  * (the server restarted, an operator terminated it) is dropped by the pool and reported to
- * `onError` instead of crashing the process; the next query opens a new one.
+ * `onError` instead of crashing the process; the next query opens a new one. The URL's TLS
+ * files are read here, once: a file that cannot be used throws {@link StoreError}.
  */
 export function createPool(target: PostgresTarget, options: PoolOptions): pg.Pool {
   const timeout = options.statementTimeoutMs ?? 5000;
@@ -38,6 +43,8 @@ export function createPool(target: PostgresTarget, options: PoolOptions): pg.Poo
     query_timeout: timeout + 500,
     application_name: options.application,
     options: `-c search_path=${target.schema}`,
+    // Always given, so that PGSSLMODE and the like in the environment are never read instead.
+    ssl: sslOptionsOf(options.store ?? 'PostgreSQL store', target.tls),
   });
   pool.on('error', (error) => options.onError?.(error));
   return pool;
@@ -59,7 +66,8 @@ export interface PostgresStoreDescription {
 /** A failure that is not the operator's to fix by hand: the message is safe to print. */
 const describe = (error: unknown) => {
   const e = error as { code?: string; message?: string };
-  return e.code ? `${e.code}: ${e.message ?? ''}` : (e.message ?? String(error));
+  const text = e.code ? `${e.code}: ${e.message ?? ''}` : (e.message ?? String(error));
+  return isCertificateFailure(e.code) ? `the server's certificate does not verify: ${text}` : text;
 };
 
 /**

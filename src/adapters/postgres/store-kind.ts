@@ -2,10 +2,10 @@ import type pg from 'pg';
 import type { NoSettings, Opened, SchemaMigration, StoreKind, StoreWiring } from '../../ports/stores.js';
 import { noSettings } from '../shared/variables.js';
 import type { PostgresStoreDescription } from './database.js';
-import { displayPostgresUrl, type PostgresTarget, postgresUrlProblem, targetOf } from './url.js';
+import { displayPostgresUrl, type PostgresTarget, postgresHop, postgresUrlProblem, targetOf } from './url.js';
 
 /**
- * `postgres://USER[:PASSWORD]@HOST[:PORT]/DB[?schema=NAME]`: case, access and audit stores
+ * `postgres://USER[:PASSWORD]@HOST[:PORT]/DB[?schema=NAME&sslmode=…]`: case, access and audit stores
  * shared by every instance. `serve` needs the case and access stores to exist at the
  * current version (the CLI creates and migrates them) and creates the audit store itself.
  * The driver is loaded only when a PostgreSQL store is opened.
@@ -35,13 +35,15 @@ async function connect(
 ): Promise<Connected> {
   const { createPool, migrate, requireCurrent } = await import('./database.js');
   const target = targetOf(url);
-  const description = `${displayPostgresUrl(url)} (${store.what}, schema ${target.schema})`;
+  const tls = target.tls.assurance === 'none' ? 'no TLS' : `TLS ${target.tls.assurance}`;
+  const description = `${displayPostgresUrl(url)} (${store.what}, schema ${target.schema}, ${tls})`;
   const pool = createPool(target, {
     max: how.max,
     // A statement no request will wait for is cancelled by the server, not left running.
     ...(context.requestDeadlineMs !== undefined ? { statementTimeoutMs: context.requestDeadlineMs } : {}),
     // Named for the operator's pg_stat_activity: which store, which schema.
     application: `case-read ${store.what} ${target.schema}`,
+    store: store.what,
     onError: connectionLost(context, store),
   });
   try {
@@ -65,6 +67,7 @@ async function migrateStore(
   const pool = createPool(target, {
     max: 1,
     application: `case-read stores migrate ${target.schema}`,
+    store: store.what,
     onError: connectionLost(context, store),
   });
   try {
@@ -96,6 +99,7 @@ export const postgresStores: StoreKind<NoSettings> = {
   problem: postgresUrlProblem,
   display: displayPostgresUrl,
   settings: noSettings,
+  hop: postgresHop,
   cases: {
     open: async (url, context) => {
       const { CASE_STORE, PostgresCaseRepository } = await import('./case-store.js');

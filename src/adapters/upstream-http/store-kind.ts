@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { StoreError, type StoreKind } from '../../ports/stores.js';
 import { certificateAndKey, certificateBundle } from '../shared/certificates.js';
-import { HTTPS_ONLY, isEncryptedOrLoopback } from '../shared/loopback.js';
+import { HTTPS_ONLY, isEncryptedOrLoopback, isLoopbackHost } from '../shared/loopback.js';
 import { parsedUrl } from '../shared/store-urls.js';
 import { type UpstreamSettings, upstreamSettings } from './settings.js';
 
@@ -67,6 +67,17 @@ export const upstreamStores: StoreKind<UpstreamSettings> = {
   problem: upstreamUrlProblem,
   display: (url) => url,
   settings: upstreamSettings,
+  hop: (url) => {
+    const { protocol, hostname, port } = new URL(url);
+    const https = protocol === 'https:';
+    return {
+      to: `${hostname}:${port || (https ? 443 : 80)}`,
+      loopback: isLoopbackHost(hostname),
+      // https:// verifies the chain and the host name (with UPSTREAM_TLS_CA for a private CA).
+      tls: https ? 'verify-full' : 'none',
+      fix: 'use https://',
+    };
+  },
   cases: {
     decidesLimitedAccess: true,
     open: async (url, context) => {

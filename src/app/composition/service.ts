@@ -560,7 +560,8 @@ export async function buildService(config: Config, logger: Logger): Promise<Serv
         certificates: listenerTls.certificates,
         read: () => readListenerTls(config),
       },
-      [stores.cases.tls].filter((tls): tls is ReloadableTls => tls !== undefined),
+      // The stores' own client certificates and CAs (the upstream's, Redis's).
+      [stores.cases.tls, stores.rateLimit.tls].filter((tls): tls is ReloadableTls => tls !== undefined),
       { expiry, metrics, logger, intervalMs: config.TLS_WATCH_MS },
     ),
     stores: {

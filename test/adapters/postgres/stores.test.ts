@@ -33,7 +33,31 @@ describe('PostgreSQL store URLs', () => {
     ['postgres://u@h:5432/db', undefined],
     ['postgresql://u:secret@h/db?schema=case_read', undefined],
     ['postgres://u@h:5432/', /needs a database/],
-    ['postgres://u@h/db?sslmode=disable', /takes only \?schema=NAME, not \?sslmode/],
+    ['postgres://u@h/db?sslmode=disable', undefined],
+    ['postgres://u@h/db?sslmode=require', undefined],
+    ['postgres://u@h/db?sslmode=verify-full&sslrootcert=/ca.pem&sslcert=/c.pem&sslkey=/k.pem', undefined],
+    ['postgres://u@h/db?sslmode=verify-full&sslrootcert=system', undefined],
+    [
+      'postgres://u@h/db?sslmode=prefer',
+      /sslmode must be disable, require, verify-ca or verify-full, not prefer/,
+    ],
+    ['postgres://u@h/db?sslmode=allow', /not allow \(prefer and allow fall back to plaintext/],
+    ['postgres://u@h/db?sslmode=no-verify', /not no-verify .*no-verify verifies nothing/],
+    ['postgres://u@h/db?sslmode=verify-full', /sslmode=verify-full needs sslrootcert=FILE/],
+    ['postgres://u@h/db?sslmode=verify-ca', /sslmode=verify-ca needs sslrootcert=FILE/],
+    [
+      'postgres://u@h/db?sslmode=verify-ca&sslrootcert=system',
+      /sslrootcert=system needs sslmode=verify-full/,
+    ],
+    ['postgres://u@h/db?sslrootcert=/ca.pem', /sslrootcert needs sslmode=require, verify-ca or verify-full/],
+    ['postgres://u@h/db?sslmode=disable&sslkey=/k.pem&sslcert=/c.pem', /sslcert needs sslmode=/],
+    ['postgres://u@h/db?sslmode=require&sslcert=/c.pem', /sslcert and sslkey go together/],
+    ['postgres://u@h/db?sslmode=require&sslrootcert=', /sslrootcert needs a file path/],
+    ['postgres://u@h/db?sslmode=disable&sslmode=verify-full', /takes \?sslmode= once/],
+    [
+      'postgres://u@h/db?ssl=true',
+      /takes only \?schema=, sslmode=, sslrootcert=, sslcert= and sslkey=, not \?ssl$/,
+    ],
     ['postgres://u@h/db?schema=Bad-Name', /schema must be/],
     ['postgres://u@h/db?schema=x;drop', /schema must be/],
   ])('%s', (url, problem) => {
@@ -48,8 +72,30 @@ describe('PostgreSQL store URLs', () => {
     expect(targetOf(url)).toEqual({
       connectionString: 'postgres://svc:hunter2@db.internal:5432/cases',
       schema: 'case_read',
+      tls: { assurance: 'none' },
     });
     expect(targetOf('postgres://u@h/db').schema).toBe('public');
+  });
+
+  it("reads libpq's TLS parameters with libpq's meanings, and keeps them out of the driver's URL", () => {
+    const target = targetOf(
+      'postgres://u@db.internal/cases?sslmode=verify-full&sslrootcert=/ca.pem&sslcert=/c.pem&sslkey=/k.pem&schema=s',
+    );
+    expect(target).toEqual({
+      connectionString: 'postgres://u@db.internal/cases',
+      schema: 's',
+      tls: { assurance: 'verify-full', rootCert: '/ca.pem', cert: '/c.pem', key: '/k.pem' },
+    });
+    expect(targetOf('postgres://u@h/db?sslmode=disable').tls).toEqual({ assurance: 'none' });
+    expect(targetOf('postgres://u@h/db?sslmode=require').tls).toEqual({ assurance: 'encrypted' });
+    // libpq: `require` with a root certificate verifies the chain, as `verify-ca` does.
+    expect(targetOf('postgres://u@h/db?sslmode=require&sslrootcert=/ca.pem').tls).toEqual({
+      assurance: 'verify-ca',
+      rootCert: '/ca.pem',
+    });
+    expect(targetOf('postgres://u@h/db?sslmode=verify-ca&sslrootcert=/ca.pem').tls.assurance).toBe(
+      'verify-ca',
+    );
   });
 });
 

@@ -1,0 +1,52 @@
+import { readFileSync } from 'node:fs';
+import type { ConnectionOptions } from 'node:tls';
+import { type CertificateInUse, StoreError } from '../../ports/stores.js';
+import { certificateAndKey, certificateBundle } from '../shared/certificates.js';
+import type { RedisSettings } from './settings.js';
+
+function fileOf(variable: string, path: string | undefined): string | undefined {
+  if (path === undefined) return undefined;
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new StoreError(
+      `${variable}: ${path} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+    );
+  }
+}
+
+/**
+ * The `rediss://` connection's TLS options from `RATE_LIMIT_TLS_*`, read and checked (the CA
+ * bundle parses, the key is the certificate's and the certificate valid now), and the client
+ * certificate they present. The host name is always verified. Throws {@link StoreError}
+ * naming the variable at fault; used at start and at each reload.
+ */
+export function readRedisTls(settings: RedisSettings): {
+  readonly tls: ConnectionOptions;
+  readonly inUse: CertificateInUse | undefined;
+} {
+  const ca = fileOf('RATE_LIMIT_TLS_CA', settings.tlsCaFile);
+  const cert = fileOf('RATE_LIMIT_TLS_CERT', settings.tlsCertFile);
+  const key = fileOf('RATE_LIMIT_TLS_KEY', settings.tlsKeyFile);
+  try {
+    if (ca !== undefined) certificateBundle('RATE_LIMIT_TLS_CA', ca);
+    const inUse =
+      cert !== undefined && key !== undefined
+        ? certificateAndKey(
+            { cert: 'RATE_LIMIT_TLS_CERT', key: 'RATE_LIMIT_TLS_KEY' },
+            { cert, key },
+            new Date(),
+          )
+        : undefined;
+    return {
+      tls: {
+        rejectUnauthorized: true,
+        ...(ca !== undefined ? { ca } : {}),
+        ...(cert !== undefined && key !== undefined ? { cert, key } : {}),
+      },
+      inUse,
+    };
+  } catch (error) {
+    throw new StoreError((error as Error).message);
+  }
+}
