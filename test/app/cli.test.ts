@@ -617,6 +617,36 @@ describe('onboarding end to end, with the CLI alone', () => {
     expect(result.stdout + result.stderr).not.toMatch(/hunter2|s3cret/);
   });
 
+  it('config check prints each hop: where to, and whether it is encrypted and verified', () => {
+    const result = runCli(['config', 'check'], {
+      ...env,
+      CASE_STORE:
+        'postgres://svc:hunter2@db.internal:5432/cases?sslmode=verify-full&sslrootcert=/etc/rds.pem',
+      AUDIT_STORE: 'postgres://svc@127.0.0.1:5432/cases',
+      RATE_LIMIT_STORE: 'redis://:s3cret@cache.internal:6379/2',
+      OTEL_TRACES_EXPORTER: 'otlp',
+    });
+    expect(result.status).toBe(0);
+    const hops = result.stdout.slice(result.stdout.indexOf('hops ('));
+    expect(hops).toMatch(
+      /\n {2}listener +127\.0\.0\.1:\d+ +TLS, each client's certificate verified \(mutual TLS\)/,
+    );
+    expect(hops).toMatch(/\n {2}management +127\.0\.0\.1:\d+ +plaintext \(metrics, health\)/);
+    expect(hops).toMatch(
+      /\n {2}CASE_STORE +db\.internal:5432 +TLS, the server's chain and host name verified\n/,
+    );
+    expect(hops).toMatch(/\n {2}ACCESS_STORE +\(this host\) +no network hop\n/);
+    expect(hops).toMatch(
+      /\n {2}AUDIT_STORE +127\.0\.0\.1:5432 +plaintext, on loopback \(never leaves this host\)\n/,
+    );
+    expect(hops).toMatch(/\n {2}RATE_LIMIT_STORE +cache\.internal:6379 +plaintext\n/);
+    expect(hops).toMatch(
+      /\n {2}STS +sts\.eu-west-2\.amazonaws\.com:443 +TLS, the server's chain and host name verified\n/,
+    );
+    expect(hops).toMatch(/\n {2}tracing +localhost:4318 +plaintext, on loopback/);
+    expect(result.stdout + result.stderr).not.toMatch(/hunter2|s3cret/);
+  });
+
   it('config check and serve refuse unreadable TLS files, naming the variable', async () => {
     const bad = { ...env, TLS_KEY: join(base, 'missing-key.pem') };
     for (const args of [['config', 'check'], ['serve']]) {

@@ -7,7 +7,8 @@ import { assertArchiveHolds, verifyArchive, writeArchive } from '../audit-archiv
 import { ArchiveReader } from '../audit-archive-reader.js';
 import { newestNoted, recordAt } from '../audit-proving.js';
 import { CheckpointKeyError, noteSigner } from '../composition/audit-keys.js';
-import { auditOriginOf } from '../composition/config.js';
+import { auditOriginOf, ConfigError } from '../composition/config.js';
+import { auditOriginPostureProblem } from '../composition/posture.js';
 import { NOTE_KEY_OPTIONS, parse, positionals } from './arguments.js';
 import { noteKeysOf, proving, readFile } from './audit-proofs.js';
 import { withAuditStore } from './command-stores.js';
@@ -81,6 +82,8 @@ async function archive(args: string[], io: Io): Promise<number> {
   }
   const keyPath = io.env.AUDIT_SIGNING_KEY;
   if (!keyPath) throw new UsageError("audit archive signs the archive's checkpoint: set AUDIT_SIGNING_KEY");
+  const origin = auditOriginPostureProblem(io.env);
+  if (origin !== undefined) throw new ConfigError([origin]);
   const pem = readFile('AUDIT_SIGNING_KEY:', keyPath).toString('utf8');
   let signer: ReturnType<typeof noteSigner>;
   try {

@@ -10,6 +10,7 @@ import {
   type StoreVariable,
   storeUrlOf,
 } from '../composition/config.js';
+import { storePostureProblem } from '../composition/posture.js';
 import { STORE_REGISTRY, storeWiring } from '../composition/store-kinds.js';
 import type { StoreRef } from '../stores.js';
 import { UsageError } from './exit.js';
@@ -30,6 +31,9 @@ export function storeOption(
   if (problems.length > 0) throw new ConfigError(problems);
   const ref = STORE_REGISTRY.refOf(STORE_VARIABLES[variable].role, storeUrlOf(variable, env, option), byKind);
   if ('error' in ref) throw new UsageError(`${flag}: ${ref.error}`);
+  // The production posture, as serve checks it: the flag names the store when it was given.
+  const posture = storePostureProblem(option === undefined ? variable : flag, ref, STORE_REGISTRY, env);
+  if (posture !== undefined) throw new ConfigError([posture]);
   return ref;
 }
 

@@ -3,6 +3,7 @@ import { keySetFrom, readAuditSigner, readListenerTls } from '../composition/ope
 import { loadServiceConfig } from '../composition/service.js';
 import { STORE_REGISTRY } from '../composition/store-kinds.js';
 import { parse, positionals } from './arguments.js';
+import { hopLines, hopsOf } from './config-hops.js';
 import { EXIT } from './exit.js';
 import { type Io, report } from './io.js';
 
@@ -65,6 +66,7 @@ export async function configCheck(args: string[], io: Io): Promise<number> {
       ([name, { value, source }]) =>
         `  ${name.padEnd(16)} ${value}${source === 'default' ? '  (default)' : ''}`,
     ),
+    ...hopLines(hopsOf(config, io.env)),
   ]);
   return EXIT.ok;
 }

@@ -9,6 +9,7 @@ import { RoleArn } from '../../domain/queue/arns.js';
 import { DEFAULT_MAX_IN_FLIGHT, DEFAULT_REQUEST_DEADLINE_MS } from '../../ports/deadline.js';
 import type { Environment, StoreRole } from '../../ports/stores.js';
 import type { StoreRef, StoreRegistry } from '../stores.js';
+import { servicePostureProblems } from './posture.js';
 
 /**
  * The service's configuration, read from environment variables and validated at start-up,
@@ -384,16 +385,9 @@ export function loadConfig(env: Environment, registry: StoreRegistry): Config {
     if ('error' in ref) problems.push(`${name}: ${ref.error}`);
     else stores[name] = ref;
   }
+  problems.push(...servicePostureProblems(env, stores, registry));
   const { CASE_STORE, ACCESS_STORE, AUDIT_STORE, RATE_LIMIT_STORE } = stores;
-  if (
-    !parsed.success ||
-    problems.length > 0 ||
-    !CASE_STORE ||
-    !ACCESS_STORE ||
-    !AUDIT_STORE ||
-    !RATE_LIMIT_STORE
-  ) {
-    throw new ConfigError(problems);
-  }
+  const complete = CASE_STORE && ACCESS_STORE && AUDIT_STORE && RATE_LIMIT_STORE;
+  if (!parsed.success || problems.length > 0 || !complete) throw new ConfigError(problems);
   return { ...parsed.data, CASE_STORE, ACCESS_STORE, AUDIT_STORE, RATE_LIMIT_STORE };
 }

@@ -1,0 +1,87 @@
+import { isLoopbackHost } from '../../adapters/shared/loopback.js';
+import type { Environment, TlsAssurance } from '../../ports/stores.js';
+import { type Config, STORE_VARIABLE_NAMES } from '../composition/config.js';
+import { STORE_REGISTRY } from '../composition/store-kinds.js';
+
+/**
+ * `config check`'s table of hops (decisions §17): every connection the service makes or
+ * takes, where to, and whether it is encrypted and verified, so that an operator sees at a
+ * glance what crosses the network in plaintext.
+ */
+export interface Hop {
+  readonly name: string;
+  /** `HOST:PORT`, or where the data stays when it never leaves the host. */
+  readonly to: string;
+  readonly how: string;
+}
+
+const TLS_WORDS: Record<TlsAssurance, string> = {
+  none: 'plaintext',
+  encrypted: 'TLS, the server NOT verified',
+  'verify-ca': "TLS, the server's chain verified (not its host name)",
+  'verify-full': "TLS, the server's chain and host name verified",
+};
+
+const describe = (tls: TlsAssurance, loopback: boolean): string =>
+  tls === 'none' && loopback ? 'plaintext, on loopback (never leaves this host)' : TLS_WORDS[tls];
+
+/** An `http(s)://` URL's hop: https verifies the chain and the host name. */
+function urlHop(name: string, url: string): Hop {
+  const { protocol, hostname, port } = new URL(url);
+  const https = protocol === 'https:';
+  return {
+    name,
+    to: `${hostname}:${port || (https ? 443 : 80)}`,
+    how: describe(https ? 'verify-full' : 'none', isLoopbackHost(hostname)),
+  };
+}
+
+export function hopsOf(config: Config, env: Environment): Hop[] {
+  const hops: Hop[] = [
+    {
+      name: 'listener',
+      to: `${config.HOST}:${config.PORT}`,
+      how:
+        config.IDENTITY_MODE === 'tls'
+          ? "TLS, each client's certificate verified (mutual TLS)"
+          : "TLS, the gateway's certificate verified (mutual TLS); the client named by the gateway",
+    },
+    {
+      name: 'management',
+      to: `${config.HOST}:${config.MANAGEMENT_PORT}`,
+      how: 'plaintext (metrics, health)',
+    },
+  ];
+  for (const variable of STORE_VARIABLE_NAMES) {
+    const hop = STORE_REGISTRY.hop(config[variable]);
+    hops.push(
+      hop === undefined
+        ? { name: variable, to: '(this host)', how: 'no network hop' }
+        : { name: variable, to: hop.to, how: describe(hop.tls, hop.loopback) },
+    );
+  }
+  if (env.UPSTREAM_TOKEN_URL) hops.push(urlHop('UPSTREAM_TOKEN_URL', env.UPSTREAM_TOKEN_URL));
+  if (config.CREDENTIALS_ISSUER === 'sts') {
+    hops.push(urlHop('STS', config.STS_ENDPOINT ?? `https://sts.${config.STS_REGION}.amazonaws.com`));
+  }
+  if (config.CLIENT_CERT_ISSUER === 'acm-pca') {
+    hops.push(
+      urlHop('ACM_PCA', config.ACM_PCA_ENDPOINT ?? `https://acm-pca.${config.ACM_PCA_REGION}.amazonaws.com`),
+    );
+  }
+  if (config.BEARER_MODE !== 'off' && config.BEARER_JWKS && /^https:/i.test(config.BEARER_JWKS)) {
+    hops.push(urlHop('BEARER_JWKS', config.BEARER_JWKS));
+  }
+  if (config.OTEL_TRACES_EXPORTER === 'otlp') {
+    hops.push(
+      urlHop('tracing', config.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? config.OTEL_EXPORTER_OTLP_ENDPOINT),
+    );
+  }
+  return hops;
+}
+
+/** The table as `config check` prints it. */
+export const hopLines = (hops: readonly Hop[]): string[] => [
+  'hops (each connection, and whether it is encrypted and verified):',
+  ...hops.map(({ name, to, how }) => `  ${name.padEnd(18)} ${to.padEnd(32)} ${how}`),
+];
