@@ -12,7 +12,7 @@
 //
 // Scenarios, one file each under bench/scenarios/ (each file says what it measures):
 //   keepalive (default), handshake, scale, token, engines, audit, upstream, runtimes,
-//   limited, tracing, checkpoints. The shared machinery is under bench/lib/.
+//   limited, tracing, checkpoints, tls-stores. The shared machinery is under bench/lib/.
 //   --smoke: half a second of each, to check the harness; nothing is judged.
 //   --audit jsonl: the service writes its audit trail to a JSONL file instead of SQLite.
 //   --rounds N: N measured rounds per server instead of 3.
@@ -46,6 +46,7 @@ import { keepalive } from './scenarios/keepalive.mjs';
 import { limited } from './scenarios/limited.mjs';
 import { runtimes } from './scenarios/runtimes.mjs';
 import { scale } from './scenarios/scale.mjs';
+import { tlsStores } from './scenarios/tls-stores.mjs';
 import { token } from './scenarios/token.mjs';
 import { tracing } from './scenarios/tracing.mjs';
 import { upstream } from './scenarios/upstream.mjs';
@@ -64,6 +65,7 @@ const SCENARIOS = {
   limited,
   tracing,
   checkpoints,
+  'tls-stores': tlsStores,
 };
 
 let options;

@@ -27,6 +27,7 @@ const SCENARIOS = [
   'upstream',
   'runtimes',
   'checkpoints',
+  'tls-stores',
 ] as const;
 
 interface Saved {
@@ -66,7 +67,7 @@ describe('npm run bench -- --smoke', () => {
     for (const r of saved.results) for (const t of Object.values(r.totals ?? {})) expect(t.non2xx).toBe(0);
   });
 
-  it('the engines, audit, upstream and runtimes scenarios (PostgreSQL, Redis, an upstream, Bun, Deno): every request answered 2xx', () => {
+  it('the engines, tls-stores, audit, upstream and runtimes scenarios (PostgreSQL, Redis, over TLS too, an upstream, Bun, Deno): every request answered 2xx', () => {
     expect(result.stdout).toMatch(/^local +\d+ req\/s .* cpu \d+ µs\/req {2}generator \d+% of a core$/m);
     expect(result.stdout).toMatch(/^shared +\d+ req\/s .* cpu \d+ µs\/req {2}generator \d+% of a core$/m);
     expect(result.stdout).toMatch(/^cpu per request shared\/local \d+(\.\d+)?$/m);
@@ -77,7 +78,11 @@ describe('npm run bench -- --smoke', () => {
     expect(result.stdout).toMatch(
       /^added latency -?\d+(\.\d+)? ms \(mean, one connection\); added p50 -?\d+(\.\d+)? ms at \d+ connections;/m,
     );
+    // The same engines in plaintext and over verified TLS (PostgreSQL and Redis of the bench's own).
+    expect(result.stdout).toMatch(/^tls +\d+ req\/s .* cpu \d+ µs\/req {2}generator \d+% of a core$/m);
+    expect(result.stdout).toMatch(/^cpu per request tls\/plaintext \d+(\.\d+)?$/m);
     for (const [scenario, servers] of [
+      ['tls-stores', 2],
       ['engines', 2],
       ['upstream', 2],
       ['runtimes', 3],
