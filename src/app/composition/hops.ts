@@ -1,7 +1,7 @@
 import { isLoopbackHost } from '../../adapters/shared/loopback.js';
 import type { Environment, TlsAssurance } from '../../ports/stores.js';
-import { type Config, STORE_VARIABLE_NAMES } from '../composition/config.js';
-import { STORE_REGISTRY } from '../composition/store-kinds.js';
+import { type Config, STORE_VARIABLE_NAMES } from './config.js';
+import { STORE_REGISTRY } from './store-kinds.js';
 
 /**
  * `config check`'s table of hops (decisions §17): every connection the service makes or
