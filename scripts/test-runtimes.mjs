@@ -6,7 +6,8 @@
 // bun:sqlite and node:sqlite), the SQLite driver seam, the JSONL audit store, the HTTP
 // adapter behind the mutual-TLS listener `serve` picks for the runtime, and that listener's
 // slow-client limits and certificate rotation, the audit checkpoints' keys and scheduler, and
-// the upstream store's reading of local date-times in a time zone. `npm test` runs it
+// the upstream store's reading of local date-times in a time zone, and the refusal of a key
+// file others can read. `npm test` runs it
 // after vitest has run everything under Node. The end-to-end suite (test/e2e) starts
 // `serve` itself under all three runtimes from Node.
 import { spawnSync } from 'node:child_process';
@@ -27,6 +28,8 @@ const SUITES = [
   'test/adapters/upstream-http/reading.test.ts',
   // The timer that ends an upstream, STS or AWS Private CA call, on each runtime's timers.
   'test/adapters/shared/call-budget.test.ts',
+  // A key or secret file readable by others refused: each runtime's file modes, through symlinks.
+  'test/adapters/shared/secret-files.test.ts',
   // Consumer CSRs read and client certificates issued with each runtime's WebCrypto.
   'test/adapters/x509/client-certificates.test.ts',
   'test/app/audit-checkpointing.test.ts',

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import type { CertificateInUse } from '../ports/stores.js';
 import { ConfigError } from './composition/config.js';
 
@@ -6,11 +6,13 @@ import { ConfigError } from './composition/config.js';
  * Certificates that change without a restart (decisions §10). Each source is a set of TLS
  * files used together (the listener's certificate, key, client CA and CRL; the upstream's
  * client certificate and CA). A set is reloaded on SIGHUP, and when its files' contents
- * change on disk: read every `intervalMs`, which sees an in-place write and the symlink
- * swap of a mounted Kubernetes secret alike, on every runtime. A change is loaded once it
- * has read the same on two reads in a row, so a file caught half-written is not tried. A
- * set that cannot be used is refused with a log line and a count, and the one in use stays;
- * the same bad contents are not tried again until they change (or SIGHUP).
+ * or modes change on disk: read every `intervalMs`, which sees an in-place write and the
+ * symlink swap of a mounted Kubernetes secret alike, on every runtime (and a key made
+ * readable by others with the same contents: refused and counted now, not found by the next
+ * restart). A change is loaded once it has read the same on two reads in a row, so a file
+ * caught half-written is not tried. A set that cannot be used is refused with a log line and
+ * a count, and the one in use stays; the same bad contents are not tried again until they
+ * change (or SIGHUP).
  */
 
 /** A certificate in use, named as the expiry metric names it. */
@@ -39,12 +41,16 @@ export interface TlsReloadEvents {
 const reasonOf = (error: unknown): string =>
   error instanceof ConfigError ? error.problems.join('; ') : (error as Error).message;
 
-/** The files' contents as one string: what is compared between reads. A missing file reads as its error. */
+/**
+ * The files' modes and contents as one string: what is compared between reads. A missing
+ * file reads as its error.
+ */
 function contentsOf(files: readonly string[]): string {
   return files
     .map((file) => {
       try {
-        return readFileSync(file, 'utf8');
+        const mode = statSync(file).mode & 0o7777;
+        return `${mode.toString(8)}\u0000${readFileSync(file, 'utf8')}`;
       } catch (error) {
         return `\u0000unreadable:${(error as NodeJS.ErrnoException).code ?? 'error'}`;
       }

@@ -1,4 +1,5 @@
 import {
+  chmodSync,
   cpSync,
   existsSync,
   mkdtempSync,
@@ -260,6 +261,20 @@ describe('what audit archive refuses', () => {
     await log.saveCheckpoint(signCheckpoint(grown.head, new Date(), signer.checkpoint, grown.root));
     return log;
   };
+
+  it('AUDIT_SIGNING_KEY readable by others: nothing is written, the key named with its mode', () => {
+    const exposed = join(dir, 'exposed-signing-key.pem');
+    writeFileSync(exposed, readFileSync(env.AUDIT_SIGNING_KEY as string), { mode: 0o644 });
+    chmodSync(exposed, 0o644);
+    const to = join(dir, 'archive-exposed-key');
+    const result = runCli(['audit', 'archive', '--to', to, '--older-than', '0', '--audit-store', store], {
+      ...env,
+      AUDIT_SIGNING_KEY: exposed,
+    });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain(`AUDIT_SIGNING_KEY: ${exposed} is readable by others (mode 0644)`);
+    expect(existsSync(to)).toBe(false);
+  });
 
   it("another trail's archive, signed by the same key: nothing is written, nothing let go of", async () => {
     const signer = await keysOf();

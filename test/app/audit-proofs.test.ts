@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -41,6 +41,22 @@ describe('case-read audit vkey', () => {
     expect(runCli(['audit', 'vkey', '--public-key', publicKey]).stdout).toMatch(
       /^case-read\.invalid\/audit\+/,
     );
+  });
+
+  it('refuses AUDIT_SIGNING_KEY when others can read it, naming it, the file and its mode', () => {
+    const exposed = join(dir, 'exposed-signing-key.pem');
+    writeFileSync(exposed, readFileSync(privateKey), { mode: 0o644 });
+    chmodSync(exposed, 0o644);
+    const refused = runCli(['audit', 'vkey'], { AUDIT_SIGNING_KEY: exposed, AUDIT_ORIGIN: ORIGIN });
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toBe(
+      `case-read: AUDIT_SIGNING_KEY: ${exposed} is readable by others (mode 0644); make it 0640 or 0600 (on Kubernetes: defaultMode: 0440 on the secret volume; the default is 0644)\n`,
+    );
+    // Group-readable is allowed; a public key is no secret.
+    chmodSync(exposed, 0o640);
+    expect(runCli(['audit', 'vkey'], { AUDIT_SIGNING_KEY: exposed, AUDIT_ORIGIN: ORIGIN }).status).toBe(0);
+    chmodSync(publicKey, 0o644);
+    expect(runCli(['audit', 'vkey', '--public-key', publicKey]).status).toBe(0);
   });
 
   it('names what is missing or wrong', () => {

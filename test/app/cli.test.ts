@@ -1,6 +1,14 @@
 import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -656,6 +664,20 @@ describe('onboarding end to end, with the CLI alone', () => {
     }
   });
 
+  it('config check and serve refuse a TLS_KEY others can read, naming it, the file and its mode', async () => {
+    const key = join(base, 'exposed-server-key.pem');
+    writeFileSync(key, readFileSync(join(pkiDir, 'server-key.pem')), { mode: 0o644 });
+    chmodSync(key, 0o644);
+    for (const args of [['config', 'check'], ['serve']]) {
+      const result = await runCommand(args, { ...env, TLS_KEY: key });
+      expect(result.status).toBe(1);
+      expect(result.stderr).toContain(
+        `TLS_KEY: ${key} is readable by others (mode 0644); make it 0640 or 0600 (on Kubernetes: defaultMode: 0440 on the secret volume; the default is 0644)`,
+      );
+      expect(result.stderr).not.toContain('PRIVATE KEY');
+    }
+  });
+
   it('config check and serve refuse a key that is not the certificate’s, naming both variables', async () => {
     // The CA's key, in place of the server certificate's: readable, a key, the wrong one.
     const bad = { ...env, TLS_KEY: join(pkiDir, 'ca-key.pem') };
@@ -716,6 +738,15 @@ describe('onboarding end to end, with the CLI alone', () => {
       CLIENT_CA_CERT: join(pkiDir, 'ca.pem'),
       CLIENT_CA_KEY: join(pkiDir, 'ca-key.pem'),
     };
+    // The CA's key readable by others: refused, as serve refuses it.
+    const exposedKey = join(csrDir, 'exposed-ca-key.pem');
+    writeFileSync(exposedKey, readFileSync(local.CLIENT_CA_KEY), { mode: 0o644 });
+    chmodSync(exposedKey, 0o644);
+    const exposed = await sign({ ...local, CLIENT_CA_KEY: exposedKey }, '--client', 'client-a');
+    expect([exposed.status, exposed.stderr]).toEqual([
+      1,
+      expect.stringContaining(`CLIENT_CA_KEY: ${exposedKey} is readable by others (mode 0644)`),
+    ]);
     const none = await sign({}, '--client', 'client-a');
     expect(none.status).toBe(1);
     expect(none.stderr).toContain('no certificate issuer is configured');

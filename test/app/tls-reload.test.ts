@@ -1,4 +1,5 @@
 import {
+  chmodSync,
   mkdirSync,
   mkdtempSync,
   readFileSync,
@@ -96,6 +97,22 @@ describe('watchTls', () => {
     watch.poll();
     watch.poll();
     expect(loaded).toEqual(['three']);
+    watch.stop();
+  });
+
+  it('reads a change of mode alone as a change (a key made readable by others is tried, and refused)', () => {
+    const file = join(dir, 'key.pem');
+    writeFileSync(file, 'one', { mode: 0o600 });
+    chmodSync(file, 0o600);
+    const { source, loaded } = sourceOver(file);
+    const watch = watchTls([source], 0, record);
+    chmodSync(file, 0o644);
+    watch.poll();
+    watch.poll();
+    expect(loaded).toEqual(['one']);
+    expect(events).toEqual(['reloaded file']);
+    watch.poll();
+    expect(events).toEqual(['reloaded file']);
     watch.stop();
   });
 

@@ -445,8 +445,11 @@ describe('checkpoints off the request path', () => {
     expect(result.status, result.stderr).toBe(0);
     expect(result.stdout).toContain(`AUDIT_SIGNING_KEY ${keygen.privateKey} (key id ${keygen.keyId})`);
     expect(result.stdout).not.toContain(readFileSync(keygen.privateKey, 'utf8').split('\n')[1]);
-    const wrong = runCli(['config', 'check'], { ...setup.env, AUDIT_SIGNING_KEY: publicKey });
+    // A public key where the private one belongs, kept as a key file is kept (0600).
+    const notPrivate = join(dir, 'keys-2', 'given-as-signing-key.pem');
+    writeFileSync(notPrivate, readFileSync(publicKey), { mode: 0o600 });
+    const wrong = runCli(['config', 'check'], { ...setup.env, AUDIT_SIGNING_KEY: notPrivate });
     expect(wrong.status).toBe(1);
-    expect(wrong.stderr).toContain(`AUDIT_SIGNING_KEY: ${publicKey}: it holds no private key in PEM`);
+    expect(wrong.stderr).toContain(`AUDIT_SIGNING_KEY: ${notPrivate}: it holds no private key in PEM`);
   });
 });

@@ -25,8 +25,9 @@ import { RUNTIMES, type RuntimeCommand } from '../support/runtimes.js';
  * runtime: the files are a mounted Kubernetes secret (`server.pem -> ..data/server.pem`,
  * `..data -> v1`, swapped by renaming a new `..data` link over it). A whole new set (server
  * certificate, key and client CA) is picked up from the files and on SIGHUP; a connection
- * made before goes on; a client of the removed CA is refused; a broken set is refused with
- * a log line and a count, and the old one stays. And TLS_CRL where a runtime cannot check it.
+ * made before goes on; a client of the removed CA is refused; a broken set, or one whose key
+ * others can read, is refused with a log line and a count, and the old one stays. And
+ * TLS_CRL where a runtime cannot check it.
  */
 
 const FILES = ['server.pem', 'server-key.pem', 'ca.pem'] as const;
@@ -145,7 +146,9 @@ describe.each(RUNTIMES)('certificates rotated under serve on $name', (runtime: R
         ca: readFileSync(join(pki, 'ca.pem'), 'utf8'),
       };
       mkdirSync(join(secret, version), { recursive: true });
-      for (const file of FILES) writeFileSync(join(secret, version, file), readFileSync(join(pki, file)));
+      // As the kubelet writes a secret volume with `defaultMode: 0440`: the key not readable by others.
+      for (const file of FILES)
+        writeFileSync(join(secret, version, file), readFileSync(join(pki, file)), { mode: 0o440 });
     }
     symlinkSync('v1', join(secret, '..data'));
     for (const file of FILES) symlinkSync(join('..data', file), join(secret, file));
@@ -216,7 +219,9 @@ describe.each(RUNTIMES)('certificates rotated under serve on $name', (runtime: R
   it('refuses a broken set with a log line and a count, and keeps serving the one in use', async () => {
     mkdirSync(join(secret, 'v3'));
     writeFileSync(join(secret, 'v3', 'server.pem'), readFileSync(join(secret, 'v1', 'server.pem')));
-    writeFileSync(join(secret, 'v3', 'server-key.pem'), readFileSync(join(secret, 'v2', 'server-key.pem')));
+    writeFileSync(join(secret, 'v3', 'server-key.pem'), readFileSync(join(secret, 'v2', 'server-key.pem')), {
+      mode: 0o600,
+    });
     writeFileSync(join(secret, 'v3', 'ca.pem'), readFileSync(join(secret, 'v2', 'ca.pem')));
     swapTo('v3');
     const line = await logLine('tls reload failed, the set in use stays', 1);
@@ -228,6 +233,24 @@ describe.each(RUNTIMES)('certificates rotated under serve on $name', (runtime: R
     expect(await answers(clients.v2)).toBe(200);
     const served = await servedSerial(clients.v2);
     expect(served).toBe((await logLine('tls reloaded', 1)).serialNumber);
+    expect(output()).not.toContain('PRIVATE KEY');
+  });
+
+  it('refuses a new set whose key others can read (the default 0644 of a secret volume), and keeps the one in use', async () => {
+    mkdirSync(join(secret, 'v4'));
+    for (const file of FILES)
+      writeFileSync(join(secret, 'v4', file), readFileSync(join(secret, 'v1', file)), { mode: 0o644 });
+    swapTo('v4');
+    const line = await logLine('tls reload failed, the set in use stays', 2);
+    // The file named as configured: the mode is the one the links lead to.
+    expect(line).toMatchObject({
+      certificate: 'server',
+      reason: `TLS_KEY: ${join(secret, 'server-key.pem')} is readable by others (mode 0644); make it 0640 or 0600 (on Kubernetes: defaultMode: 0440 on the secret volume; the default is 0644)`,
+    });
+    expect(await metrics()).toContain('case_read_tls_reload_failures_total{certificate="server"} 2');
+    // The set in use (v2) stays: its clients are served, v1's are not.
+    expect(await answers(clients.v2)).toBe(200);
+    expect(await answers(clients.v1)).toBe('refused');
     expect(output()).not.toContain('PRIVATE KEY');
   });
 

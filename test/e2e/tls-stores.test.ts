@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -206,6 +206,25 @@ describe('PostgreSQL and Redis over TLS, through serve', () => {
     } finally {
       await plain.kill();
     }
+  }, 60_000);
+
+  it('a client key readable by others is refused, naming it and its mode (sslkey, RATE_LIMIT_TLS_KEY)', async () => {
+    const open = join(dir, 'client-key-0644.pem');
+    writeFileSync(open, readFileSync(files.key));
+    chmodSync(open, 0o644);
+    const pg = await refusal({
+      CASE_STORE: storeUrl(
+        `sslmode=verify-full&sslrootcert=${files.ca}&sslcert=${files.cert}&sslkey=${open}`,
+      ),
+    });
+    expect(pg.output).toContain(`case store sslkey: ${open} is readable by others (mode 0644)`);
+    const redisKey = await refusal({ RATE_LIMIT_TLS_KEY: open });
+    expect(redisKey.output).toContain(`RATE_LIMIT_TLS_KEY: ${open} is readable by others (mode 0644)`);
+    // Readable by the group (a secret volume's 0440 with fsGroup) is allowed.
+    chmodSync(open, 0o640);
+    const server = await startServe({ ...setup.env, ...redisEnv(), RATE_LIMIT_TLS_KEY: open });
+    server.child.kill('SIGTERM');
+    await new Promise((resolve) => server.child.once('exit', resolve));
   }, 60_000);
 
   it('stores migrate and the audit commands refuse another CA too', () => {

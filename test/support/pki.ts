@@ -30,7 +30,10 @@ export interface TestPki {
     options?: { ca?: Ca; notBefore?: Date; notAfter?: Date },
   ): Promise<ClientCredentials>;
   crl(serials: string[]): Promise<string>;
-  /** Writes a file into the PKI directory and returns its path. */
+  /**
+   * Writes a file into the PKI directory and returns its path: a private key readable by its
+   * owner only (0600), as the service requires of a key file; anything else as umask has it.
+   */
   write(name: string, content: string): string;
   cleanup(): void;
 }
@@ -43,7 +46,7 @@ export async function makeTestPki(): Promise<TestPki> {
   const issuer = await createDevIssuer();
   const write = (name: string, content: string) => {
     const path = join(dir, name);
-    writeFileSync(path, content);
+    writeFileSync(path, content, /PRIVATE KEY-----/.test(content) ? { mode: 0o600 } : {});
     return path;
   };
   return {

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
 import { StoreError } from '../../ports/stores.js';
 import { certificateAndKey, certificateBundle } from '../shared/certificates.js';
+import { readSecretFile } from '../shared/secret-files.js';
 import { type PostgresTls, SYSTEM_ROOTS } from './url.js';
 
 /**
@@ -34,7 +35,8 @@ export function sslOptionsOf(store: string, tls: PostgresTls): false | Connectio
     }
     if (tls.cert !== undefined && tls.key !== undefined) {
       const cert = fileOf(store, 'sslcert', tls.cert);
-      const key = fileOf(store, 'sslkey', tls.key);
+      // A private key: refused when others may read it (decisions §17).
+      const key = readSecretFile(`${store} sslkey`, tls.key, (message) => new StoreError(message));
       certificateAndKey({ cert: 'sslcert', key: 'sslkey' }, { cert, key }, new Date());
       options.cert = cert;
       options.key = key;

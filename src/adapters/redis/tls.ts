@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
 import { type CertificateInUse, StoreError } from '../../ports/stores.js';
 import { certificateAndKey, certificateBundle } from '../shared/certificates.js';
+import { readSecretFile } from '../shared/secret-files.js';
 import type { RedisSettings } from './settings.js';
 
 function fileOf(variable: string, path: string | undefined): string | undefined {
@@ -27,7 +28,11 @@ export function readRedisTls(settings: RedisSettings): {
 } {
   const ca = fileOf('RATE_LIMIT_TLS_CA', settings.tlsCaFile);
   const cert = fileOf('RATE_LIMIT_TLS_CERT', settings.tlsCertFile);
-  const key = fileOf('RATE_LIMIT_TLS_KEY', settings.tlsKeyFile);
+  // A private key: refused when others may read it (decisions §17).
+  const key =
+    settings.tlsKeyFile === undefined
+      ? undefined
+      : readSecretFile('RATE_LIMIT_TLS_KEY', settings.tlsKeyFile, (message) => new StoreError(message));
   try {
     if (ca !== undefined) certificateBundle('RATE_LIMIT_TLS_CA', ca);
     const inUse =

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { StoreError, type StoreKind } from '../../ports/stores.js';
 import { certificateAndKey, certificateBundle } from '../shared/certificates.js';
 import { HTTPS_ONLY, isEncryptedOrLoopback, isLoopbackHost } from '../shared/loopback.js';
+import { readSecretFile } from '../shared/secret-files.js';
 import { parsedUrl } from '../shared/store-urls.js';
 import { type UpstreamSettings, upstreamSettings } from './settings.js';
 
@@ -19,7 +20,7 @@ function upstreamUrlProblem(url: string): string | undefined {
   return undefined;
 }
 
-/** Reads a secret or a PEM file named by a variable; the message names the variable, never the contents. */
+/** Reads a PEM file named by a variable; the message names the variable, never the contents. */
 function fileOf(variable: string, path: string | undefined): string | undefined {
   if (path === undefined) return undefined;
   try {
@@ -31,18 +32,25 @@ function fileOf(variable: string, path: string | undefined): string | undefined 
   }
 }
 
+/** {@link fileOf} for a key or a secret: refused too when others can read the file. */
+function secretOf(variable: string, path: string | undefined): string | undefined {
+  if (path === undefined) return undefined;
+  return readSecretFile(variable, path, (message) => new StoreError(message)).trim();
+}
+
 /** The upstream's TLS files that are set: the client certificate and key, the CA. */
 const upstreamTlsFiles = (settings: UpstreamSettings): string[] =>
   [settings.tlsCertFile, settings.tlsKeyFile, settings.tlsCaFile].filter((f): f is string => f !== undefined);
 
 /**
- * The upstream's TLS files, read and checked (the key is the certificate's, the certificate
- * valid now, the CA bundle parses), and the client certificate they present.
+ * The upstream's TLS files, read and checked (the key is the certificate's and not readable
+ * by others, the certificate valid now, the CA bundle parses), and the client certificate
+ * they present. Read at start and at each reload.
  */
 function readUpstreamTls(settings: UpstreamSettings) {
   const ca = fileOf('UPSTREAM_TLS_CA', settings.tlsCaFile);
   const cert = fileOf('UPSTREAM_TLS_CERT', settings.tlsCertFile);
-  const key = fileOf('UPSTREAM_TLS_KEY', settings.tlsKeyFile);
+  const key = secretOf('UPSTREAM_TLS_KEY', settings.tlsKeyFile);
   try {
     if (ca !== undefined) certificateBundle('UPSTREAM_TLS_CA', ca);
     const inUse =
@@ -89,8 +97,8 @@ export const upstreamStores: StoreKind<UpstreamSettings> = {
       // The client certificate in use: replaced by each reload.
       let inUse = initial.inUse;
       const tlsFiles = upstreamTlsFiles(settings);
-      const apiKey = fileOf('UPSTREAM_API_KEY_FILE', settings.apiKeyFile);
-      const staticBearer = fileOf('UPSTREAM_BEARER_FILE', settings.bearerFile);
+      const apiKey = secretOf('UPSTREAM_API_KEY_FILE', settings.apiKeyFile);
+      const staticBearer = secretOf('UPSTREAM_BEARER_FILE', settings.bearerFile);
       const bearer =
         staticBearer !== undefined
           ? async () => staticBearer
@@ -98,7 +106,7 @@ export const upstreamStores: StoreKind<UpstreamSettings> = {
             ? clientCredentialsBearer({
                 tokenUrl: settings.tokenUrl,
                 clientId: settings.clientId ?? '',
-                clientSecret: fileOf('UPSTREAM_CLIENT_SECRET_FILE', settings.clientSecretFile) ?? '',
+                clientSecret: secretOf('UPSTREAM_CLIENT_SECRET_FILE', settings.clientSecretFile) ?? '',
                 timeoutMs: settings.timeoutMs,
                 maxBodyBytes: settings.maxBodyBytes,
               })

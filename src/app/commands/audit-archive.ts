@@ -10,7 +10,7 @@ import { CheckpointKeyError, noteSigner } from '../composition/audit-keys.js';
 import { auditOriginOf, ConfigError } from '../composition/config.js';
 import { auditOriginPostureProblem } from '../composition/posture.js';
 import { NOTE_KEY_OPTIONS, parse, positionals } from './arguments.js';
-import { noteKeysOf, proving, readFile } from './audit-proofs.js';
+import { noteKeysOf, proving, readSigningKey } from './audit-proofs.js';
 import { withAuditStore } from './command-stores.js';
 import { CommandError, EXIT, UsageError } from './exit.js';
 import { type Io, report } from './io.js';
@@ -84,7 +84,7 @@ async function archive(args: string[], io: Io): Promise<number> {
   if (!keyPath) throw new UsageError("audit archive signs the archive's checkpoint: set AUDIT_SIGNING_KEY");
   const origin = auditOriginPostureProblem(io.env);
   if (origin !== undefined) throw new ConfigError([origin]);
-  const pem = readFile('AUDIT_SIGNING_KEY:', keyPath).toString('utf8');
+  const pem = readSigningKey(keyPath).toString('utf8');
   let signer: ReturnType<typeof noteSigner>;
   try {
     signer = noteSigner(pem, auditOriginOf(io.env));

@@ -27,6 +27,7 @@ import {
 } from '../audit-proving.js';
 import {
   CheckpointKeyError,
+  checkSecretFile,
   notePublicKey,
   noteSigner,
   sha256Bytes,
@@ -57,6 +58,15 @@ export function readFile(option: string, path: string): Buffer {
 }
 
 /**
+ * `AUDIT_SIGNING_KEY`'s file, read as {@link readFile} reads one, and refused when others
+ * can read it, as `serve` refuses it.
+ */
+export function readSigningKey(path: string): Buffer {
+  checkSecretFile('AUDIT_SIGNING_KEY', path, (message) => new CommandError(message));
+  return readFile('AUDIT_SIGNING_KEY:', path);
+}
+
+/**
  * `audit vkey [--public-key PEM] [--origin O]`: the verifier key line of the log's key, by
  * default `AUDIT_SIGNING_KEY`'s public half under `AUDIT_ORIGIN`.
  */
@@ -71,7 +81,9 @@ async function vkey(args: string[], io: Io): Promise<number> {
   const path = values['public-key'] ?? io.env.AUDIT_SIGNING_KEY;
   if (!path) throw new UsageError('audit vkey needs --public-key PEM, or AUDIT_SIGNING_KEY set');
   const what = values['public-key'] !== undefined ? '--public-key' : 'AUDIT_SIGNING_KEY:';
-  const pem = readFile(what, path).toString('utf8');
+  const pem = (values['public-key'] !== undefined ? readFile(what, path) : readSigningKey(path)).toString(
+    'utf8',
+  );
   let key: { readonly vkey: string; readonly keyId: number };
   try {
     key = /PRIVATE KEY/.test(pem) ? noteSigner(pem, origin) : notePublicKey(pem, origin);
@@ -317,18 +329,15 @@ export function noteKeysOf(
 ): NoteVerifierKey[] {
   if (given.vkey !== undefined) return [verifierKeyOf(given.vkey)];
   const origin = given.origin ?? auditOriginOf(io.env);
-  const paths = given.publicKeys?.length
-    ? given.publicKeys
-    : io.env.AUDIT_SIGNING_KEY
-      ? [io.env.AUDIT_SIGNING_KEY]
-      : [];
+  const signingKey = !given.publicKeys?.length ? io.env.AUDIT_SIGNING_KEY : undefined;
+  const paths = given.publicKeys?.length ? given.publicKeys : signingKey ? [signingKey] : [];
   if (paths.length === 0) {
     throw new UsageError(
       'a checkpoint is checked with a key: give --vkey, or --public-key (with --origin), or set AUDIT_SIGNING_KEY',
     );
   }
   return paths.map((path) => {
-    const pem = readFile('--public-key', path).toString('utf8');
+    const pem = (signingKey ? readSigningKey(path) : readFile('--public-key', path)).toString('utf8');
     try {
       return /PRIVATE KEY/.test(pem) ? noteSigner(pem, origin) : notePublicKey(pem, origin);
     } catch (error) {

@@ -13,5 +13,7 @@ export {
 } from '../../adapters/crypto/checkpoint-keys.js';
 /** `audit vkey`, `audit verify-proof`, `audit prove`: the log's key as a C2SP note key (node:crypto). */
 export { notePublicKey, noteSigner, verifyNoteSignature } from '../../adapters/crypto/note-keys.js';
+/** `audit vkey`, `audit archive`, …: `AUDIT_SIGNING_KEY` refused when others can read it, as `serve` refuses it. */
+export { checkSecretFile } from '../../adapters/shared/secret-files.js';
 /** SHA-256 as the audit stores hash: hex over text, bytes over bytes. */
 export { sha256Bytes, sha256Hex } from '../../adapters/shared/sha256.js';

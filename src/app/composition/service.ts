@@ -25,6 +25,7 @@ import {
   certificateBundle,
   checkCrl,
 } from '../../adapters/shared/certificates.js';
+import { readSecretFile } from '../../adapters/shared/secret-files.js';
 import { peerCertificateOf } from '../../adapters/tls-listener/peer-certificate.js';
 import type { RunningServer, TlsFiles } from '../../adapters/tls-listener/server.js';
 import { upstreamStores } from '../../adapters/upstream-http/store-kind.js';
@@ -77,6 +78,10 @@ function readPem(variable: string, path: string): string {
   }
 }
 
+/** A private key file, read as {@link readPem} reads a PEM file, and refused when others can read it. */
+const readKey = (variable: string, path: string): string =>
+  readSecretFile(variable, path, (message) => new ConfigError([message]));
+
 /** The client CA bundle (`TLS_CLIENT_CA`), read as `serve` reads it. */
 export const readClientCa = (config: Pick<Config, 'TLS_CLIENT_CA'>): string =>
   readPem('TLS_CLIENT_CA', config.TLS_CLIENT_CA);
@@ -84,16 +89,17 @@ export const readClientCa = (config: Pick<Config, 'TLS_CLIENT_CA'>): string =>
 function readTlsFiles(config: Config): TlsFiles {
   return {
     cert: readPem('TLS_CERT', config.TLS_CERT),
-    key: readPem('TLS_KEY', config.TLS_KEY),
+    key: readKey('TLS_KEY', config.TLS_KEY),
     clientCa: readClientCa(config),
     ...(config.TLS_CRL ? { crl: readPem('TLS_CRL', config.TLS_CRL) } : {}),
   };
 }
 
 /**
- * The listener's TLS files, read and checked (the key is the certificate's, the certificate
- * valid now, every CA of the bundle parses, the CRL file holds a CRL), with the certificates
- * they hold for the expiry metrics. Throws a ConfigError naming the variable at fault.
+ * The listener's TLS files, read and checked (the key is the certificate's and not readable
+ * by others, the certificate valid now, every CA of the bundle parses, the CRL file holds a
+ * CRL), with the certificates they hold for the expiry metrics. Throws a ConfigError naming
+ * the variable at fault.
  */
 export function readListenerTls(config: Config): { files: TlsFiles; certificates: NamedCertificate[] } {
   const files = readTlsFiles(config);
@@ -116,11 +122,12 @@ export function readListenerTls(config: Config): { files: TlsFiles; certificates
 
 /**
  * The signer of the audit checkpoints, when `AUDIT_SIGNING_KEY` names one: read and checked
- * (an Ed25519 private key). Throws a ConfigError naming the variable, never the key.
+ * (an Ed25519 private key, in a file not readable by others). Throws a ConfigError naming
+ * the variable, never the key.
  */
 export async function readAuditSigner(config: Config): Promise<CheckpointSigner | undefined> {
   if (config.AUDIT_SIGNING_KEY === undefined) return undefined;
-  const pem = readPem('AUDIT_SIGNING_KEY', config.AUDIT_SIGNING_KEY);
+  const pem = readKey('AUDIT_SIGNING_KEY', config.AUDIT_SIGNING_KEY);
   try {
     return await checkpointSigner(pem, config.AUDIT_ORIGIN);
   } catch (error) {
@@ -250,9 +257,10 @@ export async function createCredentialsIssuer(
 
 /**
  * The issuer of client certificates (decisions §12), by `CLIENT_CERT_ISSUER`: none (null),
- * a local CA (its certificate and key read and checked: the key is the CA's, and the CA is
- * one `TLS_CLIENT_CA` trusts, else what it issued could never be presented), or AWS Private
- * CA (its SDK loaded only then). Throws a ConfigError naming the variable.
+ * a local CA (its certificate and key read and checked: the key is the CA's and not readable
+ * by others, and the CA is one `TLS_CLIENT_CA` trusts, else what it issued could never be
+ * presented), or AWS Private CA (its SDK loaded only then). Throws a ConfigError naming the
+ * variable.
  */
 export async function createCertificateIssuer(
   config: IssuerConfig,
@@ -273,7 +281,7 @@ export async function createCertificateIssuer(
   const { LocalCertificateIssuer, LocalIssuerError } = await import('../../adapters/x509/local-issuer.js');
   const issuer = await LocalCertificateIssuer.load(
     readPem('CLIENT_CA_CERT', config.CLIENT_CA_CERT ?? ''),
-    readPem('CLIENT_CA_KEY', config.CLIENT_CA_KEY ?? ''),
+    readKey('CLIENT_CA_KEY', config.CLIENT_CA_KEY ?? ''),
   ).catch((error: unknown) => {
     throw error instanceof LocalIssuerError ? new ConfigError([error.message]) : error;
   });

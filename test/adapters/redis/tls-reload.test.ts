@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -133,6 +133,13 @@ describe('the rate-limit store client certificate, reloaded', () => {
     writeFileSync(files.key, (await issueClientCertificate(ca, { commonName: 'x' })).keyPem, { mode: 0o600 });
     expect(() => store.tls?.reload()).toThrow(
       'RATE_LIMIT_TLS_KEY: is not the key of the certificate in RATE_LIMIT_TLS_CERT',
+    );
+    expect(store.tls?.current()).toEqual(inUse);
+    // Nor a key readable by others, even the right one.
+    put(await issueClientCertificate(ca, { commonName: 'case-read' }));
+    chmodSync(files.key, 0o644);
+    expect(() => store.tls?.reload()).toThrow(
+      `RATE_LIMIT_TLS_KEY: ${files.key} is readable by others (mode 0644)`,
     );
     expect(store.tls?.current()).toEqual(inUse);
     await dropConnections();

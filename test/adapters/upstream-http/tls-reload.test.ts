@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { chmodSync, rmSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { upstreamStores } from '../../../src/adapters/upstream-http/store-kind.js';
 import { Crn } from '../../../src/domain/crn.js';
@@ -61,6 +61,25 @@ describe('the upstream client certificate, reloaded', () => {
       'UPSTREAM_TLS_KEY: is not the key of the certificate in UPSTREAM_TLS_CERT',
     );
     expect(store.tls?.current()).toEqual(inUse);
+    expect(await store.value.findHomeOfficeInterest(crn)).toBeDefined();
+  });
+
+  it('refuses a new pair whose key others can read (mode 0644), and goes on with the set in use', async () => {
+    const inUse = store.tls?.current();
+    const next = await upstream.pki.client('case-reader');
+    writeFileSync(upstream.files.cert, next.certPem);
+    // Replaced as a secret volume at Kubernetes' default mode would replace it.
+    rmSync(upstream.files.key);
+    writeFileSync(upstream.files.key, next.keyPem, { mode: 0o644 });
+    chmodSync(upstream.files.key, 0o644);
+    expect(() => store.tls?.reload()).toThrow(
+      `UPSTREAM_TLS_KEY: ${upstream.files.key} is readable by others (mode 0644); make it 0640 or 0600 (on Kubernetes: defaultMode: 0440 on the secret volume; the default is 0644)`,
+    );
+    expect(store.tls?.current()).toEqual(inUse);
+    expect(await store.value.findHomeOfficeInterest(crn)).toBeDefined();
+    // Group-readable is allowed: the same pair is then loaded.
+    chmodSync(upstream.files.key, 0o640);
+    expect(store.tls?.reload()?.serialNumber).toBe(next.serialNumber);
     expect(await store.value.findHomeOfficeInterest(crn)).toBeDefined();
   });
 });
