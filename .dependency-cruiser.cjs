@@ -5,12 +5,20 @@
 module.exports = {
   forbidden: [
     {
+      name: 'tlog-stands-alone',
+      severity: 'error',
+      comment:
+        'src/tlog is a transparency log of its own (RFC 9162 trees, C2SP signed notes, checkpoints, tiles and proofs; docs/decisions/0020): it imports nothing outside itself, not even node:*, and knows nothing of cases. It could be lifted into a package as it is.',
+      from: { path: '^src/tlog/' },
+      to: { pathNot: '^src/tlog/' },
+    },
+    {
       name: 'domain-is-pure',
       severity: 'error',
       comment:
-        'src/domain imports nothing outside src/domain but the port interfaces it needs: no framework, no driver, no node:* module.',
+        'src/domain imports nothing outside src/domain but the port interfaces it needs and the transparency log (src/tlog, as pure as it): no framework, no driver, no node:* module.',
       from: { path: '^src/domain/' },
-      to: { pathNot: ['^src/domain/', '^src/ports/'] },
+      to: { pathNot: ['^src/domain/', '^src/ports/', '^src/tlog/'] },
     },
     {
       name: 'domain-knows-ports-as-types',
@@ -26,7 +34,7 @@ module.exports = {
       comment:
         'src/ports declares interfaces over domain types; it never imports an adapter, the app, or a library.',
       from: { path: '^src/ports/' },
-      to: { pathNot: ['^src/ports/', '^src/domain/'] },
+      to: { pathNot: ['^src/ports/', '^src/domain/', '^src/tlog/'] },
     },
     {
       name: 'adapters-do-not-reach-the-app',

@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { auditRecordOfEntry } from '../domain/audit/canonical-text.js';
+import { type AuditQuery, matchesAuditQuery, type StoredAuditRecord } from '../domain/audit/record.js';
 import {
   consistencyRanges,
   type Hash,
@@ -12,14 +14,8 @@ import {
   storedIndexOf,
   subtreesOf,
   verifyInclusion,
-} from '../domain/audit/merkle.js';
-import type { CheckpointBody, NoteVerifierKey } from '../domain/audit/note.js';
-import {
-  type AuditQuery,
-  auditRecordOfEntry,
-  matchesAuditQuery,
-  type StoredAuditRecord,
-} from '../domain/audit/record.js';
+} from '../tlog/merkle.js';
+import type { CheckpointBody, NoteVerifierKey } from '../tlog/note.js';
 import {
   bundlePath,
   entriesOf,
@@ -28,7 +24,7 @@ import {
   TILE_WIDTH,
   tilePath,
   tileRoot,
-} from '../domain/audit/tiles.js';
+} from '../tlog/tiles.js';
 import { AuditArchiveError, CHECKPOINT_FILE } from './audit-archive.js';
 import { AuditProofError, openCheckpoint } from './audit-proving.js';
 import { sha256Bytes, sha256Hex } from './composition/audit-keys.js';

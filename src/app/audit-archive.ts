@@ -11,9 +11,11 @@ import {
   writeSync,
 } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
-import { Frontier, type Hash, leafHash, sameHash, verifyConsistency } from '../domain/audit/merkle.js';
-import { checkpointText, type NoteVerifierKey, signNote } from '../domain/audit/note.js';
-import { auditEntryOf } from '../domain/audit/record.js';
+import { auditEntryOf } from '../domain/audit/canonical-text.js';
+import type { AuditLog } from '../ports/audit-log.js';
+import type { NoteSigner } from '../ports/checkpoint-keys.js';
+import { Frontier, type Hash, leafHash, sameHash, verifyConsistency } from '../tlog/merkle.js';
+import { checkpointText, type NoteVerifierKey, signNote } from '../tlog/note.js';
 import {
   bundleOf,
   bundlePath,
@@ -26,9 +28,7 @@ import {
   tileRoot,
   tilesOf,
   tileWithin,
-} from '../domain/audit/tiles.js';
-import type { AuditLog } from '../ports/audit-log.js';
-import type { NoteSigner } from '../ports/checkpoint-keys.js';
+} from '../tlog/tiles.js';
 import {
   AuditProofError,
   newestNoted,

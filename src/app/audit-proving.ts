@@ -1,4 +1,9 @@
+import { auditEntryOf, auditLeafHash } from '../domain/audit/canonical-text.js';
+import type { ArchivedStart } from '../domain/audit/chain.js';
+import { AuditChainWalker, type AuditVerification } from '../domain/audit/chain-walker.js';
 import type { AuditCheckpoint } from '../domain/audit/checkpoint.js';
+import type { StoredAuditRecord } from '../domain/audit/record.js';
+import type { AuditLog } from '../ports/audit-log.js';
 import {
   consistencyRanges,
   Frontier,
@@ -12,23 +17,14 @@ import {
   storedIndexesFor,
   verifyConsistency,
   verifyInclusion,
-} from '../domain/audit/merkle.js';
+} from '../tlog/merkle.js';
 import {
   type CheckpointBody,
   type NoteVerifierKey,
   noteTextOf,
   openNote,
   parseCheckpointText,
-} from '../domain/audit/note.js';
-import {
-  type ArchivedStart,
-  AuditChainWalker,
-  type AuditVerification,
-  auditEntryOf,
-  auditLeafHash,
-  type StoredAuditRecord,
-} from '../domain/audit/record.js';
-import type { AuditLog } from '../ports/audit-log.js';
+} from '../tlog/note.js';
 import { sha256Bytes, sha256Hex, verifyNoteSignature } from './composition/audit-keys.js';
 
 /**

@@ -6,9 +6,9 @@ import {
   checkpointOf,
   describeCheckpoint,
 } from '../domain/audit/checkpoint.js';
-import { type NoteVerifierKey, openNote, parseCheckpointText } from '../domain/audit/note.js';
 import type { AuditCheckpointStore } from '../ports/audit-log.js';
 import type { CheckpointKeyring } from '../ports/checkpoint-keys.js';
+import { type NoteVerifierKey, openNote, parseCheckpointText } from '../tlog/note.js';
 import { verifyNoteSignature } from './composition/audit-keys.js';
 
 /**

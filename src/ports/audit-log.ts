@@ -1,11 +1,7 @@
+import type { AuditVerification } from '../domain/audit/chain-walker.js';
 import type { AuditCheckpoint, ChainHead, CheckpointSet } from '../domain/audit/checkpoint.js';
-import type { Hash } from '../domain/audit/merkle.js';
-import type {
-  AuditQuery,
-  AuditRecord,
-  AuditVerification,
-  StoredAuditRecord,
-} from '../domain/audit/record.js';
+import type { AuditQuery, AuditRecord, StoredAuditRecord } from '../domain/audit/record.js';
+import type { Hash } from '../tlog/merkle.js';
 import type { Deadline } from './deadline.js';
 
 /**

@@ -18,7 +18,7 @@ import { SqliteAuditLog } from '../../src/adapters/sqlite/audit-log.js';
 import { assertArchiveHolds, writeArchive } from '../../src/app/audit-archive.js';
 import { noteSigner } from '../../src/app/composition/audit-keys.js';
 import { signCheckpoint } from '../../src/domain/audit/checkpoint.js';
-import { bundlePath, tileIndexPath, tileOfPath, tilePath, tilesOf } from '../../src/domain/audit/tiles.js';
+import { bundlePath, tileIndexPath, tileOfPath, tilePath, tilesOf } from '../../src/tlog/tiles.js';
 import { auditRecord } from '../contract/audit-log.contract.js';
 import { runCli } from '../support/cli.js';
 import { withByteFlipped } from '../support/files.js';

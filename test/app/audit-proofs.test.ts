@@ -12,9 +12,9 @@ import {
   rangeHashes,
   rootOfFrontier,
   storedIndexesFor,
-} from '../../src/domain/audit/merkle.js';
-import { checkpointText, signNote } from '../../src/domain/audit/note.js';
-import { formatTlogProof } from '../../src/domain/audit/tlog-proof.js';
+} from '../../src/tlog/merkle.js';
+import { checkpointText, signNote } from '../../src/tlog/note.js';
+import { formatTlogProof } from '../../src/tlog/tlog-proof.js';
 import { runCli } from '../support/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'case-read-audit-proofs-'));

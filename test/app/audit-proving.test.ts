@@ -12,8 +12,8 @@ import {
   verifySince,
 } from '../../src/app/audit-proving.js';
 import { CheckpointSet, signCheckpoint } from '../../src/domain/audit/checkpoint.js';
-import { type CheckpointBody, noteTextOf, parseCheckpointText } from '../../src/domain/audit/note.js';
 import type { StoredAuditRecord } from '../../src/domain/audit/record.js';
+import { type CheckpointBody, noteTextOf, parseCheckpointText } from '../../src/tlog/note.js';
 import { auditRecord } from '../contract/audit-log.contract.js';
 import { execOn, openSqlite } from '../support/sqlite.js';
 

@@ -1,6 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Bytes } from '../../src/adapters/shared/sha256.js';
+import { auditEntryOf } from '../../src/domain/audit/canonical-text.js';
+import { GENESIS_HASH } from '../../src/domain/audit/chain.js';
 import { type AuditCheckpoint, CheckpointSet } from '../../src/domain/audit/checkpoint.js';
+import type { AuditRecord, StoredAuditRecord } from '../../src/domain/audit/record.js';
+import type { AuditLog } from '../../src/ports/audit-log.js';
 import {
   consistencyRanges,
   inclusionRanges,
@@ -9,14 +13,7 @@ import {
   storedIndexOf,
   verifyConsistency,
   verifyInclusion,
-} from '../../src/domain/audit/merkle.js';
-import {
-  type AuditRecord,
-  auditEntryOf,
-  GENESIS_HASH,
-  type StoredAuditRecord,
-} from '../../src/domain/audit/record.js';
-import type { AuditLog } from '../../src/ports/audit-log.js';
+} from '../../src/tlog/merkle.js';
 import { grownAndReferenceRoots, referenceRoot } from '../support/merkle-reference.js';
 
 export interface OpenedAuditLog {

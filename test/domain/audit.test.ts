@@ -1,12 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import {
-  type AuditRecord,
-  auditFieldTexts,
-  canonicalAuditText,
-  chainRecord,
-  GENESIS_HASH,
-  type StoredAuditRecord,
-} from '../../src/domain/audit/record.js';
+import { auditFieldTexts, canonicalAuditText } from '../../src/domain/audit/canonical-text.js';
+import { chainRecord, GENESIS_HASH } from '../../src/domain/audit/chain.js';
+import type { AuditRecord, StoredAuditRecord } from '../../src/domain/audit/record.js';
 import { verifyAuditChain } from '../support/audit.js';
 
 /** A stand-in hash: any injective function of the text proves the chain rules. */

@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bundlePath, entriesOf, tilePath } from '../../src/domain/audit/tiles.js';
+import { bundlePath, entriesOf, tilePath } from '../../src/tlog/tiles.js';
 import { prepareServe, runCli, runCliConcurrently, type ServeSetup, startServe } from '../support/cli.js';
 import { withByteFlipped } from '../support/files.js';
 import { goChecks, skipWithoutGoReference } from '../support/go-reference.js';

@@ -1,12 +1,9 @@
 import { AUDIT_COLUMNS, rowValuesOf } from '../../src/adapters/shared/audit-chain.js';
 import { sha256Hex } from '../../src/adapters/shared/sha256.js';
+import { canonicalAuditText } from '../../src/domain/audit/canonical-text.js';
+import { GENESIS_HASH } from '../../src/domain/audit/chain.js';
 import type { ChainHead } from '../../src/domain/audit/checkpoint.js';
-import {
-  type AuditRecord,
-  canonicalAuditText,
-  GENESIS_HASH,
-  type StoredAuditRecord,
-} from '../../src/domain/audit/record.js';
+import type { AuditRecord, StoredAuditRecord } from '../../src/domain/audit/record.js';
 
 /**
  * Records as the service stored them before format version 3: version 2, hashed over the

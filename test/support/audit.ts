@@ -1,9 +1,6 @@
+import { AuditChainWalker, type AuditVerification } from '../../src/domain/audit/chain-walker.js';
 import type { CheckpointSet } from '../../src/domain/audit/checkpoint.js';
-import {
-  AuditChainWalker,
-  type AuditVerification,
-  type StoredAuditRecord,
-} from '../../src/domain/audit/record.js';
+import type { StoredAuditRecord } from '../../src/domain/audit/record.js';
 
 /** Verifies a whole chain held in memory (see {@link AuditChainWalker}), against checkpoints when given. */
 export function verifyAuditChain(

@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
-import { auditEntryOf, type StoredAuditRecord } from '../../src/domain/audit/record.js';
+import { auditEntryOf } from '../../src/domain/audit/canonical-text.js';
+import type { StoredAuditRecord } from '../../src/domain/audit/record.js';
 
 /**
  * RFC 9162 §2.1.1's Merkle Tree Hash, written the way the RFC states it (recursively, from the
- * entries), to check the stores' tree against: nothing of src/domain/audit/merkle.ts is used.
+ * entries), to check the stores' tree against: nothing of src/tlog/merkle.ts is used.
  */
 const sha256 = (...parts: Uint8Array[]) => {
   const hash = createHash('sha256');

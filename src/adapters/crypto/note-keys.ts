@@ -1,6 +1,6 @@
 import { createPublicKey, type KeyObject, sign, verify } from 'node:crypto';
-import { type NoteVerifierKey, noteKeyId, verifierKeyLine } from '../../domain/audit/note.js';
 import type { NoteSigner as NoteSigning } from '../../ports/checkpoint-keys.js';
+import { type NoteVerifierKey, noteKeyId, verifierKeyLine } from '../../tlog/note.js';
 import { sha256Bytes } from '../shared/sha256.js';
 import { auditPrivateKey, CheckpointKeyError, requireEd25519 } from './ed25519-keys.js';
 

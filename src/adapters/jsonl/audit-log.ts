@@ -12,30 +12,31 @@ import {
 } from 'node:fs';
 import { open as openAsync } from 'node:fs/promises';
 import {
+  type AuditFieldTexts,
+  auditFieldTexts,
+  canonicalAuditText,
+} from '../../domain/audit/canonical-text.js';
+import { GENESIS_HASH } from '../../domain/audit/chain.js';
+import { AuditChainWalker, type AuditVerification } from '../../domain/audit/chain-walker.js';
+import {
   type AuditCheckpoint,
   type ChainHead,
   type CheckpointSet,
   checkpointIdOf,
   checkpointOf,
 } from '../../domain/audit/checkpoint.js';
-import { appendLeaves, frontierIndexes, type Hash, storedCount } from '../../domain/audit/merkle.js';
 import {
-  AuditChainWalker,
-  type AuditFieldTexts,
   type AuditQuery,
   type AuditRecord,
-  type AuditVerification,
-  auditFieldTexts,
   CURRENT_AUDIT_VERSION,
-  canonicalAuditText,
   chainHashOf,
-  GENESIS_HASH,
   matchesAuditQuery,
   type StoredAuditRecord,
 } from '../../domain/audit/record.js';
 import type { AuditLog, Forgotten, TreeHead } from '../../ports/audit-log.js';
 import type { Deadline } from '../../ports/deadline.js';
 import { StoreError, type StoreLog } from '../../ports/stores.js';
+import { appendLeaves, frontierIndexes, type Hash, storedCount } from '../../tlog/merkle.js';
 import { VERIFY_BATCH } from '../shared/audit-chain.js';
 import * as tree from '../shared/audit-tree.js';
 import { GroupCommit } from '../shared/group-commit.js';

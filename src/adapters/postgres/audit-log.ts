@@ -1,16 +1,12 @@
 import type pg from 'pg';
+import { GENESIS_HASH } from '../../domain/audit/chain.js';
+import type { AuditVerification } from '../../domain/audit/chain-walker.js';
 import type { AuditCheckpoint, ChainHead, CheckpointSet } from '../../domain/audit/checkpoint.js';
-import { frontierIndexes, type Hash } from '../../domain/audit/merkle.js';
-import {
-  type AuditQuery,
-  type AuditRecord,
-  type AuditVerification,
-  GENESIS_HASH,
-  type StoredAuditRecord,
-} from '../../domain/audit/record.js';
+import type { AuditQuery, AuditRecord, StoredAuditRecord } from '../../domain/audit/record.js';
 import type { AuditLog, Forgotten, TreeHead } from '../../ports/audit-log.js';
 import { type Deadline, DeadlineExceededError } from '../../ports/deadline.js';
 import { StoreError } from '../../ports/stores.js';
+import { frontierIndexes, type Hash } from '../../tlog/merkle.js';
 import * as chain from '../shared/audit-chain.js';
 import * as retention from '../shared/audit-retention.js';
 import * as tree from '../shared/audit-tree.js';

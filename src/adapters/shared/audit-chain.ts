@@ -1,19 +1,12 @@
+import { type ArchivedStart, chainRecord, GENESIS_HASH } from '../../domain/audit/chain.js';
+import { type AuditVerification, verifyAuditBatches } from '../../domain/audit/chain-walker.js';
 import {
   type AuditCheckpoint,
   type ChainHead,
   type CheckpointSet,
   checkpointOf,
 } from '../../domain/audit/checkpoint.js';
-import {
-  type ArchivedStart,
-  type AuditQuery,
-  type AuditRecord,
-  type AuditVerification,
-  chainRecord,
-  GENESIS_HASH,
-  type StoredAuditRecord,
-  verifyAuditBatches,
-} from '../../domain/audit/record.js';
+import type { AuditQuery, AuditRecord, StoredAuditRecord } from '../../domain/audit/record.js';
 import { sha256Bytes, sha256Hex } from './sha256.js';
 
 /**

@@ -1,13 +1,7 @@
+import type { ArchivedStart } from '../../domain/audit/chain.js';
 import type { ChainHead } from '../../domain/audit/checkpoint.js';
-import {
-  frontierIndexes,
-  type Hash,
-  MerkleError,
-  storedCount,
-  storedIndexOf,
-} from '../../domain/audit/merkle.js';
-import type { ArchivedStart } from '../../domain/audit/record.js';
 import type { Forgotten } from '../../ports/audit-log.js';
+import { frontierIndexes, type Hash, MerkleError, storedCount, storedIndexOf } from '../../tlog/merkle.js';
 
 /**
  * Letting go of archived records (decisions §15), as both SQL stores do it ({@link forgetWith}):

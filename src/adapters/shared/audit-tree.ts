@@ -1,4 +1,7 @@
+import { auditLeafHash } from '../../domain/audit/canonical-text.js';
 import type { ChainHead } from '../../domain/audit/checkpoint.js';
+import type { StoredAuditRecord } from '../../domain/audit/record.js';
+import type { TreeHead } from '../../ports/audit-log.js';
 import {
   appendLeaves,
   frontierIndexes,
@@ -6,9 +9,7 @@ import {
   MerkleError,
   rootOfFrontier,
   storedCount,
-} from '../../domain/audit/merkle.js';
-import { auditLeafHash, type StoredAuditRecord } from '../../domain/audit/record.js';
-import type { TreeHead } from '../../ports/audit-log.js';
+} from '../../tlog/merkle.js';
 import { sha256Bytes } from './sha256.js';
 
 /**

@@ -1,15 +1,11 @@
 import { statSync } from 'node:fs';
+import type { AuditVerification } from '../../domain/audit/chain-walker.js';
 import type { AuditCheckpoint, ChainHead, CheckpointSet } from '../../domain/audit/checkpoint.js';
-import { frontierIndexes, type Hash } from '../../domain/audit/merkle.js';
-import type {
-  AuditQuery,
-  AuditRecord,
-  AuditVerification,
-  StoredAuditRecord,
-} from '../../domain/audit/record.js';
+import type { AuditQuery, AuditRecord, StoredAuditRecord } from '../../domain/audit/record.js';
 import type { AuditLog, Forgotten, TreeHead } from '../../ports/audit-log.js';
 import { type Deadline, DeadlineExceededError } from '../../ports/deadline.js';
 import { StoreError } from '../../ports/stores.js';
+import { frontierIndexes, type Hash } from '../../tlog/merkle.js';
 import * as chain from '../shared/audit-chain.js';
 import * as retention from '../shared/audit-retention.js';
 import * as tree from '../shared/audit-tree.js';

@@ -1,8 +1,8 @@
 // `audit archive` and `audit verify --archive` (decisions §15): the older records to a C2SP
 // tlog-tiles directory, and the check of such a directory on its own.
 import type { AuditQuery, StoredAuditRecord } from '../../domain/audit/record.js';
-import { TILE_WIDTH } from '../../domain/audit/tiles.js';
 import type { AuditLog } from '../../ports/audit-log.js';
+import { TILE_WIDTH } from '../../tlog/tiles.js';
 import { assertArchiveHolds, verifyArchive, writeArchive } from '../audit-archive.js';
 import { ArchiveReader } from '../audit-archive-reader.js';
 import { newestNoted, recordAt } from '../audit-proving.js';

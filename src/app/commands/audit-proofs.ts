@@ -3,7 +3,8 @@
 // one entry's tlog-proof against it.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Hash, leafHash, MerkleError, verifyInclusion } from '../../domain/audit/merkle.js';
+import { StoreError } from '../../ports/stores.js';
+import { type Hash, leafHash, MerkleError, verifyInclusion } from '../../tlog/merkle.js';
 import {
   hashToBase64,
   NoteError,
@@ -11,9 +12,8 @@ import {
   openNote,
   parseCheckpointText,
   parseVerifierKey,
-} from '../../domain/audit/note.js';
-import { formatTlogProof, parseTlogProof } from '../../domain/audit/tlog-proof.js';
-import { StoreError } from '../../ports/stores.js';
+} from '../../tlog/note.js';
+import { formatTlogProof, parseTlogProof } from '../../tlog/tlog-proof.js';
 import { AuditArchiveError } from '../audit-archive.js';
 import { ArchiveReader } from '../audit-archive-reader.js';
 import {

@@ -1,7 +1,8 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { AuditVerification } from '../../domain/audit/chain-walker.js';
 import { type AuditCheckpoint, describeCheckpoint } from '../../domain/audit/checkpoint.js';
-import type { AuditQuery, AuditVerification, StoredAuditRecord } from '../../domain/audit/record.js';
+import type { AuditQuery, StoredAuditRecord } from '../../domain/audit/record.js';
 import type { AuditLog } from '../../ports/audit-log.js';
 import { CheckpointEvidenceError, type Evidence, gatherCheckpoints } from '../checkpoint-evidence.js';
 import { CheckpointKeyError, checkpointKeyring, generateCheckpointKeys } from '../composition/audit-keys.js';

@@ -2,12 +2,12 @@ import * as z from 'zod';
 import { httpsUrl, httpUrl, presentIn, problemsOf, wholeNumber } from '../../adapters/shared/variables.js';
 import { SERVER_LIMITS } from '../../adapters/tls-listener/limits.js';
 import { parseQuota } from '../../domain/access/quota.js';
-import { isNoteName } from '../../domain/audit/note.js';
 import { DEFAULT_CLIENT_CERT_DAYS, DEFAULT_RENEW_WITHIN_DAYS } from '../../domain/certificates/renew.js';
 import { CrnFormat, DEFAULT_CRN_PATTERN } from '../../domain/crn.js';
 import { RoleArn } from '../../domain/queue/arns.js';
 import { DEFAULT_MAX_IN_FLIGHT, DEFAULT_REQUEST_DEADLINE_MS } from '../../ports/deadline.js';
 import type { Environment, StoreRole } from '../../ports/stores.js';
+import { isNoteName } from '../../tlog/note.js';
 import type { StoreRef, StoreRegistry } from '../stores.js';
 import { servicePostureProblems } from './posture.js';
 

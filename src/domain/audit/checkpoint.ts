@@ -1,5 +1,5 @@
-import type { Hash } from './merkle.js';
-import { checkpointText, signNote } from './note.js';
+import type { Hash } from '../../tlog/merkle.js';
+import { checkpointText, signNote } from '../../tlog/note.js';
 
 /**
  * Signed checkpoints of the audit chain (decisions §9). A hash chain shows a record changed

@@ -17,7 +17,7 @@ import {
   storedCount,
   storedIndexesFor,
   verifyInclusion,
-} from '../../../src/domain/audit/merkle.js';
+} from '../../../src/tlog/merkle.js';
 import {
   checkpointText,
   hashToBase64,
@@ -26,8 +26,8 @@ import {
   parseVerifierKey,
   signNote,
   verifierKeyLine,
-} from '../../../src/domain/audit/note.js';
-import { formatTlogProof, parseTlogProof } from '../../../src/domain/audit/tlog-proof.js';
+} from '../../../src/tlog/note.js';
+import { formatTlogProof, parseTlogProof } from '../../../src/tlog/tlog-proof.js';
 import { goChecks, skipWithoutGoReference } from '../../support/go-reference.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'case-read-c2sp-'));

@@ -15,7 +15,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { JsonlAuditLog } from '../../../src/adapters/jsonl/audit-log.js';
 import { jsonlStores } from '../../../src/adapters/jsonl/store-kind.js';
 import { sha256Hex } from '../../../src/adapters/shared/sha256.js';
-import { canonicalAuditText } from '../../../src/domain/audit/record.js';
+import { canonicalAuditText } from '../../../src/domain/audit/canonical-text.js';
 import { auditRecord } from '../../contract/audit-log.contract.js';
 import { grownAndReferenceRoots } from '../../support/merkle-reference.js';
 import { testContext } from '../../support/stores.js';

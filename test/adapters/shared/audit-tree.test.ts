@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_WRITTEN_LEAVES, sizeOfStored, WrittenLeaves } from '../../../src/adapters/shared/audit-tree.js';
-import { storedCount } from '../../../src/domain/audit/merkle.js';
 import type { StoredAuditRecord } from '../../../src/domain/audit/record.js';
+import { storedCount } from '../../../src/tlog/merkle.js';
 
 const records = (from: number, to: number) =>
   Array.from(

@@ -17,7 +17,7 @@ import {
   storedIndexesFor,
   verifyConsistency,
   verifyInclusion,
-} from '../../src/domain/audit/merkle.js';
+} from '../../src/tlog/merkle.js';
 
 const sha256: Sha256 = (...parts) => {
   const hash = createHash('sha256');
