@@ -32,7 +32,7 @@ const SUITES = [
   'test/adapters/shared/secret-files.test.ts',
   // Consumer CSRs read and client certificates issued with each runtime's WebCrypto.
   'test/adapters/x509/client-certificates.test.ts',
-  'test/app/audit-checkpointing.test.ts',
+  'test/app/audit/checkpointing.test.ts',
   'test/adapters/http',
   'test/adapters/tls-listener/slow-client.test.ts',
   'test/adapters/tls-listener/rotation.test.ts',

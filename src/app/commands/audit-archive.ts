@@ -3,9 +3,9 @@
 import type { AuditQuery, StoredAuditRecord } from '../../domain/audit/record.js';
 import type { AuditLog } from '../../ports/audit-log.js';
 import { TILE_WIDTH } from '../../tlog/tiles.js';
-import { assertArchiveHolds, verifyArchive, writeArchive } from '../audit-archive.js';
-import { ArchiveReader } from '../audit-archive-reader.js';
-import { newestNoted, recordAt } from '../audit-proving.js';
+import { assertArchiveHolds, verifyArchive, writeArchive } from '../audit/archive.js';
+import { ArchiveReader } from '../audit/archive-reader.js';
+import { newestNoted, recordAt } from '../audit/proving.js';
 import { CheckpointKeyError, noteSigner } from '../composition/audit-keys.js';
 import { auditOriginOf, ConfigError } from '../composition/config.js';
 import { auditOriginPostureProblem } from '../composition/posture.js';

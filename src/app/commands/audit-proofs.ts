@@ -14,8 +14,8 @@ import {
   parseVerifierKey,
 } from '../../tlog/note.js';
 import { formatTlogProof, parseTlogProof } from '../../tlog/tlog-proof.js';
-import { AuditArchiveError } from '../audit-archive.js';
-import { ArchiveReader } from '../audit-archive-reader.js';
+import { AuditArchiveError } from '../audit/archive.js';
+import { ArchiveReader } from '../audit/archive-reader.js';
 import {
   AuditProofError,
   newestNoted,
@@ -24,7 +24,7 @@ import {
   proveConsistency,
   proveInclusion,
   verifySince,
-} from '../audit-proving.js';
+} from '../audit/proving.js';
 import {
   CheckpointKeyError,
   checkSecretFile,

@@ -4,7 +4,7 @@ import type { AuditVerification } from '../../domain/audit/chain-walker.js';
 import { type AuditCheckpoint, describeCheckpoint } from '../../domain/audit/checkpoint.js';
 import type { AuditQuery, StoredAuditRecord } from '../../domain/audit/record.js';
 import type { AuditLog } from '../../ports/audit-log.js';
-import { CheckpointEvidenceError, type Evidence, gatherCheckpoints } from '../checkpoint-evidence.js';
+import { CheckpointEvidenceError, type Evidence, gatherCheckpoints } from '../audit/checkpoint-evidence.js';
 import { CheckpointKeyError, checkpointKeyring, generateCheckpointKeys } from '../composition/audit-keys.js';
 import { NOTE_KEY_OPTIONS, parse, positionals } from './arguments.js';
 import { withAuditStore } from './command-stores.js';

@@ -1,8 +1,7 @@
 import { SERVICE_VARIABLES, STORE_VARIABLE_NAMES } from '../composition/config.js';
 import { hopLines, hopsOf } from '../composition/hops.js';
 import { keySetFrom, readAuditSigner, readListenerTls } from '../composition/operator.js';
-import { loadServiceConfig } from '../composition/service.js';
-import { STORE_REGISTRY } from '../composition/store-kinds.js';
+import { loadServiceConfig, STORE_REGISTRY } from '../composition/store-kinds.js';
 import { parse, positionals } from './arguments.js';
 import { EXIT } from './exit.js';
 import { type Io, report } from './io.js';

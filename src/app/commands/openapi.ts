@@ -1,5 +1,5 @@
 import { crnFormatOf } from '../composition/config.js';
-import { openApiDocument } from '../composition/operator.js';
+import { openApiDocument } from '../composition/openapi-document.js';
 import { parse, positionals } from './arguments.js';
 import { EXIT } from './exit.js';
 import type { Io } from './io.js';

@@ -5,9 +5,9 @@ import { postgresStores } from '../../adapters/postgres/store-kind.js';
 import { redisStores } from '../../adapters/redis/store-kind.js';
 import { sqliteStores } from '../../adapters/sqlite/store-kind.js';
 import { upstreamStores } from '../../adapters/upstream-http/store-kind.js';
-import type { StoreLog, StoreWiring } from '../../ports/stores.js';
+import type { Environment, StoreLog, StoreWiring } from '../../ports/stores.js';
 import { StoreRegistry } from '../stores.js';
-import type { Config } from './config.js';
+import { type Config, loadConfig } from './config.js';
 
 /**
  * The store kinds this service knows, first match wins. Each adapter folder that holds
@@ -23,6 +23,9 @@ export const STORE_REGISTRY = new StoreRegistry([
   redisStores,
   upstreamStores,
 ]);
+
+/** The service's configuration, with the store kinds this service knows (`serve`, `config check`). */
+export const loadServiceConfig = (env: Environment): Config => loadConfig(env, STORE_REGISTRY);
 
 /** What every store is opened with: the crn pattern, where it logs, and the hooks for its metrics. */
 export function storeWiring(

@@ -13,14 +13,12 @@ import {
 import { upstreamStores } from '../../../src/adapters/upstream-http/store-kind.js';
 import { issueServerCertificate } from '../../../src/adapters/x509/pki.js';
 import { CertificateExpiry } from '../../../src/app/certificate-expiry.js';
+import { readAuditSigner } from '../../../src/app/composition/audit-wiring.js';
 import { certificateWatch } from '../../../src/app/composition/certificate-watch.js';
 import { ConfigError } from '../../../src/app/composition/config.js';
-import {
-  createCertificateIssuer,
-  loadServiceConfig,
-  readAuditSigner,
-  readListenerTls,
-} from '../../../src/app/composition/service.js';
+import { createCertificateIssuer } from '../../../src/app/composition/issuers.js';
+import { loadServiceConfig } from '../../../src/app/composition/store-kinds.js';
+import { readListenerTls } from '../../../src/app/composition/tls-files.js';
 import type { CaseRepository } from '../../../src/ports/case-repository.js';
 import { type Opened, StoreError } from '../../../src/ports/stores.js';
 import { makeTestPki, type TestPki } from '../../support/pki.js';

@@ -5,11 +5,11 @@ import {
   CheckpointSet,
   checkpointOf,
   describeCheckpoint,
-} from '../domain/audit/checkpoint.js';
-import type { AuditCheckpointStore } from '../ports/audit-log.js';
-import type { CheckpointKeyring } from '../ports/checkpoint-keys.js';
-import { type NoteVerifierKey, openNote, parseCheckpointText } from '../tlog/note.js';
-import { verifyNoteSignature } from './composition/audit-keys.js';
+} from '../../domain/audit/checkpoint.js';
+import type { AuditCheckpointStore } from '../../ports/audit-log.js';
+import type { CheckpointKeyring } from '../../ports/checkpoint-keys.js';
+import { type NoteVerifierKey, openNote, parseCheckpointText } from '../../tlog/note.js';
+import { verifyNoteSignature } from '../composition/audit-keys.js';
 
 /**
  * The checkpoints `audit verify` checks a chain against (decisions §9): those stored beside

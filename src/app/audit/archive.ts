@@ -11,11 +11,11 @@ import {
   writeSync,
 } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
-import { auditEntryOf } from '../domain/audit/canonical-text.js';
-import type { AuditLog } from '../ports/audit-log.js';
-import type { NoteSigner } from '../ports/checkpoint-keys.js';
-import { Frontier, type Hash, leafHash, sameHash, verifyConsistency } from '../tlog/merkle.js';
-import { checkpointText, type NoteVerifierKey, signNote } from '../tlog/note.js';
+import { auditEntryOf } from '../../domain/audit/canonical-text.js';
+import type { AuditLog } from '../../ports/audit-log.js';
+import type { NoteSigner } from '../../ports/checkpoint-keys.js';
+import { Frontier, type Hash, leafHash, sameHash, verifyConsistency } from '../../tlog/merkle.js';
+import { checkpointText, type NoteVerifierKey, signNote } from '../../tlog/note.js';
 import {
   bundleOf,
   bundlePath,
@@ -28,15 +28,9 @@ import {
   tileRoot,
   tilesOf,
   tileWithin,
-} from '../tlog/tiles.js';
-import {
-  AuditProofError,
-  newestNoted,
-  openCheckpoint,
-  proveConsistency,
-  storedRoot,
-} from './audit-proving.js';
-import { sha256Bytes } from './composition/audit-keys.js';
+} from '../../tlog/tiles.js';
+import { sha256Bytes } from '../composition/audit-keys.js';
+import { AuditProofError, newestNoted, openCheckpoint, proveConsistency, storedRoot } from './proving.js';
 
 /**
  * The audit trail's archive (decisions §15): the older records as a C2SP `tlog-tiles`

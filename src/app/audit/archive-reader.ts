@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { auditRecordOfEntry } from '../domain/audit/canonical-text.js';
-import { type AuditQuery, matchesAuditQuery, type StoredAuditRecord } from '../domain/audit/record.js';
+import { auditRecordOfEntry } from '../../domain/audit/canonical-text.js';
+import { type AuditQuery, matchesAuditQuery, type StoredAuditRecord } from '../../domain/audit/record.js';
 import {
   consistencyRanges,
   type Hash,
@@ -14,8 +14,8 @@ import {
   storedIndexOf,
   subtreesOf,
   verifyInclusion,
-} from '../tlog/merkle.js';
-import type { CheckpointBody, NoteVerifierKey } from '../tlog/note.js';
+} from '../../tlog/merkle.js';
+import type { CheckpointBody, NoteVerifierKey } from '../../tlog/note.js';
 import {
   bundlePath,
   entriesOf,
@@ -24,10 +24,10 @@ import {
   TILE_WIDTH,
   tilePath,
   tileRoot,
-} from '../tlog/tiles.js';
-import { AuditArchiveError, CHECKPOINT_FILE } from './audit-archive.js';
-import { AuditProofError, openCheckpoint } from './audit-proving.js';
-import { sha256Bytes, sha256Hex } from './composition/audit-keys.js';
+} from '../../tlog/tiles.js';
+import { sha256Bytes, sha256Hex } from '../composition/audit-keys.js';
+import { AuditArchiveError, CHECKPOINT_FILE } from './archive.js';
+import { AuditProofError, openCheckpoint } from './proving.js';
 
 const HASH_BYTES = 32;
 

@@ -2,20 +2,20 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { checkpointSigner, generateCheckpointKeys } from '../../src/adapters/crypto/checkpoint-keys.js';
-import { AUDIT_COLUMNS, linkRecords, rowValuesOf } from '../../src/adapters/shared/audit-chain.js';
-import { SqliteAuditLog } from '../../src/adapters/sqlite/audit-log.js';
+import { checkpointSigner, generateCheckpointKeys } from '../../../src/adapters/crypto/checkpoint-keys.js';
+import { AUDIT_COLUMNS, linkRecords, rowValuesOf } from '../../../src/adapters/shared/audit-chain.js';
+import { SqliteAuditLog } from '../../../src/adapters/sqlite/audit-log.js';
 import {
   AuditProofError,
   proveConsistency,
   proveInclusion,
   verifySince,
-} from '../../src/app/audit-proving.js';
-import { CheckpointSet, signCheckpoint } from '../../src/domain/audit/checkpoint.js';
-import type { StoredAuditRecord } from '../../src/domain/audit/record.js';
-import { type CheckpointBody, noteTextOf, parseCheckpointText } from '../../src/tlog/note.js';
-import { auditRecord } from '../contract/audit-log.contract.js';
-import { execOn, openSqlite } from '../support/sqlite.js';
+} from '../../../src/app/audit/proving.js';
+import { CheckpointSet, signCheckpoint } from '../../../src/domain/audit/checkpoint.js';
+import type { StoredAuditRecord } from '../../../src/domain/audit/record.js';
+import { type CheckpointBody, noteTextOf, parseCheckpointText } from '../../../src/tlog/note.js';
+import { auditRecord } from '../../contract/audit-log.contract.js';
+import { execOn, openSqlite } from '../../support/sqlite.js';
 
 /**
  * `audit verify --since` and the proofs, on a SQLite trail built through the adapter: what

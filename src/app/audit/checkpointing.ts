@@ -1,6 +1,6 @@
-import { type AuditCheckpoint, type ChainHead, signCheckpoint } from '../domain/audit/checkpoint.js';
-import type { AuditCheckpointStore, AuditTree } from '../ports/audit-log.js';
-import type { CheckpointSigner } from '../ports/checkpoint-keys.js';
+import { type AuditCheckpoint, type ChainHead, signCheckpoint } from '../../domain/audit/checkpoint.js';
+import type { AuditCheckpointStore, AuditTree } from '../../ports/audit-log.js';
+import type { CheckpointSigner } from '../../ports/checkpoint-keys.js';
 
 /**
  * Signed checkpoints of the audit chain, taken by `serve` (decisions §9, §14), each with the

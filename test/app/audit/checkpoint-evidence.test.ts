@@ -6,10 +6,10 @@ import {
   checkpointKeyring,
   checkpointSigner,
   generateCheckpointKeys,
-} from '../../src/adapters/crypto/checkpoint-keys.js';
-import { CheckpointEvidenceError, gatherCheckpoints } from '../../src/app/checkpoint-evidence.js';
-import { type AuditCheckpoint, signCheckpoint } from '../../src/domain/audit/checkpoint.js';
-import type { AuditCheckpointStore } from '../../src/ports/audit-log.js';
+} from '../../../src/adapters/crypto/checkpoint-keys.js';
+import { CheckpointEvidenceError, gatherCheckpoints } from '../../../src/app/audit/checkpoint-evidence.js';
+import { type AuditCheckpoint, signCheckpoint } from '../../../src/domain/audit/checkpoint.js';
+import type { AuditCheckpointStore } from '../../../src/ports/audit-log.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'case-read-evidence-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,9 +1,9 @@
-import { auditEntryOf, auditLeafHash } from '../domain/audit/canonical-text.js';
-import type { ArchivedStart } from '../domain/audit/chain.js';
-import { AuditChainWalker, type AuditVerification } from '../domain/audit/chain-walker.js';
-import type { AuditCheckpoint } from '../domain/audit/checkpoint.js';
-import type { StoredAuditRecord } from '../domain/audit/record.js';
-import type { AuditLog } from '../ports/audit-log.js';
+import { auditEntryOf, auditLeafHash } from '../../domain/audit/canonical-text.js';
+import type { ArchivedStart } from '../../domain/audit/chain.js';
+import { AuditChainWalker, type AuditVerification } from '../../domain/audit/chain-walker.js';
+import type { AuditCheckpoint } from '../../domain/audit/checkpoint.js';
+import type { StoredAuditRecord } from '../../domain/audit/record.js';
+import type { AuditLog } from '../../ports/audit-log.js';
 import {
   consistencyRanges,
   Frontier,
@@ -17,15 +17,15 @@ import {
   storedIndexesFor,
   verifyConsistency,
   verifyInclusion,
-} from '../tlog/merkle.js';
+} from '../../tlog/merkle.js';
 import {
   type CheckpointBody,
   type NoteVerifierKey,
   noteTextOf,
   openNote,
   parseCheckpointText,
-} from '../tlog/note.js';
-import { sha256Bytes, sha256Hex, verifyNoteSignature } from './composition/audit-keys.js';
+} from '../../tlog/note.js';
+import { sha256Bytes, sha256Hex, verifyNoteSignature } from '../composition/audit-keys.js';
 
 /**
  * The questions the audit tree answers in O(log n) (decisions §14): a record's inclusion in a

@@ -1,10 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { AuditCheckpointing } from '../../src/app/audit-checkpointing.js';
+import { AuditCheckpointing } from '../../../src/app/audit/checkpointing.js';
 import {
   type AuditCheckpoint,
   type ChainHead,
   checkpointSignedText,
-} from '../../src/domain/audit/checkpoint.js';
+} from '../../../src/domain/audit/checkpoint.js';
 
 /** A store whose head the test moves, and which can be made to refuse checkpoints. */
 class FakeStore {

@@ -12,17 +12,17 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkpointSigner, generateCheckpointKeys } from '../../src/adapters/crypto/checkpoint-keys.js';
-import { JsonlAuditLog } from '../../src/adapters/jsonl/audit-log.js';
-import { SqliteAuditLog } from '../../src/adapters/sqlite/audit-log.js';
-import { assertArchiveHolds, writeArchive } from '../../src/app/audit-archive.js';
-import { noteSigner } from '../../src/app/composition/audit-keys.js';
-import { signCheckpoint } from '../../src/domain/audit/checkpoint.js';
-import { bundlePath, tileIndexPath, tileOfPath, tilePath, tilesOf } from '../../src/tlog/tiles.js';
-import { auditRecord } from '../contract/audit-log.contract.js';
-import { runCli } from '../support/cli.js';
-import { withByteFlipped } from '../support/files.js';
-import { goChecks, skipWithoutGoReference } from '../support/go-reference.js';
+import { checkpointSigner, generateCheckpointKeys } from '../../../src/adapters/crypto/checkpoint-keys.js';
+import { JsonlAuditLog } from '../../../src/adapters/jsonl/audit-log.js';
+import { SqliteAuditLog } from '../../../src/adapters/sqlite/audit-log.js';
+import { assertArchiveHolds, writeArchive } from '../../../src/app/audit/archive.js';
+import { noteSigner } from '../../../src/app/composition/audit-keys.js';
+import { signCheckpoint } from '../../../src/domain/audit/checkpoint.js';
+import { bundlePath, tileIndexPath, tileOfPath, tilePath, tilesOf } from '../../../src/tlog/tiles.js';
+import { auditRecord } from '../../contract/audit-log.contract.js';
+import { runCli } from '../../support/cli.js';
+import { withByteFlipped } from '../../support/files.js';
+import { goChecks, skipWithoutGoReference } from '../../support/go-reference.js';
 
 /**
  * `audit archive` and `audit verify --archive` (decisions §15) on a SQLite trail: the

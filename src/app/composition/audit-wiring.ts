@@ -1,0 +1,90 @@
+import { CheckpointKeyError, checkpointSigner } from '../../adapters/crypto/checkpoint-keys.js';
+import type { Logger } from '../../adapters/pino/logger.js';
+import type { PrometheusMetrics } from '../../adapters/prometheus/metrics.js';
+import type { AuditLog, AuditWriter } from '../../ports/audit-log.js';
+import type { CheckpointSigner } from '../../ports/checkpoint-keys.js';
+import { AuditCheckpointing } from '../audit/checkpointing.js';
+import { type Config, ConfigError } from './config.js';
+import { readKey } from './tls-files.js';
+
+/**
+ * The audit trail's wiring in `serve`: the checkpoints' signing key (read and checked as
+ * `config check` reads it too), the checkpoints taken while serving, and the writer the
+ * requests append through.
+ */
+
+/**
+ * The signer of the audit checkpoints, when `AUDIT_SIGNING_KEY` names one: read and checked
+ * (an Ed25519 private key, in a file not readable by others). Throws a ConfigError naming
+ * the variable, never the key.
+ */
+export async function readAuditSigner(config: Config): Promise<CheckpointSigner | undefined> {
+  if (config.AUDIT_SIGNING_KEY === undefined) return undefined;
+  const pem = readKey('AUDIT_SIGNING_KEY', config.AUDIT_SIGNING_KEY);
+  try {
+    return await checkpointSigner(pem, config.AUDIT_ORIGIN);
+  } catch (error) {
+    if (error instanceof CheckpointKeyError)
+      throw new ConfigError([`AUDIT_SIGNING_KEY: ${config.AUDIT_SIGNING_KEY}: ${error.message}`]);
+    throw error;
+  }
+}
+
+/**
+ * Checkpoints of the audit chain, taken by this instance (decisions §9): logged, stored,
+ * and made visible as metrics. Started at once; `stop` takes the last one.
+ */
+export function startCheckpointing(
+  config: Config,
+  signer: CheckpointSigner,
+  audit: AuditLog,
+  logger: Logger,
+  metrics: Pick<PrometheusMetrics, 'auditCheckpoints'>,
+): AuditCheckpointing {
+  const seen = metrics.auditCheckpoints();
+  const checkpointing = new AuditCheckpointing({
+    store: audit,
+    signer,
+    everyRecords: config.AUDIT_CHECKPOINT_RECORDS,
+    everySeconds: config.AUDIT_CHECKPOINT_SECONDS,
+    now: () => new Date(),
+    out: {
+      signed: (checkpoint) => {
+        seen.signed();
+        logger.info({ checkpoint }, 'audit checkpoint');
+      },
+      observed: (head, newest) => seen.observed(head.seq, newest),
+      failed: (reason) => {
+        seen.failed();
+        logger.error({ reason }, 'audit checkpoint failed; it will be tried again');
+      },
+      contradicted: (head, newest) =>
+        logger.error(
+          { headSeq: head.seq, checkpointSeq: newest.seq },
+          'the audit trail ends before its newest checkpoint: records were removed; run case-read audit verify',
+        ),
+    },
+  });
+  logger.info(
+    {
+      keyId: signer.keyId,
+      everyRecords: config.AUDIT_CHECKPOINT_RECORDS,
+      everySeconds: config.AUDIT_CHECKPOINT_SECONDS,
+    },
+    'audit checkpoints on',
+  );
+  checkpointing.start();
+  return checkpointing;
+}
+
+/**
+ * The audit writer the requests use: each record counted for the checkpoints as it is
+ * handed to the store (no promise of its own on the request path; the checkpoint reads the
+ * head the store has committed, whatever the count).
+ */
+export const countedFor = (writer: AuditWriter, checkpointing: AuditCheckpointing): AuditWriter => ({
+  append: (record, deadline) => {
+    checkpointing.appended();
+    return writer.append(record, deadline);
+  },
+});
