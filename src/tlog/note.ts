@@ -203,6 +203,28 @@ export function parseCheckpointText(text: string): CheckpointBody | { readonly i
   return { origin, size: Number(size), root: hash, extensions };
 }
 
+/** A checkpoint note as its reader stood against it: opened, or which step refused it and why. */
+export type OpenedCheckpointNote =
+  | { readonly ok: true; readonly body: CheckpointBody; readonly verifiedBy: readonly string[] }
+  | { readonly ok: false; readonly step: 'signature' | 'body'; readonly reason: string };
+
+/**
+ * The one way a checkpoint is read: the note opened with `keys` (see {@link openNote}), then
+ * its text read as a checkpoint body. Whether the body's origin is the log the reader meant,
+ * and what its size and root must be, are the reader's to check.
+ */
+export function openCheckpointNote(
+  message: string,
+  keys: readonly NoteVerifierKey[],
+  verify: (key: NoteVerifierKey, message: Uint8Array, signature: Uint8Array) => boolean,
+): OpenedCheckpointNote {
+  const opened = openNote(message, keys, verify);
+  if (!opened.ok) return { ok: false, step: 'signature', reason: opened.reason };
+  const body = parseCheckpointText(opened.text);
+  if ('invalid' in body) return { ok: false, step: 'body', reason: body.invalid };
+  return { ok: true, body, verifiedBy: opened.verifiedBy };
+}
+
 /** Base64, as the proofs write each hash; exported for the proof format. */
 export const hashToBase64 = (hash: Hash): string => toBase64(hash);
 

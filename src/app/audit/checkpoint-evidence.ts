@@ -8,7 +8,7 @@ import {
 } from '../../domain/audit/checkpoint.js';
 import type { AuditCheckpointStore } from '../../ports/audit-log.js';
 import type { CheckpointKeyring } from '../../ports/checkpoint-keys.js';
-import { type NoteVerifierKey, openNote, parseCheckpointText } from '../../tlog/note.js';
+import { type NoteVerifierKey, openCheckpointNote } from '../../tlog/note.js';
 import { verifyNoteSignature } from '../composition/audit-keys.js';
 
 /**
@@ -70,15 +70,15 @@ function checkNote(
 ): void {
   if (checkpoint.note === undefined) return;
   const what = `the note of the ${describeCheckpoint(checkpoint)} ${where}`;
-  const opened = openNote(checkpoint.note, noteKeys, verifyNoteSignature);
-  if (!opened.ok) {
+  const opened = openCheckpointNote(checkpoint.note, noteKeys, verifyNoteSignature);
+  if (!opened.ok && opened.step === 'signature') {
     const origins = [...new Set(noteKeys.map((k) => k.name))].join(', ');
     throw new CheckpointEvidenceError(
       `${what}: ${opened.reason} (the keys given are named ${origins}: is that the log's origin, AUDIT_ORIGIN or --origin?)`,
     );
   }
-  const body = parseCheckpointText(opened.text);
-  if ('invalid' in body) throw new CheckpointEvidenceError(`${what}: ${body.invalid}`);
+  if (!opened.ok) throw new CheckpointEvidenceError(`${what}: ${opened.reason}`);
+  const { body } = opened;
   if (body.size !== checkpoint.seq) {
     throw new CheckpointEvidenceError(
       `${what} signs a tree of ${body.size} records, not ${checkpoint.seq}: it was changed`,

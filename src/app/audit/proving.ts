@@ -22,7 +22,7 @@ import {
   type CheckpointBody,
   type NoteVerifierKey,
   noteTextOf,
-  openNote,
+  openCheckpointNote,
   parseCheckpointText,
 } from '../../tlog/note.js';
 import { sha256Bytes, sha256Hex, verifyNoteSignature } from '../composition/audit-keys.js';
@@ -51,10 +51,9 @@ export function openCheckpoint(
   keys: readonly NoteVerifierKey[],
   what: string,
 ): OpenedCheckpoint {
-  const opened = openNote(note, keys, verifyNoteSignature);
+  const opened = openCheckpointNote(note, keys, verifyNoteSignature);
   if (!opened.ok) throw new AuditProofError(`${what}: ${opened.reason}`);
-  const body = parseCheckpointText(opened.text);
-  if ('invalid' in body) throw new AuditProofError(`${what}: ${body.invalid}`);
+  const { body } = opened;
   if (!keys.some((k) => k.name === body.origin)) {
     throw new AuditProofError(
       `${what} is of the log ${body.origin}, not of ${keys.map((k) => k.name).join(', ')}`,

@@ -9,8 +9,7 @@ import {
   hashToBase64,
   NoteError,
   type NoteVerifierKey,
-  openNote,
-  parseCheckpointText,
+  openCheckpointNote,
   parseVerifierKey,
 } from '../../tlog/note.js';
 import { formatTlogProof, parseTlogProof } from '../../tlog/tlog-proof.js';
@@ -129,10 +128,9 @@ async function verifyProof(args: string[], io: Io): Promise<number> {
   const proof = parseTlogProof(readFile('PROOF', proofPath).toString('utf8'));
   if ('invalid' in proof)
     throw new CommandError(`${proofPath} is not a c2sp.org/tlog-proof@v1: ${proof.invalid}`);
-  const opened = openNote(proof.checkpoint, [key], verifyNoteSignature);
+  const opened = openCheckpointNote(proof.checkpoint, [key], verifyNoteSignature);
   if (!opened.ok) throw new CommandError(`the proof's checkpoint: ${opened.reason}`);
-  const body = parseCheckpointText(opened.text);
-  if ('invalid' in body) throw new CommandError(`the proof's checkpoint: ${body.invalid}`);
+  const { body } = opened;
   if (body.origin !== key.name) {
     throw new CommandError(`the proof's checkpoint is of the log ${body.origin}, not ${key.name}`);
   }

@@ -21,6 +21,7 @@ import {
 import {
   checkpointText,
   hashToBase64,
+  openCheckpointNote,
   openNote,
   parseCheckpointText,
   parseVerifierKey,
@@ -202,3 +203,27 @@ describe.skipIf(skipWithoutGoReference)(
     }, 180_000);
   },
 );
+
+describe('a checkpoint note opened the one way (openCheckpointNote)', () => {
+  it('opens a signed checkpoint, and says which step refused one that is not', async () => {
+    const keys = await generateCheckpointKeys();
+    const signer = noteSigner(keys.privatePem, 'example.org/log');
+    const other = noteSigner((await generateCheckpointKeys()).privatePem, 'example.org/log');
+    const root = leafHash(sha256Bytes, new Uint8Array([1]));
+    const note = signNote(checkpointText('example.org/log', 1, root), signer);
+    const opened = openCheckpointNote(note, [signer], verifyNoteSignature);
+    expect(opened).toMatchObject({ ok: true, body: { origin: 'example.org/log', size: 1 } });
+    expect(opened.ok && Buffer.from(opened.body.root).equals(Buffer.from(root))).toBe(true);
+    expect(openCheckpointNote(note, [other], verifyNoteSignature)).toEqual({
+      ok: false,
+      step: 'signature',
+      reason: 'no signature on the note is by a key given',
+    });
+    const notACheckpoint = signNote('example.org/log\nten\n', signer);
+    expect(openCheckpointNote(notACheckpoint, [signer], verifyNoteSignature)).toEqual({
+      ok: false,
+      step: 'body',
+      reason: 'its second line is not a tree size',
+    });
+  });
+});
