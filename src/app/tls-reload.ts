@@ -1,6 +1,6 @@
 import { readFileSync, statSync } from 'node:fs';
 import type { CertificateInUse } from '../ports/stores.js';
-import { ConfigError } from './composition/config.js';
+import { ConfigError } from './config-error.js';
 
 /**
  * Certificates that change without a restart (decisions §10). Each source is a set of TLS

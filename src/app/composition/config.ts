@@ -8,6 +8,7 @@ import { RoleArn } from '../../domain/queue/arns.js';
 import { DEFAULT_MAX_IN_FLIGHT, DEFAULT_REQUEST_DEADLINE_MS } from '../../ports/deadline.js';
 import type { Environment, StoreRole } from '../../ports/stores.js';
 import { isNoteName } from '../../tlog/note.js';
+import { ConfigError } from '../config-error.js';
 import type { StoreRef, StoreRegistry } from '../stores.js';
 import { servicePostureProblems } from './posture.js';
 
@@ -341,12 +342,8 @@ type ServiceVariables = z.output<typeof envSchema>;
 /** The configuration: the service's own variables, and its four stores. */
 export type Config = ServiceVariables & { readonly [K in StoreVariable]: StoreRef };
 
-export class ConfigError extends Error {
-  constructor(readonly problems: readonly string[]) {
-    super(`invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);
-    this.name = 'ConfigError';
-  }
-}
+/** Re-exported from its own file: the commands name it from here, the application from there. */
+export { ConfigError };
 
 /** The crn pattern alone, for the CLI's stores: `CRN_PATTERN` or its default. */
 export function crnFormatOf(env: Environment): Config['CRN_PATTERN'] {
