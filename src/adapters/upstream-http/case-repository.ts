@@ -13,7 +13,6 @@ import {
 // which has no Agent.close and no connection pool of its own.
 import { Agent, request } from 'undici/index.js';
 import type { ZodType } from 'zod';
-import { GENERIC_RESTRICTION_MESSAGE } from '../../domain/access/limited-access.js';
 import type { Crn } from '../../domain/crn.js';
 import {
   LimitedAccessError,
@@ -34,6 +33,7 @@ import type { OutgoingTracing } from '../../ports/tracing.js';
 import { ProblemType } from '../http/problem-types.js';
 import { callBudget } from '../shared/call-budget.js';
 import { BodyRefused, boundedText, IDENTITY_ONLY } from './body-limit.js';
+import { limitedAccessRefusal, problemOf } from './problem-answers.js';
 import {
   type CaseResource,
   mismatchOf,
@@ -93,33 +93,6 @@ type Answer<T> = { found: true; value: T } | { found: false; problemType: string
 
 /** The upstream decides limited access itself: what it answers is held with no rules of ours. */
 const held = <T>(value: T): Held<T> => ({ value, limitedAccess: null });
-
-/** The longest upstream detail passed on to a client; a longer one is replaced by the generic sentence. */
-const MAX_DETAIL = 500;
-
-/** The problem body's `type` and `detail`, when the text is one; empty strings otherwise. */
-function problemOf(text: string): { type: string; detail: string } {
-  try {
-    const body = JSON.parse(text) as { type?: unknown; detail?: unknown };
-    return {
-      type: typeof body.type === 'string' ? body.type : '',
-      detail: typeof body.detail === 'string' ? body.detail : '',
-    };
-  } catch {
-    return { type: '', detail: '' };
-  }
-}
-
-/**
- * The upstream's limited-access refusal as this service's own: its detail is passed on (it
- * is the case's message, meant for the user), unless it is empty, too long or holds a
- * control character, when the generic sentence is sent instead.
- */
-function limitedAccessRefusal(detail: string): LimitedAccessError {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
-  const usable = detail.trim() !== '' && detail.length <= MAX_DETAIL && !/[\u0000-\u001f\u007f]/.test(detail);
-  return new LimitedAccessError('refused-upstream', usable ? detail : GENERIC_RESTRICTION_MESSAGE);
-}
 
 /** A path as its route template, for a span name: `/case/{crn}/community-manager`, no query. */
 const routeOf = (path: string) =>
