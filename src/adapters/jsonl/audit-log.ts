@@ -1,21 +1,5 @@
-import {
-  appendFileSync,
-  closeSync,
-  existsSync,
-  fstatSync,
-  ftruncateSync,
-  openSync,
-  readSync,
-  statSync,
-  truncateSync,
-  writeSync,
-} from 'node:fs';
-import { open as openAsync } from 'node:fs/promises';
-import {
-  type AuditFieldTexts,
-  auditFieldTexts,
-  canonicalAuditText,
-} from '../../domain/audit/canonical-text.js';
+import { closeSync, fstatSync, ftruncateSync, openSync, readSync, statSync, writeSync } from 'node:fs';
+import { auditFieldTexts, canonicalAuditText } from '../../domain/audit/canonical-text.js';
 import { GENESIS_HASH } from '../../domain/audit/chain.js';
 import { AuditChainWalker, type AuditVerification } from '../../domain/audit/chain-walker.js';
 import {
@@ -23,7 +7,6 @@ import {
   type ChainHead,
   type CheckpointSet,
   checkpointIdOf,
-  checkpointOf,
 } from '../../domain/audit/checkpoint.js';
 import {
   type AuditQuery,
@@ -36,17 +19,25 @@ import {
 import type { AuditLog, Forgotten, TreeHead } from '../../ports/audit-log.js';
 import type { Deadline } from '../../ports/deadline.js';
 import { StoreError, type StoreLog } from '../../ports/stores.js';
-import { appendLeaves, frontierIndexes, type Hash, storedCount } from '../../tlog/merkle.js';
+import type { Hash } from '../../tlog/merkle.js';
 import { VERIFY_BATCH } from '../shared/audit-chain.js';
-import * as tree from '../shared/audit-tree.js';
 import { GroupCommit } from '../shared/group-commit.js';
 import { sha256Bytes, sha256Hex } from '../shared/sha256.js';
+import {
+  appendCheckpoint,
+  checkpointPathOf,
+  checkpointsOf,
+  type HeldCheckpoints,
+  hold,
+} from './audit-checkpoints.js';
+import { JsonlAuditStoreError, lineOf, linesOf, newlineBefore, recordOf } from './audit-format.js';
+import { hashesOfFile, treeFileSize, treePathOf, WrittenTree } from './audit-tree-file.js';
 import { WriterLock } from './writer-lock.js';
 
-/** The store cannot be opened or used as asked; the message says what to do. */
-export class JsonlAuditStoreError extends StoreError {
-  override readonly name = 'JsonlAuditStoreError';
-}
+// The file's parts, each in a module of its own, named here as before.
+export { checkpointPathOf } from './audit-checkpoints.js';
+export { JsonlAuditStoreError } from './audit-format.js';
+export { treePathOf } from './audit-tree-file.js';
 
 /** The one call that puts a batch in the file (bytes written); tests replace it to act out a full disk. */
 export type WriteText = (fd: number, text: string) => number;
@@ -56,166 +47,6 @@ export interface JsonlAuditOptions {
   readonly mode: 'write' | 'read';
   readonly log?: StoreLog;
   readonly writeText?: WriteText;
-}
-
-/** How far back from the end the last record is looked for at a time. */
-const TAIL_CHUNK = 64 * 1024;
-
-/**
- * The line of one stored record (current format): its version, every field by name, then
- * the two hashes. A line without `version` is a version-1 record, written before; one
- * without `issued` (version 1 or 2) reads as null there.
- */
-function lineOf(texts: AuditFieldTexts, seq: number, previousHash: string, hash: string): string {
-  return `{"version":${CURRENT_AUDIT_VERSION},"seq":${seq},"at":${texts.at},"requestId":${texts.requestId},"clientId":${texts.clientId},"certificateSerial":${texts.certificateSerial},"onBehalfOf":${texts.onBehalfOf},"operation":${texts.operation},"crn":${texts.crn},"status":${texts.status},"problem":${texts.problem},"access":${texts.access},"issued":${texts.issued},"previousHash":"${previousHash}","hash":"${hash}"}\n`;
-}
-
-/** A line read back, or undefined when it is not a whole audit record. */
-function recordOf(line: string): StoredAuditRecord | undefined {
-  let value: Record<string, unknown>;
-  try {
-    value = JSON.parse(line) as Record<string, unknown>;
-  } catch {
-    return undefined;
-  }
-  const str = (k: string) => typeof value[k] === 'string';
-  const strOrNull = (k: string) => value[k] === null || str(k);
-  if (
-    typeof value !== 'object' ||
-    value === null ||
-    !Number.isSafeInteger(value.seq) ||
-    !str('at') ||
-    !str('requestId') ||
-    !str('clientId') ||
-    !str('certificateSerial') ||
-    !strOrNull('onBehalfOf') ||
-    !str('operation') ||
-    !strOrNull('crn') ||
-    !Number.isInteger(value.status) ||
-    (value.version !== undefined && !Number.isSafeInteger(value.version)) ||
-    (value.problem !== undefined && !strOrNull('problem')) ||
-    (value.access !== undefined && !strOrNull('access')) ||
-    (value.issued !== undefined && !strOrNull('issued')) ||
-    !str('previousHash') ||
-    !str('hash')
-  ) {
-    return undefined;
-  }
-  const at = new Date(value.at as string);
-  if (Number.isNaN(at.getTime())) return undefined;
-  return {
-    version: (value.version as number | undefined) ?? 1,
-    seq: value.seq as number,
-    at,
-    requestId: value.requestId as string,
-    clientId: value.clientId as string,
-    certificateSerial: value.certificateSerial as string,
-    onBehalfOf: value.onBehalfOf as string | null,
-    operation: value.operation as string,
-    crn: value.crn as string | null,
-    status: value.status as number,
-    problem: (value.problem as string | null | undefined) ?? null,
-    access: (value.access as string | null | undefined) ?? null,
-    issued: (value.issued as string | null | undefined) ?? null,
-    previousHash: value.previousHash as string,
-    hash: value.hash as string,
-  };
-}
-
-/** The position of the last newline before `before`, or -1: read backwards a chunk at a time. */
-function newlineBefore(fd: number, before: number): number {
-  let position = before;
-  const chunk = new Uint8Array(TAIL_CHUNK);
-  while (position > 0) {
-    const length = Math.min(TAIL_CHUNK, position);
-    position -= length;
-    readSync(fd, chunk, 0, length, position);
-    const at = chunk.subarray(0, length).lastIndexOf(0x0a);
-    if (at !== -1) return position + at;
-  }
-  return -1;
-}
-
-/** The checkpoints of the checkpoint file as its writer knows them: the highest, and each one's id. */
-interface HeldCheckpoints {
-  newest: AuditCheckpoint | undefined;
-  /** The highest that carries a signed note. */
-  newestNoted: AuditCheckpoint | undefined;
-  readonly signatures: Set<string>;
-}
-
-/** Notes one checkpoint of the file in what its writer holds. */
-function hold(held: HeldCheckpoints, c: AuditCheckpoint): void {
-  held.signatures.add(checkpointIdOf(c));
-  if (held.newest === undefined || c.seq > held.newest.seq) held.newest = c;
-  if (c.note !== undefined && (held.newestNoted === undefined || c.seq > held.newestNoted.seq))
-    held.newestNoted = c;
-}
-
-/** The checkpoint file beside the trail: `PATH.checkpoints`, one signed checkpoint per line. */
-export const checkpointPathOf = (path: string) => `${path}.checkpoints`;
-
-/**
- * The tree file beside the trail: `PATH.tree`, the tree's stored hashes end to end (stored
- * hash i at byte 32·i), appended by the writer as the tree grows, never changed.
- */
-export const treePathOf = (path: string) => `${path}.tree`;
-
-/** How many whole leaves the tree file holds, and the bytes that are whole. */
-function treeFileSize(file: string): {
-  readonly size: number;
-  readonly bytes: number;
-  readonly length: number;
-} {
-  const length = existsSync(file) ? statSync(file).size : 0;
-  const size = tree.sizeOfStored(Math.floor(length / 32));
-  return { size, bytes: storedCount(size) * 32, length };
-}
-
-/** Stored hashes read from the tree file by index. */
-function hashesOfFile(file: string, indexes: readonly number[]): Map<number, Hash> {
-  const found = new Map<number, Hash>();
-  if (indexes.length === 0) return found;
-  const { bytes } = treeFileSize(file);
-  const fd = openSync(file, 'r');
-  try {
-    for (const i of indexes) {
-      if ((i + 1) * 32 > bytes) continue;
-      const hash = new Uint8Array(32);
-      if (readSync(fd, hash, 0, 32, i * 32) === 32) found.set(i, hash);
-    }
-  } finally {
-    closeSync(fd);
-  }
-  return tree.hashesOfRows(
-    [...found].map(([i, hash]) => ({ i, hash })),
-    indexes,
-  );
-}
-
-/** Every complete line of the file, with its number, oldest first; an unfinished last line is not one. */
-async function* linesOf(path: string): AsyncGenerator<{ line: string; number: number }> {
-  const handle = await openAsync(path, 'r');
-  try {
-    const decoder = new TextDecoder();
-    const buffer = new Uint8Array(256 * 1024);
-    let rest = '';
-    let number = 0;
-    for (;;) {
-      const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
-      if (bytesRead === 0) return;
-      const text = rest + decoder.decode(buffer.subarray(0, bytesRead), { stream: true });
-      let start = 0;
-      for (let end = text.indexOf('\n'); end !== -1; end = text.indexOf('\n', start)) {
-        number++;
-        yield { line: text.slice(start, end), number };
-        start = end + 1;
-      }
-      rest = text.slice(start);
-    }
-  } finally {
-    await handle.close();
-  }
 }
 
 /**
@@ -234,7 +65,8 @@ async function* linesOf(path: string): AsyncGenerator<{ line: string; number: nu
  * the file, so a refused batch leaves no half line behind, and the chain stays where it was.
  *
  * Signed checkpoints go to a file of their own beside it, `PATH.checkpoints` (one JSON
- * line each), written by the same writer.
+ * line each), and the tree's stored hashes to `PATH.tree` ({@link WrittenTree}), both written
+ * by the same writer.
  */
 export class JsonlAuditLog implements AuditLog {
   private readonly commits = new GroupCommit<AuditRecord>((batch) => this.write(batch));
@@ -249,9 +81,8 @@ export class JsonlAuditLog implements AuditLog {
    * highest checkpoint, and every one's signature, so a checkpoint given twice is kept once.
    */
   private held: HeldCheckpoints | undefined;
-  /** The tree as grown (the writer's): its tip, and the hashes of the records written since. */
-  private tip: tree.TreeTip = { size: 0, frontier: [] };
-  private pendingLeaves: string[] = [];
+  /** The tree as the writer grows it (none when read only). */
+  private tree: WrittenTree | undefined;
 
   private constructor(
     private readonly path: string,
@@ -283,7 +114,7 @@ export class JsonlAuditLog implements AuditLog {
         options.writeText ?? ((fd, text) => writeSync(fd, text)),
       );
       log.recoverTail(stat.size, options.log);
-      log.openTree();
+      log.tree = WrittenTree.open(path, fd, log.size, log.seq);
       return log;
     } catch (error) {
       if (fd !== undefined) closeSync(fd);
@@ -327,50 +158,6 @@ export class JsonlAuditLog implements AuditLog {
     this.headHash = last.hash;
   }
 
-  /**
-   * Reads where the tree file stands: a hash cut off mid-write is cut off again, and the
-   * records written since it last grew are found (the file's lines after its size).
-   */
-  private openTree(): void {
-    const file = treePathOf(this.path);
-    const { size, bytes, length } = treeFileSize(file);
-    if (size > this.seq) {
-      throw new JsonlAuditStoreError(
-        `the tree file ${file} covers ${size} records but the trail holds ${this.seq}: records were removed; run case-read audit verify --audit-store jsonl:${this.path}`,
-      );
-    }
-    if (length > bytes) truncateSync(file, bytes);
-    this.tip = tree.tipFrom(size, hashesOfFile(file, frontierIndexes(size)));
-    if (size === this.seq) return;
-    const fd = this.fd as number;
-    const decoder = new TextDecoder();
-    const buffer = new Uint8Array(256 * 1024);
-    let rest = '';
-    let line = 0;
-    let position = 0;
-    while (position < this.size) {
-      const read = readSync(fd, buffer, 0, Math.min(buffer.length, this.size - position), position);
-      if (read === 0) break;
-      position += read;
-      const text = rest + decoder.decode(buffer.subarray(0, read), { stream: true });
-      let start = 0;
-      for (let end = text.indexOf('\n'); end !== -1; end = text.indexOf('\n', start)) {
-        line++;
-        if (line > size) {
-          const record = recordOf(text.slice(start, end));
-          if (record === undefined || record.seq !== line) {
-            throw new JsonlAuditStoreError(
-              `line ${line} of audit store ${this.path} is not record ${line}; run case-read audit verify --audit-store jsonl:${this.path}`,
-            );
-          }
-          this.pendingLeaves.push(Buffer.from(tree.leafOf(record)).toString('hex'));
-        }
-        start = end + 1;
-      }
-      rest = text.slice(start);
-    }
-  }
-
   append(record: AuditRecord, deadline?: Deadline): Promise<void> {
     if (this.fd === undefined) {
       return Promise.reject(new JsonlAuditStoreError(`audit store ${this.path} was opened to be read`));
@@ -396,18 +183,7 @@ export class JsonlAuditLog implements AuditLog {
     this.requireWriter();
     const held = await this.heldCheckpoints();
     if (held.signatures.has(checkpointIdOf(checkpoint))) return;
-    const file = checkpointPathOf(this.path);
-    const before = existsSync(file) ? statSync(file).size : 0;
-    try {
-      appendFileSync(file, `${JSON.stringify(checkpoint)}\n`, { mode: 0o600 });
-    } catch (error) {
-      try {
-        if (existsSync(file)) truncateSync(file, before);
-      } catch {
-        // The next line is written after whatever is left; the reader names a bad line.
-      }
-      throw error;
-    }
+    appendCheckpoint(checkpointPathOf(this.path), checkpoint);
     hold(held, checkpoint);
   }
 
@@ -426,57 +202,23 @@ export class JsonlAuditLog implements AuditLog {
   }
 
   /** The checkpoint file's lines, in the order written (which is seq order: one writer). */
-  async *checkpoints(): AsyncGenerator<AuditCheckpoint | { readonly invalid: string }> {
-    const file = checkpointPathOf(this.path);
-    if (!existsSync(file)) return;
-    for await (const { line, number } of linesOf(file)) {
-      let value: unknown;
-      try {
-        value = JSON.parse(line);
-      } catch {
-        yield { invalid: `line ${number} of ${file} is not JSON` };
-        continue;
-      }
-      const read = checkpointOf(value);
-      yield 'invalid' in read ? { invalid: `line ${number} of ${file}: ${read.invalid}` } : read;
-    }
+  checkpoints(): AsyncGenerator<AuditCheckpoint | { readonly invalid: string }> {
+    return checkpointsOf(checkpointPathOf(this.path));
   }
 
   /**
-   * Grows the tree over the records written since it last grew: their hashes go to the end
-   * of the tree file in one write (cut off again if it fails: the records stay pending).
+   * Grows the tree over the records written since it last grew ({@link WrittenTree.grow}):
+   * their hashes go to the end of the tree file in one write (cut off again if it fails: the
+   * records stay pending).
    */
   async growTree(): Promise<TreeHead> {
     this.requireWriter();
     await this.commits.drain();
-    const leaves = this.pendingLeaves;
-    if (leaves.length > 0) {
-      const file = treePathOf(this.path);
-      const { stored, frontier } = appendLeaves(
-        sha256Bytes,
-        this.tip.size,
-        this.tip.frontier,
-        leaves.map((hex) => Buffer.from(hex, 'hex')),
-      );
-      const before = treeFileSize(file).bytes;
-      try {
-        appendFileSync(file, Buffer.concat(stored), { mode: 0o600 });
-      } catch (error) {
-        try {
-          if (existsSync(file)) truncateSync(file, before);
-        } catch {
-          // The next open cuts off what is not whole; a whole hash left over is found by verify.
-        }
-        throw error;
-      }
-      this.tip = { size: this.tip.size + leaves.length, frontier };
-      this.pendingLeaves = this.pendingLeaves.slice(leaves.length);
-    }
-    return tree.treeHeadOf(this.tip, { seq: this.seq, hash: this.headHash });
+    return (this.tree as WrittenTree).grow({ seq: this.seq, hash: this.headHash });
   }
 
   async treeSize(): Promise<number> {
-    return this.fd === undefined ? treeFileSize(treePathOf(this.path)).size : this.tip.size;
+    return this.tree?.size ?? treeFileSize(treePathOf(this.path)).size;
   }
 
   async treeHashes(indexes: readonly number[]): Promise<Map<number, Hash>> {
@@ -554,7 +296,7 @@ export class JsonlAuditLog implements AuditLog {
     this.size += length;
     this.seq = seq;
     this.headHash = head;
-    for (const hash of hashes) this.pendingLeaves.push(hash);
+    this.tree?.add(hashes);
   }
 
   /** A file moved or removed while open would take records nobody can find: refuse instead. */

@@ -6,7 +6,7 @@ import type { AuditQuery, AuditRecord, StoredAuditRecord } from '../../domain/au
 import type { AuditLog, Forgotten, TreeHead } from '../../ports/audit-log.js';
 import { type Deadline, DeadlineExceededError } from '../../ports/deadline.js';
 import { StoreError } from '../../ports/stores.js';
-import { frontierIndexes, type Hash } from '../../tlog/merkle.js';
+import type { Hash } from '../../tlog/merkle.js';
 import * as chain from '../shared/audit-chain.js';
 import * as retention from '../shared/audit-retention.js';
 import * as tree from '../shared/audit-tree.js';
@@ -142,44 +142,35 @@ export class PostgresAuditLog implements AuditLog {
    * Grows the tree a step ({@link tree.TREE_STEP} records) per transaction. Each takes the
    * tree table's lock (EXCLUSIVE: readers go on, a second instance growing it waits) and
    * reads the records after the tree's size: appends commit in seq order under the head
-   * row's lock, so what it sees is a whole prefix of the chain.
+   * row's lock, so what it sees is a whole prefix of the chain. Each step is
+   * {@link tree.growStep} over that transaction's reads and writes.
    */
   async growTree(): Promise<TreeHead> {
+    const place = (n: number) => `$${n}`;
     for (;;) {
       const grown = await inTransaction(this.pool, {}, async (client) => {
         await client.query(
           `SET LOCAL lock_timeout = '${TREE_LOCK_TIMEOUT}'; LOCK TABLE audit_tree IN EXCLUSIVE MODE`,
         );
-        const size = Number((await client.query<{ size: string }>(tree.TREE_SIZE_SQL)).rows[0]?.size ?? 0);
-        const tip = tree.tipFrom(size, await this.hashesBy(client, frontierIndexes(size)));
-        const { rows } = await client.query<tree.LeafRow>(
-          tree.leafRowsAfterSql((n) => `$${n}`),
-          [size],
-        );
-        if (rows.length === 0) {
-          const at = await client.query<{ seq: string; hash: string }>(
-            retention.headAtSql((n) => `$${n}`),
-            [size, size],
-          );
-          return tree.treeHeadOf(tip, headOf(at.rows[0]));
-        }
-        const last = rows.at(-1) as tree.LeafRow;
-        const older = tree.needsOlder(rows)
-          ? (
-              await client.query<chain.AuditRow>(
-                tree.olderRecordsSql((n) => `$${n}`),
-                [size, last.seq],
-              )
-            ).rows.map(chain.recordOfRow)
-          : [];
-        const next = tree.growBy(tip, rows, tree.leavesOf(rows, older));
-        await client.query(
-          tree.insertTreeRowSql((n) => `$${n}`),
-          [next.row.idx, next.row.size, next.row.hashes],
-        );
-        return rows.length < tree.TREE_STEP
-          ? tree.treeHeadOf(next.tip, { seq: Number(last.seq), hash: last.hash })
-          : undefined;
+        return tree.growStep({
+          treeSize: async () =>
+            Number((await client.query<{ size: string }>(tree.TREE_SIZE_SQL)).rows[0]?.size ?? 0),
+          readHashes: (indexes) => this.hashesBy(client, indexes),
+          leafRowsAfter: async (size) =>
+            (await client.query<tree.LeafRow>(tree.leafRowsAfterSql(place), [size])).rows,
+          olderRecords: async (after, to) =>
+            (await client.query<chain.AuditRow>(tree.olderRecordsSql(place), [after, to])).rows.map(
+              chain.recordOfRow,
+            ),
+          headAt: async (size) =>
+            headOf(
+              (await client.query<{ seq: string; hash: string }>(retention.headAtSql(place), [size, size]))
+                .rows[0],
+            ),
+          writeHashes: async (row) => {
+            await client.query(tree.insertTreeRowSql(place), [row.idx, row.size, row.hashes]);
+          },
+        });
       });
       if (grown !== undefined) return grown;
     }

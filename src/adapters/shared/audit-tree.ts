@@ -62,16 +62,19 @@ export interface LeafRow {
   readonly seq: number | string;
   readonly version: number;
   readonly hash: string;
+  /** Its leaf hash, when the store made it already from the whole record (one written before format 4). */
+  readonly leaf?: Hash;
 }
 
 /**
- * The leaves of `rows` (the next records, in order): from format 4 each record's stored hash;
- * a record written before has its leaf made from its text, found in `older` (the rows of
- * {@link olderRecordsSql}, read only when {@link needsOlder}).
+ * The leaves of `rows` (the next records, in order): a leaf the row carries; from format 4
+ * each record's stored hash; a record written before has its leaf made from its text, found
+ * in `older` (the rows of {@link olderRecordsSql}, read only when {@link needsOlder}).
  */
 export function leavesOf(rows: readonly LeafRow[], older: readonly StoredAuditRecord[] = []): Hash[] {
   const bySeq = new Map(older.map((r) => [r.seq, r]));
   return rows.map((row) => {
+    if (row.leaf !== undefined) return row.leaf;
     if (row.version >= 4) return Buffer.from(row.hash, 'hex');
     const record = bySeq.get(Number(row.seq));
     if (record === undefined)
@@ -128,18 +131,23 @@ export class WrittenLeaves {
   }
 }
 
-/** Whether any of `rows` is a record written before format 4, whose text makes its leaf. */
-export const needsOlder = (rows: readonly LeafRow[]): boolean => rows.some((row) => row.version < 4);
+/** Whether any of `rows` is a record written before format 4 whose text makes its leaf (none given). */
+export const needsOlder = (rows: readonly LeafRow[]): boolean =>
+  rows.some((row) => row.version < 4 && row.leaf === undefined);
+
+/** One row of new hashes: where they start (the first one's stored index), the tree's size once stored, the hashes end to end. */
+export interface GrownRow {
+  readonly idx: number;
+  readonly size: number;
+  readonly hashes: Buffer;
+}
 
 /** The row that adding `rows`' leaves (the next records, in order) to the tree at `tip` stores, and the new tip. */
 export function growBy(
   tip: TreeTip,
   rows: readonly LeafRow[],
   leaves: readonly Hash[],
-): {
-  readonly row: { readonly idx: number; readonly size: number; readonly hashes: Buffer };
-  readonly tip: TreeTip;
-} {
+): { readonly row: GrownRow; readonly tip: TreeTip } {
   rows.forEach((row, i) => {
     if (Number(row.seq) !== tip.size + i + 1) {
       throw new MerkleError(
@@ -180,6 +188,93 @@ export function treeHeadOf(tip: TreeTip, head: ChainHead): TreeHead {
   return tip.size === 0
     ? { size: 0, head }
     : { size: tip.size, root: rootOfFrontier(sha256Bytes, tip.frontier), head };
+}
+
+/**
+ * What a store gives growing the tree: its reads and writes, each answered inside the one
+ * transaction (and under the lock) the store keeps for a step. A step asks them in this order:
+ * `treeSize`, `readHashes` (the tree's frontier), `leafRowsAfter`; then `headAt` when there is
+ * nothing to grow over, else `olderRecords` (only when a row needs it) and `writeHashes`.
+ * A {@link SyncTreeIo} answers each at once (SQLite's driver, the JSONL writer's memory and
+ * file), so a step runs through without a turn of the event loop; a `TreeIo` may answer with
+ * promises (PostgreSQL's client).
+ */
+export interface TreeIo {
+  /** The most rows `leafRowsAfter` gives at once ({@link TREE_STEP} unless said): fewer, and the tree has reached the chain's head. */
+  readonly step?: number;
+  /** How many leaves the stored tree holds. */
+  treeSize(): number | PromiseLike<number>;
+  /** Stored hashes by index, each checked whole ({@link hashesOfRows}). */
+  readHashes(indexes: readonly number[]): ReadonlyMap<number, Hash> | PromiseLike<ReadonlyMap<number, Hash>>;
+  /** The leaf rows of the records after `size`, in seq order, at most `step` of them. */
+  leafRowsAfter(size: number): readonly LeafRow[] | PromiseLike<readonly LeafRow[]>;
+  /** The whole records written before format 4 with `after` < seq ≤ `to`, whose text makes their leaves. */
+  olderRecords(
+    after: number,
+    to: number,
+  ): readonly StoredAuditRecord[] | PromiseLike<readonly StoredAuditRecord[]>;
+  /** The chain's head at `size` (record `size`, or the boundary there, or the empty chain). */
+  headAt(size: number): ChainHead | PromiseLike<ChainHead>;
+  /** Stores one row of new hashes; `tip` is the tree's once it is stored. */
+  writeHashes(row: GrownRow, tip: TreeTip): void | PromiseLike<void>;
+}
+
+/** The same reads and writes, each answered at once. */
+export type SyncTreeIo = {
+  [K in keyof TreeIo]: TreeIo[K] extends (...args: infer A) => infer R
+    ? (...args: A) => Awaited<R>
+    : TreeIo[K];
+};
+
+/** Hands a store's answer back to the step that asked (awaited by {@link growStep}, as it is by {@link growStepSync}). */
+function* answer<T>(given: T | PromiseLike<T>): Generator<unknown, T, unknown> {
+  return (yield given) as T;
+}
+
+/**
+ * One step of growing the stored tree, written once for every store (Tessera's integrate):
+ * from the stored size N over the next records, at most a step of them, to N + their count,
+ * storing one row. Its reads and writes are yielded to the driver, which hands back what the
+ * store answered. Returns the tree's head when it has grown to the chain's head, else
+ * undefined (a step more is wanted).
+ */
+function* integrate(io: TreeIo): Generator<unknown, TreeHead | undefined, unknown> {
+  const size = yield* answer(io.treeSize());
+  const tip = tipFrom(size, yield* answer(io.readHashes(frontierIndexes(size))));
+  const rows = yield* answer(io.leafRowsAfter(size));
+  if (rows.length === 0) return treeHeadOf(tip, yield* answer(io.headAt(size)));
+  const last = rows[rows.length - 1] as LeafRow;
+  const older = needsOlder(rows) ? yield* answer(io.olderRecords(size, Number(last.seq))) : [];
+  const next = growBy(tip, rows, leavesOf(rows, older));
+  yield* answer(io.writeHashes(next.row, next.tip));
+  return rows.length < (io.step ?? TREE_STEP)
+    ? treeHeadOf(next.tip, { seq: Number(last.seq), hash: last.hash })
+    : undefined;
+}
+
+const isPromise = (value: unknown): value is PromiseLike<unknown> =>
+  typeof (value as PromiseLike<unknown> | undefined)?.then === 'function';
+
+/**
+ * {@link integrate} driven at once: for a store whose every read and write answers at once,
+ * inside its own synchronous transaction (SQLite's). No promise, no turn of the event loop.
+ */
+export function growStepSync(io: SyncTreeIo): TreeHead | undefined {
+  const steps = integrate(io);
+  for (let asked = steps.next(); ; ) {
+    if (asked.done) return asked.value;
+    if (isPromise(asked.value)) throw new MerkleError('a synchronous store answered growing with a promise');
+    asked = steps.next(asked.value);
+  }
+}
+
+/** {@link integrate} driven by awaiting each answer: for a store that answers with promises (PostgreSQL's). */
+export async function growStep(io: TreeIo): Promise<TreeHead | undefined> {
+  const steps = integrate(io);
+  for (let asked = steps.next(); ; ) {
+    if (asked.done) return asked.value;
+    asked = steps.next(await asked.value);
+  }
 }
 
 /**

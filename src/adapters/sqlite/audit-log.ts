@@ -5,7 +5,7 @@ import type { AuditQuery, AuditRecord, StoredAuditRecord } from '../../domain/au
 import type { AuditLog, Forgotten, TreeHead } from '../../ports/audit-log.js';
 import { type Deadline, DeadlineExceededError } from '../../ports/deadline.js';
 import { StoreError } from '../../ports/stores.js';
-import { frontierIndexes, type Hash } from '../../tlog/merkle.js';
+import type { Hash } from '../../tlog/merkle.js';
 import * as chain from '../shared/audit-chain.js';
 import * as retention from '../shared/audit-retention.js';
 import * as tree from '../shared/audit-tree.js';
@@ -191,52 +191,37 @@ export class SqliteAuditLog implements AuditLog {
   /**
    * Grows the tree a step ({@link tree.TREE_STEP} records) per transaction, each under the
    * write lock (so two processes never grow it at once), the event loop let through between.
+   * Each step is {@link tree.growStepSync} over this file's reads and writes: the leaf rows of
+   * the records this connection wrote are taken from memory, the others read from the file.
    */
   async growTree(): Promise<TreeHead> {
     const insertRow = this.db.prepare<unknown[]>(tree.insertTreeRowSql(() => '?'));
     const leafRows = this.db.prepare<[number], tree.LeafRow>(tree.leafRowsAfterSql(() => '?'));
     const olderRows = this.db.prepare<[number, number], chain.AuditRow>(tree.olderRecordsSql(() => '?'));
+    const io: tree.SyncTreeIo = {
+      treeSize: () => this.treeSizeRow.get()?.size ?? 0,
+      readHashes: (indexes) => this.hashesNow(indexes),
+      leafRowsAfter: (size) =>
+        this.written.take(size, Math.min(this.headNow().seq, size + tree.TREE_STEP)) ?? leafRows.all(size),
+      olderRecords: (after, to) => olderRows.all(after, to).map(chain.recordOfRow),
+      headAt: (size) =>
+        size === 0 ? chain.EMPTY_CHAIN : (this.headAtRow.get(size, size) ?? chain.EMPTY_CHAIN),
+      writeHashes: (row) => {
+        insertRow.run(row.idx, row.size, row.hashes);
+      },
+    };
     for (;;) {
       let grown: TreeHead | undefined;
       await whenNotBusy(
-        () =>
-          transaction(
-            this.db,
-            () => {
-              const size = this.treeSizeRow.get()?.size ?? 0;
-              const head = this.headNow().seq;
-              const rows =
-                this.written.take(size, Math.min(head, size + tree.TREE_STEP)) ?? leafRows.all(size);
-              const tip = this.tipNow(size);
-              if (rows.length === 0) {
-                grown = tree.treeHeadOf(
-                  tip,
-                  size === 0 ? chain.EMPTY_CHAIN : (this.headAtRow.get(size, size) ?? chain.EMPTY_CHAIN),
-                );
-                return;
-              }
-              const last = rows.at(-1) as tree.LeafRow;
-              const older = tree.needsOlder(rows)
-                ? olderRows.all(size, Number(last.seq)).map(chain.recordOfRow)
-                : [];
-              const next = tree.growBy(tip, rows, tree.leavesOf(rows, older));
-              insertRow.run(next.row.idx, next.row.size, next.row.hashes);
-              if (rows.length < tree.TREE_STEP) {
-                grown = tree.treeHeadOf(next.tip, { seq: Number(last.seq), hash: last.hash });
-              }
-            },
-            'immediate',
-          ),
+        () => {
+          grown = transaction(this.db, () => tree.growStepSync(io), 'immediate');
+        },
         performance.now() + BUSY_TIMEOUT_MS,
         false,
       );
       if (grown !== undefined) return grown;
       await new Promise((resolve) => setImmediate(resolve));
     }
-  }
-
-  private tipNow(size: number): tree.TreeTip {
-    return tree.tipFrom(size, this.hashesNow(frontierIndexes(size)));
   }
 
   private hashesNow(indexes: readonly number[]): Map<number, Hash> {
