@@ -58,6 +58,21 @@ export interface NoteVerifierKey {
   readonly publicKey: Uint8Array;
 }
 
+/**
+ * A key that checks its own signatures (Go's note.Verifier): what a reader opens notes with
+ * when the signature scheme is handed in (Ed25519 is an adapter's) rather than known here.
+ */
+export interface NoteVerifier extends NoteVerifierKey {
+  /** Whether `signature` over `message` is this key's. */
+  verify(message: Uint8Array, signature: Uint8Array): boolean;
+}
+
+/** The check {@link openNote} and {@link openCheckpointNote} take, made of `verifiers`: each key checks its own signatures. */
+export const verifyWith =
+  (verifiers: readonly NoteVerifier[]) =>
+  (key: NoteVerifierKey, message: Uint8Array, signature: Uint8Array): boolean =>
+    verifiers.some((verifier) => verifier === key && verifier.verify(message, signature));
+
 const hex8 = (keyId: number) => keyId.toString(16).padStart(8, '0');
 
 /** The verifier key line: `NAME+KEY_ID_HEX+BASE64(0x01 ‖ PUBLIC_KEY)`. */

@@ -35,6 +35,9 @@ export function tileIndexPath(index: number): string {
 export const tilePath = (tile: Tile): string =>
   `tile/${tile.level}/${tileIndexPath(tile.index)}${tile.width === TILE_WIDTH ? '' : `.p/${tile.width}`}`;
 
+/** The path of the checkpoint below the archive's directory: the signed note of what it holds, the one file replaced. */
+export const CHECKPOINT_PATH = 'checkpoint';
+
 /** The path of entry bundle N below the archive's directory. */
 export const bundlePath = (index: number): string => `tile/entries/${tileIndexPath(index)}`;
 

@@ -1,21 +1,10 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { auditRecordOfEntry } from '../../domain/audit/canonical-text.js';
 import { type AuditQuery, matchesAuditQuery, type StoredAuditRecord } from '../../domain/audit/record.js';
-import {
-  consistencyRanges,
-  type Hash,
-  inclusionRanges,
-  type LeafRange,
-  leafHash,
-  rangeHashes,
-  type Subtree,
-  sameHash,
-  storedIndexOf,
-  subtreesOf,
-  verifyInclusion,
-} from '../../tlog/merkle.js';
-import type { CheckpointBody, NoteVerifierKey } from '../../tlog/note.js';
+import type { ArchiveTiles } from '../../ports/archive-tiles.js';
+import type { AuditHashes } from '../../ports/audit-hashes.js';
+import { consistencyRanges, type Hash, leafHash, type Subtree, sameHash } from '../../tlog/merkle.js';
+import type { CheckpointBody, NoteVerifier } from '../../tlog/note.js';
+import { type HashSource, proofHashes, proveFrom, storedSubtreeOf } from '../../tlog/proofs.js';
 import {
   bundlePath,
   entriesOf,
@@ -25,55 +14,82 @@ import {
   tilePath,
   tileRoot,
 } from '../../tlog/tiles.js';
-import { sha256Bytes, sha256Hex } from '../composition/audit-keys.js';
 import { AuditArchiveError, CHECKPOINT_FILE } from './archive.js';
 import { AuditProofError, openCheckpoint } from './proving.js';
 
 const HASH_BYTES = 32;
 
+/** What the file system said when a file could not be read (ENOENT when there was none). */
+const codeOf = (error: unknown): string | undefined => (error as { code?: string }).code;
+
 /**
  * Reads an archive of the trail (decisions §15) for `audit query --archive` and `audit prove
  * --archive`: its checkpoint opened with the keys given, records read back from the entry
  * bundles (each entry must be a record this service wrote, to the byte), and the tree's
- * hashes from the hash tiles. Every proof it gives is checked against the archive's signed
- * root first. (`audit verify --archive` checks the whole archive; this reads only what it needs.)
+ * hashes from the hash tiles, the source the one proof builder (src/tlog/proofs.ts) makes the
+ * archive's proofs of. Every proof it gives is checked against the archive's signed root
+ * first. (`audit verify --archive` checks the whole archive; this reads only what it needs.)
  */
 export class ArchiveReader {
   private readonly files = new Map<string, Uint8Array>();
 
+  /** The archived tree's hashes, read from its hash tiles (Go's tlog.TileHashReader). */
+  private readonly tileHashes: HashSource = {
+    hashes: async (indexes) => {
+      const found = new Map<number, Hash>();
+      for (const index of indexes) found.set(index, await this.subtreeHash(storedSubtreeOf(index)));
+      return found;
+    },
+  };
+
   private constructor(
-    private readonly dir: string,
+    private readonly hashes: AuditHashes,
+    private readonly tiles: ArchiveTiles,
     readonly checkpoint: CheckpointBody,
     readonly note: string,
   ) {}
 
-  /** Opens `dir`: its checkpoint must be signed by one of `keys`. */
-  static open(dir: string, keys: readonly NoteVerifierKey[]): ArchiveReader {
-    let note: string;
+  /** Opens the archive `tiles`: its checkpoint must be signed by one of `keys`. */
+  static async open(
+    hashes: AuditHashes,
+    tiles: ArchiveTiles,
+    keys: readonly NoteVerifier[],
+  ): Promise<ArchiveReader> {
+    let bytes: Uint8Array | undefined;
     try {
-      note = readFileSync(join(dir, CHECKPOINT_FILE), 'utf8');
+      bytes = await tiles.read(CHECKPOINT_FILE);
     } catch (error) {
-      throw new AuditArchiveError(
-        `${dir} is not an archive of the trail: its ${CHECKPOINT_FILE} cannot be read (${(error as NodeJS.ErrnoException).code})`,
-      );
+      throw ArchiveReader.unreadable(tiles, codeOf(error));
     }
-    const { body } = openCheckpoint(note, keys, join(dir, CHECKPOINT_FILE));
-    return new ArchiveReader(dir, body, note);
+    if (bytes === undefined) throw ArchiveReader.unreadable(tiles, 'ENOENT');
+    const note = new TextDecoder().decode(bytes);
+    const { body } = openCheckpoint(note, keys, tiles.locationOf(CHECKPOINT_FILE));
+    return new ArchiveReader(hashes, tiles, body, note);
+  }
+
+  private static unreadable(tiles: ArchiveTiles, code: string | undefined): AuditArchiveError {
+    return new AuditArchiveError(
+      `${tiles.location} is not an archive of the trail: its ${CHECKPOINT_FILE} cannot be read (${code})`,
+    );
   }
 
   get size(): number {
     return this.checkpoint.size;
   }
 
-  private read(path: string): Uint8Array {
+  private async read(path: string): Promise<Uint8Array> {
     const held = this.files.get(path);
     if (held !== undefined) return held;
-    let bytes: Uint8Array;
+    let bytes: Uint8Array | undefined;
+    let code: string | undefined = 'ENOENT';
     try {
-      bytes = new Uint8Array(readFileSync(join(this.dir, path)));
+      bytes = await this.tiles.read(path);
     } catch (error) {
+      code = codeOf(error);
+    }
+    if (bytes === undefined) {
       throw new AuditArchiveError(
-        `${path} is missing from ${this.dir} (${(error as NodeJS.ErrnoException).code}); run case-read audit verify --archive`,
+        `${path} is missing from ${this.tiles.location} (${code}); run case-read audit verify --archive`,
       );
     }
     // Only a proof's few tiles are kept; bundles are read once each.
@@ -83,17 +99,19 @@ export class ArchiveReader {
   }
 
   /** The records of bundle `index`, each read back from its entry; an entry that is not a record is refused, naming the file. */
-  private bundle(index: number): { record: StoredAuditRecord; entry: Uint8Array }[] {
+  private async bundle(index: number): Promise<{ record: StoredAuditRecord; entry: Uint8Array }[]> {
     const path = bundlePath(index);
-    const entries = entriesOf(this.read(path));
+    const entries = entriesOf(await this.read(path));
     if (entries === undefined || entries.length !== TILE_WIDTH) {
       throw new AuditArchiveError(`${path} does not hold ${TILE_WIDTH} whole entries: it was changed`);
     }
     // Each entry against its hash in the level-0 tile (the tiles against the signed root is
     // `audit verify --archive`'s whole walk; a proof checks its own path to the root).
-    const tile = this.read(tilePath({ level: 0, index, width: TILE_WIDTH }));
+    const tile = await this.read(tilePath({ level: 0, index, width: TILE_WIDTH }));
     entries.forEach((entry, i) => {
-      if (!sameHash(leafHash(sha256Bytes, entry), tile.subarray(i * HASH_BYTES, (i + 1) * HASH_BYTES))) {
+      if (
+        !sameHash(leafHash(this.hashes.sha256, entry), tile.subarray(i * HASH_BYTES, (i + 1) * HASH_BYTES))
+      ) {
         throw new AuditArchiveError(
           `${path}: entry ${i} is not the leaf ${tilePath({ level: 0, index, width: TILE_WIDTH })} holds: one of them was changed`,
         );
@@ -101,7 +119,7 @@ export class ArchiveReader {
     });
     return entries.map((entry, i) => {
       const seq = index * TILE_WIDTH + i + 1;
-      const record = auditRecordOfEntry(new TextDecoder().decode(entry), sha256Hex);
+      const record = auditRecordOfEntry(new TextDecoder().decode(entry), this.hashes.sha256Hex);
       if (record?.seq !== seq)
         throw new AuditArchiveError(`${path}: entry ${i} is not audit record ${seq}: it was changed`);
       return { record, entry };
@@ -109,11 +127,11 @@ export class ArchiveReader {
   }
 
   /** The archived records that match `filter`, oldest first, at most its limit (1000 by default). */
-  query(filter: AuditQuery): StoredAuditRecord[] {
+  async query(filter: AuditQuery): Promise<StoredAuditRecord[]> {
     const limit = filter.limit ?? 1000;
     const found: StoredAuditRecord[] = [];
     for (let index = 0; index * TILE_WIDTH < this.size && found.length < limit; index++) {
-      for (const { record } of this.bundle(index)) {
+      for (const { record } of await this.bundle(index)) {
         if (!matchesAuditQuery(record, filter)) continue;
         found.push(record);
         if (found.length >= limit) break;
@@ -123,7 +141,7 @@ export class ArchiveReader {
   }
 
   /** The hash of a whole subtree inside the archived tree, from the hash tile that holds it (or the hashes below it). */
-  private subtreeHash({ level, index }: Subtree): Hash {
+  private async subtreeHash({ level, index }: Subtree): Promise<Hash> {
     const tileLevel = Math.floor(level / TILE_HEIGHT);
     const below = 2 ** (level - tileLevel * TILE_HEIGHT);
     const first = index * below;
@@ -135,58 +153,44 @@ export class ArchiveReader {
       );
     }
     const path = tilePath({ level: tileLevel, index: tileIndex, width });
-    const tile = this.read(path);
+    const tile = await this.read(path);
     if (tile.length !== width * HASH_BYTES)
       throw new AuditArchiveError(`${path} is not ${width} hashes: it was changed`);
     const at = (first - tileIndex * TILE_WIDTH) * HASH_BYTES;
     const hashes = Array.from({ length: below }, (_, i) =>
       tile.subarray(at + i * HASH_BYTES, at + (i + 1) * HASH_BYTES),
     );
-    return tileRoot(sha256Bytes, hashes);
-  }
-
-  /** The hashes of `ranges` (each a root or a proof's), made of the tiles' hashes. */
-  private rangeHashesOf(ranges: readonly LeafRange[]): Hash[] {
-    const stored = new Map<number, Hash>();
-    for (const range of ranges) {
-      for (const piece of subtreesOf(range)) stored.set(storedIndexOf(piece), this.subtreeHash(piece));
-    }
-    return rangeHashes(sha256Bytes, ranges, stored);
+    return tileRoot(this.hashes.sha256, hashes);
   }
 
   /** The consistency proof from the tree of `oldSize` records to the archive's signed tree. */
-  proveConsistency(oldSize: number): Hash[] {
+  async proveConsistency(oldSize: number): Promise<Hash[]> {
     if (!Number.isSafeInteger(oldSize) || oldSize < 1 || oldSize > this.size) {
       throw new AuditProofError(
         `the archive's tree of ${this.size} records cannot be proven to extend one of ${oldSize}`,
       );
     }
-    return this.rangeHashesOf(consistencyRanges(oldSize, this.size));
+    return proofHashes(this.hashes.sha256, this.tileHashes, consistencyRanges(oldSize, this.size));
   }
 
   /**
    * Record `seq` and its inclusion proof in the archive's signed tree, checked against the
    * signed root before it is given.
    */
-  prove(seq: number): { record: StoredAuditRecord; entry: Uint8Array; proof: Hash[] } {
+  async prove(seq: number): Promise<{ record: StoredAuditRecord; entry: Uint8Array; proof: Hash[] }> {
     if (!Number.isSafeInteger(seq) || seq < 1 || seq > this.size) {
       throw new AuditProofError(`the archive holds records 1..${this.size}, not ${seq}`);
     }
-    const { record, entry } = this.bundle(Math.floor((seq - 1) / TILE_WIDTH))[(seq - 1) % TILE_WIDTH] as {
-      record: StoredAuditRecord;
-      entry: Uint8Array;
-    };
-    const proof = this.rangeHashesOf(inclusionRanges(seq - 1, this.size));
-    if (
-      !verifyInclusion(
-        sha256Bytes,
-        seq - 1,
-        this.size,
-        leafHash(sha256Bytes, entry),
-        proof,
-        this.checkpoint.root,
-      )
-    ) {
+    const { record, entry } = (await this.bundle(Math.floor((seq - 1) / TILE_WIDTH)))[
+      (seq - 1) % TILE_WIDTH
+    ] as { record: StoredAuditRecord; entry: Uint8Array };
+    const proof = await proveFrom(this.hashes.sha256, this.tileHashes, {
+      inclusion: seq - 1,
+      leaf: leafHash(this.hashes.sha256, entry),
+      size: this.size,
+      root: this.checkpoint.root,
+    });
+    if (proof === undefined) {
       throw new AuditProofError(
         `record ${seq} as archived is not the leaf the archive's checkpoint signed: a file was changed; run case-read audit verify --archive`,
       );

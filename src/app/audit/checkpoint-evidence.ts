@@ -8,8 +8,7 @@ import {
 } from '../../domain/audit/checkpoint.js';
 import type { AuditCheckpointStore } from '../../ports/audit-log.js';
 import type { CheckpointKeyring } from '../../ports/checkpoint-keys.js';
-import { type NoteVerifierKey, openCheckpointNote } from '../../tlog/note.js';
-import { verifyNoteSignature } from '../composition/audit-keys.js';
+import { type NoteVerifier, openCheckpointNote, verifyWith } from '../../tlog/note.js';
 
 /**
  * The checkpoints `audit verify` checks a chain against (decisions §9): those stored beside
@@ -59,18 +58,19 @@ function checkSignature(keyring: CheckpointKeyring, checkpoint: AuditCheckpoint,
 
 /**
  * A checkpoint's signed note (decisions §14), when it carries one: signed by one of `noteKeys`
- * (the same public keys, named by the log's origin), of the tree of `seq` leaves; its root is
+ * (the same public keys, named by the log's origin, each checking its own signatures: they are
+ * handed in, as `audit verify` makes them), of the tree of `seq` leaves; its root is
  * noted for the walk to check. A note that does not verify is refused like a bad signature.
  */
 function checkNote(
-  noteKeys: readonly NoteVerifierKey[],
+  noteKeys: readonly NoteVerifier[],
   checkpoints: CheckpointSet,
   checkpoint: AuditCheckpoint,
   where: string,
 ): void {
   if (checkpoint.note === undefined) return;
   const what = `the note of the ${describeCheckpoint(checkpoint)} ${where}`;
-  const opened = openCheckpointNote(checkpoint.note, noteKeys, verifyNoteSignature);
+  const opened = openCheckpointNote(checkpoint.note, noteKeys, verifyWith(noteKeys));
   if (!opened.ok && opened.step === 'signature') {
     const origins = [...new Set(noteKeys.map((k) => k.name))].join(', ');
     throw new CheckpointEvidenceError(
@@ -96,7 +96,7 @@ export async function gatherCheckpoints(
   store: AuditCheckpointStore,
   files: readonly string[],
   keyring: CheckpointKeyring,
-  noteKeys: readonly NoteVerifierKey[] = [],
+  noteKeys: readonly NoteVerifier[] = [],
 ): Promise<Evidence> {
   const checkpoints = new CheckpointSet();
   let stored = 0;

@@ -3,35 +3,35 @@ import type { ArchivedStart } from '../../domain/audit/chain.js';
 import { AuditChainWalker, type AuditVerification } from '../../domain/audit/chain-walker.js';
 import type { AuditCheckpoint } from '../../domain/audit/checkpoint.js';
 import type { StoredAuditRecord } from '../../domain/audit/record.js';
-import type { AuditLog } from '../../ports/audit-log.js';
+import type { AuditHashes } from '../../ports/audit-hashes.js';
+import type { AuditLog, AuditTree } from '../../ports/audit-log.js';
 import {
   consistencyRanges,
   Frontier,
   frontierIndexes,
   type Hash,
-  inclusionRanges,
   leafHash,
-  rangeHashes,
   rootOfFrontier,
   sameHash,
-  storedIndexesFor,
-  verifyConsistency,
-  verifyInclusion,
 } from '../../tlog/merkle.js';
 import {
   type CheckpointBody,
-  type NoteVerifierKey,
+  type NoteVerifier,
   noteTextOf,
   openCheckpointNote,
   parseCheckpointText,
+  verifyWith,
 } from '../../tlog/note.js';
-import { sha256Bytes, sha256Hex, verifyNoteSignature } from '../composition/audit-keys.js';
+import { type HashSource, proofHashes, proveFrom } from '../../tlog/proofs.js';
 
 /**
  * The questions the audit tree answers in O(log n) (decisions §14): a record's inclusion in a
  * signed tree, one signed tree extending another, and a trail checked from a saved checkpoint
  * on. Each answer is checked against the signed roots before it is given: a stored tree that
- * does not make the signed root is refused, never handed out.
+ * does not make the signed root is refused, never handed out. The proofs are made by the one
+ * proof builder (src/tlog/proofs.ts) over a source of the tree's hashes: the store's here
+ * ({@link storeHashes}), the archive's hash tiles in archive-reader.ts. SHA-256 is handed in
+ * ({@link AuditHashes}), and the signatures are checked by the keys given ({@link NoteVerifier}).
  */
 
 /** A question the stored trail cannot answer, or an answer it contradicts; the message says which. */
@@ -45,13 +45,9 @@ export interface OpenedCheckpoint {
   readonly note: string;
 }
 
-/** Opens a checkpoint note with `keys`; the reason it cannot be used otherwise. */
-export function openCheckpoint(
-  note: string,
-  keys: readonly NoteVerifierKey[],
-  what: string,
-): OpenedCheckpoint {
-  const opened = openCheckpointNote(note, keys, verifyNoteSignature);
+/** Opens a checkpoint note with `keys` (each checks its own signatures); the reason it cannot be used otherwise. */
+export function openCheckpoint(note: string, keys: readonly NoteVerifier[], what: string): OpenedCheckpoint {
+  const opened = openCheckpointNote(note, keys, verifyWith(keys));
   if (!opened.ok) throw new AuditProofError(`${what}: ${opened.reason}`);
   const { body } = opened;
   if (!keys.some((k) => k.name === body.origin)) {
@@ -85,10 +81,10 @@ export async function newestNoted(
   return { checkpoint: newest, note: newest.note, body };
 }
 
-/** The hashes of `ranges`, made of the stored tree's hashes. */
-async function hashesOf(log: AuditLog, ranges: ReturnType<typeof inclusionRanges>): Promise<Hash[]> {
-  return rangeHashes(sha256Bytes, ranges, await log.treeHashes(storedIndexesFor(ranges)));
-}
+/** The stored tree's hashes as a source of proofs: read in one query, in ascending order. */
+export const storeHashes = (log: Pick<AuditTree, 'treeHashes'>): HashSource => ({
+  hashes: (indexes) => log.treeHashes([...indexes].sort((a, b) => a - b)),
+});
 
 /** The record `seq` and its entry (the exact bytes of its leaf), read from the store. */
 export async function recordAt(
@@ -116,6 +112,7 @@ export async function recordAt(
  * against its root before it is given.
  */
 export async function proveInclusion(
+  hashes: AuditHashes,
   log: AuditLog,
   seq: number,
   checkpoint: CheckpointBody,
@@ -126,17 +123,13 @@ export async function proveInclusion(
     );
   }
   const { record, entry } = await recordAt(log, seq);
-  const proof = await hashesOf(log, inclusionRanges(seq - 1, checkpoint.size));
-  if (
-    !verifyInclusion(
-      sha256Bytes,
-      seq - 1,
-      checkpoint.size,
-      leafHash(sha256Bytes, entry),
-      proof,
-      checkpoint.root,
-    )
-  ) {
+  const proof = await proveFrom(hashes.sha256, storeHashes(log), {
+    inclusion: seq - 1,
+    leaf: leafHash(hashes.sha256, entry),
+    size: checkpoint.size,
+    root: checkpoint.root,
+  });
+  if (proof === undefined) {
     throw new AuditProofError(
       `record ${seq} as stored is not the leaf the checkpoint of ${checkpoint.size} records signed: the record, or the stored tree, was changed; run case-read audit verify`,
     );
@@ -144,8 +137,8 @@ export async function proveInclusion(
   return { record, entry, proof };
 }
 
-/** The consistency proof from the tree of `oldSize` to the tree of `newSize` (≤ the stored tree's size). */
-export async function proveConsistency(log: AuditLog, oldSize: number, newSize: number): Promise<Hash[]> {
+/** Why the stored tree cannot give a consistency proof from `oldSize` to `newSize`, thrown; nothing when it can. */
+async function canProveConsistency(log: AuditLog, oldSize: number, newSize: number): Promise<void> {
   if (!Number.isSafeInteger(oldSize) || oldSize < 1 || oldSize > newSize) {
     throw new AuditProofError(`a tree of ${newSize} records cannot be proven to extend one of ${oldSize}`);
   }
@@ -157,15 +150,55 @@ export async function proveConsistency(log: AuditLog, oldSize: number, newSize: 
       `the tree of ${oldSize} records ends inside records 1..${archived}, which were archived and let go of: prove it from the archive (case-read audit prove --consistency ${oldSize} --archive DIR), then from the archive's checkpoint on`,
     );
   }
-  return hashesOf(log, consistencyRanges(oldSize, newSize));
+}
+
+/** The consistency proof from the tree of `oldSize` to the tree of `newSize` (≤ the stored tree's size), unchecked: no roots are given. */
+export async function proveConsistency(
+  hashes: AuditHashes,
+  log: AuditLog,
+  oldSize: number,
+  newSize: number,
+): Promise<Hash[]> {
+  await canProveConsistency(log, oldSize, newSize);
+  return proofHashes(hashes.sha256, storeHashes(log), consistencyRanges(oldSize, newSize));
+}
+
+/** A tree by its size and root (a checkpoint's body, say). */
+export interface SignedTree {
+  readonly size: number;
+  readonly root: Hash;
+}
+
+/**
+ * Whether the stored tree proves that `newer` extends `older` (a consistency proof from
+ * `older.size` to `newer.size` made of the stored hashes, checked against both roots); the
+ * reason it cannot be asked is thrown as {@link proveConsistency} throws it.
+ */
+export async function provesExtension(
+  hashes: AuditHashes,
+  log: AuditLog,
+  older: SignedTree,
+  newer: SignedTree,
+): Promise<boolean> {
+  await canProveConsistency(log, older.size, newer.size);
+  const proof = await proveFrom(hashes.sha256, storeHashes(log), {
+    consistency: older.size,
+    size: newer.size,
+    roots: { old: older.root, new: newer.root },
+  });
+  return proof !== undefined;
 }
 
 /** The root of the stored tree of `size` records, and its frontier (the hashes it is made of). */
-export async function storedRoot(log: AuditLog, size: number): Promise<{ root: Hash; frontier: Hash[] }> {
+export async function storedRoot(
+  hashes: AuditHashes,
+  log: AuditLog,
+  size: number,
+): Promise<{ root: Hash; frontier: Hash[] }> {
   const indexes = frontierIndexes(size);
   const found = await log.treeHashes(indexes);
   const frontier = indexes.map((i) => found.get(i) as Hash);
-  return { root: rootOfFrontier(sha256Bytes, frontier), frontier };
+  return { root: rootOfFrontier(hashes.sha256, frontier), frontier };
 }
 
 /** What `audit verify --since` found. */
@@ -182,6 +215,7 @@ export type SinceVerification = AuditVerification & {
  * records after `old` and a few dozen stored hashes, whatever the trail's length.
  */
 export async function verifySince(
+  hashes: AuditHashes,
   log: AuditLog,
   old: CheckpointBody,
   newest: CheckpointBody,
@@ -204,15 +238,14 @@ export async function verifySince(
   if (old.size === 0)
     return broken(1, 0, 'the checkpoint given signs an empty tree: verify the whole trail instead');
   // The stored tree agrees with both signed roots: the newest extends the old.
-  const proof = await proveConsistency(log, old.size, newest.size);
-  if (!verifyConsistency(sha256Bytes, old.size, newest.size, old.root, newest.root, proof)) {
+  if (!(await provesExtension(hashes, log, old, newest))) {
     return broken(
       1,
       0,
       `the trail's newest checkpoint does not extend the one given: the trail up to record ${old.size} was rewritten after it was signed`,
     );
   }
-  const start = await storedRoot(log, old.size);
+  const start = await storedRoot(hashes, log, old.size);
   if (!sameHash(start.root, old.root)) {
     return broken(
       1,
@@ -226,10 +259,10 @@ export async function verifySince(
   const archived = await log.archivedHead();
   let begin: ArchivedStart;
   if (archived.seq >= old.size) {
-    begin = { ...archived, frontier: (await storedRoot(log, archived.seq)).frontier };
+    begin = { ...archived, frontier: (await storedRoot(hashes, log, archived.seq)).frontier };
   } else {
     // The last record the old checkpoint covers is its last leaf: the chain continues from it.
-    const last = await proveInclusion(log, old.size, old).catch((error: unknown) => {
+    const last = await proveInclusion(hashes, log, old.size, old).catch((error: unknown) => {
       if (error instanceof AuditProofError) return undefined;
       throw error;
     });
@@ -249,8 +282,8 @@ export async function verifySince(
       `the store let go of records up to ${begin.seq}, past the newest checkpoint (${newest.size}): its checkpoints were removed`,
     );
   }
-  const walker = AuditChainWalker.after(begin, sha256Hex);
-  const tree = new Frontier(sha256Bytes, begin.seq, begin.frontier);
+  const walker = AuditChainWalker.after(begin, hashes.sha256Hex);
+  const tree = new Frontier(hashes.sha256, begin.seq, begin.frontier);
   if (begin.seq === newest.size && !sameHash(tree.root(), newest.root)) {
     return broken(
       begin.seq,
@@ -265,7 +298,7 @@ export async function verifySince(
       if (!walker.next(record)) return { ...walker.result(), since: old.size, newest: newest.size };
       if (record.seq <= newest.size) {
         // The walker has checked the record's hash against its text: from format 4 it is the leaf hash.
-        tree.push(auditLeafHash(record, sha256Bytes));
+        tree.push(auditLeafHash(record, hashes.sha256));
         if (record.seq === newest.size && !sameHash(tree.root(), newest.root)) {
           return broken(
             record.seq,

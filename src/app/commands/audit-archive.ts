@@ -4,9 +4,9 @@ import type { AuditQuery, StoredAuditRecord } from '../../domain/audit/record.js
 import type { AuditLog } from '../../ports/audit-log.js';
 import { TILE_WIDTH } from '../../tlog/tiles.js';
 import { assertArchiveHolds, verifyArchive, writeArchive } from '../audit/archive.js';
-import { ArchiveReader } from '../audit/archive-reader.js';
 import { newestNoted, recordAt } from '../audit/proving.js';
-import { CheckpointKeyError, noteSigner } from '../composition/audit-keys.js';
+import { archiveDirectory, openArchive } from '../composition/audit-archive-tiles.js';
+import { auditHashes, CheckpointKeyError, noteSigner } from '../composition/audit-keys.js';
 import { auditOriginOf, ConfigError } from '../composition/config.js';
 import { auditOriginPostureProblem } from '../composition/posture.js';
 import { NOTE_KEY_OPTIONS, parse, positionals } from './arguments.js';
@@ -108,11 +108,12 @@ async function archive(args: string[], io: Io): Promise<number> {
       const before = await countBefore(log, cutoff);
       const signed = (await newestNoted(log)).body.size;
       const size = Math.floor(Math.min(before, signed) / TILE_WIDTH) * TILE_WIDTH;
-      const written = await writeArchive(log, dir, size, signer, [signer, ...earlierKeys]);
+      const tiles = archiveDirectory(dir);
+      const written = await writeArchive(auditHashes, log, tiles, size, signer, [signer, ...earlierKeys]);
       // Only what the archive holds, written and synced to its disk, is let go of.
       let forgotten: Awaited<ReturnType<AuditLog['forget']>> | undefined;
       if (!values['keep-in-store'] && written.to > 0) {
-        assertArchiveHolds(dir, (await log.archivedHead()).seq, written.to);
+        await assertArchiveHolds(tiles, (await log.archivedHead()).seq, written.to);
         forgotten = await log.forget(written.to);
       }
       report(
@@ -152,7 +153,7 @@ async function verifyArchiveCommand(args: string[], io: Io): Promise<number> {
   });
   positionals(rest, []);
   const keys = noteKeysOf({ vkey: values.vkey, publicKeys: values['public-key'], origin: values.origin }, io);
-  const result = verifyArchive(values.archive as string, keys);
+  const result = await verifyArchive(auditHashes, archiveDirectory(values.archive as string), keys);
   if (!result.ok) {
     report(io, values.json, result, `audit archive BROKEN: ${result.reason}`);
     return EXIT.failure;
@@ -174,7 +175,7 @@ export async function queryArchive(
   io: Io,
 ): Promise<StoredAuditRecord[]> {
   const keys = noteKeysOf(given, io);
-  return proving(async () => ArchiveReader.open(dir, keys).query(filter));
+  return proving(async () => (await openArchive(dir, keys)).query(filter));
 }
 
 export const auditArchiveCommands = { archive, 'verify-archive': verifyArchiveCommand } as const;

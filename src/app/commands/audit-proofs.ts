@@ -8,13 +8,12 @@ import { type Hash, leafHash, MerkleError, verifyInclusion } from '../../tlog/me
 import {
   hashToBase64,
   NoteError,
-  type NoteVerifierKey,
+  type NoteVerifier,
   openCheckpointNote,
   parseVerifierKey,
 } from '../../tlog/note.js';
 import { formatTlogProof, parseTlogProof } from '../../tlog/tlog-proof.js';
 import { AuditArchiveError } from '../audit/archive.js';
-import { ArchiveReader } from '../audit/archive-reader.js';
 import {
   AuditProofError,
   newestNoted,
@@ -24,11 +23,14 @@ import {
   proveInclusion,
   verifySince,
 } from '../audit/proving.js';
+import { openArchive } from '../composition/audit-archive-tiles.js';
 import {
+  auditHashes,
   CheckpointKeyError,
   checkSecretFile,
   notePublicKey,
   noteSigner,
+  noteVerifier,
   sha256Bytes,
   verifyNoteSignature,
 } from '../composition/audit-keys.js';
@@ -112,7 +114,7 @@ function verifierKeyOf(given: string) {
         : `--vkey is neither a file nor a verifier key: ${key.invalid}`,
     );
   }
-  return key;
+  return noteVerifier(key);
 }
 
 /**
@@ -221,7 +223,7 @@ async function prove(args: string[], io: Io): Promise<number> {
         { vkey: values.vkey, publicKeys: values['public-key'], origin: values.origin },
         io,
       );
-      const reader = await proving(async () => ArchiveReader.open(values.archive as string, keys));
+      const reader = await proving(async () => openArchive(values.archive as string, keys));
       const proof = await proving(async () => reader.proveConsistency(oldSize));
       report(
         io,
@@ -233,7 +235,7 @@ async function prove(args: string[], io: Io): Promise<number> {
     }
     return withAuditStore(values['audit-store'], io, async (log) => {
       const newSize = given ?? (await proving(() => newestNoted(log))).body.size;
-      const proof = await proving(() => proveConsistency(log, oldSize, newSize));
+      const proof = await proving(() => proveConsistency(auditHashes, log, oldSize, newSize));
       report(io, values.json, { oldSize, newSize, proof: proof.map(hashToBase64) }, proof.map(hashToBase64));
       return EXIT.ok;
     });
@@ -253,11 +255,11 @@ async function prove(args: string[], io: Io): Promise<number> {
       { vkey: values.vkey, publicKeys: values['public-key'], origin: values.origin },
       io,
     );
-    const reader = await proving(async () => ArchiveReader.open(values.archive as string, keys));
+    const reader = await proving(async () => openArchive(values.archive as string, keys));
     const seqs =
       bySeq !== undefined
         ? [bySeq]
-        : reader.query({ requestId: requestId as string, limit: 10 }).map((r) => r.seq);
+        : (await reader.query({ requestId: requestId as string, limit: 10 })).map((r) => r.seq);
     if (seqs.length === 0) throw notFound();
     const proofs = [];
     for (const seq of seqs) proofs.push({ seq, ...(await proving(async () => reader.prove(seq))) });
@@ -272,7 +274,7 @@ async function prove(args: string[], io: Io): Promise<number> {
     const newest = await proving(() => newestNoted(log));
     const proofs = [];
     for (const seq of seqs)
-      proofs.push({ seq, ...(await proving(() => proveInclusion(log, seq, newest.body))) });
+      proofs.push({ seq, ...(await proving(() => proveInclusion(auditHashes, log, seq, newest.body))) });
     return writeProofs(io, values.json, out, proofs, { note: newest.note, size: newest.body.size });
   });
 }
@@ -324,7 +326,7 @@ export function noteKeysOf(
     readonly origin?: string | undefined;
   },
   io: Io,
-): NoteVerifierKey[] {
+): NoteVerifier[] {
   if (given.vkey !== undefined) return [verifierKeyOf(given.vkey)];
   const origin = given.origin ?? auditOriginOf(io.env);
   const signingKey = !given.publicKeys?.length ? io.env.AUDIT_SIGNING_KEY : undefined;
@@ -380,7 +382,7 @@ async function verifySinceCommand(args: string[], io: Io): Promise<number> {
       if (error instanceof AuditProofError) return refused(error.message);
       throw error;
     }
-    const result = await proving(() => verifySince(log, old.body, newest.body));
+    const result = await proving(() => verifySince(auditHashes, log, old.body, newest.body));
     if (!result.ok) {
       report(io, values.json, result, `audit chain BROKEN at record ${result.brokenAt}: ${result.reason}`);
       return EXIT.failure;

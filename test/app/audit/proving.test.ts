@@ -5,12 +5,9 @@ import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { checkpointSigner, generateCheckpointKeys } from '../../../src/adapters/crypto/checkpoint-keys.js';
 import { AUDIT_COLUMNS, linkRecords, rowValuesOf } from '../../../src/adapters/shared/audit-chain.js';
 import { SqliteAuditLog } from '../../../src/adapters/sqlite/audit-log.js';
-import {
-  AuditProofError,
-  proveConsistency,
-  proveInclusion,
-  verifySince,
-} from '../../../src/app/audit/proving.js';
+import * as proving from '../../../src/app/audit/proving.js';
+import { AuditProofError } from '../../../src/app/audit/proving.js';
+import { auditHashes } from '../../../src/app/composition/audit-keys.js';
 import { CheckpointSet, signCheckpoint } from '../../../src/domain/audit/checkpoint.js';
 import type { StoredAuditRecord } from '../../../src/domain/audit/record.js';
 import { type CheckpointBody, noteTextOf, parseCheckpointText } from '../../../src/tlog/note.js';
@@ -22,6 +19,14 @@ import { execOn, openSqlite } from '../../support/sqlite.js';
  * each finds when a record after the saved checkpoint is changed, when the trail it covers is
  * rewritten (every later hash recomputed), and when the tree is rebuilt over the rewrite too.
  */
+
+/** The questions as the commands ask them: with the composition root's SHA-256 handed in. */
+const verifySince = (log: SqliteAuditLog, old: CheckpointBody, newest: CheckpointBody) =>
+  proving.verifySince(auditHashes, log, old, newest);
+const proveInclusion = (log: SqliteAuditLog, seq: number, checkpoint: CheckpointBody) =>
+  proving.proveInclusion(auditHashes, log, seq, checkpoint);
+const proveConsistency = (log: SqliteAuditLog, oldSize: number, newSize: number) =>
+  proving.proveConsistency(auditHashes, log, oldSize, newSize);
 
 const dir = mkdtempSync(join(tmpdir(), 'case-read-proving-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
