@@ -1,20 +1,11 @@
-import { readFileSync } from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
 import { type CertificateInUse, StoreError } from '../../ports/stores.js';
 import { certificateAndKey, certificateBundle } from '../shared/certificates.js';
-import { readSecretFile } from '../shared/secret-files.js';
+import { readNamedFile, readSecretFile } from '../shared/secret-files.js';
 import type { RedisSettings } from './settings.js';
 
-function fileOf(variable: string, path: string | undefined): string | undefined {
-  if (path === undefined) return undefined;
-  try {
-    return readFileSync(path, 'utf8');
-  } catch (error) {
-    throw new StoreError(
-      `${variable}: ${path} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
-    );
-  }
-}
+const fileOf = (variable: string, path: string | undefined): string | undefined =>
+  path === undefined ? undefined : readNamedFile(variable, path, (message) => new StoreError(message));
 
 /**
  * The `rediss://` connection's TLS options from `RATE_LIMIT_TLS_*`, read and checked (the CA

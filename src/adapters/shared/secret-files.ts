@@ -72,6 +72,18 @@ export function readSecretFile(variable: string, path: string, refuse: Refusal):
 }
 
 /**
+ * Reads a file that is not secret (a certificate, a CA bundle) named by `variable`, refused
+ * with `refuse(message)` when it cannot be read, in the words {@link readSecretFile} uses.
+ */
+export function readNamedFile(variable: string, path: string, refuse: Refusal): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    throw refuse(`${variable}: ${path} cannot be read (${codeOf(error)})`);
+  }
+}
+
+/**
  * The mode check of {@link readSecretFile} alone, for a caller that reads the file itself
  * (its own size limit, bytes rather than text): refused with `refuse(message)` when the
  * file is readable by others. A file that cannot be stat'ed passes: the caller's own read

@@ -1,8 +1,7 @@
-import { readFileSync } from 'node:fs';
 import { StoreError, type StoreKind } from '../../ports/stores.js';
 import { certificateAndKey, certificateBundle } from '../shared/certificates.js';
 import { HTTPS_ONLY, isEncryptedOrLoopback, isLoopbackHost } from '../shared/loopback.js';
-import { readSecretFile } from '../shared/secret-files.js';
+import { readNamedFile, readSecretFile } from '../shared/secret-files.js';
 import { parsedUrl } from '../shared/store-urls.js';
 import { type UpstreamSettings, upstreamSettings } from './settings.js';
 
@@ -23,13 +22,7 @@ function upstreamUrlProblem(url: string): string | undefined {
 /** Reads a PEM file named by a variable; the message names the variable, never the contents. */
 function fileOf(variable: string, path: string | undefined): string | undefined {
   if (path === undefined) return undefined;
-  try {
-    return readFileSync(path, 'utf8').trim();
-  } catch (error) {
-    throw new StoreError(
-      `${variable}: ${path} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
-    );
-  }
+  return readNamedFile(variable, path, (message) => new StoreError(message)).trim();
 }
 
 /** {@link fileOf} for a key or a secret: refused too when others can read the file. */
