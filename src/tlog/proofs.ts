@@ -11,6 +11,7 @@ import {
   inclusionRanges,
   type LeafRange,
   rangeHashes,
+  rootRange,
   type Sha256,
   type Subtree,
   storedCount,
@@ -57,6 +58,11 @@ export async function proofHashes(
   return rangeHashes(sha256, ranges, await source.hashes(indexesFor(ranges)));
 }
 
+/** The root of the tree of the first `size` leaves, made of the hashes `source` holds. */
+export async function rootFrom(sha256: Sha256, source: HashSource, size: number): Promise<Hash> {
+  return (await proofHashes(sha256, source, rootRange(size)))[0] as Hash;
+}
+
 /** What a proof is asked to show, and the signed roots it must show it against. */
 export type ProofAsked =
   /** Leaf `inclusion` (whose hash is `leaf`) is in the tree of `size` leaves whose root is `root`. */
@@ -71,9 +77,9 @@ export type ProofAsked =
 /**
  * Builds the proof `asked` from `source`'s hashes and checks it (RFC 9162 §2.1.3.2, §2.1.4.2)
  * before it is given: the proof's hashes, or undefined when they do not show what was asked
- * (the source holds another tree than the one signed). A consistency proof wanted without the
- * roots to check it against (only its hashes handed out) is {@link proofHashes} of
- * {@link consistencyRanges}.
+ * (the source holds another tree than the one signed). A consistency proof handed out is
+ * checked too: against the old tree's root as the source makes it ({@link rootFrom}) and the
+ * signed new root, every hash of the proof is bound to the signature.
  */
 export async function proveFrom(
   sha256: Sha256,

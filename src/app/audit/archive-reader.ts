@@ -2,9 +2,9 @@ import { auditRecordOfEntry } from '../../domain/audit/canonical-text.js';
 import { type AuditQuery, matchesAuditQuery, type StoredAuditRecord } from '../../domain/audit/record.js';
 import type { ArchiveTiles } from '../../ports/archive-tiles.js';
 import type { AuditHashes } from '../../ports/audit-hashes.js';
-import { consistencyRanges, type Hash, leafHash, type Subtree, sameHash } from '../../tlog/merkle.js';
+import { type Hash, leafHash, type Subtree, sameHash } from '../../tlog/merkle.js';
 import type { CheckpointBody, NoteVerifier } from '../../tlog/note.js';
-import { type HashSource, proofHashes, proveFrom, storedSubtreeOf } from '../../tlog/proofs.js';
+import { type HashSource, proveFrom, rootFrom, storedSubtreeOf } from '../../tlog/proofs.js';
 import {
   bundlePath,
   entriesOf,
@@ -163,14 +163,31 @@ export class ArchiveReader {
     return tileRoot(this.hashes.sha256, hashes);
   }
 
-  /** The consistency proof from the tree of `oldSize` records to the archive's signed tree. */
+  /**
+   * The consistency proof from the tree of `oldSize` records to the archive's signed tree,
+   * checked against the signed root (and the old tree's root as the tiles make it) before it
+   * is given.
+   */
   async proveConsistency(oldSize: number): Promise<Hash[]> {
     if (!Number.isSafeInteger(oldSize) || oldSize < 1 || oldSize > this.size) {
       throw new AuditProofError(
         `the archive's tree of ${this.size} records cannot be proven to extend one of ${oldSize}`,
       );
     }
-    return proofHashes(this.hashes.sha256, this.tileHashes, consistencyRanges(oldSize, this.size));
+    const proof = await proveFrom(this.hashes.sha256, this.tileHashes, {
+      consistency: oldSize,
+      size: this.size,
+      roots: {
+        old: await rootFrom(this.hashes.sha256, this.tileHashes, oldSize),
+        new: this.checkpoint.root,
+      },
+    });
+    if (proof === undefined) {
+      throw new AuditProofError(
+        "the archive's tiles do not make the root its checkpoint signs: a file was changed; run case-read audit verify --archive",
+      );
+    }
+    return proof;
   }
 
   /**

@@ -6,7 +6,6 @@ import type { StoredAuditRecord } from '../../domain/audit/record.js';
 import type { AuditHashes } from '../../ports/audit-hashes.js';
 import type { AuditLog, AuditTree } from '../../ports/audit-log.js';
 import {
-  consistencyRanges,
   Frontier,
   frontierIndexes,
   type Hash,
@@ -22,7 +21,7 @@ import {
   parseCheckpointText,
   verifyWith,
 } from '../../tlog/note.js';
-import { type HashSource, proofHashes, proveFrom } from '../../tlog/proofs.js';
+import { type HashSource, proveFrom, rootFrom } from '../../tlog/proofs.js';
 
 /**
  * The questions the audit tree answers in O(log n) (decisions §14): a record's inclusion in a
@@ -152,15 +151,42 @@ async function canProveConsistency(log: AuditLog, oldSize: number, newSize: numb
   }
 }
 
-/** The consistency proof from the tree of `oldSize` to the tree of `newSize` (≤ the stored tree's size), unchecked: no roots are given. */
+/**
+ * The consistency proof from the tree of `oldSize` to the tree of `newSize` records, checked
+ * before it is given against the root the checkpoint `signed` signs: to it directly when
+ * `newSize` is its size, else through the stored tree of `newSize`, itself proven to extend to
+ * it. The old root is the stored tree's: whoever holds a checkpoint of `oldSize` compares. A
+ * tree after the signed one has no root to check against, and is refused.
+ */
 export async function proveConsistency(
   hashes: AuditHashes,
   log: AuditLog,
   oldSize: number,
   newSize: number,
+  signed: SignedTree,
 ): Promise<Hash[]> {
   await canProveConsistency(log, oldSize, newSize);
-  return proofHashes(hashes.sha256, storeHashes(log), consistencyRanges(oldSize, newSize));
+  if (newSize > signed.size) {
+    throw new AuditProofError(
+      `the tree of ${newSize} records is after the newest checkpoint (${signed.size} records): no signed root checks its proof; prove it after the next checkpoint`,
+    );
+  }
+  const source = storeHashes(log);
+  const newer =
+    newSize === signed.size
+      ? signed
+      : { size: newSize, root: await rootFrom(hashes.sha256, source, newSize) };
+  const proof = await proveFrom(hashes.sha256, source, {
+    consistency: oldSize,
+    size: newSize,
+    roots: { old: await rootFrom(hashes.sha256, source, oldSize), new: newer.root },
+  });
+  if (proof === undefined || (newer !== signed && !(await provesExtension(hashes, log, newer, signed)))) {
+    throw new AuditProofError(
+      `the stored tree of ${newSize} records does not make the root the checkpoint of ${signed.size} records signed: the stored tree was changed; run case-read audit verify`,
+    );
+  }
+  return proof;
 }
 
 /** A tree by its size and root (a checkpoint's body, say). */

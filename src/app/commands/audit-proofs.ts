@@ -234,8 +234,9 @@ async function prove(args: string[], io: Io): Promise<number> {
       return EXIT.ok;
     }
     return withAuditStore(values['audit-store'], io, async (log) => {
-      const newSize = given ?? (await proving(() => newestNoted(log))).body.size;
-      const proof = await proving(() => proveConsistency(auditHashes, log, oldSize, newSize));
+      const signed = (await proving(() => newestNoted(log))).body;
+      const newSize = given ?? signed.size;
+      const proof = await proving(() => proveConsistency(auditHashes, log, oldSize, newSize, signed));
       report(io, values.json, { oldSize, newSize, proof: proof.map(hashToBase64) }, proof.map(hashToBase64));
       return EXIT.ok;
     });

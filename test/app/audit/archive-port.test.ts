@@ -125,7 +125,7 @@ describe('one prover, two sources of hashes', () => {
     }
     for (const oldSize of [1, 100, 256, 511, 512])
       expect((await reader.proveConsistency(oldSize)).map(hex)).toEqual(
-        (await proveConsistency(auditHashes, log, oldSize, 512)).map(hex),
+        (await proveConsistency(auditHashes, log, oldSize, 512, reader.checkpoint)).map(hex),
       );
   });
 

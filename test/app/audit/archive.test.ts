@@ -188,6 +188,24 @@ describe('audit archive', () => {
     expect(refused.status).toBe(1);
   });
 
+  it('prove --consistency --archive gives the proof only when it makes the signed root: a changed tile is refused', () => {
+    const prove = () =>
+      runCli(
+        ['audit', 'prove', '--consistency', '700', '--archive', archive, '--vkey', vkeyFile, '--json'],
+        env,
+      );
+    const proved = prove();
+    expect(proved.stderr).toBe('');
+    expect(JSON.parse(proved.stdout)).toMatchObject({ oldSize: 700, newSize: 1280 });
+    // Leaf 700 (record 701) is in tile/0/002 at hash 188: its hash is in the proof from 700.
+    const refused = withByteFlipped(join(archive, 'tile/0/002'), 188 * 32, prove);
+    expect(refused.stdout).toBe('');
+    expect(refused.stderr).toMatch(
+      /the archive's tiles do not make the root its checkpoint signs: a file was changed; run case-read audit verify --archive/,
+    );
+    expect(refused.status).toBe(1);
+  });
+
   it.skipIf(skipWithoutGoReference)(
     'is read by Go’s tlog.TileHashReader against its checkpoint; every entry hashes to its leaf',
     () => {

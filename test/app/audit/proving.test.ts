@@ -10,6 +10,7 @@ import { AuditProofError } from '../../../src/app/audit/proving.js';
 import { auditHashes } from '../../../src/app/composition/audit-keys.js';
 import { CheckpointSet, signCheckpoint } from '../../../src/domain/audit/checkpoint.js';
 import type { StoredAuditRecord } from '../../../src/domain/audit/record.js';
+import { storedIndexOf, verifyConsistency } from '../../../src/tlog/merkle.js';
 import { type CheckpointBody, noteTextOf, parseCheckpointText } from '../../../src/tlog/note.js';
 import { auditRecord } from '../../contract/audit-log.contract.js';
 import { execOn, openSqlite } from '../../support/sqlite.js';
@@ -25,8 +26,8 @@ const verifySince = (log: SqliteAuditLog, old: CheckpointBody, newest: Checkpoin
   proving.verifySince(auditHashes, log, old, newest);
 const proveInclusion = (log: SqliteAuditLog, seq: number, checkpoint: CheckpointBody) =>
   proving.proveInclusion(auditHashes, log, seq, checkpoint);
-const proveConsistency = (log: SqliteAuditLog, oldSize: number, newSize: number) =>
-  proving.proveConsistency(auditHashes, log, oldSize, newSize);
+const proveConsistency = (log: SqliteAuditLog, oldSize: number, newSize: number, signed: CheckpointBody) =>
+  proving.proveConsistency(auditHashes, log, oldSize, newSize, signed);
 
 const dir = mkdtempSync(join(tmpdir(), 'case-read-proving-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -125,8 +126,62 @@ describe('audit verify --since', () => {
       reason: expect.stringMatching(/older than the one given/),
     });
     await expect(proveInclusion(log, 31, newer)).rejects.toThrow(AuditProofError);
-    await expect(proveConsistency(log, 20, 31)).rejects.toThrow(/the stored tree holds 30 records, not 31/);
-    await expect(proveConsistency(log, 0, 30)).rejects.toThrow(AuditProofError);
+    await expect(proveConsistency(log, 20, 31, newer)).rejects.toThrow(
+      /the stored tree holds 30 records, not 31/,
+    );
+    await expect(proveConsistency(log, 0, 30, newer)).rejects.toThrow(AuditProofError);
+  });
+});
+
+describe('audit prove --consistency', () => {
+  /** `log` with the stored hash at `index` changed by one bit, as a tampered table would give it. */
+  const tamperedAt = (index: number): SqliteAuditLog =>
+    new Proxy(log, {
+      get(target, name, receiver) {
+        if (name !== 'treeHashes') return Reflect.get(target, name, receiver);
+        return async (indexes: readonly number[]) => {
+          const found = await target.treeHashes(indexes);
+          const hash = found.get(index);
+          if (hash !== undefined)
+            found.set(
+              index,
+              hash.map((b, i) => (i === 0 ? b ^ 1 : b)),
+            );
+          return found;
+        };
+      },
+    });
+
+  it('gives the proof only when it makes the signed roots, to the newest checkpoint or a tree before it', async () => {
+    const old = await checkpointAt(20);
+    const mid = await checkpointAt(33);
+    const newest = await checkpointAt(40);
+    await log.append(auditRecord(41));
+    await log.growTree();
+    const toNewest = await proveConsistency(log, 20, 40, newest);
+    expect(verifyConsistency(auditHashes.sha256, 20, 40, old.root, newest.root, toNewest)).toBe(true);
+    const toMid = await proveConsistency(log, 20, 33, newest);
+    expect(verifyConsistency(auditHashes.sha256, 20, 33, old.root, mid.root, toMid)).toBe(true);
+    // A tree after the newest checkpoint has no signed root to check its proof against.
+    await expect(proveConsistency(log, 20, 41, newest)).rejects.toThrow(
+      /the tree of 41 records is after the newest checkpoint \(40 records\)/,
+    );
+  });
+
+  it('refuses a proof made of a changed stored hash, never handing it out', async () => {
+    await checkpointAt(20);
+    const newest = await checkpointAt(40);
+    // [0, 16) is a hash of the proof from 20 to 40; [16, 20) is the old tree's own, beside it.
+    for (const subtree of [
+      { level: 4, index: 0 },
+      { level: 2, index: 4 },
+      { level: 3, index: 4 },
+    ]) {
+      await expect(
+        proveConsistency(tamperedAt(storedIndexOf(subtree)), 20, 40, newest),
+        `${subtree.level}/${subtree.index}`,
+      ).rejects.toThrow(/the stored tree .* was changed/);
+    }
   });
 });
 
