@@ -95,7 +95,7 @@ async function dispatch(argv: string[], io: Io): Promise<number> {
     case 'tokens':
       return (await import('./commands/tokens.js')).tokens(sub, rest, io);
     case 'audit':
-      return (await import('./commands/audit.js')).audit(sub, rest, io);
+      return (await import('./commands/audit/index.js')).audit(sub, rest, io);
     case 'stores':
       return (await import('./commands/stores.js')).stores(sub, rest, io);
     case 'config':

@@ -33,13 +33,3 @@ export function usage<T>(parseInput: () => T): T {
 
 /** A client name given on the command line; a bad one is a usage error naming the rule. */
 export const clientIdOf = (raw: string): ClientName => usage(() => ClientName.parse(raw));
-
-/**
- * The options naming the keys a checkpoint note is checked with (`noteKeysOf`): a vkey line
- * or file, or public-key PEM files with the log's origin.
- */
-export const NOTE_KEY_OPTIONS = {
-  vkey: { type: 'string' },
-  'public-key': { type: 'string', multiple: true },
-  origin: { type: 'string' },
-} as const satisfies Options;

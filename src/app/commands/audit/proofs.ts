@@ -1,19 +1,12 @@
-// The audit log's C2SP side that needs no store (decisions §14): `audit vkey`, the verifier key
-// an auditor checks checkpoints and proofs with, and `audit verify-proof`, an offline check of
-// one entry's tlog-proof against it.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+// The audit log's C2SP side (decisions §14): `audit vkey`, the verifier key an auditor checks
+// checkpoints and proofs with; `audit verify-proof`, an offline check of one entry's tlog-proof
+// against it; `audit checkpoint`, `audit prove` (inclusion and consistency, from the store or
+// an archive) and `audit verify --since`.
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { StoreError } from '../../ports/stores.js';
-import { type Hash, leafHash, MerkleError, verifyInclusion } from '../../tlog/merkle.js';
-import {
-  hashToBase64,
-  NoteError,
-  type NoteVerifier,
-  openCheckpointNote,
-  parseVerifierKey,
-} from '../../tlog/note.js';
-import { formatTlogProof, parseTlogProof } from '../../tlog/tlog-proof.js';
-import { AuditArchiveError } from '../audit/archive.js';
+import { type Hash, leafHash, verifyInclusion } from '../../../tlog/merkle.js';
+import { hashToBase64, NoteError, openCheckpointNote } from '../../../tlog/note.js';
+import { formatTlogProof, parseTlogProof } from '../../../tlog/tlog-proof.js';
 import {
   AuditProofError,
   newestNoted,
@@ -22,50 +15,31 @@ import {
   proveConsistency,
   proveInclusion,
   verifySince,
-} from '../audit/proving.js';
-import { openArchive } from '../composition/audit-archive-tiles.js';
+} from '../../audit/proving.js';
+import { openArchive } from '../../composition/audit-archive-tiles.js';
 import {
   auditHashes,
   CheckpointKeyError,
-  checkSecretFile,
   notePublicKey,
   noteSigner,
-  noteVerifier,
   sha256Bytes,
   verifyNoteSignature,
-} from '../composition/audit-keys.js';
-import { auditOriginOf } from '../composition/config.js';
-import { NOTE_KEY_OPTIONS, parse, positionals } from './arguments.js';
-import { withAuditStore } from './command-stores.js';
-import { CommandError, EXIT, UsageError } from './exit.js';
-import { type Io, report } from './io.js';
-
-const STORE = { 'audit-store': { type: 'string' }, json: { type: 'boolean' } } as const;
-
-/** Most of a file read here: an entry is a record of a few hundred bytes, a proof or a key a few KB. */
-const MAX_FILE_BYTES = 1024 * 1024;
-
-/** A file an option (or a variable, `NAME:`) names, read whole; one that cannot be read is a command error naming it. */
-export function readFile(option: string, path: string): Buffer {
-  let bytes: Buffer;
-  try {
-    bytes = readFileSync(path);
-  } catch (error) {
-    throw new CommandError(`${option} ${path} cannot be read (${(error as NodeJS.ErrnoException).code})`);
-  }
-  if (bytes.length > MAX_FILE_BYTES)
-    throw new CommandError(`${option} ${path} is over ${MAX_FILE_BYTES} bytes`);
-  return bytes;
-}
-
-/**
- * `AUDIT_SIGNING_KEY`'s file, read as {@link readFile} reads one, and refused when others
- * can read it, as `serve` refuses it.
- */
-export function readSigningKey(path: string): Buffer {
-  checkSecretFile('AUDIT_SIGNING_KEY', path, (message) => new CommandError(message));
-  return readFile('AUDIT_SIGNING_KEY:', path);
-}
+} from '../../composition/audit-keys.js';
+import { auditOriginOf } from '../../composition/config.js';
+import { parse, positionals } from '../arguments.js';
+import { withAuditStore } from '../command-stores.js';
+import { CommandError, EXIT, UsageError } from '../exit.js';
+import { type Io, report } from '../io.js';
+import {
+  NOTE_KEY_OPTIONS,
+  noteKeysOf,
+  proving,
+  readFile,
+  readSigningKey,
+  STORE,
+  verifierKeyOf,
+  wholeOption,
+} from './options.js';
 
 /**
  * `audit vkey [--public-key PEM] [--origin O]`: the verifier key line of the log's key, by
@@ -100,21 +74,6 @@ async function vkey(args: string[], io: Io): Promise<number> {
     key.vkey,
   );
   return EXIT.ok;
-}
-
-/** A verifier key given as the line itself or as a file holding it. */
-function verifierKeyOf(given: string) {
-  const isFile = existsSync(given);
-  const line = isFile ? (readFile('--vkey', given).toString('utf8').split('\n')[0] ?? '') : given;
-  const key = parseVerifierKey(sha256Bytes, line);
-  if ('invalid' in key) {
-    throw new CommandError(
-      isFile
-        ? `--vkey ${given}: ${key.invalid}`
-        : `--vkey is neither a file nor a verifier key: ${key.invalid}`,
-    );
-  }
-  return noteVerifier(key);
 }
 
 /**
@@ -167,33 +126,6 @@ async function checkpoint(args: string[], io: Io): Promise<number> {
 }
 
 /**
- * Runs a question of the tree or the archive: what it cannot answer (or a store refuses) is a
- * command error naming why.
- */
-export async function proving<T>(question: () => Promise<T>): Promise<T> {
-  try {
-    return await question();
-  } catch (error) {
-    if (
-      error instanceof AuditProofError ||
-      error instanceof MerkleError ||
-      error instanceof AuditArchiveError ||
-      error instanceof StoreError
-    )
-      throw new CommandError(error.message);
-    throw error;
-  }
-}
-
-const WHOLE = /^[1-9][0-9]{0,15}$/;
-function wholeOption(name: string, value: string): number {
-  if (!WHOLE.test(value) || !Number.isSafeInteger(Number(value))) {
-    throw new UsageError(`${name} must be a record number (1 or more), not ${JSON.stringify(value)}`);
-  }
-  return Number(value);
-}
-
-/**
  * `audit prove REQUEST_ID | --seq N --out DIR`: each record's entry and its tlog-proof against
  * the newest checkpoint of the tree (with `--archive DIR`, against the archive's checkpoint,
  * from its tiles); `audit prove --consistency OLD [--size NEW]`: the
@@ -219,10 +151,7 @@ async function prove(args: string[], io: Io): Promise<number> {
     if (values.archive !== undefined) {
       if (given !== undefined)
         throw new UsageError("--archive proves up to the archive's checkpoint: no --size");
-      const keys = noteKeysOf(
-        { vkey: values.vkey, publicKeys: values['public-key'], origin: values.origin },
-        io,
-      );
+      const keys = noteKeysOf(values, io);
       const reader = await proving(async () => openArchive(values.archive as string, keys));
       const proof = await proving(async () => reader.proveConsistency(oldSize));
       report(
@@ -252,10 +181,7 @@ async function prove(args: string[], io: Io): Promise<number> {
   const bySeq = values.seq === undefined ? undefined : wholeOption('--seq', values.seq);
   const notFound = () => new CommandError(`no audit record has request id ${JSON.stringify(requestId)}`);
   if (values.archive !== undefined) {
-    const keys = noteKeysOf(
-      { vkey: values.vkey, publicKeys: values['public-key'], origin: values.origin },
-      io,
-    );
+    const keys = noteKeysOf(values, io);
     const reader = await proving(async () => openArchive(values.archive as string, keys));
     const seqs =
       bySeq !== undefined
@@ -316,41 +242,6 @@ function writeProofs(
 }
 
 /**
- * The note keys a checkpoint is checked with: `--vkey` (a line or a file), else each
- * `--public-key` PEM, else `AUDIT_SIGNING_KEY`'s public half, named by `--origin`, else
- * `AUDIT_ORIGIN`, else its default. None given is a usage error: what cannot be checked is refused.
- */
-export function noteKeysOf(
-  given: {
-    readonly vkey?: string | undefined;
-    readonly publicKeys?: readonly string[] | undefined;
-    readonly origin?: string | undefined;
-  },
-  io: Io,
-): NoteVerifier[] {
-  if (given.vkey !== undefined) return [verifierKeyOf(given.vkey)];
-  const origin = given.origin ?? auditOriginOf(io.env);
-  const signingKey = !given.publicKeys?.length ? io.env.AUDIT_SIGNING_KEY : undefined;
-  const paths = given.publicKeys?.length ? given.publicKeys : signingKey ? [signingKey] : [];
-  if (paths.length === 0) {
-    throw new UsageError(
-      'a checkpoint is checked with a key: give --vkey, or --public-key (with --origin), or set AUDIT_SIGNING_KEY',
-    );
-  }
-  return paths.map((path) => {
-    const pem = (signingKey ? readSigningKey(path) : readFile('--public-key', path)).toString('utf8');
-    try {
-      return /PRIVATE KEY/.test(pem) ? noteSigner(pem, origin) : notePublicKey(pem, origin);
-    } catch (error) {
-      if (error instanceof CheckpointKeyError)
-        throw new CommandError(`--public-key ${path}: ${error.message}`);
-      if (error instanceof NoteError) throw new UsageError(`--origin: ${error.message}`);
-      throw error;
-    }
-  });
-}
-
-/**
  * `audit verify --since CHECKPOINT_FILE`: the newest stored checkpoint of the tree is signed
  * and extends the one saved earlier, and the records since it verify. Exit 1 names what is wrong.
  */
@@ -362,7 +253,7 @@ async function verifySinceCommand(args: string[], io: Io): Promise<number> {
   });
   positionals(rest, []);
   const path = values.since as string;
-  const keys = noteKeysOf({ vkey: values.vkey, publicKeys: values['public-key'], origin: values.origin }, io);
+  const keys = noteKeysOf(values, io);
   const saved = readFile('--since', path).toString('utf8');
   const refused = (reason: string) => {
     report(io, values.json, { ok: false, reason }, `audit checkpoints REFUSED: ${reason}`);

@@ -1,41 +1,27 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+// The trail as the store holds it (decisions §9): `audit verify` (the hash chain, and each
+// signed checkpoint with the keys given), `audit query`, `audit checkpoints` and `audit keygen`.
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { AuditVerification } from '../../domain/audit/chain-walker.js';
-import { type AuditCheckpoint, describeCheckpoint } from '../../domain/audit/checkpoint.js';
-import type { AuditQuery, StoredAuditRecord } from '../../domain/audit/record.js';
-import type { AuditLog } from '../../ports/audit-log.js';
-import { CheckpointEvidenceError, type Evidence, gatherCheckpoints } from '../audit/checkpoint-evidence.js';
-import { CheckpointKeyError, checkpointKeyring, generateCheckpointKeys } from '../composition/audit-keys.js';
-import { NOTE_KEY_OPTIONS, parse, positionals } from './arguments.js';
-import { withAuditStore } from './command-stores.js';
-import { CommandError, EXIT, UsageError } from './exit.js';
-import { type Io, report } from './io.js';
-
-const STORE = { 'audit-store': { type: 'string' }, json: { type: 'boolean' } } as const;
+import type { AuditVerification } from '../../../domain/audit/chain-walker.js';
+import { type AuditCheckpoint, describeCheckpoint } from '../../../domain/audit/checkpoint.js';
+import type { AuditQuery, StoredAuditRecord } from '../../../domain/audit/record.js';
+import type { AuditLog } from '../../../ports/audit-log.js';
+import {
+  CheckpointEvidenceError,
+  type Evidence,
+  gatherCheckpoints,
+} from '../../audit/checkpoint-evidence.js';
+import { generateCheckpointKeys } from '../../composition/audit-keys.js';
+import { parse, positionals } from '../arguments.js';
+import { withAuditStore } from '../command-stores.js';
+import { CommandError, EXIT, UsageError } from '../exit.js';
+import { type Io, report } from '../io.js';
+import { keyringOf, NOTE_KEY_OPTIONS, noteKeysOf, STORE } from './options.js';
 
 const line = (r: StoredAuditRecord) =>
   `${r.seq}  ${r.at.toISOString()}  ${r.clientId}  ${r.operation}${r.crn ? ` ${r.crn}` : ''}  ${r.status}${r.problem ? ` ${r.problem}` : ''}${r.access ? ` (${r.access})` : ''}${r.issued ? `  issued ${r.issued}` : ''}${r.onBehalfOf ? `  on behalf of ${r.onBehalfOf}` : ''}  ${r.requestId}`;
 
 const checkpointLine = (c: AuditCheckpoint) => `${c.seq}  ${c.time}  key ${c.keyId}  head ${c.head}`;
-
-/** The public keys of `audit verify --public-key`, read and checked before the store is opened. */
-async function keyringOf(paths: readonly string[]) {
-  const files = paths.map((path) => {
-    try {
-      return { path, pem: readFileSync(path, 'utf8') };
-    } catch (error) {
-      throw new CommandError(
-        `--public-key ${path} cannot be read (${(error as NodeJS.ErrnoException).code})`,
-      );
-    }
-  });
-  try {
-    return await checkpointKeyring(files);
-  } catch (error) {
-    if (error instanceof CheckpointKeyError) throw new CommandError(`--public-key ${error.message}`);
-    throw error;
-  }
-}
 
 /**
  * `audit verify`: the hash chain, and with `--public-key` every checkpoint (stored, and in
@@ -59,10 +45,7 @@ async function verify(args: string[], io: Io): Promise<number> {
   }
   const keyring = keys.length > 0 ? await keyringOf(keys) : undefined;
   // The same keys, named by the log's origin, check the checkpoints' notes (decisions §14).
-  const noteKeys =
-    keyring === undefined
-      ? []
-      : (await import('./audit-proofs.js')).noteKeysOf({ publicKeys: keys, origin: values.origin }, io);
+  const noteKeys = keyring === undefined ? [] : noteKeysOf({ 'public-key': keys, origin: values.origin }, io);
   return withAuditStore(values['audit-store'], io, async (log) => {
     if (keyring === undefined) return verifyChainOnly(log, values.json, io);
     let evidence: Evidence;
@@ -183,18 +166,7 @@ async function query(args: string[], io: Io): Promise<number> {
     return EXIT.ok;
   };
   if (values.archive !== undefined) {
-    return show(
-      await (await import('./audit-archive.js')).queryArchive(
-        values.archive,
-        filter,
-        {
-          vkey: values.vkey,
-          publicKeys: values['public-key'],
-          origin: values.origin,
-        },
-        io,
-      ),
-    );
+    return show(await (await import('./archive.js')).queryArchive(values.archive, filter, values, io));
   }
   return withAuditStore(values['audit-store'], io, async (log) => show(await log.query(filter)));
 }
@@ -248,29 +220,4 @@ async function checkpoints(args: string[], io: Io): Promise<number> {
   });
 }
 
-/**
- * `audit verify`, `audit checkpoints`, `audit keygen` (decisions §9), `audit query`
- * (filtered records), and `audit vkey` and `audit verify-proof` (decisions §14).
- */
-export async function audit(sub: string | undefined, args: string[], io: Io): Promise<number> {
-  const given = (option: string) => args.some((a) => a === option || a.startsWith(`${option}=`));
-  if (sub === 'archive') return (await import('./audit-archive.js')).auditArchiveCommands.archive(args, io);
-  if (sub === 'verify' && given('--archive')) {
-    return (await import('./audit-archive.js')).auditArchiveCommands['verify-archive'](args, io);
-  }
-  if (sub === 'verify' && given('--since')) {
-    return (await import('./audit-proofs.js')).auditProofCommands['verify-since'](args, io);
-  }
-  if (sub === 'verify') return verify(args, io);
-  if (sub === 'keygen') return keygen(args, io);
-  if (sub === 'checkpoints') return checkpoints(args, io);
-  if (sub === 'vkey' || sub === 'verify-proof' || sub === 'checkpoint' || sub === 'prove') {
-    return (await import('./audit-proofs.js')).auditProofCommands[sub](args, io);
-  }
-  if (sub === 'query') return query(args, io);
-  throw UsageError.unknownSubcommand(
-    'audit',
-    'verify, query, checkpoints, checkpoint, prove, archive, keygen, vkey or verify-proof',
-    sub,
-  );
-}
+export const auditTrailCommands = { verify, query, keygen, checkpoints } as const;

@@ -2,8 +2,8 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { notePublicKey, noteSigner } from '../../src/adapters/crypto/note-keys.js';
-import { sha256Bytes } from '../../src/adapters/shared/sha256.js';
+import { notePublicKey, noteSigner } from '../../../../src/adapters/crypto/note-keys.js';
+import { sha256Bytes } from '../../../../src/adapters/shared/sha256.js';
 import {
   appendLeaves,
   type Hash,
@@ -12,10 +12,10 @@ import {
   rangeHashes,
   rootOfFrontier,
   storedIndexesFor,
-} from '../../src/tlog/merkle.js';
-import { checkpointText, signNote } from '../../src/tlog/note.js';
-import { formatTlogProof } from '../../src/tlog/tlog-proof.js';
-import { runCli } from '../support/cli.js';
+} from '../../../../src/tlog/merkle.js';
+import { checkpointText, signNote } from '../../../../src/tlog/note.js';
+import { formatTlogProof } from '../../../../src/tlog/tlog-proof.js';
+import { runCli } from '../../../support/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'case-read-audit-proofs-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,19 +1,19 @@
 // `audit archive` and `audit verify --archive` (decisions §15): the older records to a C2SP
 // tlog-tiles directory, and the check of such a directory on its own.
-import type { AuditQuery, StoredAuditRecord } from '../../domain/audit/record.js';
-import type { AuditLog } from '../../ports/audit-log.js';
-import { TILE_WIDTH } from '../../tlog/tiles.js';
-import { assertArchiveHolds, verifyArchive, writeArchive } from '../audit/archive.js';
-import { newestNoted, recordAt } from '../audit/proving.js';
-import { archiveDirectory, openArchive } from '../composition/audit-archive-tiles.js';
-import { auditHashes, CheckpointKeyError, noteSigner } from '../composition/audit-keys.js';
-import { auditOriginOf, ConfigError } from '../composition/config.js';
-import { auditOriginPostureProblem } from '../composition/posture.js';
-import { NOTE_KEY_OPTIONS, parse, positionals } from './arguments.js';
-import { noteKeysOf, proving, readSigningKey } from './audit-proofs.js';
-import { withAuditStore } from './command-stores.js';
-import { CommandError, EXIT, UsageError } from './exit.js';
-import { type Io, report } from './io.js';
+import type { AuditQuery, StoredAuditRecord } from '../../../domain/audit/record.js';
+import type { AuditLog } from '../../../ports/audit-log.js';
+import { TILE_WIDTH } from '../../../tlog/tiles.js';
+import { assertArchiveHolds, verifyArchive, writeArchive } from '../../audit/archive.js';
+import { newestNoted, recordAt } from '../../audit/proving.js';
+import { archiveDirectory, openArchive } from '../../composition/audit-archive-tiles.js';
+import { auditHashes, CheckpointKeyError, noteSigner } from '../../composition/audit-keys.js';
+import { auditOriginOf, ConfigError } from '../../composition/config.js';
+import { auditOriginPostureProblem } from '../../composition/posture.js';
+import { parse, positionals } from '../arguments.js';
+import { withAuditStore } from '../command-stores.js';
+import { CommandError, EXIT, UsageError } from '../exit.js';
+import { type Io, report } from '../io.js';
+import { NOTE_KEY_OPTIONS, type NoteKeysGiven, noteKeysOf, proving, readSigningKey } from './options.js';
 
 const DAY_MS = 86_400_000;
 
@@ -97,7 +97,7 @@ async function archive(args: string[], io: Io): Promise<number> {
   const earlierKeys =
     values['public-key'] === undefined
       ? []
-      : noteKeysOf({ publicKeys: values['public-key'], origin: auditOriginOf(io.env) }, io);
+      : noteKeysOf({ 'public-key': values['public-key'], origin: auditOriginOf(io.env) }, io);
   return withAuditStore(values['audit-store'], io, async (log) => {
     if (!log.archives) {
       throw new CommandError(
@@ -152,7 +152,7 @@ async function verifyArchiveCommand(args: string[], io: Io): Promise<number> {
     ...NOTE_KEY_OPTIONS,
   });
   positionals(rest, []);
-  const keys = noteKeysOf({ vkey: values.vkey, publicKeys: values['public-key'], origin: values.origin }, io);
+  const keys = noteKeysOf(values, io);
   const result = await verifyArchive(auditHashes, archiveDirectory(values.archive as string), keys);
   if (!result.ok) {
     report(io, values.json, result, `audit archive BROKEN: ${result.reason}`);
@@ -171,7 +171,7 @@ async function verifyArchiveCommand(args: string[], io: Io): Promise<number> {
 export async function queryArchive(
   dir: string,
   filter: AuditQuery,
-  given: Parameters<typeof noteKeysOf>[0],
+  given: NoteKeysGiven,
   io: Io,
 ): Promise<StoredAuditRecord[]> {
   const keys = noteKeysOf(given, io);

@@ -2,10 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { JsonlAuditLog } from '../../src/adapters/jsonl/audit-log.js';
-import { audit } from '../../src/app/commands/audit.js';
-import type { Io } from '../../src/app/commands/io.js';
-import { auditRecord } from '../contract/audit-log.contract.js';
+import { JsonlAuditLog } from '../../../../src/adapters/jsonl/audit-log.js';
+import { audit } from '../../../../src/app/commands/audit/index.js';
+import type { Io } from '../../../../src/app/commands/io.js';
+import { auditRecord } from '../../../contract/audit-log.contract.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'case-read-audit-query-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,0 +1,159 @@
+// What the audit commands share: their options, the files they read, the keys a checkpoint is
+// checked with, and how a question the trail cannot answer becomes a command error. One home,
+// so each command file holds only its commands.
+import { existsSync, readFileSync } from 'node:fs';
+import { StoreError } from '../../../ports/stores.js';
+import { MerkleError } from '../../../tlog/merkle.js';
+import { NoteError, type NoteVerifier, parseVerifierKey } from '../../../tlog/note.js';
+import { AuditArchiveError } from '../../audit/archive.js';
+import { AuditProofError } from '../../audit/proving.js';
+import {
+  CheckpointKeyError,
+  checkpointKeyring,
+  checkSecretFile,
+  notePublicKey,
+  noteSigner,
+  noteVerifier,
+  sha256Bytes,
+} from '../../composition/audit-keys.js';
+import { auditOriginOf } from '../../composition/config.js';
+import type { Options } from '../arguments.js';
+import { CommandError, UsageError } from '../exit.js';
+import type { Io } from '../io.js';
+
+/** The store an audit command reads (`AUDIT_STORE` unless given), and JSON output. */
+export const STORE = { 'audit-store': { type: 'string' }, json: { type: 'boolean' } } as const;
+
+/**
+ * The keys a checkpoint note is checked with (decisions §14): a verifier key (`vkey`), line
+ * or file, or public-key PEM files with the log's origin.
+ */
+export const NOTE_KEY_OPTIONS = {
+  vkey: { type: 'string' },
+  'public-key': { type: 'string', multiple: true },
+  origin: { type: 'string' },
+} as const satisfies Options;
+
+/** Most of a file read here: an entry is a record of a few hundred bytes, a proof or a key a few KB. */
+const MAX_FILE_BYTES = 1024 * 1024;
+
+/** A file an option (or a variable, `NAME:`) names, read whole; one that cannot be read is a command error naming it. */
+export function readFile(option: string, path: string): Buffer {
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(path);
+  } catch (error) {
+    throw new CommandError(`${option} ${path} cannot be read (${(error as NodeJS.ErrnoException).code})`);
+  }
+  if (bytes.length > MAX_FILE_BYTES)
+    throw new CommandError(`${option} ${path} is over ${MAX_FILE_BYTES} bytes`);
+  return bytes;
+}
+
+/**
+ * `AUDIT_SIGNING_KEY`'s file, read as {@link readFile} reads one, and refused when others
+ * can read it, as `serve` refuses it.
+ */
+export function readSigningKey(path: string): Buffer {
+  checkSecretFile('AUDIT_SIGNING_KEY', path, (message) => new CommandError(message));
+  return readFile('AUDIT_SIGNING_KEY:', path);
+}
+
+/** A verifier key given as the line itself or as a file holding it. */
+export function verifierKeyOf(given: string): NoteVerifier {
+  const isFile = existsSync(given);
+  const line = isFile ? (readFile('--vkey', given).toString('utf8').split('\n')[0] ?? '') : given;
+  const key = parseVerifierKey(sha256Bytes, line);
+  if ('invalid' in key) {
+    throw new CommandError(
+      isFile
+        ? `--vkey ${given}: ${key.invalid}`
+        : `--vkey is neither a file nor a verifier key: ${key.invalid}`,
+    );
+  }
+  return noteVerifier(key);
+}
+
+/** The {@link NOTE_KEY_OPTIONS} as a command parsed them. */
+export interface NoteKeysGiven {
+  readonly vkey?: string | undefined;
+  readonly 'public-key'?: readonly string[] | undefined;
+  readonly origin?: string | undefined;
+}
+
+/**
+ * The note keys a checkpoint is checked with: `--vkey` (a line or a file), else each
+ * `--public-key` PEM, else `AUDIT_SIGNING_KEY`'s public half, named by `--origin`, else
+ * `AUDIT_ORIGIN`, else its default. None given is a usage error: what cannot be checked is refused.
+ */
+export function noteKeysOf(given: NoteKeysGiven, io: Io): NoteVerifier[] {
+  if (given.vkey !== undefined) return [verifierKeyOf(given.vkey)];
+  const publicKeys = given['public-key'];
+  const origin = given.origin ?? auditOriginOf(io.env);
+  const signingKey = !publicKeys?.length ? io.env.AUDIT_SIGNING_KEY : undefined;
+  const paths = publicKeys?.length ? publicKeys : signingKey ? [signingKey] : [];
+  if (paths.length === 0) {
+    throw new UsageError(
+      'a checkpoint is checked with a key: give --vkey, or --public-key (with --origin), or set AUDIT_SIGNING_KEY',
+    );
+  }
+  return paths.map((path) => {
+    const pem = (signingKey ? readSigningKey(path) : readFile('--public-key', path)).toString('utf8');
+    try {
+      return /PRIVATE KEY/.test(pem) ? noteSigner(pem, origin) : notePublicKey(pem, origin);
+    } catch (error) {
+      if (error instanceof CheckpointKeyError)
+        throw new CommandError(`--public-key ${path}: ${error.message}`);
+      if (error instanceof NoteError) throw new UsageError(`--origin: ${error.message}`);
+      throw error;
+    }
+  });
+}
+
+/** The public keys of `audit verify --public-key` as a keyring of the hash chain's checkpoints, read and checked before the store is opened. */
+export async function keyringOf(paths: readonly string[]) {
+  const files = paths.map((path) => {
+    try {
+      return { path, pem: readFileSync(path, 'utf8') };
+    } catch (error) {
+      throw new CommandError(
+        `--public-key ${path} cannot be read (${(error as NodeJS.ErrnoException).code})`,
+      );
+    }
+  });
+  try {
+    return await checkpointKeyring(files);
+  } catch (error) {
+    if (error instanceof CheckpointKeyError) throw new CommandError(`--public-key ${error.message}`);
+    throw error;
+  }
+}
+
+/**
+ * Runs a question of the tree or the archive: what it cannot answer (or a store refuses) is a
+ * command error naming why.
+ */
+export async function proving<T>(question: () => Promise<T>): Promise<T> {
+  try {
+    return await question();
+  } catch (error) {
+    if (
+      error instanceof AuditProofError ||
+      error instanceof MerkleError ||
+      error instanceof AuditArchiveError ||
+      error instanceof StoreError
+    )
+      throw new CommandError(error.message);
+    throw error;
+  }
+}
+
+const WHOLE = /^[1-9][0-9]{0,15}$/;
+
+/** An option that names a record number or a tree size (1 or more). */
+export function wholeOption(name: string, value: string): number {
+  if (!WHOLE.test(value) || !Number.isSafeInteger(Number(value))) {
+    throw new UsageError(`${name} must be a record number (1 or more), not ${JSON.stringify(value)}`);
+  }
+  return Number(value);
+}
