@@ -52,6 +52,17 @@ module.exports = {
       to: { path: '^src/adapters/' },
     },
     {
+      name: 'only-entry-points-call-the-composition-root',
+      severity: 'error',
+      comment:
+        'src/app/composition composes; the application work beside it (src/app/audit, the TLS reload, the stores registry, …) is handed what it needs and never reaches up into it. Only the entry points do: the CLI (src/app/cli.ts) and its commands (src/app/commands/).',
+      from: {
+        path: '^src/app/',
+        pathNot: ['^src/app/composition/', '^src/app/commands/', '^src/app/cli\\.ts$'],
+      },
+      to: { path: '^src/app/composition/' },
+    },
+    {
       name: 'adapters-are-independent',
       severity: 'error',
       comment:
