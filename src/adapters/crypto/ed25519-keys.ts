@@ -18,14 +18,22 @@ export function requireEd25519(key: KeyObject, what: string): void {
   }
 }
 
-/** `AUDIT_SIGNING_KEY`'s key: an Ed25519 private key in PEM (PKCS #8), or an error naming what it holds. */
-export function auditPrivateKey(pem: string): KeyObject {
+/**
+ * The Ed25519 key `pem` holds, as `read` takes it (`createPrivateKey`, or `createPublicKey`,
+ * which also gives a private key's public half); none is a {@link CheckpointKeyError} saying
+ * `none`, another kind of key one naming its kind.
+ */
+export function ed25519KeyOf(pem: string, read: (pem: string) => KeyObject, none: string): KeyObject {
   let key: KeyObject;
   try {
-    key = createPrivateKey(pem);
+    key = read(pem);
   } catch {
-    throw new CheckpointKeyError('it holds no private key in PEM');
+    throw new CheckpointKeyError(none);
   }
   requireEd25519(key, 'it');
   return key;
 }
+
+/** `AUDIT_SIGNING_KEY`'s key: an Ed25519 private key in PEM (PKCS #8), or an error naming what it holds. */
+export const auditPrivateKey = (pem: string): KeyObject =>
+  ed25519KeyOf(pem, createPrivateKey, 'it holds no private key in PEM');

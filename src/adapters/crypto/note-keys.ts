@@ -2,7 +2,7 @@ import { createPublicKey, type KeyObject, sign, verify } from 'node:crypto';
 import type { NoteSigner as NoteSigning } from '../../ports/checkpoint-keys.js';
 import { type NoteVerifierKey, noteKeyId, verifierKeyLine } from '../../tlog/note.js';
 import { sha256Bytes } from '../shared/sha256.js';
-import { auditPrivateKey, CheckpointKeyError, requireEd25519 } from './ed25519-keys.js';
+import { auditPrivateKey, ed25519KeyOf } from './ed25519-keys.js';
 
 /**
  * The audit log's Ed25519 key in the C2SP signed-note form (decisions §14): the same
@@ -46,14 +46,7 @@ export function noteSigner(pem: string, origin: string): NoteSigner {
 
 /** The note key of an Ed25519 public key in PEM (or the public half of a private one) for `origin`. */
 export function notePublicKey(pem: string, origin: string): NoteKey {
-  let key: KeyObject;
-  try {
-    key = createPublicKey(pem);
-  } catch {
-    throw new CheckpointKeyError('it holds no key in PEM');
-  }
-  requireEd25519(key, 'it');
-  return noteKey(origin, key);
+  return noteKey(origin, ed25519KeyOf(pem, createPublicKey, 'it holds no key in PEM'));
 }
 
 /** Checks an Ed25519 signature over `message` by a key from a verifier key line. */

@@ -13,7 +13,7 @@ import { parse, positionals } from '../arguments.js';
 import { withAuditStore } from '../command-stores.js';
 import { CommandError, EXIT, UsageError } from '../exit.js';
 import { type Io, report } from '../io.js';
-import { NOTE_KEY_OPTIONS, type NoteKeysGiven, noteKeysOf, proving, readSigningKey } from './options.js';
+import { ARCHIVE_OPTIONS, type NoteKeysGiven, noteKeysOf, proving, readSigningKey } from './options.js';
 
 const DAY_MS = 86_400_000;
 
@@ -148,8 +148,7 @@ async function archive(args: string[], io: Io): Promise<number> {
 async function verifyArchiveCommand(args: string[], io: Io): Promise<number> {
   const { values, positionals: rest } = parse(args, {
     json: { type: 'boolean' },
-    archive: { type: 'string' },
-    ...NOTE_KEY_OPTIONS,
+    ...ARCHIVE_OPTIONS,
   });
   positionals(rest, []);
   const keys = noteKeysOf(values, io);

@@ -34,6 +34,12 @@ export const NOTE_KEY_OPTIONS = {
   origin: { type: 'string' },
 } as const satisfies Options;
 
+/** An archive to read instead of the store (`--archive DIR`), and the keys its checkpoint is checked with. */
+export const ARCHIVE_OPTIONS = {
+  archive: { type: 'string' },
+  ...NOTE_KEY_OPTIONS,
+} as const satisfies Options;
+
 /** Most of a file read here: an entry is a record of a few hundred bytes, a proof or a key a few KB. */
 const MAX_FILE_BYTES = 1024 * 1024;
 

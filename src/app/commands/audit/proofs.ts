@@ -31,6 +31,7 @@ import { withAuditStore } from '../command-stores.js';
 import { CommandError, EXIT, UsageError } from '../exit.js';
 import { type Io, report } from '../io.js';
 import {
+  ARCHIVE_OPTIONS,
   NOTE_KEY_OPTIONS,
   noteKeysOf,
   proving,
@@ -138,8 +139,7 @@ async function prove(args: string[], io: Io): Promise<number> {
     out: { type: 'string' },
     consistency: { type: 'string' },
     size: { type: 'string' },
-    archive: { type: 'string' },
-    ...NOTE_KEY_OPTIONS,
+    ...ARCHIVE_OPTIONS,
   });
   if (values.consistency !== undefined) {
     positionals(rest, []);

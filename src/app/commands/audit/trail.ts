@@ -16,7 +16,7 @@ import { parse, positionals } from '../arguments.js';
 import { withAuditStore } from '../command-stores.js';
 import { CommandError, EXIT, UsageError } from '../exit.js';
 import { type Io, report } from '../io.js';
-import { keyringOf, NOTE_KEY_OPTIONS, noteKeysOf, STORE } from './options.js';
+import { ARCHIVE_OPTIONS, keyringOf, noteKeysOf, STORE } from './options.js';
 
 const line = (r: StoredAuditRecord) =>
   `${r.seq}  ${r.at.toISOString()}  ${r.clientId}  ${r.operation}${r.crn ? ` ${r.crn}` : ''}  ${r.status}${r.problem ? ` ${r.problem}` : ''}${r.access ? ` (${r.access})` : ''}${r.issued ? `  issued ${r.issued}` : ''}${r.onBehalfOf ? `  on behalf of ${r.onBehalfOf}` : ''}  ${r.requestId}`;
@@ -145,8 +145,7 @@ async function query(args: string[], io: Io): Promise<number> {
     crn: { type: 'string' },
     since: { type: 'string' },
     limit: { type: 'string' },
-    archive: { type: 'string' },
-    ...NOTE_KEY_OPTIONS,
+    ...ARCHIVE_OPTIONS,
   });
   positionals(rest, []);
   const since = values.since === undefined ? undefined : new Date(values.since);
