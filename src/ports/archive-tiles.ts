@@ -19,15 +19,16 @@ export interface ArchiveTiles {
   /** Whether something is at `path`, without reading it. */
   has(path: string): Promise<boolean>;
   /**
-   * The path of every file present (a temporary file left by a run that stopped included), each
-   * once, one at a time: an archive of millions of files is walked in bounded memory.
+   * The path of every file of the archive present, each once, one at a time: an archive of
+   * millions of files is walked in bounded memory. A store's temporary files (of a put that
+   * stopped before its file was in place) are not the archive's, and not listed.
    */
   paths(): AsyncIterable<string>;
   /**
-   * Opens the archive to be written by one run: what an earlier run that stopped before its end
-   * left behind (a temporary file never put in place) is removed; nothing is created until a file
-   * is put. One writer at a time: a lock over the archive, when the store takes one, is taken
-   * here and released by {@link ArchiveTilesWriter.close}.
+   * Opens the archive to be written by one run; nothing is created until a file is put. What an
+   * earlier run that stopped before its end left behind (a temporary file never put in place) is
+   * removed by this run, at the latest as it writes beside it. One writer at a time: the caller
+   * holds the trail's archive lock (decisions §18), so another run's temporary files are stale.
    */
   openWriter(): Promise<ArchiveTilesWriter>;
 }
@@ -38,11 +39,13 @@ export type PutOnce = 'written' | 'present' | 'different';
 /** One run's writing of an archive (see {@link ArchiveTiles.openWriter}). */
 export interface ArchiveTilesWriter {
   /**
-   * Puts `bytes` at `path` unless a file is there, creating what holds it. A file is never
-   * replaced: other bytes there stay, and `different` says so. The bytes are durable when it
-   * returns, the file's name by the next {@link replaceCheckpoint} at the latest. A store may
-   * make each put atomic: the bytes written to a temporary name beside it and synced, then put
-   * in place by an operation that never replaces a file (a link), the place synced.
+   * Puts `bytes` at `path` unless a file is there, creating what holds it, atomically: a put
+   * stopped at any instant leaves the whole file at `path` or none (a directory: the bytes
+   * written to a temporary name beside it and synced, then linked to `path`, which never
+   * replaces a file). A file is never replaced by other bytes: they stay, and `different` says
+   * so; the one exception is a file that is `bytes` cut short, which only an earlier version's
+   * run, stopped mid-write, could leave: it is completed. The bytes are durable when it
+   * returns, the file's name by the next {@link replaceCheckpoint} at the latest.
    */
   putOnce(path: string, bytes: Uint8Array): Promise<PutOnce>;
   /**

@@ -26,6 +26,10 @@ vi.mock('node:fs', async (importOriginal) => {
       calls.push(`rename ${from} -> ${to}`);
       real.renameSync(from, to);
     },
+    linkSync: (from: string, to: string) => {
+      calls.push(`link ${from} -> ${to}`);
+      real.linkSync(from, to);
+    },
   };
 });
 
@@ -34,8 +38,9 @@ const { TileDirectory } = await import('../../../src/adapters/tile-directory/til
 /**
  * The archive as a directory on a disk (src/adapters/tile-directory), beyond the port's
  * contract: its files readable by their owner only, each forced to the disk as it is written,
- * the directories written in synced before the checkpoint, the checkpoint written to a
- * temporary name and renamed into place, and a temporary one a stopped run left removed.
+ * each put whole (a temporary name, synced, then linked), the directories written in synced
+ * before the checkpoint, the checkpoint written to a temporary name and renamed into place, and
+ * the temporary files a stopped run left removed.
  */
 
 const dir = fs.mkdtempSync(join(tmpdir(), 'case-read-tile-directory-'));
@@ -50,22 +55,32 @@ const bytes = (text: string) => new TextEncoder().encode(text);
 const modeOf = (path: string) => fs.statSync(path).mode & 0o777;
 
 describe('TileDirectory', () => {
-  it('writes files 0600 in directories 0700, each synced; the directories, then the checkpoint, renamed', async () => {
+  it('puts each file whole: written to a temporary name, synced, linked; the directories, then the checkpoint, renamed', async () => {
     const tiles = new TileDirectory(archive);
     const writer = await tiles.openWriter();
     await writer.putOnce('tile/entries/000', bytes('bundle'));
     await writer.putOnce('tile/0/000', bytes('tile'));
+    const run = ((calls[0] ?? '').match(/\.tmp-([0-9a-f]{16})$/) ?? [])[1] as string;
+    expect(run).toMatch(/^[0-9a-f]{16}$/);
+    const bundleTemporary = join(archive, `tile/entries/.000.tmp-${run}`);
+    const tileTemporary = join(archive, `tile/0/.000.tmp-${run}`);
     expect(calls).toEqual([
-      `fsync ${join(archive, 'tile/entries/000')}`,
-      `fsync ${join(archive, 'tile/0/000')}`,
+      `fsync ${bundleTemporary}`,
+      `link ${bundleTemporary} -> ${join(archive, 'tile/entries/000')}`,
+      `fsync ${tileTemporary}`,
+      `link ${tileTemporary} -> ${join(archive, 'tile/0/000')}`,
     ]);
     calls.length = 0;
     await writer.replaceCheckpoint(bytes('note\n'));
     await writer.close();
-    const temporary = join(archive, `.checkpoint.${process.pid}`);
-    expect(calls).toEqual([
-      `fsync ${join(archive, 'tile/entries')}`,
-      `fsync ${join(archive, 'tile/0')}`,
+    const temporary = join(archive, `.checkpoint.tmp-${run}`);
+    // Every directory made is a name in the one above it; each one written in holds new names.
+    expect(calls.slice(0, -3).sort()).toEqual(
+      [dir, archive, join(archive, 'tile'), join(archive, 'tile/entries'), join(archive, 'tile/0')]
+        .map((d) => `fsync ${d}`)
+        .sort(),
+    );
+    expect(calls.slice(-3)).toEqual([
       `fsync ${temporary}`,
       `rename ${temporary} -> ${join(archive, 'checkpoint')}`,
       `fsync ${archive}`,
@@ -74,7 +89,9 @@ describe('TileDirectory', () => {
       expect(modeOf(join(archive, file))).toBe(0o600);
     for (const folder of ['', 'tile', 'tile/entries', 'tile/0'])
       expect(modeOf(join(archive, folder))).toBe(0o700);
+    // No temporary file is left.
     expect(fs.readdirSync(archive).sort()).toEqual(['checkpoint', 'tile']);
+    expect(fs.readdirSync(join(archive, 'tile/entries'))).toEqual(['000']);
   });
 
   it('a file already there with the same bytes is not written again, nor its directory synced', async () => {
@@ -89,20 +106,49 @@ describe('TileDirectory', () => {
     expect(calls.filter((call) => call === `fsync ${join(archive, 'tile/0')}`)).toEqual([]);
   });
 
-  it('removes the temporary checkpoint a stopped run left, and nothing else, when a writer opens', async () => {
-    fs.mkdirSync(archive, { mode: 0o700 });
-    fs.writeFileSync(join(archive, '.checkpoint.12345'), 'half a note');
-    fs.writeFileSync(join(archive, '.other'), 'kept');
+  it('removes the temporary files a stopped run left, and nothing else: the checkpoint’s when a writer opens, a file’s as it writes beside it', async () => {
+    fs.mkdirSync(join(archive, 'tile/0'), { recursive: true, mode: 0o700 });
+    fs.mkdirSync(join(archive, 'tile/1'), { recursive: true, mode: 0o700 });
+    const stale = [
+      '.checkpoint.12345',
+      '.checkpoint.tmp-0123456789abcdef',
+      'tile/0/.001.tmp-00000000000000ff',
+    ];
+    for (const path of stale) fs.writeFileSync(join(archive, path), 'half');
+    const kept = ['.other', 'tile/0/.001.tmp-x', 'tile/1/.000.tmp-00000000000000ff'];
+    for (const path of kept) fs.writeFileSync(join(archive, path), 'kept');
     const tiles = new TileDirectory(archive);
     const listed = async () => {
       const paths: string[] = [];
       for await (const path of tiles.paths()) paths.push(path);
       return paths;
     };
-    // Listed as any file is (audit verify --archive names it as added) until a writer opens.
-    expect(await listed()).toEqual(['.checkpoint.12345', '.other']);
-    await (await tiles.openWriter()).close();
-    expect(await listed()).toEqual(['.other']);
+    // Not the archive's: never listed (audit verify --archive does not see them).
+    expect(await listed()).toEqual(['.other', 'tile/0/.001.tmp-x']);
+    const writer = await tiles.openWriter();
+    expect(fs.readdirSync(archive).sort()).toEqual(['.other', 'tile']);
+    await writer.putOnce('tile/0/000', bytes('tile'));
+    await writer.close();
+    expect(fs.readdirSync(join(archive, 'tile/0')).sort()).toEqual(['.001.tmp-x', '000']);
+    // A directory this run did not write in keeps its own until a run writes there.
+    expect(fs.readdirSync(join(archive, 'tile/1'))).toEqual(['.000.tmp-00000000000000ff']);
+  });
+
+  it('completes a file an earlier version left cut short (it wrote in place); other bytes stay, refused', async () => {
+    fs.mkdirSync(join(archive, 'tile/entries'), { recursive: true, mode: 0o700 });
+    fs.writeFileSync(join(archive, 'tile/entries/000'), '', { mode: 0o600 });
+    fs.writeFileSync(join(archive, 'tile/entries/001'), 'bund', { mode: 0o600 });
+    fs.writeFileSync(join(archive, 'tile/entries/002'), 'bundle!', { mode: 0o600 });
+    fs.writeFileSync(join(archive, 'tile/entries/003'), 'bandle', { mode: 0o600 });
+    const writer = await new TileDirectory(archive).openWriter();
+    expect(await writer.putOnce('tile/entries/000', bytes('bundle'))).toBe('written');
+    expect(await writer.putOnce('tile/entries/001', bytes('bundle'))).toBe('written');
+    expect(await writer.putOnce('tile/entries/002', bytes('bundle'))).toBe('different');
+    expect(await writer.putOnce('tile/entries/003', bytes('bundle'))).toBe('different');
+    await writer.close();
+    const read = (n: string) => fs.readFileSync(join(archive, `tile/entries/${n}`), 'utf8');
+    expect(['000', '001', '002', '003'].map(read)).toEqual(['bundle', 'bundle', 'bundle!', 'bandle']);
+    expect(fs.readdirSync(join(archive, 'tile/entries')).sort()).toEqual(['000', '001', '002', '003']);
   });
 
   it('lists depth first, each directory in byte order, as audit verify --archive names files', async () => {
