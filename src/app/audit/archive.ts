@@ -3,21 +3,16 @@ import type { ArchiveTiles, ArchiveTilesWriter } from '../../ports/archive-tiles
 import type { AuditHashes } from '../../ports/audit-hashes.js';
 import type { AuditLog } from '../../ports/audit-log.js';
 import type { NoteSigner } from '../../ports/checkpoint-keys.js';
-import { Frontier, type Hash, leafHash, sameHash } from '../../tlog/merkle.js';
+import { type Hash, leafHash, sameHash } from '../../tlog/merkle.js';
 import { checkpointText, type NoteVerifier, signNote } from '../../tlog/note.js';
 import {
   bundleOf,
   bundlePath,
   CHECKPOINT_PATH,
-  entriesOf,
   TILE_WIDTH,
-  type Tile,
   tileHashIndexes,
-  tileOfPath,
   tilePath,
-  tileRoot,
   tilesOf,
-  tileWithin,
 } from '../../tlog/tiles.js';
 import {
   AuditProofError,
@@ -31,10 +26,10 @@ import {
 /**
  * The audit trail's archive (decisions §15): the older records as a C2SP `tlog-tiles` tree of
  * files, written once and never changed (a later archive adds files beside them; only
- * `checkpoint`, the signed note of what the archive holds, is replaced), and its check (`audit
- * verify --archive`), which names the file that was changed, removed or added. The files are
- * an {@link ArchiveTiles}'s (a directory: src/adapters/tile-directory); SHA-256 and the keys'
- * signature checks are handed in.
+ * `checkpoint`, the signed note of what the archive holds, is replaced). Its check on its own
+ * (`audit verify --archive`) is archive-verify.ts; one run at a time, archive-lock.ts. The
+ * files are an {@link ArchiveTiles}'s (a directory: src/adapters/tile-directory); SHA-256 and
+ * the keys' signature checks are handed in.
  */
 
 export const CHECKPOINT_FILE = CHECKPOINT_PATH;
@@ -97,7 +92,7 @@ export async function assertArchiveHolds(tiles: ArchiveTiles, from: number, to: 
 }
 
 /** The size the archive's checkpoint signs (0 when there is none yet), opened with `keys`. */
-async function archivedSize(
+export async function archivedSize(
   tiles: ArchiveTiles,
   keys: readonly NoteVerifier[],
 ): Promise<{ size: number; root?: Hash }> {
@@ -233,158 +228,4 @@ async function archiveWith(
   const note = signNote(checkpointText(signer.name, size, root), signer);
   await writer.replaceCheckpoint(new TextEncoder().encode(note));
   return { from: held.size, to: size, files: files + 1 };
-}
-
-/** What `audit verify --archive` found: the records checked, or what is wrong, naming the file. */
-export type ArchiveVerification =
-  | { readonly ok: true; readonly records: number; readonly files: number }
-  | { readonly ok: false; readonly reason: string; readonly files: readonly string[] };
-
-/**
- * Checks an archive on its own: its checkpoint is signed by `keys`; every file the tree of
- * that size needs is there and no other (an earlier archive's partial tiles excepted); every
- * hash tile holds what the entries make; and the entries make the signed root. A changed,
- * removed or added file is named.
- */
-export async function verifyArchive(
-  hashes: AuditHashes,
-  tiles: ArchiveTiles,
-  keys: readonly NoteVerifier[],
-): Promise<ArchiveVerification> {
-  let size: number;
-  let root: Hash;
-  try {
-    const held = await archivedSize(tiles, keys);
-    if (held.root === undefined)
-      return {
-        ok: false,
-        reason: `${tiles.location} holds no ${CHECKPOINT_FILE}`,
-        files: [CHECKPOINT_FILE],
-      };
-    size = held.size;
-    root = held.root;
-  } catch (error) {
-    if (error instanceof AuditProofError)
-      return { ok: false, reason: error.message, files: [CHECKPOINT_FILE] };
-    throw error;
-  }
-  if (size % TILE_WIDTH !== 0) {
-    return {
-      ok: false,
-      reason: `its checkpoint signs ${size} records, not whole tiles`,
-      files: [CHECKPOINT_FILE],
-    };
-  }
-  const bundles = size / TILE_WIDTH;
-  const expected = new Set([
-    ...Array.from({ length: bundles }, (_, i) => bundlePath(i)),
-    ...tilesOf(size).map(tilePath),
-  ]);
-  // The files present, walked one at a time: those expected are crossed off as they are seen.
-  const missing = new Set(expected);
-  let present = 0;
-  const earlierPartials: Tile[] = [];
-  const added: string[] = [];
-  for await (const file of tiles.paths()) {
-    if (file === CHECKPOINT_FILE) continue;
-    present++;
-    if (expected.has(file)) {
-      missing.delete(file);
-      continue;
-    }
-    const tile = tileOfPath(file);
-    if (tile !== undefined && tile.width < TILE_WIDTH && tileWithin(tile, size)) earlierPartials.push(tile);
-    else added.push(file);
-  }
-  if (missing.size > 0)
-    return { ok: false, reason: `missing: ${[...missing].join(', ')}`, files: [...missing] };
-  if (added.length > 0)
-    return { ok: false, reason: `not part of the archive (added): ${added.join(', ')}`, files: added };
-  return verifyTiles(hashes, tiles, { size, root }, earlierPartials, present + 1);
-}
-
-/** The walk of `audit verify --archive` once every file is there: the entries against the tiles and the signed root. */
-async function verifyTiles(
-  hashes: AuditHashes,
-  archive: ArchiveTiles,
-  { size, root }: SignedTree,
-  earlierPartials: readonly Tile[],
-  fileCount: number,
-): Promise<ArchiveVerification> {
-  const bundles = size / TILE_WIDTH;
-  const sha256 = hashes.sha256;
-  // The tiles the entries make, level by level, compared with the files as each is complete.
-  const wrongTiles: string[] = [];
-  const wrongBundles: string[] = [];
-  const frontier = new Frontier(sha256);
-  const pending: Hash[][] = [];
-  const read = async (path: string): Promise<Uint8Array> => {
-    const bytes = await archive.read(path);
-    // Listed a moment ago: one removed since is named as one missing.
-    if (bytes === undefined) throw new AuditArchiveError(`${path} is missing from ${archive.location}`);
-    return bytes;
-  };
-  const check = async (tile: Tile, row: readonly Hash[]) => {
-    const file = await read(tilePath(tile));
-    if (!sameHash(file, Buffer.concat(row.slice(0, tile.width)))) wrongTiles.push(tilePath(tile));
-  };
-  const counts: number[] = [];
-  const add = async (level: number, hash: Hash): Promise<void> => {
-    counts[level] = (counts[level] ?? 0) + 1;
-    const row = pending[level] ?? [];
-    pending[level] = row;
-    row.push(hash);
-    if (row.length < TILE_WIDTH) return;
-    const index = (counts[level] as number) / TILE_WIDTH - 1;
-    await check({ level, index, width: TILE_WIDTH }, row);
-    for (const partial of earlierPartials.filter((t) => t.level === level && t.index === index))
-      await check(partial, row);
-    pending[level] = [];
-    await add(level + 1, tileRoot(sha256, row));
-  };
-  for (let index = 0; index < bundles; index++) {
-    const path = bundlePath(index);
-    const entries = entriesOf(await read(path));
-    if (entries === undefined || entries.length !== TILE_WIDTH) {
-      return {
-        ok: false,
-        reason: `${path} does not hold ${TILE_WIDTH} whole entries: it was changed`,
-        files: [path],
-      };
-    }
-    const leaves = entries.map((entry) => leafHash(sha256, entry));
-    const tileFile = await read(tilePath({ level: 0, index, width: TILE_WIDTH }));
-    if (!sameHash(tileFile, Buffer.concat(leaves))) wrongBundles.push(path);
-    for (const leaf of leaves) {
-      frontier.push(leaf);
-      await add(0, leaf);
-    }
-  }
-  // The right edge: each level's partial tile, and any earlier, narrower one of the same index.
-  for (let level = 1; level < pending.length; level++) {
-    const row = pending[level] ?? [];
-    if (row.length === 0) continue;
-    const index = Math.floor((counts[level] ?? 0) / TILE_WIDTH);
-    await check({ level, index, width: row.length }, row);
-    for (const partial of earlierPartials.filter((t) => t.level === level && t.index === index))
-      await check(partial, row);
-  }
-  const rootMatches = sameHash(frontier.root(), root);
-  if (!rootMatches) {
-    const named = wrongBundles.length > 0 ? wrongBundles : [CHECKPOINT_FILE];
-    return {
-      ok: false,
-      reason: `the entries do not make the root the checkpoint signs: ${named.join(', ')} changed`,
-      files: named,
-    };
-  }
-  const tiles = [...new Set(wrongTiles)];
-  if (tiles.length > 0) {
-    return {
-      ok: false,
-      reason: `hash tiles that do not hold what the entries make: ${tiles.join(', ')} changed`,
-      files: tiles,
-    };
-  }
-  return { ok: true, records: size, files: fileCount };
 }

@@ -4,13 +4,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkpointSigner, generateCheckpointKeys } from '../../../src/adapters/crypto/checkpoint-keys.js';
 import { SqliteAuditLog } from '../../../src/adapters/sqlite/audit-log.js';
-import {
-  AuditArchiveError,
-  assertArchiveHolds,
-  verifyArchive,
-  writeArchive,
-} from '../../../src/app/audit/archive.js';
+import { AuditArchiveError, assertArchiveHolds, writeArchive } from '../../../src/app/audit/archive.js';
 import { ArchiveReader } from '../../../src/app/audit/archive-reader.js';
+import { verifyArchive } from '../../../src/app/audit/archive-verify.js';
 import { proveConsistency, proveInclusion } from '../../../src/app/audit/proving.js';
 import { auditHashes, noteSigner } from '../../../src/app/composition/audit-keys.js';
 import { signCheckpoint } from '../../../src/domain/audit/checkpoint.js';

@@ -3,7 +3,8 @@
 import type { AuditQuery, StoredAuditRecord } from '../../../domain/audit/record.js';
 import type { AuditLog } from '../../../ports/audit-log.js';
 import { TILE_WIDTH } from '../../../tlog/tiles.js';
-import { assertArchiveHolds, verifyArchive, writeArchive } from '../../audit/archive.js';
+import { assertArchiveHolds, writeArchive } from '../../audit/archive.js';
+import { verifyArchive } from '../../audit/archive-verify.js';
 import { newestNoted, recordAt } from '../../audit/proving.js';
 import { archiveDirectory, openArchive } from '../../composition/audit-archive-tiles.js';
 import { auditHashes, CheckpointKeyError, noteSigner } from '../../composition/audit-keys.js';
