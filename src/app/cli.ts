@@ -115,7 +115,7 @@ async function dispatch(argv: string[], io: Io): Promise<number> {
   }
 }
 
-/** Runs the CLI and returns the exit status: 0 success, 1 failure, 2 usage. */
+/** Runs the CLI and returns the exit status: 0 success, 1 failure, 2 usage, 75 busy (exit.ts). */
 export async function main(argv: string[], io: Io = defaultIo): Promise<number> {
   try {
     return await dispatch(argv, io);
@@ -127,7 +127,7 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
     }
     if (error instanceof ConfigError || error instanceof StoreError || error instanceof CommandError) {
       io.err(`case-read: ${error.message}`);
-      return EXIT.failure;
+      return error instanceof CommandError ? error.status : EXIT.failure;
     }
     io.err(`case-read: unexpected failure: ${(error as Error).message}`);
     return EXIT.failure;

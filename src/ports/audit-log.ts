@@ -70,6 +70,23 @@ export interface Forgotten {
   readonly bytesAfter?: number | undefined;
 }
 
+/** Who holds a trail's archive lock, as another run names them: the run (host, process) and since when. */
+export interface ArchiveLockHolder {
+  readonly who: string;
+  readonly since: Date;
+}
+
+/** A trail's archive lock, held (see {@link AuditRetention.lockArchive}). */
+export interface ArchiveLock {
+  /**
+   * Whether it is still this run's (it renews a lease that lapses), asked before the archive's
+   * checkpoint is replaced and before the store lets go of records: a run that lost it stops.
+   */
+  stillHeld(): Promise<boolean>;
+  /** Gives it up; a second call does nothing. */
+  release(): Promise<void>;
+}
+
 /**
  * Keeping the store bounded (decisions §15): once records are archived (and the archive
  * checked), the store lets go of their text, and of their tree hashes but those of subtrees
@@ -87,6 +104,15 @@ export interface AuditRetention {
    * Resolves once they are gone; the boundary is recorded before the first is removed.
    */
   forget(upTo: number): Promise<Forgotten>;
+  /**
+   * Takes the trail's archive lock (decisions §18): one `audit archive` of this trail at a
+   * time, wherever it runs. `who` names this run (host and process) for the message another
+   * run gives. It is the store's, so processes on different machines exclude each other; it
+   * ends with {@link ArchiveLock.release}, or when the process holding it dies (PostgreSQL: its
+   * connection closes; SQLite: a lease that lapses unless renewed, or at once when its process
+   * on this host is gone). Held by another run: `busy`, naming it.
+   */
+  lockArchive(who: string): Promise<{ readonly held: ArchiveLock } | { readonly busy: ArchiveLockHolder }>;
 }
 
 /**

@@ -246,7 +246,7 @@ describe(`an upgrade from the previous release (${PREVIOUS_RELEASE}) on SQLite`,
       ).toEqual(
         expect.arrayContaining([
           ['access store', 4, 5],
-          ['audit store', 3, 6],
+          ['audit store', 3, 7],
         ]),
       );
       expect(outcomes.filter((r) => r.outcome === 'migrated')).toHaveLength(2);
@@ -295,7 +295,7 @@ describe(`an upgrade from the previous release (${PREVIOUS_RELEASE}) on SQLite`,
       }
     }
     const again = connect('audit store', false);
-    again.exec('PRAGMA user_version = 6');
+    again.exec('PRAGMA user_version = 7');
     again.close();
     const migrated = runCli(['stores', 'migrate'], env);
     expect(migrated.stderr).toBe('');

@@ -470,6 +470,39 @@ export function describeAuditLogContract(
         expect(await log.verify(roots)).toEqual({ ok: true, records: 50, checkpoints: 0 });
       });
 
+    it.skipIf(!archives)(
+      'lets one archive run at a time: a second is told who holds it and since when; released, the next takes it',
+      async () => {
+        await fresh();
+        const one = await open();
+        const two = await open();
+        const before = Date.now();
+        const first = await one.lockArchive('host-a pid 1');
+        if (!('held' in first)) throw new Error(`the first run was refused: ${JSON.stringify(first)}`);
+        const second = await two.lockArchive('host-b pid 2');
+        if (!('busy' in second)) throw new Error('a second run took the lock the first holds');
+        expect(second.busy.who).toContain('host-a pid 1');
+        expect(second.busy.since.getTime()).toBeGreaterThanOrEqual(before - 1000);
+        expect(second.busy.since.getTime()).toBeLessThanOrEqual(Date.now() + 1000);
+        // The holder asks again (as it does while it writes): still its own, and still refused to others.
+        expect(await first.held.stillHeld()).toBe(true);
+        expect(await one.lockArchive('host-a pid 1 again')).toMatchObject({ busy: expect.anything() });
+        await first.held.release();
+        await first.held.release();
+        expect(await first.held.stillHeld()).toBe(false);
+        const third = await two.lockArchive('host-b pid 2');
+        if (!('held' in third)) throw new Error('the lock was not free after its release');
+        expect(await third.held.stillHeld()).toBe(true);
+        await third.held.release();
+      },
+    );
+
+    it.skipIf(archives)('refuses the archive lock, as it refuses to let go of records', async () => {
+      await fresh();
+      const log = await open();
+      await expect(log.lockArchive('host-a pid 1')).rejects.toThrow(/does not archive/);
+    });
+
     if (!archives)
       it('refuses to let go of records, naming why', async () => {
         await fresh();

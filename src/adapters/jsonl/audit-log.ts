@@ -346,6 +346,11 @@ export class JsonlAuditLog implements AuditLog {
     );
   }
 
+  /** Nothing is archived from here, so there is no archive lock: refused as {@link forget} is. */
+  async lockArchive(_who: string): Promise<never> {
+    return this.forget(0) as Promise<never>;
+  }
+
   /** Walks the whole file in order, holding one record at a time. */
   async verify(checkpoints?: CheckpointSet): Promise<AuditVerification> {
     const walker = new AuditChainWalker(sha256Hex, checkpoints, sha256Bytes);

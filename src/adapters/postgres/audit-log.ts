@@ -3,7 +3,7 @@ import { GENESIS_HASH } from '../../domain/audit/chain.js';
 import type { AuditVerification } from '../../domain/audit/chain-walker.js';
 import type { AuditCheckpoint, ChainHead, CheckpointSet } from '../../domain/audit/checkpoint.js';
 import type { AuditQuery, AuditRecord, StoredAuditRecord } from '../../domain/audit/record.js';
-import type { AuditLog, Forgotten, TreeHead } from '../../ports/audit-log.js';
+import type { ArchiveLock, ArchiveLockHolder, AuditLog, Forgotten, TreeHead } from '../../ports/audit-log.js';
 import { type Deadline, DeadlineExceededError } from '../../ports/deadline.js';
 import { StoreError } from '../../ports/stores.js';
 import type { Hash } from '../../tlog/merkle.js';
@@ -11,6 +11,7 @@ import * as chain from '../shared/audit-chain.js';
 import * as retention from '../shared/audit-retention.js';
 import * as tree from '../shared/audit-tree.js';
 import { budgetLeftMs, GroupCommit, type WriteBudget } from '../shared/group-commit.js';
+import { takeArchiveAdvisoryLock } from './archive-lock.js';
 import { inTransaction, type PostgresStoreDescription } from './database.js';
 
 export const AUDIT_STORE: PostgresStoreDescription = {
@@ -234,6 +235,11 @@ export class PostgresAuditLog implements AuditLog {
 
   async archivedHead(): Promise<ChainHead> {
     return (await this.boundary()) ?? chain.EMPTY_CHAIN;
+  }
+
+  /** The archive lock: an advisory lock keyed by the schema, on a connection of its own ({@link takeArchiveAdvisoryLock}). */
+  lockArchive(who: string): Promise<{ readonly held: ArchiveLock } | { readonly busy: ArchiveLockHolder }> {
+    return takeArchiveAdvisoryLock(this.pool, who);
   }
 
   /**

@@ -2,7 +2,7 @@ import { statSync } from 'node:fs';
 import type { AuditVerification } from '../../domain/audit/chain-walker.js';
 import type { AuditCheckpoint, ChainHead, CheckpointSet } from '../../domain/audit/checkpoint.js';
 import type { AuditQuery, AuditRecord, StoredAuditRecord } from '../../domain/audit/record.js';
-import type { AuditLog, Forgotten, TreeHead } from '../../ports/audit-log.js';
+import type { ArchiveLock, ArchiveLockHolder, AuditLog, Forgotten, TreeHead } from '../../ports/audit-log.js';
 import { type Deadline, DeadlineExceededError } from '../../ports/deadline.js';
 import { StoreError } from '../../ports/stores.js';
 import type { Hash } from '../../tlog/merkle.js';
@@ -10,6 +10,7 @@ import * as chain from '../shared/audit-chain.js';
 import * as retention from '../shared/audit-retention.js';
 import * as tree from '../shared/audit-tree.js';
 import { GroupCommit } from '../shared/group-commit.js';
+import { archiveLeaseSql, takeArchiveLease } from './archive-lease.js';
 import { openWritableStore, type StoreDescription, transaction } from './database.js';
 import {
   BUSY_TIMEOUT_MS,
@@ -27,6 +28,7 @@ const MIGRATIONS: readonly string[] = [
   chain.auditVersion3Sql,
   tree.auditTreeSql({ seq: 'INTEGER', bytes: 'BLOB' }),
   retention.auditArchivedSql({ seq: 'INTEGER', bytes: 'BLOB' }),
+  archiveLeaseSql,
 ];
 
 export class AuditStoreError extends StoreError {
@@ -261,6 +263,24 @@ export class SqliteAuditLog implements AuditLog {
 
   readonly archives = true;
 
+  /** A write (synchronous) run once no other writer holds the lock: asked again while one does, as an append is. */
+  private readonly writeWhenFree = async <T>(work: () => T): Promise<T> => {
+    let done: T | undefined;
+    await whenNotBusy(
+      () => {
+        done = work();
+      },
+      performance.now() + BUSY_TIMEOUT_MS,
+      false,
+    );
+    return done as T;
+  };
+
+  /** The archive lock: a lease row in the store ({@link takeArchiveLease}). */
+  lockArchive(who: string): Promise<{ readonly held: ArchiveLock } | { readonly busy: ArchiveLockHolder }> {
+    return takeArchiveLease(this.db, who, this.writeWhenFree);
+  }
+
   async archivedHead(): Promise<ChainHead> {
     return retention.archivedHeadOf(this.archivedRow.get()) ?? chain.EMPTY_CHAIN;
   }
@@ -276,17 +296,7 @@ export class SqliteAuditLog implements AuditLog {
     const insert = this.db.prepare<[number, string, string]>(retention.insertArchivedSql(() => '?'));
     const remove = this.db.prepare<[number, number]>(retention.forgetBatchSql(() => '?'));
     const held = this.db.prepare<[], { seq: number | null }>(retention.HELD_FROM_SQL);
-    const write = async <T>(work: () => T): Promise<T> => {
-      let done: T | undefined;
-      await whenNotBusy(
-        () => {
-          done = work();
-        },
-        performance.now() + BUSY_TIMEOUT_MS,
-        false,
-      );
-      return done as T;
-    };
+    const write = this.writeWhenFree;
     return retention.forgetWith(
       {
         treeSize: () => this.treeSize(),

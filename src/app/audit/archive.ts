@@ -1,7 +1,7 @@
 import { auditEntryOf } from '../../domain/audit/canonical-text.js';
 import type { ArchiveTiles, ArchiveTilesWriter } from '../../ports/archive-tiles.js';
 import type { AuditHashes } from '../../ports/audit-hashes.js';
-import type { AuditLog } from '../../ports/audit-log.js';
+import type { ArchiveLock, AuditLog } from '../../ports/audit-log.js';
 import type { NoteSigner } from '../../ports/checkpoint-keys.js';
 import { type Hash, leafHash, sameHash } from '../../tlog/merkle.js';
 import { checkpointText, type NoteVerifier, signNote } from '../../tlog/note.js';
@@ -91,6 +91,18 @@ export async function assertArchiveHolds(tiles: ArchiveTiles, from: number, to: 
   }
 }
 
+/** Refuses to go on without the trail's archive lock (decisions §18): `next` says what this run will not do. */
+export async function stillHolding(lock: ArchiveLock, next: string): Promise<void> {
+  if (!(await lock.stillHeld())) {
+    throw new AuditArchiveError(
+      `this run no longer holds the trail's archive lock (its lease lapsed, or its connection to the store was lost): it stops before it ${next}; run it again`,
+    );
+  }
+}
+
+/** How many bundles a run writes between two checks that it still holds the archive lock (which renew a lease). */
+const BUNDLES_PER_LOCK_CHECK = 64;
+
 /** The size the archive's checkpoint signs (0 when there is none yet), opened with `keys`. */
 export async function archivedSize(
   tiles: ArchiveTiles,
@@ -123,10 +135,11 @@ export async function writeArchive(
   size: number,
   signer: NoteSigner,
   keys: readonly NoteVerifier[],
+  lock: ArchiveLock,
 ): Promise<ArchiveWritten> {
   const writer = await tiles.openWriter();
   try {
-    return await archiveWith(hashes, log, tiles, writer, size, signer, keys);
+    return await archiveWith(hashes, log, tiles, writer, size, signer, keys, lock);
   } finally {
     await writer.close();
   }
@@ -140,6 +153,7 @@ async function archiveWith(
   size: number,
   signer: NoteSigner,
   keys: readonly NoteVerifier[],
+  lock: ArchiveLock,
 ): Promise<ArchiveWritten> {
   const dir = tiles.location;
   const held = await afterRotation(() => archivedSize(tiles, keys));
@@ -213,6 +227,7 @@ async function archiveWith(
       if (await writeOnce(tiles, writer, bundlePath(index), bundleOf(bundle))) files++;
       bundle = [];
       index++;
+      if (index % BUNDLES_PER_LOCK_CHECK === 0) await stillHolding(lock, 'writes more');
     }
   }
   if (index * TILE_WIDTH !== size)
@@ -226,6 +241,17 @@ async function archiveWith(
   // The checkpoint last, and whole: a reader never sees one that signs what is not written;
   // and once it is in place, everything it signs is (the store may then let go of them).
   const note = signNote(checkpointText(signer.name, size, root), signer);
+  // Only ever a larger tree of the same log: the checkpoint this run began from must still be there.
+  const now = await archivedSize(tiles, keys);
+  if (
+    now.size !== held.size ||
+    (held.root !== undefined && !sameHash(now.root ?? new Uint8Array(), held.root))
+  ) {
+    throw new AuditArchiveError(
+      `${dir}'s checkpoint changed while this run wrote (it signs ${now.size} records, not ${held.size}: another run?): this run leaves it as it is`,
+    );
+  }
+  await stillHolding(lock, "replaces the archive's checkpoint");
   await writer.replaceCheckpoint(new TextEncoder().encode(note));
   return { from: held.size, to: size, files: files + 1 };
 }

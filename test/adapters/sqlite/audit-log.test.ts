@@ -78,11 +78,11 @@ describe('SqliteAuditLog', () => {
     return { path, head };
   }
 
-  it('migrates a version-2 trail to version 6 (checkpoints, issued, tree, archive boundary): the records keep verifying, the chain continues', async () => {
+  it('migrates a version-2 trail to version 7 (checkpoints, issued, tree, archive boundary, archive lease): the records keep verifying, the chain continues', async () => {
     const { path, head } = olderTrail(2);
     const log = SqliteAuditLog.open(path);
     const db = openSqlite(path, { readonly: true });
-    expect(pragma(db, 'user_version')).toBe(6);
+    expect(pragma(db, 'user_version')).toBe(7);
     db.close();
     expect(await log.head()).toEqual(head);
     await log.saveCheckpoint(checkpointAt(3, head.hash));
@@ -102,11 +102,11 @@ describe('SqliteAuditLog', () => {
     log.close();
   });
 
-  it('migrates a version-3 trail to version 6 (issued, tree, archive boundary): format-2 records keep verifying, checkpoints are kept', async () => {
+  it('migrates a version-3 trail to version 7 (issued, tree, archive boundary, archive lease): format-2 records keep verifying, checkpoints are kept', async () => {
     const { path, head } = olderTrail(3);
     const log = SqliteAuditLog.open(path);
     const db = openSqlite(path, { readonly: true });
-    expect(pragma(db, 'user_version')).toBe(6);
+    expect(pragma(db, 'user_version')).toBe(7);
     db.close();
     expect(await log.head()).toEqual(head);
     expect((await log.newestCheckpoint())?.seq).toBe(2);

@@ -14,6 +14,7 @@ import { leafHash, verifyInclusion } from '../../../src/tlog/merkle.js';
 import { bundlePath } from '../../../src/tlog/tiles.js';
 import { auditRecord } from '../../contract/audit-log.contract.js';
 import { MemoryArchiveTiles } from '../../contract/memory-archive-tiles.js';
+import { HELD_ARCHIVE_LOCK } from '../../support/audit.js';
 
 /**
  * The archive's writer, verifier and reader over the port alone (src/ports/archive-tiles.ts):
@@ -45,7 +46,7 @@ beforeAll(async () => {
 describe('the archive over the port, in memory', () => {
   it('is written, verified and read without a disk', async () => {
     const tiles = new MemoryArchiveTiles();
-    expect(await writeArchive(auditHashes, log, tiles, 512, note, [note])).toEqual({
+    expect(await writeArchive(auditHashes, log, tiles, 512, note, [note], HELD_ARCHIVE_LOCK)).toEqual({
       from: 0,
       to: 512,
       files: 6,
@@ -61,7 +62,7 @@ describe('the archive over the port, in memory', () => {
     await expect(assertArchiveHolds(tiles, 0, 512)).resolves.toBeUndefined();
     expect(await verifyArchive(auditHashes, tiles, [note])).toEqual({ ok: true, records: 512, files: 6 });
     // Again: nothing new, and the writer of the first run was closed (one at a time).
-    expect(await writeArchive(auditHashes, log, tiles, 512, note, [note])).toEqual({
+    expect(await writeArchive(auditHashes, log, tiles, 512, note, [note], HELD_ARCHIVE_LOCK)).toEqual({
       from: 512,
       to: 512,
       files: 0,
@@ -72,7 +73,7 @@ describe('the archive over the port, in memory', () => {
 
   it('names a changed file, as on a disk', async () => {
     const tiles = new MemoryArchiveTiles('memory:changed');
-    await writeArchive(auditHashes, log, tiles, 512, note, [note]);
+    await writeArchive(auditHashes, log, tiles, 512, note, [note], HELD_ARCHIVE_LOCK);
     const bundle = tiles.files.get(bundlePath(1)) as Uint8Array;
     bundle[40] = (bundle[40] as number) ^ 1;
     expect(await verifyArchive(auditHashes, tiles, [note])).toMatchObject({
@@ -93,21 +94,21 @@ describe('the archive over the port, in memory', () => {
   it('refuses a file already there with other bytes, and closes its writer', async () => {
     const tiles = new MemoryArchiveTiles('memory:taken');
     tiles.files.set('tile/entries/000', new TextEncoder().encode('another log'));
-    await expect(writeArchive(auditHashes, log, tiles, 256, note, [note])).rejects.toThrow(
+    await expect(writeArchive(auditHashes, log, tiles, 256, note, [note], HELD_ARCHIVE_LOCK)).rejects.toThrow(
       new AuditArchiveError(
         'tile/entries/000 is already in memory:taken with other content: an archive file is never rewritten',
       ),
     );
     expect(tiles.files.has('checkpoint')).toBe(false);
     tiles.files.delete('tile/entries/000');
-    expect((await writeArchive(auditHashes, log, tiles, 256, note, [note])).to).toBe(256);
+    expect((await writeArchive(auditHashes, log, tiles, 256, note, [note], HELD_ARCHIVE_LOCK)).to).toBe(256);
   });
 });
 
 describe('one prover, two sources of hashes', () => {
   it('proves a record from the archive’s tiles as from the store’s table, to the byte', async () => {
     const tiles = new MemoryArchiveTiles();
-    await writeArchive(auditHashes, log, tiles, 512, note, [note]);
+    await writeArchive(auditHashes, log, tiles, 512, note, [note], HELD_ARCHIVE_LOCK);
     const reader = await ArchiveReader.open(auditHashes, tiles, [note]);
     for (const seq of [1, 256, 257, 300, 512]) {
       const archived = await reader.prove(seq);
@@ -127,7 +128,7 @@ describe('one prover, two sources of hashes', () => {
 
   it('refuses a proof the archive’s tiles do not make the signed root of', async () => {
     const tiles = new MemoryArchiveTiles();
-    await writeArchive(auditHashes, log, tiles, 512, note, [note]);
+    await writeArchive(auditHashes, log, tiles, 512, note, [note], HELD_ARCHIVE_LOCK);
     const partial = tiles.files.get('tile/1/000.p/2') as Uint8Array;
     partial[0] = (partial[0] as number) ^ 1;
     const reader = await ArchiveReader.open(auditHashes, tiles, [note]);

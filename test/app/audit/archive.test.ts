@@ -21,6 +21,7 @@ import { auditHashes, noteSigner } from '../../../src/app/composition/audit-keys
 import { signCheckpoint } from '../../../src/domain/audit/checkpoint.js';
 import { bundlePath, tileIndexPath, tileOfPath, tilePath, tilesOf } from '../../../src/tlog/tiles.js';
 import { auditRecord } from '../../contract/audit-log.contract.js';
+import { HELD_ARCHIVE_LOCK } from '../../support/audit.js';
 import { runCli } from '../../support/cli.js';
 import { withByteFlipped } from '../../support/files.js';
 import { goChecks, skipWithoutGoReference } from '../../support/go-reference.js';
@@ -48,7 +49,7 @@ const writeArchive = (
   size: number,
   signer: ReturnType<typeof noteSigner>,
   keys: ReturnType<typeof noteSigner>[],
-) => archiving.writeArchive(auditHashes, log, archiveDirectory(to), size, signer, keys);
+) => archiving.writeArchive(auditHashes, log, archiveDirectory(to), size, signer, keys, HELD_ARCHIVE_LOCK);
 const assertArchiveHolds = (archive: string, from: number, to: number) =>
   archiving.assertArchiveHolds(archiveDirectory(archive), from, to);
 

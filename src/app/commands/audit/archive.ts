@@ -1,9 +1,11 @@
 // `audit archive` and `audit verify --archive` (decisions §15): the older records to a C2SP
 // tlog-tiles directory, and the check of such a directory on its own.
+import { hostname } from 'node:os';
 import type { AuditQuery, StoredAuditRecord } from '../../../domain/audit/record.js';
 import type { AuditLog } from '../../../ports/audit-log.js';
 import { TILE_WIDTH } from '../../../tlog/tiles.js';
-import { assertArchiveHolds, writeArchive } from '../../audit/archive.js';
+import { archivedSize, assertArchiveHolds, stillHolding, writeArchive } from '../../audit/archive.js';
+import { underArchiveLock } from '../../audit/archive-lock.js';
 import { verifyArchive } from '../../audit/archive-verify.js';
 import { newestNoted, recordAt } from '../../audit/proving.js';
 import { archiveDirectory, openArchive } from '../../composition/audit-archive-tiles.js';
@@ -105,43 +107,51 @@ async function archive(args: string[], io: Io): Promise<number> {
         'this audit store does not archive: a JSONL file keeps every record; a trail kept for years belongs in SQLite or PostgreSQL (AUDIT_STORE=sqlite:PATH or postgres://…)',
       );
     }
-    return proving(async () => {
-      const before = await countBefore(log, cutoff);
-      const signed = (await newestNoted(log)).body.size;
-      const size = Math.floor(Math.min(before, signed) / TILE_WIDTH) * TILE_WIDTH;
-      const tiles = archiveDirectory(dir);
-      const written = await writeArchive(auditHashes, log, tiles, size, signer, [signer, ...earlierKeys]);
-      // Only what the archive holds, written and synced to its disk, is let go of.
-      let forgotten: Awaited<ReturnType<AuditLog['forget']>> | undefined;
-      if (!values['keep-in-store'] && written.to > 0) {
-        await assertArchiveHolds(tiles, (await log.archivedHead()).seq, written.to);
-        forgotten = await log.forget(written.to);
-      }
-      report(
-        io,
-        values.json,
-        {
-          ...written,
-          before: cutoff.toISOString(),
-          recordsBefore: before,
-          dir,
-          ...(forgotten ? { forgotten } : {}),
-        },
-        [
-          letGoOnly
-            ? `${dir} holds records 1..${written.to}, checked against the stored tree`
-            : written.to === written.from
-              ? `nothing to archive: ${dir} holds records 1..${written.from} already (${before} stored before ${cutoff.toISOString()}, whole tiles of ${TILE_WIDTH})`
-              : `archived records ${written.from + 1}..${written.to} to ${dir} (${written.files} file(s) written)`,
-          ...(forgotten
-            ? [
-                `the store let go of records 1..${forgotten.upTo} (${forgotten.records} removed now); its size ${mib(forgotten.bytesBefore)} -> ${mib(forgotten.bytesAfter)}`,
-              ]
-            : []),
-        ],
-      );
-      return EXIT.ok;
-    });
+    // One run at a time (decisions §18): the store's lock, from before the archive's checkpoint
+    // is read until after the store let go of what it covers.
+    return proving(() =>
+      underArchiveLock(log, `${hostname()} pid ${process.pid}`, async (lock) => {
+        const before = await countBefore(log, cutoff);
+        const signed = (await newestNoted(log)).body.size;
+        const size = Math.floor(Math.min(before, signed) / TILE_WIDTH) * TILE_WIDTH;
+        const tiles = archiveDirectory(dir);
+        const keys = [signer, ...earlierKeys];
+        const written = await writeArchive(auditHashes, log, tiles, size, signer, keys, lock);
+        // Only what the archive holds, written and synced to its disk, is let go of: up to what
+        // the checkpoint on the disk covers, read back now.
+        let forgotten: Awaited<ReturnType<AuditLog['forget']>> | undefined;
+        if (!values['keep-in-store'] && written.to > 0) {
+          const upTo = Math.min(written.to, (await archivedSize(tiles, keys)).size);
+          await assertArchiveHolds(tiles, (await log.archivedHead()).seq, upTo);
+          await stillHolding(lock, 'lets go of records');
+          forgotten = await log.forget(upTo);
+        }
+        report(
+          io,
+          values.json,
+          {
+            ...written,
+            before: cutoff.toISOString(),
+            recordsBefore: before,
+            dir,
+            ...(forgotten ? { forgotten } : {}),
+          },
+          [
+            letGoOnly
+              ? `${dir} holds records 1..${written.to}, checked against the stored tree`
+              : written.to === written.from
+                ? `nothing to archive: ${dir} holds records 1..${written.from} already (${before} stored before ${cutoff.toISOString()}, whole tiles of ${TILE_WIDTH})`
+                : `archived records ${written.from + 1}..${written.to} to ${dir} (${written.files} file(s) written)`,
+            ...(forgotten
+              ? [
+                  `the store let go of records 1..${forgotten.upTo} (${forgotten.records} removed now); its size ${mib(forgotten.bytesBefore)} -> ${mib(forgotten.bytesAfter)}`,
+                ]
+              : []),
+          ],
+        );
+        return EXIT.ok;
+      }),
+    );
   });
 }
 

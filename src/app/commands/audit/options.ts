@@ -6,6 +6,7 @@ import { StoreError } from '../../../ports/stores.js';
 import { MerkleError } from '../../../tlog/merkle.js';
 import { NoteError, type NoteVerifier, parseVerifierKey } from '../../../tlog/note.js';
 import { AuditArchiveError } from '../../audit/archive.js';
+import { ArchiveBusyError } from '../../audit/archive-lock.js';
 import { AuditProofError } from '../../audit/proving.js';
 import {
   CheckpointKeyError,
@@ -18,7 +19,7 @@ import {
 } from '../../composition/audit-keys.js';
 import { auditOriginOf } from '../../composition/config.js';
 import type { Options } from '../arguments.js';
-import { CommandError, UsageError } from '../exit.js';
+import { CommandError, EXIT, UsageError } from '../exit.js';
 import type { Io } from '../io.js';
 
 /** The store an audit command reads (`AUDIT_STORE` unless given), and JSON output. */
@@ -143,6 +144,7 @@ export async function proving<T>(question: () => Promise<T>): Promise<T> {
   try {
     return await question();
   } catch (error) {
+    if (error instanceof ArchiveBusyError) throw new CommandError(error.message, EXIT.busy);
     if (
       error instanceof AuditProofError ||
       error instanceof MerkleError ||
