@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresStores } from '../../../src/adapters/postgres/store-kind.js';
 import type { AuditLog } from '../../../src/ports/audit-log.js';
 import { ROOT } from '../../support/cli.js';
+import { NODE } from '../../support/runtimes.js';
 import { testSchema } from '../../support/postgres.js';
 import { testContext } from '../../support/stores.js';
 
@@ -42,7 +43,7 @@ describe('the PostgreSQL archive lock', () => {
       const taken = await opened.value.lockArchive('the child');
       process.stdout.write('held' in taken ? 'held\\n' : 'busy\\n');
       setInterval(() => {}, 1000);`;
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+    const child = spawn(NODE.command, [...NODE.args, '--input-type=module', '-e', script], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     const [line] = (await once(child.stdout, 'data')) as [Buffer];

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { SqliteAuditLog } from '../../../src/adapters/sqlite/audit-log.js';
 import { ROOT } from '../../support/cli.js';
+import { NODE } from '../../support/runtimes.js';
 import { execOn } from '../../support/sqlite.js';
 
 /**
@@ -40,7 +41,7 @@ describe('the SQLite archive lease', () => {
       const taken = await SqliteAuditLog.open(${JSON.stringify(path)}).lockArchive('the child');
       process.stdout.write('held' in taken ? 'held\\n' : 'busy\\n');
       setInterval(() => {}, 1000);`;
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+    const child = spawn(NODE.command, [...NODE.args, '--input-type=module', '-e', script], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     const [line] = (await once(child.stdout, 'data')) as [Buffer];
