@@ -47,22 +47,40 @@ export const hashesAtLevel = (size: number, level: number): number => Math.floor
 /**
  * The hash tiles a tree of `size` leaves is read from, lowest level first, that a tree of
  * `fromSize` did not already have (its files stay: a later archive adds files beside them):
- * for each level, its full tiles, and the partial one at its right edge if any.
+ * for each level, its full tiles, and the partial one at its right edge if any. One at a time,
+ * in bounded memory, however large the tree.
  */
-export function tilesOf(size: number, fromSize = 0): Tile[] {
-  const tiles: Tile[] = [];
+export function* eachTileOf(size: number, fromSize = 0): Generator<Tile> {
   for (let level = 0; hashesAtLevel(size, level) > 0; level++) {
     const hashes = hashesAtLevel(size, level);
     const before = hashesAtLevel(fromSize, level);
     if (hashes === before) continue;
     for (let index = Math.floor(before / TILE_WIDTH); index < Math.floor(hashes / TILE_WIDTH); index++) {
-      tiles.push({ level, index, width: TILE_WIDTH });
+      yield { level, index, width: TILE_WIDTH };
     }
     if (hashes % TILE_WIDTH > 0) {
-      tiles.push({ level, index: Math.floor(hashes / TILE_WIDTH), width: hashes % TILE_WIDTH });
+      yield { level, index: Math.floor(hashes / TILE_WIDTH), width: hashes % TILE_WIDTH };
     }
   }
-  return tiles;
+}
+
+/** {@link eachTileOf}, as a list. */
+export const tilesOf = (size: number, fromSize = 0): Tile[] => [...eachTileOf(size, fromSize)];
+
+/** How many hash tiles a tree of `size` leaves is read from (the length of {@link eachTileOf}`(size)`). */
+export function tileCount(size: number): number {
+  let count = 0;
+  for (let level = 0; hashesAtLevel(size, level) > 0; level++)
+    count += Math.ceil(hashesAtLevel(size, level) / TILE_WIDTH);
+  return count;
+}
+
+/** Whether `tile` is one of the tiles of the tree of `size` leaves, its width the tree's there. */
+export function isTileOf(tile: Tile, size: number): boolean {
+  const hashes = hashesAtLevel(size, tile.level);
+  const full = Math.floor(hashes / TILE_WIDTH);
+  if (tile.index < full) return tile.width === TILE_WIDTH;
+  return tile.index === full && hashes % TILE_WIDTH > 0 && tile.width === hashes % TILE_WIDTH;
 }
 
 /**
@@ -120,6 +138,14 @@ export function entriesOf(bundle: Uint8Array): Uint8Array[] | undefined {
     at += 2 + length;
   }
   return entries;
+}
+
+/** A path below an archive read back as the index of an entry bundle, or undefined when it is not one. */
+export function bundleIndexOfPath(path: string): number | undefined {
+  const match = /^tile\/entries\/((?:x\d{3}\/)*\d{3})$/.exec(path);
+  if (!match) return undefined;
+  const index = Number((match[1] as string).replaceAll('x', '').replaceAll('/', ''));
+  return bundlePath(index) === path ? index : undefined;
 }
 
 /** A path below an archive read back as a hash tile, or undefined when it is not one. */

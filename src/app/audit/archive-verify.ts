@@ -3,14 +3,17 @@ import type { AuditHashes } from '../../ports/audit-hashes.js';
 import { Frontier, type Hash, leafHash, sameHash } from '../../tlog/merkle.js';
 import type { NoteVerifier } from '../../tlog/note.js';
 import {
+  bundleIndexOfPath,
   bundlePath,
+  eachTileOf,
   entriesOf,
+  isTileOf,
   TILE_WIDTH,
   type Tile,
+  tileCount,
   tileOfPath,
   tilePath,
   tileRoot,
-  tilesOf,
   tileWithin,
 } from '../../tlog/tiles.js';
 import { AuditArchiveError, archivedSize, CHECKPOINT_FILE } from './archive.js';
@@ -61,32 +64,68 @@ export async function verifyArchive(
       files: [CHECKPOINT_FILE],
     };
   }
+  // The files present, walked one at a time and judged each by its name alone: the archive's
+  // own are counted, an earlier archive's narrower partial tiles kept aside (a few a run), any
+  // other is added. Memory stays bounded whatever the number of files.
   const bundles = size / TILE_WIDTH;
-  const expected = new Set([
-    ...Array.from({ length: bundles }, (_, i) => bundlePath(i)),
-    ...tilesOf(size).map(tilePath),
-  ]);
-  // The files present, walked one at a time: those expected are crossed off as they are seen.
-  const missing = new Set(expected);
+  const expected = bundles + tileCount(size);
   let present = 0;
-  const earlierPartials: Tile[] = [];
-  const added: string[] = [];
+  let seen = 0;
+  const earlierPartials = new Map<string, Tile[]>();
+  const added = new Named();
   for await (const file of tiles.paths()) {
     if (file === CHECKPOINT_FILE) continue;
     present++;
-    if (expected.has(file)) {
-      missing.delete(file);
-      continue;
+    const bundle = bundleIndexOfPath(file);
+    const tile = bundle === undefined ? tileOfPath(file) : undefined;
+    if ((bundle !== undefined && bundle < bundles) || (tile !== undefined && isTileOf(tile, size))) {
+      seen++;
+    } else if (tile !== undefined && tile.level > 0 && tile.width < TILE_WIDTH && tileWithin(tile, size)) {
+      // (An archive holds whole tiles of entries: a partial tile of leaves is no archive's.)
+      const at = `${tile.level}/${tile.index}`;
+      earlierPartials.set(at, [...(earlierPartials.get(at) ?? []), tile]);
+    } else {
+      added.add(file);
     }
-    const tile = tileOfPath(file);
-    if (tile !== undefined && tile.width < TILE_WIDTH && tileWithin(tile, size)) earlierPartials.push(tile);
-    else added.push(file);
   }
-  if (missing.size > 0)
-    return { ok: false, reason: `missing: ${[...missing].join(', ')}`, files: [...missing] };
-  if (added.length > 0)
-    return { ok: false, reason: `not part of the archive (added): ${added.join(', ')}`, files: added };
+  if (seen < expected) {
+    // Which: each expected file asked for in turn, until enough are named.
+    const missing = new Named();
+    for (const path of expectedPaths(size)) {
+      if (!(await tiles.has(path))) missing.add(path);
+      if (missing.full) break;
+    }
+    missing.more = expected - seen - missing.names.length;
+    return { ok: false, reason: `missing: ${missing}`, files: missing.names };
+  }
+  if (added.count > 0)
+    return { ok: false, reason: `not part of the archive (added): ${added}`, files: added.names };
   return verifyTiles(hashes, tiles, { size, root }, earlierPartials, present + 1);
+}
+
+/** The archive's files for a tree of `size` leaves, in order: its entry bundles, then its hash tiles. */
+function* expectedPaths(size: number): Generator<string> {
+  for (let index = 0; index < size / TILE_WIDTH; index++) yield bundlePath(index);
+  for (const tile of eachTileOf(size)) yield tilePath(tile);
+}
+
+/** Files named in a message: the first {@link Named.LIMIT}, and how many more. */
+class Named {
+  static readonly LIMIT = 100;
+  readonly names: string[] = [];
+  count = 0;
+  more = 0;
+  add(name: string): void {
+    this.count++;
+    if (this.names.length < Named.LIMIT) this.names.push(name);
+    else this.more++;
+  }
+  get full(): boolean {
+    return this.names.length >= Named.LIMIT;
+  }
+  toString(): string {
+    return `${this.names.join(', ')}${this.more > 0 ? ` and ${this.more} more` : ''}`;
+  }
 }
 
 /** The walk of `audit verify --archive` once every file is there: the entries against the tiles and the signed root. */
@@ -94,12 +133,15 @@ async function verifyTiles(
   hashes: AuditHashes,
   archive: ArchiveTiles,
   { size, root }: SignedTree,
-  earlierPartials: readonly Tile[],
+  earlierPartials: ReadonlyMap<string, readonly Tile[]>,
   fileCount: number,
 ): Promise<ArchiveVerification> {
   const bundles = size / TILE_WIDTH;
   const sha256 = hashes.sha256;
   // The tiles the entries make, level by level, compared with the files as each is complete.
+  // Each bundle's 256 leaves are one whole subtree (the archive holds whole tiles): the tree
+  // above them is grown from the subtrees' hashes, as a tree of size / 256 "leaves" whose root
+  // is the tree's (RFC 9162 splits a tree of 256·m leaves where it splits one of m).
   const wrongTiles: string[] = [];
   const wrongBundles: string[] = [];
   const frontier = new Frontier(sha256);
@@ -123,8 +165,7 @@ async function verifyTiles(
     if (row.length < TILE_WIDTH) return;
     const index = (counts[level] as number) / TILE_WIDTH - 1;
     await check({ level, index, width: TILE_WIDTH }, row);
-    for (const partial of earlierPartials.filter((t) => t.level === level && t.index === index))
-      await check(partial, row);
+    for (const partial of earlierPartials.get(`${level}/${index}`) ?? []) await check(partial, row);
     pending[level] = [];
     await add(level + 1, tileRoot(sha256, row));
   };
@@ -139,12 +180,15 @@ async function verifyTiles(
       };
     }
     const leaves = entries.map((entry) => leafHash(sha256, entry));
-    const tileFile = await read(tilePath({ level: 0, index, width: TILE_WIDTH }));
-    if (!sameHash(tileFile, Buffer.concat(leaves))) wrongBundles.push(path);
-    for (const leaf of leaves) {
-      frontier.push(leaf);
-      await add(0, leaf);
+    const tile = tilePath({ level: 0, index, width: TILE_WIDTH });
+    if (!sameHash(await read(tile), Buffer.concat(leaves))) {
+      // The bundle or the tile: which, the signed root tells below.
+      wrongBundles.push(path);
+      wrongTiles.push(tile);
     }
+    const subtree = tileRoot(sha256, leaves);
+    frontier.push(subtree);
+    await add(1, subtree);
   }
   // The right edge: each level's partial tile, and any earlier, narrower one of the same index.
   for (let level = 1; level < pending.length; level++) {
@@ -152,8 +196,7 @@ async function verifyTiles(
     if (row.length === 0) continue;
     const index = Math.floor((counts[level] ?? 0) / TILE_WIDTH);
     await check({ level, index, width: row.length }, row);
-    for (const partial of earlierPartials.filter((t) => t.level === level && t.index === index))
-      await check(partial, row);
+    for (const partial of earlierPartials.get(`${level}/${index}`) ?? []) await check(partial, row);
   }
   const rootMatches = sameHash(frontier.root(), root);
   if (!rootMatches) {

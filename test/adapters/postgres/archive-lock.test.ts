@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresStores } from '../../../src/adapters/postgres/store-kind.js';
 import type { AuditLog } from '../../../src/ports/audit-log.js';
 import { ROOT } from '../../support/cli.js';
-import { NODE } from '../../support/runtimes.js';
 import { testSchema } from '../../support/postgres.js';
+import { NODE } from '../../support/runtimes.js';
 import { testContext } from '../../support/stores.js';
 
 /**

@@ -2,6 +2,7 @@ import {
   chmodSync,
   cpSync,
   existsSync,
+  mkdirSync,
   mkdtempSync,
   readFileSync,
   rmSync,
@@ -248,6 +249,25 @@ describe('audit archive', () => {
     writeFileSync(join(archive, 'tile/entries/009'), 'x');
     expect(verifyArchive().stdout).toMatch(/BROKEN: not part of the archive \(added\): tile\/entries\/009/);
     unlinkSync(join(archive, 'tile/entries/009'));
+    expect(verifyArchive().status).toBe(0);
+  });
+});
+
+describe('audit verify --archive, judging each file by its name alone', () => {
+  it('names a partial tile of leaves (no archive writes one) and many added files, the first 100 and how many more', () => {
+    const partial = join(archive, 'tile/0/004.p/7');
+    mkdirSync(join(archive, 'tile/0/004.p'), { recursive: true });
+    writeFileSync(partial, readFileSync(join(archive, 'tile/0/004')).subarray(0, 7 * 32));
+    expect(verifyArchive().stdout).toMatch(/BROKEN: not part of the archive \(added\): tile\/0\/004\.p\/7$/m);
+    rmSync(join(archive, 'tile/0/004.p'), { recursive: true });
+    mkdirSync(join(archive, 'junk'));
+    for (let i = 0; i < 150; i++) writeFileSync(join(archive, 'junk', String(i).padStart(3, '0')), 'x');
+    const verified = verifyArchive();
+    expect(verified.stdout).toMatch(
+      /BROKEN: not part of the archive \(added\): junk\/000, junk\/001, .*junk\/099 and 50 more$/m,
+    );
+    expect(verified.stdout).not.toMatch(/junk\/100/);
+    rmSync(join(archive, 'junk'), { recursive: true });
     expect(verifyArchive().status).toBe(0);
   });
 });
