@@ -13,6 +13,7 @@ import type { AppEnv, HttpLogger } from './env.js';
 import { errorHandler } from './errors.js';
 import { type EstDeps, estHandlers, NO_RENEWAL } from './est.handlers.js';
 import { estRoutes } from './est.routes.js';
+import type { LateAppends } from './late-appends.js';
 import { answerOtherMethods } from './method-not-allowed.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { admitRequests, guardOperation, type NoPerimeter, type PerimeterOptions } from './perimeter.js';
@@ -58,6 +59,8 @@ export interface HttpAppOptions {
   /** For metrics: the audit store refused a record (its answer withheld, or the record lost). */
   readonly auditFailed?: (outcome: AuditFailure) => void;
   readonly inFlight?: (count: () => number) => void;
+  /** Where the records of answers already given wait to be stored: the service settles them at shutdown. */
+  readonly lateAppends?: LateAppends;
 }
 
 const DEFAULT_DEADLINES: DeadlineOptions = {
@@ -87,6 +90,7 @@ export function createHttpApp(options: HttpAppOptions): OpenAPIHono<AppEnv> {
       overloaded: options.overloaded,
       auditFailed: options.auditFailed,
       inFlight: options.inFlight,
+      lateAppends: options.lateAppends,
     }),
   );
   if (!('disabled' in perimeter)) app.use(admitRequests(perimeter));

@@ -7,6 +7,7 @@ import { DeadlineExceededError, remainingMs } from '../../ports/deadline.js';
 import { Deadlines, type Engine, EXPIRED, InFlight } from './deadline.js';
 import type { AccessEntry, AppEnv, HttpLogger } from './env.js';
 import { errorHandler } from './errors.js';
+import { LateAppends } from './late-appends.js';
 import { ProblemType, problemResponse } from './problem.js';
 import { startHeaders } from './respond.js';
 
@@ -33,6 +34,8 @@ export interface RequestCycleOptions {
   readonly inFlight?: ((count: () => number) => void) | undefined;
   /** Called when the audit store refused a record: its answer withheld, or the record lost. */
   readonly auditFailed?: ((outcome: AuditFailure) => void) | undefined;
+  /** Where the records of answers already given wait to be stored (the service settles them at shutdown); one of its own when none is given. */
+  readonly lateAppends?: LateAppends | undefined;
 }
 
 /**
@@ -46,11 +49,6 @@ export type AuditFailure = 'withheld' | 'lost';
  * parses it), absent when the route has no crn or the request never got that far.
  */
 type ValidatedCrn = { out: { param: { crn?: Crn } | undefined } };
-
-/** How often the record of an answer already given is tried (about two minutes in all). */
-const LATER_ATTEMPTS = 8;
-/** How many such records may wait at once: a store refusing everything must not fill memory. */
-const MAX_LATER = 10_000;
 
 const DISPLAY: Record<Engine, string> = {
   accessStore: 'access store',
@@ -102,6 +100,7 @@ export function requestCycle({
   overloaded,
   inFlight: exposeInFlight,
   auditFailed,
+  lateAppends,
 }: RequestCycleOptions): MiddlewareHandler<AppEnv, string, ValidatedCrn> {
   const accessLog = logger.request
     ? logger.request.bind(logger)
@@ -134,46 +133,9 @@ export function requestCycle({
     return detached(c, () => onError(error, c));
   };
 
-  /**
-   * Appends the record of an answer already given, without holding it: tried again while
-   * the store refuses (a stall outlasting its own timeout), a second, then twice as long each
-   * time up to half a minute, for about two minutes; each refusal is logged, never thrown.
-   */
-  let waitingLater = 0;
-  const appendLater = async (record: AuditRecord): Promise<void> => {
-    if (waitingLater >= MAX_LATER) {
-      auditFailed?.('lost');
-      logger.error({ requestId: record.requestId }, 'audit record could not be written: too many waiting');
-      return;
-    }
-    waitingLater++;
-    try {
-      for (let attempt = 0; ; attempt++) {
-        try {
-          await audit?.append(record);
-          return;
-        } catch (error) {
-          const last = attempt === LATER_ATTEMPTS - 1;
-          logger.error(
-            {
-              requestId: record.requestId,
-              err: { name: (error as Error).name, message: (error as Error).message },
-            },
-            last
-              ? 'audit record could not be written'
-              : 'audit record could not be written yet; trying again',
-          );
-          if (last) {
-            auditFailed?.('lost');
-            return;
-          }
-          await new Promise((resolve) => setTimeout(resolve, Math.min(30_000, 1000 * 2 ** attempt)));
-        }
-      }
-    } finally {
-      waitingLater--;
-    }
-  };
+  // The records of answers already given: stored later, part of the drain at shutdown.
+  const late = lateAppends ?? new LateAppends({ audit, logger, lost: () => auditFailed?.('lost') });
+  const appendLater = (record: AuditRecord) => late.add(record);
 
   return async (c, next) => {
     const started = performance.now();
@@ -228,7 +190,7 @@ export function requestCycle({
           issued: c.get('issued') ?? null,
         };
         if (answeredAtDeadline) {
-          void appendLater(record);
+          appendLater(record);
         } else {
           deadline.engine = 'auditStore';
           let appending: Promise<void>;

@@ -91,6 +91,9 @@ export async function serve(args: string[], io: Io): Promise<number> {
   return EXIT.ok;
 }
 
+/** How long past the grace the process may take to close its stores before it exits regardless. */
+const FORCED_AFTER_GRACE_MS = 1500;
+
 /** Resolves after `ms`, or at once on a second SIGTERM or SIGINT. */
 function delayUnlessSignalled(ms: number): Promise<void> {
   if (ms === 0) return Promise.resolve();
@@ -135,17 +138,35 @@ async function shutDown(
     await delayUnlessSignalled(delayMs);
     logger.info({ phase: 'delay' }, 'shutdown: delay over, closing the listener');
   }
+  // The grace bounds the drain and the records still waiting; a store that hangs past it does
+  // not hold the process more than a moment longer (decisions §18).
+  const graceEnds = performance.now() + graceMs;
+  const stop = setTimeout(() => {
+    logger.error(
+      { phase: 'forced', afterMs: graceMs + FORCED_AFTER_GRACE_MS },
+      'shutdown: the stores did not close within the grace; exiting',
+    );
+    logger.flush();
+    process.exit(EXIT.failure);
+  }, graceMs + FORCED_AFTER_GRACE_MS);
+  stop.unref();
   const drained = server.drain(graceMs);
   logger.info({ phase: 'listener' }, 'shutdown: listener closed to new connections, draining');
   const result = await drained;
   logger.info({ phase: 'drained', ...result }, 'shutdown: every connection has ended');
+  // The records of answers already given, tried until the grace ends; any left, counted and logged lost.
+  const lateAudit = await service.settleLateAudit(graceEnds);
   try {
     await service.close();
-    logger.info({ phase: 'stores' }, 'shutdown: audit flushed, stores closed');
+    logger.info({ phase: 'stores', lateAudit }, 'shutdown: audit flushed, stores closed');
   } catch (error) {
-    logger.error({ phase: 'stores', err: { message: (error as Error).message } }, 'shutdown: close failed');
+    logger.error(
+      { phase: 'stores', lateAudit, err: { message: (error as Error).message } },
+      'shutdown: close failed',
+    );
   }
   await management.close();
+  clearTimeout(stop);
   logger.info({ phase: 'stopped' }, 'shutdown: stopped');
   logger.flush();
 } /**

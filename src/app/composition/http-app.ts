@@ -10,6 +10,7 @@ import type { DocsAssets } from '../../adapters/http/docs.js';
 import type { AppEnv, HttpLogger } from '../../adapters/http/env.js';
 import { NO_RENEWAL } from '../../adapters/http/est.handlers.js';
 import { type IdentityReader, trustedGatewayIdentity } from '../../adapters/http/identity.js';
+import { LateAppends } from '../../adapters/http/late-appends.js';
 import { createManagementApp } from '../../adapters/http/management.js';
 import type { PerimeterOptions } from '../../adapters/http/perimeter.js';
 import { JoseTokenVerifier } from '../../adapters/jose/token-verifier.js';
@@ -140,19 +141,31 @@ async function perimeterOf(parts: ServiceParts): Promise<PerimeterOptions> {
   };
 }
 
-/** The API: the routes over the stores, the perimeter, the audit trail, deadlines and metrics. */
-export async function httpAppOf(parts: ServiceParts): Promise<OpenAPIHono<AppEnv>> {
+/**
+ * The API: the routes over the stores, the perimeter, the audit trail, deadlines and metrics;
+ * and the records of answers already given, waiting to be stored (settled at shutdown).
+ */
+export async function httpAppOf(
+  parts: ServiceParts,
+): Promise<{ readonly app: OpenAPIHono<AppEnv>; readonly late: LateAppends }> {
   const { config, logger, metrics, tracing, stores, credentialsIssuer, certificateIssuer, checkpointing } =
     parts;
   const auditWriter = tracedStore(tracing, stores.audit.value, config.AUDIT_STORE);
-  return createHttpApp({
+  const audit = checkpointing ? countedFor(auditWriter, checkpointing) : auditWriter;
+  const late = new LateAppends({
+    audit,
+    logger: httpLoggerOf(logger),
+    lost: () => metrics.auditAppendFailed('lost'),
+  });
+  const app = createHttpApp({
     repository: tracedStore(tracing, stores.cases.value, config.CASE_STORE),
     ...(tracing ? { tracer: tracing.tracer } : {}),
     crnFormat: config.CRN_PATTERN,
     logger: httpLoggerOf(logger),
     docs: loadDocsAssets(),
     publicUrl: config.PUBLIC_URL,
-    audit: checkpointing ? countedFor(auditWriter, checkpointing) : auditWriter,
+    audit,
+    lateAppends: late,
     observe: metrics.observe,
     deadlines: {
       requestMs: config.REQUEST_DEADLINE_MS,
@@ -184,6 +197,7 @@ export async function httpAppOf(parts: ServiceParts): Promise<OpenAPIHono<AppEnv
     },
     perimeter: await perimeterOf(parts),
   });
+  return { app, late };
 }
 
 /** The management listener: readiness over every store (503 once shutdown begins) and metrics. */

@@ -53,6 +53,12 @@ export interface Service {
   };
   /** Shutdown has begun: readiness answers 503 from now on. */
   beginShutdown(): void;
+  /**
+   * Part of the drain (decisions §18): the records of answers already given, still waiting to
+   * be stored, are tried until `until` (performance.now() ms: the end of the grace); each one
+   * not stored then is counted and logged as lost. How many waited, and how many were lost.
+   */
+  settleLateAudit(until: number): Promise<{ readonly waiting: number; readonly lost: number }>;
   /** Writes any pending audit record, then closes every store. */
   close(): Promise<void>;
 }
@@ -114,8 +120,10 @@ export async function buildService(config: Config, logger: Logger): Promise<Serv
     checkpointing,
   };
   const { management, beginShutdown } = managementOf(parts);
+  const { app, late } = await httpAppOf(parts);
   return {
-    app: await httpAppOf(parts),
+    app,
+    settleLateAudit: (until) => late.settle(until),
     management,
     tls: listenerTls.files,
     watchCertificates: certificateWatch(
