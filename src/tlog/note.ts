@@ -124,9 +124,16 @@ export function signNote(
 }
 
 /** How a note stood against the keys it was checked with. */
+/**
+ * Why a note was refused, for a reader to act on (never its message's words): `malformed`, not
+ * a signed note; `bad-signature`, a signature by a key given does not verify; `no-key`, no
+ * signature is by a key given (signed by another key, or under another name).
+ */
+export type NoteRefusal = 'malformed' | 'bad-signature' | 'no-key';
+
 export type OpenedNote =
   | { readonly ok: true; readonly text: string; readonly verifiedBy: readonly string[] }
-  | { readonly ok: false; readonly reason: string };
+  | { readonly ok: false; readonly why: NoteRefusal; readonly reason: string };
 
 /**
  * Checks a signed note: well formed (signatures after the last blank line, each `— NAME
@@ -139,16 +146,22 @@ export function openNote(
   verify: (key: NoteVerifierKey, message: Uint8Array, signature: Uint8Array) => boolean,
 ): OpenedNote {
   if (/[\p{Cc}]/u.test(message.replaceAll('\n', '')))
-    return { ok: false, reason: 'the note holds a control character' };
+    return { ok: false, why: 'malformed', reason: 'the note holds a control character' };
   const split = message.lastIndexOf('\n\n');
-  if (split < 0) return { ok: false, reason: 'the note has no blank line before its signatures' };
+  if (split < 0)
+    return { ok: false, why: 'malformed', reason: 'the note has no blank line before its signatures' };
   const text = message.slice(0, split + 1);
   const signatures = message.slice(split + 2);
   if (signatures.length === 0 || !signatures.endsWith('\n')) {
-    return { ok: false, reason: 'the note has no signature lines, or they do not end with a newline' };
+    return {
+      ok: false,
+      why: 'malformed',
+      reason: 'the note has no signature lines, or they do not end with a newline',
+    };
   }
   const lines = signatures.slice(0, -1).split('\n');
-  if (lines.length > 100) return { ok: false, reason: 'the note has more than 100 signatures' };
+  if (lines.length > 100)
+    return { ok: false, why: 'malformed', reason: 'the note has more than 100 signatures' };
   const verifiedBy: string[] = [];
   const bytes = encoder.encode(text);
   for (const line of lines) {
@@ -157,6 +170,7 @@ export function openNote(
     if (!match || decoded === undefined || decoded.length < 5) {
       return {
         ok: false,
+        why: 'malformed',
         reason: `a signature line is not "— NAME BASE64": ${JSON.stringify(line.slice(0, 80))}`,
       };
     }
@@ -167,12 +181,14 @@ export function openNote(
     if (!verify(key, bytes, decoded.slice(4))) {
       return {
         ok: false,
+        why: 'bad-signature',
         reason: `the signature of ${name}+${hex8(keyId)} does not verify: the note was changed`,
       };
     }
     verifiedBy.push(`${name}+${hex8(keyId)}`);
   }
-  if (verifiedBy.length === 0) return { ok: false, reason: 'no signature on the note is by a key given' };
+  if (verifiedBy.length === 0)
+    return { ok: false, why: 'no-key', reason: 'no signature on the note is by a key given' };
   return { ok: true, text, verifiedBy };
 }
 
@@ -221,7 +237,12 @@ export function parseCheckpointText(text: string): CheckpointBody | { readonly i
 /** A checkpoint note as its reader stood against it: opened, or which step refused it and why. */
 export type OpenedCheckpointNote =
   | { readonly ok: true; readonly body: CheckpointBody; readonly verifiedBy: readonly string[] }
-  | { readonly ok: false; readonly step: 'signature' | 'body'; readonly reason: string };
+  | {
+      readonly ok: false;
+      readonly step: 'signature' | 'body';
+      readonly why: NoteRefusal | 'not-a-checkpoint';
+      readonly reason: string;
+    };
 
 /**
  * The one way a checkpoint is read: the note opened with `keys` (see {@link openNote}), then
@@ -234,9 +255,9 @@ export function openCheckpointNote(
   verify: (key: NoteVerifierKey, message: Uint8Array, signature: Uint8Array) => boolean,
 ): OpenedCheckpointNote {
   const opened = openNote(message, keys, verify);
-  if (!opened.ok) return { ok: false, step: 'signature', reason: opened.reason };
+  if (!opened.ok) return { ok: false, step: 'signature', why: opened.why, reason: opened.reason };
   const body = parseCheckpointText(opened.text);
-  if ('invalid' in body) return { ok: false, step: 'body', reason: body.invalid };
+  if ('invalid' in body) return { ok: false, step: 'body', why: 'not-a-checkpoint', reason: body.invalid };
   return { ok: true, body, verifiedBy: opened.verifiedBy };
 }
 

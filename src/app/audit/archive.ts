@@ -63,10 +63,7 @@ async function afterRotation<T>(open: () => T | Promise<T>): Promise<T> {
   try {
     return await open();
   } catch (error) {
-    if (
-      error instanceof AuditProofError &&
-      /no signature on the note is by a key given/.test(error.message)
-    ) {
+    if (error instanceof AuditProofError && error.why === 'no-key') {
       throw new AuditProofError(
         `${error.message} (signed before AUDIT_SIGNING_KEY was rotated? give that key's public half with --public-key)`,
       );

@@ -15,6 +15,7 @@ import {
 } from '../../tlog/merkle.js';
 import {
   type CheckpointBody,
+  type NoteRefusal,
   type NoteVerifier,
   noteTextOf,
   openCheckpointNote,
@@ -36,6 +37,13 @@ import { type HashSource, proveFrom, rootFrom } from '../../tlog/proofs.js';
 /** A question the stored trail cannot answer, or an answer it contradicts; the message says which. */
 export class AuditProofError extends Error {
   override readonly name = 'AuditProofError';
+  constructor(
+    message: string,
+    /** Why a checkpoint was refused, when it was (openCheckpoint): for a caller to act on, never its words. */
+    readonly why?: NoteRefusal | 'not-a-checkpoint' | 'another-log',
+  ) {
+    super(message);
+  }
 }
 
 /** A signed checkpoint note, opened with the keys given: its body, and the note's text as signed. */
@@ -46,12 +54,23 @@ export interface OpenedCheckpoint {
 
 /** Opens a checkpoint note with `keys` (each checks its own signatures); the reason it cannot be used otherwise. */
 export function openCheckpoint(note: string, keys: readonly NoteVerifier[], what: string): OpenedCheckpoint {
+  // The log it names first (its signatures unchecked yet): keys of another log's name cannot
+  // open it, whatever key they are, and saying so beats "no signature is by a key given".
+  const text = noteTextOf(note);
+  const claimed = text === undefined ? undefined : parseCheckpointText(text);
+  if (claimed !== undefined && !('invalid' in claimed) && !keys.some((k) => k.name === claimed.origin)) {
+    throw new AuditProofError(
+      `${what} is of the log ${claimed.origin}, not of ${keys.map((k) => k.name).join(', ')}: a log keeps its origin for life (give the origin it was signed under; a new origin means a new trail)`,
+      'another-log',
+    );
+  }
   const opened = openCheckpointNote(note, keys, verifyWith(keys));
-  if (!opened.ok) throw new AuditProofError(`${what}: ${opened.reason}`);
+  if (!opened.ok) throw new AuditProofError(`${what}: ${opened.reason}`, opened.why);
   const { body } = opened;
   if (!keys.some((k) => k.name === body.origin)) {
     throw new AuditProofError(
       `${what} is of the log ${body.origin}, not of ${keys.map((k) => k.name).join(', ')}`,
+      'another-log',
     );
   }
   return { body, note };

@@ -4,6 +4,7 @@ import type { PrometheusMetrics } from '../../adapters/prometheus/metrics.js';
 import type { AuditLog, AuditWriter } from '../../ports/audit-log.js';
 import type { CheckpointSigner } from '../../ports/checkpoint-keys.js';
 import { AuditCheckpointing } from '../audit/checkpointing.js';
+import { OriginMismatchError, requireTrailOrigin } from '../audit/origin.js';
 import { type Config, ConfigError } from './config.js';
 import { readKey } from './tls-files.js';
 
@@ -26,6 +27,19 @@ export async function readAuditSigner(config: Config): Promise<CheckpointSigner 
   } catch (error) {
     if (error instanceof CheckpointKeyError)
       throw new ConfigError([`AUDIT_SIGNING_KEY: ${config.AUDIT_SIGNING_KEY}: ${error.message}`]);
+    throw error;
+  }
+}
+
+/**
+ * Refuses to sign under an `AUDIT_ORIGIN` other than the one the trail's newest checkpoint
+ * names (decisions §18): a log keeps its origin for life. A ConfigError naming both.
+ */
+export async function checkTrailOrigin(config: Config, audit: AuditLog): Promise<void> {
+  try {
+    await requireTrailOrigin(audit, config.AUDIT_ORIGIN, 'AUDIT_ORIGIN');
+  } catch (error) {
+    if (error instanceof OriginMismatchError) throw new ConfigError([error.message]);
     throw error;
   }
 }

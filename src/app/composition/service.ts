@@ -7,7 +7,7 @@ import type { RunningServer, TlsFiles } from '../../adapters/tls-listener/server
 import type { ReloadableTls } from '../../ports/stores.js';
 import { CertificateExpiry } from '../certificate-expiry.js';
 import type { TlsWatch } from '../tls-reload.js';
-import { readAuditSigner, startCheckpointing } from './audit-wiring.js';
+import { checkTrailOrigin, readAuditSigner, startCheckpointing } from './audit-wiring.js';
 import { certificateWatch } from './certificate-watch.js';
 import type { Config } from './config.js';
 import { createTokenVerifier, httpAppOf, managementOf, type ServiceParts } from './http-app.js';
@@ -104,6 +104,15 @@ export async function buildService(config: Config, logger: Logger): Promise<Serv
     ...(tracing ? { tracing } : {}),
   });
   const stores = await openStores(config, wiring);
+  if (auditSigner) {
+    try {
+      await checkTrailOrigin(config, stores.audit.value);
+    } catch (error) {
+      for (const store of [stores.rateLimit, stores.audit, stores.access, stores.cases])
+        await store.close().catch(() => {});
+      throw error;
+    }
+  }
   const checkpointing = auditSigner
     ? startCheckpointing(config, auditSigner, stores.audit.value, logger, metrics)
     : undefined;

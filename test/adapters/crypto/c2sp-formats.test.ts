@@ -217,12 +217,14 @@ describe('a checkpoint note opened the one way (openCheckpointNote)', () => {
     expect(openCheckpointNote(note, [other], verifyNoteSignature)).toEqual({
       ok: false,
       step: 'signature',
+      why: 'no-key',
       reason: 'no signature on the note is by a key given',
     });
     const notACheckpoint = signNote('example.org/log\nten\n', signer);
     expect(openCheckpointNote(notACheckpoint, [signer], verifyNoteSignature)).toEqual({
       ok: false,
       step: 'body',
+      why: 'not-a-checkpoint',
       reason: 'its second line is not a tree size',
     });
   });

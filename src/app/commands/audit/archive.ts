@@ -16,7 +16,14 @@ import { parse, positionals } from '../arguments.js';
 import { withAuditStore } from '../command-stores.js';
 import { CommandError, EXIT, UsageError } from '../exit.js';
 import { type Io, report } from '../io.js';
-import { ARCHIVE_OPTIONS, type NoteKeysGiven, noteKeysOf, proving, readSigningKey } from './options.js';
+import {
+  ARCHIVE_OPTIONS,
+  type NoteKeysGiven,
+  noteKeysOf,
+  proving,
+  readSigningKey,
+  sameOriginAsTrail,
+} from './options.js';
 
 const DAY_MS = 86_400_000;
 
@@ -102,6 +109,7 @@ async function archive(args: string[], io: Io): Promise<number> {
       ? []
       : noteKeysOf({ 'public-key': values['public-key'], origin: auditOriginOf(io.env) }, io);
   return withAuditStore(values['audit-store'], io, async (log) => {
+    await sameOriginAsTrail(log, {}, io);
     if (!log.archives) {
       throw new CommandError(
         'this audit store does not archive: a JSONL file keeps every record; a trail kept for years belongs in SQLite or PostgreSQL (AUDIT_STORE=sqlite:PATH or postgres://…)',

@@ -2,11 +2,13 @@
 // checked with, and how a question the trail cannot answer becomes a command error. One home,
 // so each command file holds only its commands.
 import { existsSync, readFileSync } from 'node:fs';
+import type { AuditLog } from '../../../ports/audit-log.js';
 import { StoreError } from '../../../ports/stores.js';
 import { MerkleError } from '../../../tlog/merkle.js';
 import { NoteError, type NoteVerifier, parseVerifierKey } from '../../../tlog/note.js';
 import { AuditArchiveError } from '../../audit/archive.js';
 import { ArchiveBusyError } from '../../audit/archive-lock.js';
+import { OriginMismatchError, requireTrailOrigin } from '../../audit/origin.js';
 import { AuditProofError } from '../../audit/proving.js';
 import {
   CheckpointKeyError,
@@ -147,6 +149,7 @@ export async function proving<T>(question: () => Promise<T>): Promise<T> {
     if (error instanceof ArchiveBusyError) throw new CommandError(error.message, EXIT.busy);
     if (
       error instanceof AuditProofError ||
+      error instanceof OriginMismatchError ||
       error instanceof MerkleError ||
       error instanceof AuditArchiveError ||
       error instanceof StoreError
@@ -164,4 +167,25 @@ export function wholeOption(name: string, value: string): number {
     throw new UsageError(`${name} must be a record number (1 or more), not ${JSON.stringify(value)}`);
   }
   return Number(value);
+}
+
+/**
+ * Refuses a command whose log origin differs from the one the trail's newest checkpoint names
+ * (decisions §18): the origin of `--vkey`, else `--origin`, else `AUDIT_ORIGIN` (its default
+ * when `AUDIT_SIGNING_KEY` is set); nothing given, nothing compared. A command error naming both.
+ */
+export async function sameOriginAsTrail(
+  log: Pick<AuditLog, 'newestCheckpoint'>,
+  given: Pick<NoteKeysGiven, 'vkey' | 'origin'>,
+  io: Io,
+): Promise<void> {
+  const named =
+    given.vkey !== undefined
+      ? { origin: verifierKeyOf(given.vkey).name, source: '--vkey' }
+      : given.origin !== undefined
+        ? { origin: given.origin, source: '--origin' }
+        : io.env.AUDIT_ORIGIN !== undefined || io.env.AUDIT_SIGNING_KEY !== undefined
+          ? { origin: auditOriginOf(io.env), source: 'AUDIT_ORIGIN' }
+          : undefined;
+  if (named !== undefined) await proving(() => requireTrailOrigin(log, named.origin, named.source));
 }

@@ -38,6 +38,7 @@ import {
   readFile,
   readSigningKey,
   STORE,
+  sameOriginAsTrail,
   verifierKeyOf,
   wholeOption,
 } from './options.js';
@@ -163,6 +164,7 @@ async function prove(args: string[], io: Io): Promise<number> {
       return EXIT.ok;
     }
     return withAuditStore(values['audit-store'], io, async (log) => {
+      await sameOriginAsTrail(log, values, io);
       const signed = (await proving(() => newestNoted(log))).body;
       const newSize = given ?? signed.size;
       const proof = await proving(() => proveConsistency(auditHashes, log, oldSize, newSize, signed));
@@ -193,6 +195,7 @@ async function prove(args: string[], io: Io): Promise<number> {
     return writeProofs(io, values.json, out, proofs, { note: reader.note, size: reader.size });
   }
   return withAuditStore(values['audit-store'], io, async (log) => {
+    await sameOriginAsTrail(log, values, io);
     const seqs =
       bySeq !== undefined
         ? [bySeq]
@@ -260,6 +263,7 @@ async function verifySinceCommand(args: string[], io: Io): Promise<number> {
     return EXIT.failure;
   };
   return withAuditStore(values['audit-store'], io, async (log) => {
+    await sameOriginAsTrail(log, values, io);
     let old: OpenedCheckpoint;
     let newest: OpenedCheckpoint;
     try {
