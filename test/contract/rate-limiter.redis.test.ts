@@ -15,11 +15,15 @@ afterAll(async () => {
 });
 
 // `deny` on failure: a Redis that is not there fails the suite instead of being covered for.
-describeRateLimiterContract('redis', async () => {
-  const prefix = uniquePrefix('contract');
-  const { context } = makeRedisContext({ prefix, onStoreFailure: 'deny', timeoutMs: 1000 });
-  const store = await redisStores.rateLimit?.open(REDIS_URL, context);
-  if (!store) throw new Error('redis cannot count requests');
-  opened.push({ store, prefix });
-  return store.value;
-});
+describeRateLimiterContract(
+  'redis',
+  async () => {
+    const prefix = uniquePrefix('contract');
+    const { context } = makeRedisContext({ prefix, onStoreFailure: 'deny', timeoutMs: 1000 });
+    const store = await redisStores.rateLimit?.open(REDIS_URL, context);
+    if (!store) throw new Error('redis cannot count requests');
+    opened.push({ store, prefix });
+    return store.value;
+  },
+  { atOnce: false },
+);
