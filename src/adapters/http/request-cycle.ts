@@ -171,6 +171,9 @@ export function requestCycle({
       const answeredAtDeadline = expired || remainingMs(deadline) === 0;
       if (expired || (answeredAtDeadline && c.res.status < 400)) {
         c.res = pastDeadline(c, deadline.engine ?? 'accessStore');
+      } else if (answeredAtDeadline) {
+        // The refusal made in the deadline's last instant stands, and the deadline passed all the same.
+        deadlineExceeded?.(deadline.engine ?? 'accessStore');
       }
       const operation = c.get('operation') ?? `${c.req.method} ${c.req.routePath}`;
       const certificate = c.get('certificate');

@@ -151,10 +151,12 @@ describe('a request held by a slow engine is answered at its deadline', () => {
         return super.append(record, deadline);
       }
     })();
+    const exceeded: Engine[] = [];
     const started = await start({
       repository,
       audit,
       deadlines: { requestMs: DEADLINE_MS, maxInFlight: 16, upstream: new Set<Engine>(['caseStore']) },
+      deadlineExceeded: (engine) => exceeded.push(engine),
     });
     service = started.service;
     const answer = await started.ask('/case/X123456/home-office-interest');
@@ -162,6 +164,8 @@ describe('a request held by a slow engine is answered at its deadline', () => {
       504,
       'urn:case-read:problem:upstream-timeout',
     ]);
+    // Answered at the deadline, the refusal kept: counted as a deadline passed, on the case store.
+    expect(exceeded).toEqual(['caseStore']);
     await expect
       .poll(() => audit.records.map((r) => [r.status, r.problem]))
       .toEqual([[504, 'upstream-timeout']]);
