@@ -33,9 +33,11 @@ export interface ClientCredentials {
  * until shortly before it expires, and however many requests wait for a new one, it is
  * fetched once. The client authenticates with HTTP Basic (§2.3.1). A failed or malformed
  * answer from the token endpoint is a 502 (a hang past the timeout a 504); neither the
- * secret nor the token is ever in a message.
+ * secret nor the token is ever in a message. `close` ends its pool's connections.
  */
-export function clientCredentialsBearer(options: ClientCredentials): () => Promise<string> {
+export function clientCredentialsBearer(
+  options: ClientCredentials,
+): (() => Promise<string>) & { close(): Promise<void> } {
   const now = options.now ?? Date.now;
   const renewBefore = options.renewBeforeMs ?? 30_000;
   let cached: { token: string; renewAt: number } | undefined;
@@ -87,11 +89,13 @@ export function clientCredentialsBearer(options: ClientCredentials): () => Promi
     return token;
   };
 
-  return async () => {
+  const token = async () => {
     if (cached && now() < cached.renewAt) return cached.token;
     inFlight ??= fetchToken().finally(() => {
       inFlight = undefined;
     });
     return inFlight;
   };
+  // Closed with the store: its pool's connections to the token endpoint end with it.
+  return Object.assign(token, { close: () => dispatcher.close() });
 }

@@ -92,18 +92,17 @@ export const upstreamStores: StoreKind<UpstreamSettings> = {
       const tlsFiles = upstreamTlsFiles(settings);
       const apiKey = secretOf('UPSTREAM_API_KEY_FILE', settings.apiKeyFile);
       const staticBearer = secretOf('UPSTREAM_BEARER_FILE', settings.bearerFile);
-      const bearer =
-        staticBearer !== undefined
-          ? async () => staticBearer
-          : settings.tokenUrl !== undefined
-            ? clientCredentialsBearer({
-                tokenUrl: settings.tokenUrl,
-                clientId: settings.clientId ?? '',
-                clientSecret: secretOf('UPSTREAM_CLIENT_SECRET_FILE', settings.clientSecretFile) ?? '',
-                timeoutMs: settings.timeoutMs,
-                maxBodyBytes: settings.maxBodyBytes,
-              })
-            : undefined;
+      const tokens =
+        staticBearer === undefined && settings.tokenUrl !== undefined
+          ? clientCredentialsBearer({
+              tokenUrl: settings.tokenUrl,
+              clientId: settings.clientId ?? '',
+              clientSecret: secretOf('UPSTREAM_CLIENT_SECRET_FILE', settings.clientSecretFile) ?? '',
+              timeoutMs: settings.timeoutMs,
+              maxBodyBytes: settings.maxBodyBytes,
+            })
+          : undefined;
+      const bearer = staticBearer !== undefined ? async () => staticBearer : tokens;
       const repository = new UpstreamCaseRepository({
         baseUrl: url,
         connections: settings.connections,
@@ -129,7 +128,11 @@ export const upstreamStores: StoreKind<UpstreamSettings> = {
         ping: async () => {
           if (repository.circuitOpen) throw new Error('the upstream circuit is open');
         },
-        close: () => repository.close(),
+        // The token endpoint's pool too: its connections end with the store.
+        close: async () => {
+          await repository.close();
+          await tokens?.close();
+        },
         ...(tlsFiles.length > 0
           ? {
               tls: {

@@ -109,3 +109,41 @@ describe('OAuth2 client credentials for the upstream', () => {
     expect((refused as UpstreamFailedError).mismatch?.reason).toMatch(/UPSTREAM_MAX_BODY_BYTES \(4096\)/);
   });
 });
+
+describe('the token endpoint’s pool', () => {
+  it('is closed with the store: its keep-alive connection to the endpoint ends on close()', async () => {
+    const { createServer } = await import('node:http');
+    const sockets = new Set<import('node:net').Socket>();
+    const endpoint = createServer((_req, res) => {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ access_token: 'a-token', expires_in: 3600, token_type: 'Bearer' }));
+    });
+    endpoint.keepAliveTimeout = 60_000;
+    endpoint.on('connection', (socket) => {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+    });
+    await new Promise<void>((resolve) => endpoint.listen(0, '127.0.0.1', resolve));
+    const { port } = endpoint.address() as import('node:net').AddressInfo;
+    try {
+      const bearer = clientCredentialsBearer({
+        tokenUrl: `http://127.0.0.1:${port}/token`,
+        clientId: 'case-read',
+        clientSecret: 'secret',
+        timeoutMs: 2000,
+        maxBodyBytes: DEFAULT_MAX_BODY_BYTES,
+      });
+      expect(await bearer()).toBe('a-token');
+      // Kept alive for the next renewal while the store is open.
+      expect(sockets.size).toBe(1);
+      const [socket] = [...sockets] as [import('node:net').Socket];
+      const closed = new Promise((resolve) => socket.once('close', resolve));
+      await bearer.close();
+      await closed;
+      expect(sockets.size).toBe(0);
+    } finally {
+      endpoint.closeAllConnections();
+      await new Promise((resolve) => endpoint.close(resolve));
+    }
+  });
+});
