@@ -21,6 +21,22 @@ const encoder = new TextEncoder();
 
 const toBase64 = (bytes: Uint8Array): string => btoa(String.fromCharCode(...bytes));
 
+/** Whether `text` holds a control character a note may not: below space, but the newline (Go's note: r < 0x20 && r != '\\n'). */
+function hasControl(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x20 && code !== 0x0a) return true;
+  }
+  return false;
+}
+/** White space as Go's unicode.IsSpace has it: a signature line's name holds none. */
+const GO_SPACE = /[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]/;
+/** A signature line's name as Go's note.Open takes one: not empty, no white space, no '+', whole UTF-8. */
+const isSignatureName = (name: string): boolean =>
+  name.length > 0 && !GO_SPACE.test(name) && !name.includes('+') && !/\p{Cs}/u.test(name);
+/** The most signatures a note may carry (Go's note.Open). */
+const MAX_SIGNATURES = 100;
+
 /** Standard base64 (with padding) as the notes write it, or undefined when it is not that. */
 function fromBase64(text: string): Uint8Array | undefined {
   if (!/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/.test(text)) return undefined;
@@ -115,8 +131,7 @@ export function signNote(
   key: { readonly name: string; readonly keyId: number; sign(message: Uint8Array): Uint8Array },
 ): string {
   if (!text.endsWith('\n')) throw new NoteError('a note text ends with a newline');
-  if (/[\p{Cc}]/u.test(text.replaceAll('\n', '')))
-    throw new NoteError('a note text holds no control characters');
+  if (hasControl(text)) throw new NoteError('a note text holds no control characters');
   const id = new Uint8Array(4);
   new DataView(id.buffer).setUint32(0, key.keyId);
   const signature = key.sign(encoder.encode(text));
@@ -145,47 +160,51 @@ export function openNote(
   keys: readonly NoteVerifierKey[],
   verify: (key: NoteVerifierKey, message: Uint8Array, signature: Uint8Array) => boolean,
 ): OpenedNote {
-  if (/[\p{Cc}]/u.test(message.replaceAll('\n', '')))
-    return { ok: false, why: 'malformed', reason: 'the note holds a control character' };
+  const malformed = (reason: string): OpenedNote => ({ ok: false, why: 'malformed', reason });
+  // As Go's note.Open, step for step (golang.org/x/mod/sumdb/note), so that the two open the
+  // same notes and refuse the same ones (test/adapters/crypto/hostile-notes.test.ts).
+  // U+FFFD is refused too: a note read from bytes decodes any that are not UTF-8 to it, which
+  // Go refuses. (A genuine U+FFFD, which Go takes, is refused here: the one difference, closed.)
+  if (hasControl(message) || message.includes('\uFFFD'))
+    return malformed('the note holds a control character, or bytes that are not UTF-8');
   const split = message.lastIndexOf('\n\n');
-  if (split < 0)
-    return { ok: false, why: 'malformed', reason: 'the note has no blank line before its signatures' };
+  if (split < 0) return malformed('the note has no blank line before its signatures');
   const text = message.slice(0, split + 1);
   const signatures = message.slice(split + 2);
-  if (signatures.length === 0 || !signatures.endsWith('\n')) {
-    return {
-      ok: false,
-      why: 'malformed',
-      reason: 'the note has no signature lines, or they do not end with a newline',
-    };
-  }
-  const lines = signatures.slice(0, -1).split('\n');
-  if (lines.length > 100)
-    return { ok: false, why: 'malformed', reason: 'the note has more than 100 signatures' };
+  if (signatures.length === 0 || !signatures.endsWith('\n'))
+    return malformed('the note has no signature lines, or they do not end with a newline');
   const verifiedBy: string[] = [];
+  const seen = new Set<string>();
   const bytes = encoder.encode(text);
-  for (const line of lines) {
-    const match = /^— (\S+) (\S+)$/.exec(line);
-    const decoded = match ? fromBase64(match[2] as string) : undefined;
-    if (!match || decoded === undefined || decoded.length < 5) {
-      return {
-        ok: false,
-        why: 'malformed',
-        reason: `a signature line is not "— NAME BASE64": ${JSON.stringify(line.slice(0, 80))}`,
-      };
+  let count = 0;
+  for (const line of signatures.slice(0, -1).split('\n')) {
+    if (!line.startsWith('— '))
+      return malformed(`a signature line does not begin "— ": ${JSON.stringify(line.slice(0, 80))}`);
+    // The name is what comes before the first space, the signature all after it.
+    const rest = line.slice(2);
+    const space = rest.indexOf(' ');
+    const name = space < 0 ? rest : rest.slice(0, space);
+    const encoded = space < 0 ? '' : rest.slice(space + 1);
+    const decoded = fromBase64(encoded);
+    if (!isSignatureName(name) || encoded === '' || decoded === undefined || decoded.length < 5) {
+      return malformed(`a signature line is not "— NAME BASE64": ${JSON.stringify(line.slice(0, 80))}`);
     }
-    const name = match[1] as string;
+    if (++count > MAX_SIGNATURES) return malformed(`the note has more than ${MAX_SIGNATURES} signatures`);
     const keyId = new DataView(decoded.buffer, decoded.byteOffset, 4).getUint32(0);
     const key = keys.find((k) => k.name === name && k.keyId === keyId);
     if (key === undefined) continue;
+    // A key's second signature is not looked at: the first one counts, as Go drops repeats.
+    const signer = `${name}+${hex8(keyId)}`;
+    if (seen.has(signer)) continue;
+    seen.add(signer);
     if (!verify(key, bytes, decoded.slice(4))) {
       return {
         ok: false,
         why: 'bad-signature',
-        reason: `the signature of ${name}+${hex8(keyId)} does not verify: the note was changed`,
+        reason: `the signature of ${signer} does not verify: the note was changed`,
       };
     }
-    verifiedBy.push(`${name}+${hex8(keyId)}`);
+    verifiedBy.push(signer);
   }
   if (verifiedBy.length === 0)
     return { ok: false, why: 'no-key', reason: 'no signature on the note is by a key given' };

@@ -3,7 +3,9 @@
 // sumdb/tlog, Debian's golang-golang-x-mod-dev). It reads checks from standard input, one a
 // line, and prints "ok" or "fail: REASON" for each, so one compile serves a whole test:
 //
-//	note VKEY_FILE NOTE_FILE                         the note opens with the key
+//	note VKEY_FILE NOTE_FILE                         the note opens with the key, as a checkpoint
+//	open VKEY_FILE NOTE_FILE                         the note opens with the key (note.Open alone):
+//	                                                 "ok N", N the signatures verified
 //	incl VKEY_FILE ENTRY_FILE PROOF_FILE             a tlog-proof@v1 of the entry
 //	cons VKEY_FILE OLD_CHECKPOINT NEW_CHECKPOINT HASHES_FILE   a consistency proof
 //	tiles VKEY_FILE ARCHIVE_DIR                      a tlog-tiles archive: every leaf hash read
@@ -144,6 +146,17 @@ func check(args []string) error {
 	switch args[0] {
 	case "tiles":
 		return archive(v, args[2])
+	case "open":
+		// note.Open alone: a signed note, whatever its text. "ok N": N signatures verified.
+		msg, err := os.ReadFile(args[2])
+		if err != nil {
+			return err
+		}
+		n, err := note.Open(msg, note.VerifierList(v))
+		if err != nil {
+			return err
+		}
+		return okWith(len(n.Sigs))
 	case "note":
 		msg, err := os.ReadFile(args[2])
 		if err != nil {
@@ -221,10 +234,20 @@ func check(args []string) error {
 	return fmt.Errorf("unknown check %q", args[0])
 }
 
+// okCount is a check that passed with a count to report ("ok N").
+type okCount int
+
+func (o okCount) Error() string { return fmt.Sprintf("ok %d", int(o)) }
+
+func okWith(n int) error { return okCount(n) }
+
 func main() {
 	in := bufio.NewScanner(os.Stdin)
 	for in.Scan() {
-		if err := check(strings.Fields(in.Text())); err != nil {
+		err := check(strings.Fields(in.Text()))
+		if count, passed := err.(okCount); passed {
+			fmt.Printf("ok %d\n", int(count))
+		} else if err != nil {
 			fmt.Printf("fail: %v\n", strings.ReplaceAll(err.Error(), "\n", " "))
 		} else {
 			fmt.Println("ok")
