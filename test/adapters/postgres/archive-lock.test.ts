@@ -1,12 +1,9 @@
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresStores } from '../../../src/adapters/postgres/store-kind.js';
 import type { AuditLog } from '../../../src/ports/audit-log.js';
-import { ROOT } from '../../support/cli.js';
+import { archiveLockHolder } from '../../support/archive-holder.js';
 import { testSchema } from '../../support/postgres.js';
-import { NODE } from '../../support/runtimes.js';
 import { testContext } from '../../support/stores.js';
 
 /**
@@ -38,16 +35,10 @@ afterAll(async () => {
 describe('the PostgreSQL archive lock', () => {
   it('held by a process that is killed, it is free again; meanwhile another schema’s trail is not held up', async () => {
     const url = (schemas[0] as { url: string }).url;
-    const script = `const { postgresStores } = await import(${JSON.stringify(join(ROOT, 'dist/adapters/postgres/store-kind.js'))});
-      const opened = await postgresStores.audit.open(${JSON.stringify(url)}, { log: () => {}, settings: {} }, { create: false });
-      const taken = await opened.value.lockArchive('the child');
-      process.stdout.write('held' in taken ? 'held\\n' : 'busy\\n');
-      setInterval(() => {}, 1000);`;
-    const child = spawn(NODE.command, [...NODE.args, '--input-type=module', '-e', script], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    const [line] = (await once(child.stdout, 'data')) as [Buffer];
-    expect(line.toString()).toBe('held\n');
+    const child = await archiveLockHolder(
+      `(await (await import(DIST + 'adapters/postgres/store-kind.js')).postgresStores.audit.open(${JSON.stringify(url)}, { log: () => {}, settings: {} }, { create: false })).value`,
+      'the child',
+    );
     expect(await one.lockArchive('this run')).toMatchObject({
       busy: { who: expect.stringContaining('the child') },
     });

@@ -1,12 +1,10 @@
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { SqliteAuditLog } from '../../../src/adapters/sqlite/audit-log.js';
-import { ROOT } from '../../support/cli.js';
-import { NODE } from '../../support/runtimes.js';
+import { archiveLockHolder } from '../../support/archive-holder.js';
 import { execOn } from '../../support/sqlite.js';
 
 /**
@@ -37,15 +35,10 @@ const take = async (who = 'this run') => SqliteAuditLog.open(path).lockArchive(w
 
 describe('the SQLite archive lease', () => {
   it('a lease its holder left when killed on this host is taken at once', async () => {
-    const script = `const { SqliteAuditLog } = await import(${JSON.stringify(join(ROOT, 'dist/adapters/sqlite/audit-log.js'))});
-      const taken = await SqliteAuditLog.open(${JSON.stringify(path)}).lockArchive('the child');
-      process.stdout.write('held' in taken ? 'held\\n' : 'busy\\n');
-      setInterval(() => {}, 1000);`;
-    const child = spawn(NODE.command, [...NODE.args, '--input-type=module', '-e', script], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    const [line] = (await once(child.stdout, 'data')) as [Buffer];
-    expect(line.toString()).toBe('held\n');
+    const child = await archiveLockHolder(
+      `(await import(DIST + 'adapters/sqlite/audit-log.js')).SqliteAuditLog.open(${JSON.stringify(path)})`,
+      'the child',
+    );
     expect(await take()).toMatchObject({ busy: { who: 'the child' } });
     child.kill('SIGKILL');
     await once(child, 'exit');
