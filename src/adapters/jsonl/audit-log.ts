@@ -296,7 +296,7 @@ export class JsonlAuditLog implements AuditLog {
     this.size += length;
     this.seq = seq;
     this.headHash = head;
-    this.tree?.add(hashes);
+    this.tree?.add(hashes, { seq, hash: head });
   }
 
   /** A file moved or removed while open would take records nobody can find: refuse instead. */

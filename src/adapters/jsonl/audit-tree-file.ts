@@ -50,6 +50,9 @@ export function hashesOfFile(file: string, indexes: readonly number[]): Map<numb
  * It grows by the shared step ({@link tree.growStepSync}) over all of them at once, their
  * hashes going to the end of the tree file in one write.
  */
+/** How many records' hashes wait in memory at most before the tree grows by itself (about 9 MiB). */
+export const GROW_EVERY = 65_536;
+
 export class WrittenTree {
   /** The chain hashes of the records after the tip, in seq order. */
   private pending: string[] = [];
@@ -116,8 +119,17 @@ export class WrittenTree {
   }
 
   /** Notes the chain hashes of records just written (format 4 or later: each its leaf). */
-  add(hashes: readonly string[]): void {
+  add(hashes: readonly string[], head: ChainHead): void {
     for (const hash of hashes) this.pending.push(hash);
+    // Without checkpoints nothing else grows the tree: it grows here every so often, so what
+    // waits in memory stays bounded. One that fails leaves them waiting for the next batch.
+    if (this.pending.length >= GROW_EVERY) {
+      try {
+        this.grow(head);
+      } catch {
+        // The records are stored; their hashes go to the tree file with a later batch.
+      }
+    }
   }
 
   /**

@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { JsonlAuditLog } from '../../../src/adapters/jsonl/audit-log.js';
+import { GROW_EVERY } from '../../../src/adapters/jsonl/audit-tree-file.js';
 import { jsonlStores } from '../../../src/adapters/jsonl/store-kind.js';
 import { sha256Hex } from '../../../src/adapters/shared/sha256.js';
 import { canonicalAuditText } from '../../../src/domain/audit/canonical-text.js';
@@ -36,6 +37,22 @@ async function writeThree(): Promise<void> {
 }
 
 describe('JSONL audit store', () => {
+  it('grows its tree by itself every 65,536 records with no checkpoint to grow it: what waits in memory stays bounded', async () => {
+    const log = open();
+    const count = GROW_EVERY + 100;
+    for (let i = 1; i <= GROW_EVERY - 10; i++) void log.append(auditRecord(i));
+    await log.flush();
+    expect(await log.treeSize()).toBe(0);
+    // The batch that passes the bound grows the tree over every record, never asked to.
+    for (let i = GROW_EVERY - 9; i <= count; i++) void log.append(auditRecord(i));
+    await log.flush();
+    expect(await log.treeSize()).toBe(count);
+    const roots = await grownAndReferenceRoots(log);
+    expect(roots.grown).toBe(roots.reference);
+    expect(await log.treeSize()).toBe(count);
+    log.close();
+  }, 60_000);
+
   it('writes one JSON object per line, fields by name, readable only by its owner', async () => {
     await writeThree();
     const lines = readFileSync(path, 'utf8').split('\n');
