@@ -398,6 +398,31 @@ function checkSecretVolumes(m: readonly Manifest[]): string[] {
   return problems;
 }
 
+/**
+ * The Service and the PodDisruptionBudget count the service's own pods, and only them: a Job's
+ * pod (the migration, the archive) carries the same `app` label, and a budget that counted it
+ * would let a node drain take the last service pod while an archive runs.
+ */
+function checkWorkloadSelectors(manifests: readonly Manifest[]): string[] {
+  const all = pods(manifests);
+  const served = all.filter((p) => p.kind === 'Deployment');
+  const problems: string[] = [];
+  for (const { object } of manifests) {
+    if (object.kind !== 'Service' && object.kind !== 'PodDisruptionBudget') continue;
+    const given = (object.spec?.selector ?? {}) as Selector & Record<string, unknown>;
+    const selector: Selector =
+      'matchLabels' in given || 'matchExpressions' in given
+        ? given
+        : { matchLabels: given as unknown as Record<string, string> };
+    const name = `${object.kind}/${object.metadata.name}`;
+    for (const pod of served)
+      if (!selects(selector, pod.labels)) problems.push(`${name} does not select ${pod.name}'s pods`);
+    for (const pod of all.filter((p) => p.kind !== 'Deployment'))
+      if (selects(selector, pod.labels)) problems.push(`${name} selects ${pod.name}'s pods too`);
+  }
+  return problems;
+}
+
 // ----------------------------------------------------------------------------------- the tests
 
 const manifests = load();
@@ -425,6 +450,10 @@ describe('deploy/kubernetes: network policies and Secret volumes', () => {
 
   it('lets out only named places on named ports: DNS to kube-dns, the stores, upstream, AWS, the collector', () => {
     expect(checkEgress(manifests)).toEqual([]);
+  });
+
+  it("the Service and the PodDisruptionBudget select the Deployment's pods and no Job's", () => {
+    expect(checkWorkloadSelectors(manifests)).toEqual([]);
   });
 
   it('mounts every Secret volume 0440 or stricter, readable through fsGroup, the containers’ group', () => {
