@@ -2,6 +2,7 @@ import type pg from 'pg';
 import type { NoSettings, Opened, SchemaMigration, StoreKind, StoreWiring } from '../../ports/stores.js';
 import { noSettings } from '../shared/variables.js';
 import type { PostgresStoreDescription } from './database.js';
+import { postgresTlsFiles, readPostgresTls } from './tls.js';
 import { displayPostgresUrl, type PostgresTarget, postgresHop, postgresUrlProblem, targetOf } from './url.js';
 
 /**
@@ -15,6 +16,8 @@ interface Connected {
   readonly pool: pg.Pool;
   readonly target: PostgresTarget;
   readonly description: string;
+  /** The store, as messages name it (`audit store`). */
+  readonly store: string;
 }
 
 /** A pooled connection lost while idle: a warning naming the store and the driver's code, never the text. */
@@ -53,7 +56,7 @@ async function connect(
     await pool.end().catch(() => {});
     throw error;
   }
-  return { pool, target, description };
+  return { pool, target, description, store: store.what };
 }
 
 /** For `stores migrate`: the store's pending migrations applied, an absent store left absent. */
@@ -78,7 +81,14 @@ async function migrateStore(
   }
 }
 
-function opened<T>(value: T, { pool, description }: Connected, close?: () => Promise<void>): Opened<T> {
+function opened<T>(
+  value: T,
+  { pool, description, target, store }: Connected,
+  close?: () => Promise<void>,
+): Opened<T> {
+  const files = postgresTlsFiles(target.tls);
+  // The client certificate in use: replaced by each reload.
+  let inUse = files.length > 0 ? readPostgresTls(store, target.tls).inUse : undefined;
   return {
     value,
     description,
@@ -89,6 +99,22 @@ function opened<T>(value: T, { pool, description }: Connected, close?: () => Pro
       await close?.();
       await pool.end();
     },
+    ...(files.length > 0
+      ? {
+          tls: {
+            name: `postgres-${store.replaceAll(' ', '-')}-client`,
+            files,
+            current: () => inUse,
+            reload: () => {
+              const next = readPostgresTls(store, target.tls);
+              // The pool hands its options to each connection it makes: the next ones use these.
+              pool.options.ssl = next.ssl;
+              inUse = next.inUse;
+              return inUse;
+            },
+          },
+        }
+      : {}),
   };
 }
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
-import { StoreError } from '../../ports/stores.js';
+import { type CertificateInUse, StoreError } from '../../ports/stores.js';
 import { certificateAndKey, certificateBundle } from '../shared/certificates.js';
 import { readSecretFile } from '../shared/secret-files.js';
 import { type PostgresTls, SYSTEM_ROOTS } from './url.js';
@@ -10,7 +10,8 @@ import { type PostgresTls, SYSTEM_ROOTS } from './url.js';
  * parameters: the files read and checked once, when the pool is made (the CA bundle parses,
  * the client key is its certificate's and the certificate valid now), so that a bad file
  * stops the start with its name instead of failing each connection. Each pooled connection
- * makes its own handshake, once, with these options.
+ * makes its own handshake, once, with these options; read again at a reload (SIGHUP, or a file
+ * changed), they are the next connections'.
  */
 
 function fileOf(store: string, parameter: string, path: string): string {
@@ -25,7 +26,27 @@ function fileOf(store: string, parameter: string, path: string): string {
 
 /** `false` for no TLS, else the options of each connection's handshake. Throws {@link StoreError} naming the store and the parameter. */
 export function sslOptionsOf(store: string, tls: PostgresTls): false | ConnectionOptions {
-  if (tls.assurance === 'none') return false;
+  return readPostgresTls(store, tls).ssl;
+}
+
+/** The files a store's TLS reads, watched for a change: the CA bundle (not the system's) and the client certificate and key. */
+export function postgresTlsFiles(tls: PostgresTls): string[] {
+  if (tls.assurance === 'none') return [];
+  return [tls.rootCert === SYSTEM_ROOTS ? undefined : tls.rootCert, tls.cert, tls.key].filter(
+    (file): file is string => file !== undefined,
+  );
+}
+
+/**
+ * {@link sslOptionsOf}, and the client certificate they present (undefined without one): read
+ * and checked at start and at each reload, so that new connections take rotated files.
+ */
+export function readPostgresTls(
+  store: string,
+  tls: PostgresTls,
+): { readonly ssl: false | ConnectionOptions; readonly inUse: CertificateInUse | undefined } {
+  if (tls.assurance === 'none') return { ssl: false, inUse: undefined };
+  let inUse: CertificateInUse | undefined;
   const options: { -readonly [K in keyof ConnectionOptions]: ConnectionOptions[K] } = {};
   try {
     if (tls.rootCert !== undefined && tls.rootCert !== SYSTEM_ROOTS) {
@@ -37,7 +58,7 @@ export function sslOptionsOf(store: string, tls: PostgresTls): false | Connectio
       const cert = fileOf(store, 'sslcert', tls.cert);
       // A private key: refused when others may read it (decisions §17).
       const key = readSecretFile(`${store} sslkey`, tls.key, (message) => new StoreError(message));
-      certificateAndKey({ cert: 'sslcert', key: 'sslkey' }, { cert, key }, new Date());
+      inUse = certificateAndKey({ cert: 'sslcert', key: 'sslkey' }, { cert, key }, new Date());
       options.cert = cert;
       options.key = key;
     }
@@ -48,11 +69,14 @@ export function sslOptionsOf(store: string, tls: PostgresTls): false | Connectio
   switch (tls.assurance) {
     case 'encrypted':
       // libpq's `require` without a root certificate: encrypted, the server not verified.
-      return { ...options, rejectUnauthorized: false };
+      return { ssl: { ...options, rejectUnauthorized: false }, inUse };
     case 'verify-ca':
       // The chain is verified; the host name is not (libpq's verify-ca).
-      return { ...options, rejectUnauthorized: true, checkServerIdentity: () => undefined };
+      return {
+        ssl: { ...options, rejectUnauthorized: true, checkServerIdentity: () => undefined },
+        inUse,
+      };
     case 'verify-full':
-      return { ...options, rejectUnauthorized: true };
+      return { ssl: { ...options, rejectUnauthorized: true }, inUse };
   }
 }

@@ -141,8 +141,10 @@ export async function buildService(config: Config, logger: Logger): Promise<Serv
         certificates: listenerTls.certificates,
         read: () => readListenerTls(config),
       },
-      // The stores' own client certificates and CAs (the upstream's, Redis's).
-      [stores.cases.tls, stores.rateLimit.tls].filter((tls): tls is ReloadableTls => tls !== undefined),
+      // The stores' own client certificates and CAs (the upstream's, Redis's, PostgreSQL's).
+      [stores.cases.tls, stores.access.tls, stores.audit.tls, stores.rateLimit.tls].filter(
+        (tls): tls is ReloadableTls => tls !== undefined,
+      ),
       { expiry, metrics, logger, intervalMs: config.TLS_WATCH_MS },
     ),
     stores: {
