@@ -7,9 +7,10 @@ const ATTEMPTS = 8;
 /** How many such records may wait at once: a store refusing everything must not fill memory. */
 const MAX_WAITING = 10_000;
 
-/** One record waiting: its request, and the wake-up of the pause before its next attempt. */
+/** One record waiting: its request, its attempts running, and the wake-up of the pause before its next. */
 interface Waiting {
   readonly requestId: string;
+  run?: Promise<void>;
   wake?: () => void;
   lost: boolean;
 }
@@ -24,7 +25,6 @@ interface Waiting {
  */
 export class LateAppends {
   private readonly waiting = new Set<Waiting>();
-  private readonly running = new Set<Promise<void>>();
   /** Set by {@link settle}: when the grace ends (performance.now() ms); no pause runs past it. */
   private until: number | undefined;
   /** Records given up so far. */
@@ -38,11 +38,6 @@ export class LateAppends {
       readonly lost: () => void;
     },
   ) {}
-
-  /** How many records are waiting to be stored. */
-  get size(): number {
-    return this.waiting.size;
-  }
 
   /** Appends `record` later, without holding the caller. */
   add(record: AuditRecord): void {
@@ -60,11 +55,7 @@ export class LateAppends {
     }
     const waiting: Waiting = { requestId: record.requestId, lost: false };
     this.waiting.add(waiting);
-    const run = this.store(record, waiting).finally(() => {
-      this.waiting.delete(waiting);
-      this.running.delete(run);
-    });
-    this.running.add(run);
+    waiting.run = this.store(record, waiting).finally(() => this.waiting.delete(waiting));
   }
 
   private async store(record: AuditRecord, waiting: Waiting): Promise<void> {
@@ -82,9 +73,7 @@ export class LateAppends {
             requestId: record.requestId,
             err: { name: (error as Error).name, message: (error as Error).message },
           },
-          last
-            ? 'audit record could not be written: lost'
-            : 'audit record could not be written yet; trying again',
+          last ? 'audit record could not be written' : 'audit record could not be written yet; trying again',
         );
         if (last) {
           waiting.lost = true;
@@ -122,7 +111,7 @@ export class LateAppends {
     for (const waiting of this.waiting) waiting.wake?.();
     let timer: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([
-      Promise.allSettled([...this.running]),
+      Promise.allSettled([...this.waiting].map((waiting) => waiting.run)),
       new Promise<void>((resolve) => {
         timer = setTimeout(resolve, Math.max(0, until - performance.now()));
       }),
