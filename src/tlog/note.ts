@@ -253,6 +253,15 @@ export function parseCheckpointText(text: string): CheckpointBody | { readonly i
   return { origin, size: Number(size), root: hash, extensions };
 }
 
+/**
+ * The checkpoint body a note carries, its signatures unchecked (a signer's own stored notes, or
+ * a name to compare before the note is opened), or why it carries none.
+ */
+export function checkpointBodyOf(note: string): CheckpointBody | { readonly invalid: string } {
+  const text = noteTextOf(note);
+  return text === undefined ? { invalid: 'it has no signature lines' } : parseCheckpointText(text);
+}
+
 /** A checkpoint note as its reader stood against it: opened, or which step refused it and why. */
 export type OpenedCheckpointNote =
   | { readonly ok: true; readonly body: CheckpointBody; readonly verifiedBy: readonly string[] }

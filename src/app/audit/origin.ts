@@ -1,5 +1,5 @@
 import type { AuditCheckpointStore } from '../../ports/audit-log.js';
-import { noteTextOf, parseCheckpointText } from '../../tlog/note.js';
+import { checkpointBodyOf } from '../../tlog/note.js';
 
 /**
  * A log keeps its name for life (decisions §18): the origin its checkpoints name is the log's
@@ -32,8 +32,7 @@ export async function trailOrigin(
   log: Pick<AuditCheckpointStore, 'newestCheckpoint'>,
 ): Promise<string | undefined> {
   const newest = await log.newestCheckpoint({ withNote: true });
-  const text = newest?.note === undefined ? undefined : noteTextOf(newest.note);
-  const body = text === undefined ? undefined : parseCheckpointText(text);
+  const body = newest?.note === undefined ? undefined : checkpointBodyOf(newest.note);
   return body === undefined || 'invalid' in body ? undefined : body.origin;
 }
 

@@ -15,11 +15,10 @@ import {
 } from '../../tlog/merkle.js';
 import {
   type CheckpointBody,
+  checkpointBodyOf,
   type NoteRefusal,
   type NoteVerifier,
-  noteTextOf,
   openCheckpointNote,
-  parseCheckpointText,
   verifyWith,
 } from '../../tlog/note.js';
 import { type HashSource, proveFrom, rootFrom } from '../../tlog/proofs.js';
@@ -56,9 +55,8 @@ export interface OpenedCheckpoint {
 export function openCheckpoint(note: string, keys: readonly NoteVerifier[], what: string): OpenedCheckpoint {
   // The log it names first (its signatures unchecked yet): keys of another log's name cannot
   // open it, whatever key they are, and saying so beats "no signature is by a key given".
-  const text = noteTextOf(note);
-  const claimed = text === undefined ? undefined : parseCheckpointText(text);
-  if (claimed !== undefined && !('invalid' in claimed) && !keys.some((k) => k.name === claimed.origin)) {
+  const claimed = checkpointBodyOf(note);
+  if (!('invalid' in claimed) && !keys.some((k) => k.name === claimed.origin)) {
     throw new AuditProofError(
       `${what} is of the log ${claimed.origin}, not of ${keys.map((k) => k.name).join(', ')}: a log keeps its origin for life (give the origin it was signed under; a new origin means a new trail)`,
       'another-log',
@@ -90,8 +88,7 @@ export async function newestNoted(
       'the store holds no checkpoint of the tree yet: serve signs one every AUDIT_CHECKPOINT_SECONDS when AUDIT_SIGNING_KEY is set',
     );
   }
-  const text = noteTextOf(newest.note);
-  const body = text === undefined ? { invalid: 'it has no signature lines' } : parseCheckpointText(text);
+  const body = checkpointBodyOf(newest.note);
   if ('invalid' in body)
     throw new AuditProofError(
       `the stored checkpoint at seq ${newest.seq} is not a checkpoint note: ${body.invalid}`,
