@@ -1,3 +1,4 @@
+import type { ConnectionOptions } from 'node:tls';
 import pg from 'pg';
 import { StoreUnavailableError } from '../../domain/errors.js';
 import { StoreError } from '../../ports/stores.js';
@@ -24,6 +25,8 @@ export interface PoolOptions {
   readonly onError?: (error: Error) => void;
   /** Which store, for a refusal of its TLS files (e.g. "case store"). */
   readonly store?: string;
+  /** The TLS options, when the caller has read the files already (readPostgresTls); else read here. */
+  readonly ssl?: false | ConnectionOptions;
 }
 
 /**
@@ -44,7 +47,7 @@ export function createPool(target: PostgresTarget, options: PoolOptions): pg.Poo
     application_name: options.application,
     options: `-c search_path=${target.schema}`,
     // Always given, so that PGSSLMODE and the like in the environment are never read instead.
-    ssl: sslOptionsOf(options.store ?? 'PostgreSQL store', target.tls),
+    ssl: options.ssl ?? sslOptionsOf(options.store ?? 'PostgreSQL store', target.tls),
   });
   pool.on('error', (error) => options.onError?.(error));
   return pool;

@@ -1,5 +1,12 @@
 import type pg from 'pg';
-import type { NoSettings, Opened, SchemaMigration, StoreKind, StoreWiring } from '../../ports/stores.js';
+import type {
+  CertificateInUse,
+  NoSettings,
+  Opened,
+  SchemaMigration,
+  StoreKind,
+  StoreWiring,
+} from '../../ports/stores.js';
 import { noSettings } from '../shared/variables.js';
 import type { PostgresStoreDescription } from './database.js';
 import { postgresTlsFiles, readPostgresTls } from './tls.js';
@@ -18,6 +25,8 @@ interface Connected {
   readonly description: string;
   /** The store, as messages name it (`audit store`). */
   readonly store: string;
+  /** The client certificate its connections present, if any. */
+  readonly inUse: CertificateInUse | undefined;
 }
 
 /** A pooled connection lost while idle: a warning naming the store and the driver's code, never the text. */
@@ -40,7 +49,10 @@ async function connect(
   const target = targetOf(url);
   const tls = target.tls.assurance === 'none' ? 'no TLS' : `TLS ${target.tls.assurance}`;
   const description = `${displayPostgresUrl(url)} (${store.what}, schema ${target.schema}, ${tls})`;
+  // Read once: the pool's TLS options, and the client certificate they present.
+  const files = readPostgresTls(store.what, target.tls);
   const pool = createPool(target, {
+    ssl: files.ssl,
     max: how.max,
     // A statement no request will wait for is cancelled by the server, not left running.
     ...(context.requestDeadlineMs !== undefined ? { statementTimeoutMs: context.requestDeadlineMs } : {}),
@@ -56,7 +68,7 @@ async function connect(
     await pool.end().catch(() => {});
     throw error;
   }
-  return { pool, target, description, store: store.what };
+  return { pool, target, description, store: store.what, inUse: files.inUse };
 }
 
 /** For `stores migrate`: the store's pending migrations applied, an absent store left absent. */
@@ -83,12 +95,12 @@ async function migrateStore(
 
 function opened<T>(
   value: T,
-  { pool, description, target, store }: Connected,
+  { pool, description, target, store, inUse: initial }: Connected,
   close?: () => Promise<void>,
 ): Opened<T> {
   const files = postgresTlsFiles(target.tls);
   // The client certificate in use: replaced by each reload.
-  let inUse = files.length > 0 ? readPostgresTls(store, target.tls).inUse : undefined;
+  let inUse = initial;
   return {
     value,
     description,
