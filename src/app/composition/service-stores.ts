@@ -30,7 +30,12 @@ export async function openStores(config: Config, wiring: StoreWiring): Promise<S
       rateLimit: await keep(STORE_REGISTRY.openRateLimiter(config.RATE_LIMIT_STORE, wiring)),
     };
   } catch (error) {
-    for (const store of opened.reverse()) await store.close().catch(() => {});
+    await closeQuietly(opened.reverse());
     throw error;
   }
+}
+
+/** Closes `stores` in the order given, each whatever the one before did: after a failed start. */
+export async function closeQuietly(stores: readonly Opened<unknown>[]): Promise<void> {
+  for (const store of stores) await store.close().catch(() => {});
 }

@@ -12,7 +12,7 @@ import { certificateWatch } from './certificate-watch.js';
 import type { Config } from './config.js';
 import { createTokenVerifier, httpAppOf, managementOf, type ServiceParts } from './http-app.js';
 import { createCertificateIssuer, createCredentialsIssuer } from './issuers.js';
-import { openStores } from './service-stores.js';
+import { closeQuietly, openStores } from './service-stores.js';
 import { storeWiring } from './store-kinds.js';
 import { listenerTlsPaths, readListenerTls } from './tls-files.js';
 import { startTracingIf } from './tracing.js';
@@ -108,8 +108,7 @@ export async function buildService(config: Config, logger: Logger): Promise<Serv
     try {
       await checkTrailOrigin(config, stores.audit.value);
     } catch (error) {
-      for (const store of [stores.rateLimit, stores.audit, stores.access, stores.cases])
-        await store.close().catch(() => {});
+      await closeQuietly([stores.rateLimit, stores.audit, stores.access, stores.cases]);
       throw error;
     }
   }

@@ -121,15 +121,7 @@ export function noteKeysOf(given: NoteKeysGiven, io: Io): NoteVerifier[] {
 
 /** The public keys of `audit verify --public-key` as a keyring of the hash chain's checkpoints, read and checked before the store is opened. */
 export async function keyringOf(paths: readonly string[]) {
-  const files = paths.map((path) => {
-    try {
-      return { path, pem: readFileSync(path, 'utf8') };
-    } catch (error) {
-      throw new CommandError(
-        `--public-key ${path} cannot be read (${(error as NodeJS.ErrnoException).code})`,
-      );
-    }
-  });
+  const files = paths.map((path) => ({ path, pem: readFile('--public-key', path).toString('utf8') }));
   try {
     return await checkpointKeyring(files);
   } catch (error) {
