@@ -41,21 +41,38 @@ export class LateAppends {
 
   /** Appends `record` later, without holding the caller. */
   add(record: AuditRecord): void {
+    this.follow(record.requestId, Promise.resolve(), () => record);
+  }
+
+  /**
+   * Appends the record `next` makes once `first` settles (the request's own append, still in
+   * the store's hands when its answer was given at the deadline): whether `first` was stored
+   * decides what the record says. It waits here from this call on, so the drain counts it
+   * whatever holds `first` (a store's queue behind a write that waits for a lock): stored, or
+   * logged and counted as lost, never neither.
+   */
+  follow(requestId: string, first: Promise<unknown>, next: (firstStored: boolean) => AuditRecord): void {
     const { logger, lost } = this.options;
     if (this.waiting.size >= MAX_WAITING || (this.until !== undefined && performance.now() >= this.until)) {
       this.given++;
       lost();
       logger.error(
-        { requestId: record.requestId },
+        { requestId },
         this.until === undefined
           ? 'audit record could not be written: too many waiting'
           : 'audit record lost at shutdown: not stored within SHUTDOWN_GRACE_MS',
       );
       return;
     }
-    const waiting: Waiting = { requestId: record.requestId, lost: false };
+    const waiting: Waiting = { requestId, lost: false };
     this.waiting.add(waiting);
-    waiting.run = this.store(record, waiting).finally(() => this.waiting.delete(waiting));
+    waiting.run = first
+      .then(
+        () => true,
+        () => false,
+      )
+      .then((stored) => (waiting.lost ? undefined : this.store(next(stored), waiting)))
+      .finally(() => this.waiting.delete(waiting));
   }
 
   private async store(record: AuditRecord, waiting: Waiting): Promise<void> {

@@ -233,9 +233,11 @@ export function requestCycle({
             };
             // What the client was told goes in the trail once the store takes it; after the
             // first record, if that is stored late after all, saying the answer was withheld.
-            appending.then(
-              () => appendLater({ ...told, at: new Date(), problem: ANSWER_WITHHELD }),
-              () => appendLater({ ...told, at: new Date() }),
+            // It waits among the late appends from now, whatever holds the first.
+            late.follow(id, appending, (firstStored) =>
+              firstStored
+                ? { ...told, at: new Date(), problem: ANSWER_WITHHELD }
+                : { ...told, at: new Date() },
             );
           }
         }
