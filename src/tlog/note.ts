@@ -19,10 +19,11 @@ const ED25519 = 0x01;
 
 const encoder = new TextEncoder();
 
-const toBase64 = (bytes: Uint8Array): string => btoa(String.fromCharCode(...bytes));
+/** Standard base64 (with padding) of `bytes`, as the notes write it. */
+export const toBase64 = (bytes: Uint8Array): string => btoa(String.fromCharCode(...bytes));
 
 /** Whether `text` holds a control character a note may not: below space, but the newline (Go's note: r < 0x20 && r != '\\n'). */
-function hasControl(text: string): boolean {
+export function hasControl(text: string): boolean {
   for (let i = 0; i < text.length; i++) {
     const code = text.charCodeAt(i);
     if (code < 0x20 && code !== 0x0a) return true;
@@ -38,12 +39,13 @@ const isSignatureName = (name: string): boolean =>
 const MAX_SIGNATURES = 100;
 
 /** Standard base64 (with padding) as the notes write it, or undefined when it is not that. */
-function fromBase64(text: string): Uint8Array | undefined {
+export function fromBase64(text: string): Uint8Array | undefined {
   if (!/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/.test(text)) return undefined;
   return Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
 }
 
-const concat = (...parts: readonly Uint8Array[]): Uint8Array => {
+/** The byte arrays end to end. */
+export const concat = (...parts: readonly Uint8Array[]): Uint8Array => {
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
   let at = 0;
   for (const part of parts) {
@@ -60,9 +62,13 @@ const concat = (...parts: readonly Uint8Array[]): Uint8Array => {
 export const isNoteName = (name: string): boolean =>
   name.length > 0 && name.length <= 256 && !/[\s+\p{Cc}]|\p{Cs}/u.test(name);
 
-/** The key id of an Ed25519 public key under `name`: the first four bytes of SHA-256(name ‖ 0x0A ‖ 0x01 ‖ key). */
-export function noteKeyId(sha256: Sha256, name: string, publicKey: Uint8Array): number {
-  const digest = sha256(encoder.encode(name), Uint8Array.of(0x0a, ED25519), publicKey);
+/**
+ * The key id of a public key under `name`: the first four bytes of SHA-256(name ‖ 0x0A ‖
+ * ALGORITHM ‖ key); `algorithm` is 0x01 for a note's Ed25519 key, 0x04 for a cosigner's
+ * (tlog-cosignature/v1).
+ */
+export function noteKeyId(sha256: Sha256, name: string, publicKey: Uint8Array, algorithm = ED25519): number {
+  const digest = sha256(encoder.encode(name), Uint8Array.of(0x0a, algorithm), publicKey);
   return new DataView(digest.buffer, digest.byteOffset, 4).getUint32(0);
 }
 
@@ -89,19 +95,35 @@ export const verifyWith =
   (key: NoteVerifierKey, message: Uint8Array, signature: Uint8Array): boolean =>
     verifiers.some((verifier) => verifier === key && verifier.verify(message, signature));
 
-const hex8 = (keyId: number) => keyId.toString(16).padStart(8, '0');
+/** A key id as a verifier key line writes it: 8 lower-case hex digits. */
+export const hex8 = (keyId: number): string => keyId.toString(16).padStart(8, '0');
+const hexByte = (byte: number) => `0x${byte.toString(16).padStart(2, '0')}`;
 
-/** The verifier key line: `NAME+KEY_ID_HEX+BASE64(0x01 ‖ PUBLIC_KEY)`. */
-export function verifierKeyLine(sha256: Sha256, name: string, publicKey: Uint8Array): string {
+/**
+ * The verifier key line: `NAME+KEY_ID_HEX+BASE64(ALGORITHM ‖ PUBLIC_KEY)`, `algorithm` 0x01 for
+ * a note's Ed25519 key, 0x04 for a cosigner's.
+ */
+export function verifierKeyLine(
+  sha256: Sha256,
+  name: string,
+  publicKey: Uint8Array,
+  algorithm = ED25519,
+): string {
   if (!isNoteName(name)) throw new NoteError(`${JSON.stringify(name)} cannot name a key: no spaces, no +`);
   if (publicKey.length !== 32) throw new NoteError('an Ed25519 public key is 32 bytes');
-  return `${name}+${hex8(noteKeyId(sha256, name, publicKey))}+${toBase64(concat(Uint8Array.of(ED25519), publicKey))}`;
+  const id = hex8(noteKeyId(sha256, name, publicKey, algorithm));
+  return `${name}+${id}+${toBase64(concat(Uint8Array.of(algorithm), publicKey))}`;
 }
 
-/** A verifier key line read from outside, or what is wrong with it; its key id is checked against its key. */
+/**
+ * A verifier key line read from outside, or what is wrong with it; its key id is checked against
+ * its key. `algorithm` is the key type byte it must carry: 0x01 (a note's Ed25519 key), or 0x04
+ * for a cosigner's Ed25519 key (tlog-cosignature/v1).
+ */
 export function parseVerifierKey(
   sha256: Sha256,
   line: string,
+  algorithm = ED25519,
 ): NoteVerifierKey | { readonly invalid: string } {
   // NAME+KEYID+KEY: the name and the id hold no +, the base64 key may.
   const match = /^([^+]*)\+([^+]*)\+(.*)$/.exec(line.trim());
@@ -110,12 +132,12 @@ export function parseVerifierKey(
   if (!isNoteName(name)) return { invalid: 'its name is not a key name' };
   if (!/^[0-9a-f]{8}$/.test(id)) return { invalid: 'its key id is not 8 lower-case hex digits' };
   const bytes = fromBase64(key);
-  if (bytes === undefined || bytes.length !== 33 || bytes[0] !== ED25519) {
-    return { invalid: 'its key is not an Ed25519 key (0x01 and 32 bytes, base64)' };
+  if (bytes === undefined || bytes.length !== 33 || bytes[0] !== algorithm) {
+    return { invalid: `its key is not an Ed25519 key (${hexByte(algorithm)} and 32 bytes, base64)` };
   }
   const publicKey = bytes.slice(1);
   const keyId = Number.parseInt(id, 16);
-  if (noteKeyId(sha256, name, publicKey) !== keyId)
+  if (noteKeyId(sha256, name, publicKey, algorithm) !== keyId)
     return { invalid: 'its key id does not match its name and key' };
   return { name, keyId, publicKey };
 }
@@ -138,7 +160,27 @@ export function signNote(
   return `${text}\n— ${key.name} ${toBase64(concat(id, signature))}\n`;
 }
 
-/** How a note stood against the keys it was checked with. */
+/**
+ * A signature line (`— NAME BASE64(KEY_ID ‖ SIGNATURE)`, without its newline) read as Go's
+ * note.Open reads one: the name before the first space, the base64 after it, at least 5 bytes;
+ * undefined when it is not one. Shared by the notes and the cosignatures a witness answers with.
+ */
+export function signatureLineParts(
+  line: string,
+): { readonly name: string; readonly keyId: number; readonly signature: Uint8Array } | undefined {
+  if (!line.startsWith('— ')) return undefined;
+  // The name is what comes before the first space, the signature all after it.
+  const rest = line.slice(2);
+  const space = rest.indexOf(' ');
+  const name = space < 0 ? rest : rest.slice(0, space);
+  const encoded = space < 0 ? '' : rest.slice(space + 1);
+  const decoded = fromBase64(encoded);
+  if (!isSignatureName(name) || encoded === '' || decoded === undefined || decoded.length < 5)
+    return undefined;
+  const keyId = new DataView(decoded.buffer, decoded.byteOffset, 4).getUint32(0);
+  return { name, keyId, signature: decoded.slice(4) };
+}
+
 /**
  * Why a note was refused, for a reader to act on (never its message's words): `malformed`, not
  * a signed note; `bad-signature`, a signature by a key given does not verify; `no-key`, no
@@ -180,24 +222,19 @@ export function openNote(
   for (const line of signatures.slice(0, -1).split('\n')) {
     if (!line.startsWith('— '))
       return malformed(`a signature line does not begin "— ": ${JSON.stringify(line.slice(0, 80))}`);
-    // The name is what comes before the first space, the signature all after it.
-    const rest = line.slice(2);
-    const space = rest.indexOf(' ');
-    const name = space < 0 ? rest : rest.slice(0, space);
-    const encoded = space < 0 ? '' : rest.slice(space + 1);
-    const decoded = fromBase64(encoded);
-    if (!isSignatureName(name) || encoded === '' || decoded === undefined || decoded.length < 5) {
+    const parts = signatureLineParts(line);
+    if (parts === undefined) {
       return malformed(`a signature line is not "— NAME BASE64": ${JSON.stringify(line.slice(0, 80))}`);
     }
     if (++count > MAX_SIGNATURES) return malformed(`the note has more than ${MAX_SIGNATURES} signatures`);
-    const keyId = new DataView(decoded.buffer, decoded.byteOffset, 4).getUint32(0);
+    const { name, keyId, signature } = parts;
     const key = keys.find((k) => k.name === name && k.keyId === keyId);
     if (key === undefined) continue;
     // A key's second signature is not looked at: the first one counts, as Go drops repeats.
     const signer = `${name}+${hex8(keyId)}`;
     if (seen.has(signer)) continue;
     seen.add(signer);
-    if (!verify(key, bytes, decoded.slice(4))) {
+    if (!verify(key, bytes, signature)) {
       return {
         ok: false,
         why: 'bad-signature',
@@ -218,6 +255,16 @@ export function openNote(
 export function noteTextOf(message: string): string | undefined {
   const split = message.lastIndexOf('\n\n');
   return split < 0 ? undefined : message.slice(0, split + 1);
+}
+
+/** The signature lines of a signed note, each `— NAME BASE64` without its newline; none when it has no signature block. */
+export function signatureLinesOf(note: string): string[] {
+  const split = note.lastIndexOf('\n\n');
+  if (split < 0) return [];
+  return note
+    .slice(split + 2)
+    .split('\n')
+    .filter((line) => line.length > 0);
 }
 
 /** A tlog-checkpoint's body: the log, its size, its root, and any extension lines. */

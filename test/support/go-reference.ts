@@ -18,7 +18,8 @@ export const skipWithoutGoReference = !hasGoReference && !process.env.CI;
 
 /**
  * Runs test/support/go/c2sp-check on each check, compiled once: "ok" or "fail: …" for each
- * line (`note VKEY NOTE`, `incl VKEY ENTRY PROOF`, `cons VKEY OLD NEW HASHES`).
+ * line (`note VKEY NOTE`, `incl VKEY ENTRY PROOF`, `cons VKEY OLD NEW HASHES`, `cosig VKEY
+ * WITNESS_VKEYS NOTE`, …: the list atop main.go).
  */
 export function goChecks(lines: readonly string[]): string[] {
   const result = spawnSync('go', ['run', join(ROOT, 'test/support/go/c2sp-check/main.go')], {

@@ -55,10 +55,15 @@ export function verifyNoteSignature(
   message: Uint8Array,
   signature: Uint8Array,
 ): boolean {
-  if (signature.length !== 64) return false;
-  const publicKey = createPublicKey({
-    key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(key.publicKey).toString('base64url') },
+  return ed25519Verify(key.publicKey, message, signature);
+}
+
+/** Checks an Ed25519 signature over `message` by the 32-byte public key `publicKey`: the raw check notes and cosignatures share. */
+export function ed25519Verify(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean {
+  if (signature.length !== 64 || publicKey.length !== 32) return false;
+  const key = createPublicKey({
+    key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(publicKey).toString('base64url') },
     format: 'jwk',
   });
-  return verify(null, message, publicKey, signature);
+  return verify(null, message, key, signature);
 }

@@ -11,6 +11,11 @@
 //	tiles VKEY_FILE ARCHIVE_DIR                      a tlog-tiles archive: every leaf hash read
 //	                                                 by tlog.TileHashReader against its checkpoint,
 //	                                                 and each entry's tlog.RecordHash equal to it
+//	cosig VKEY_FILE WITNESS_VKEYS_FILE NOTE_FILE     the note opens with the log's key and the
+//	                                                 cosigners' (tlog-cosignature/v1, one vkey of
+//	                                                 type 0x04 a line), the log's signature among
+//	                                                 those verified: "ok N", N the cosignatures
+//	                                                 verified
 //
 // Run with: GO111MODULE=off GOPATH=/usr/share/gocode go run main.go
 package main
@@ -18,8 +23,13 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -60,6 +70,53 @@ func checkpoint(v note.Verifier, msg []byte) (string, tlog.Tree, error) {
 		return "", tlog.Tree{}, fmt.Errorf("origin %q is not the key's name %q", lines[0], v.Name())
 	}
 	return lines[0], tlog.Tree{N: size, Hash: root}, nil
+}
+
+// cosigner is a note.Verifier for a C2SP tlog-cosignature/v1 key (Ed25519, type 0x04), which
+// note.NewVerifier does not read: its signature is an 8-byte big-endian timestamp and an
+// Ed25519 signature over "cosignature/v1\ntime T\n" followed by the note's text.
+type cosigner struct {
+	name string
+	hash uint32
+	key  ed25519.PublicKey
+}
+
+func (c cosigner) Name() string    { return c.name }
+func (c cosigner) KeyHash() uint32 { return c.hash }
+
+func (c cosigner) Verify(msg, sig []byte) bool {
+	if len(sig) != 8+ed25519.SignatureSize {
+		return false
+	}
+	t := binary.BigEndian.Uint64(sig)
+	if t > math.MaxInt64 {
+		return false
+	}
+	signed := append([]byte(fmt.Sprintf("cosignature/v1\ntime %d\n", t)), msg...)
+	return ed25519.Verify(c.key, signed, sig[8:])
+}
+
+// newCosigner reads a cosigner's vkey NAME+KEYHASH+BASE64(0x04 || KEY), its key hash checked:
+// SHA-256(NAME || "\n" || 0x04 || KEY)[:4].
+func newCosigner(vkey string) (note.Verifier, error) {
+	name, rest, ok1 := strings.Cut(vkey, "+")
+	hash16, key64, ok2 := strings.Cut(rest, "+")
+	if !ok1 || !ok2 || len(hash16) != 8 {
+		return nil, fmt.Errorf("malformed cosigner key %q", vkey)
+	}
+	hash, err := strconv.ParseUint(hash16, 16, 32)
+	if err != nil {
+		return nil, fmt.Errorf("malformed cosigner key hash %q", hash16)
+	}
+	key, err := base64.StdEncoding.DecodeString(key64)
+	if err != nil || len(key) != 1+ed25519.PublicKeySize || key[0] != 0x04 {
+		return nil, fmt.Errorf("cosigner key %q is not 0x04 and an Ed25519 key", name)
+	}
+	sum := sha256.Sum256(append([]byte(name+"\n"), key...))
+	if binary.BigEndian.Uint32(sum[:4]) != uint32(hash) {
+		return nil, fmt.Errorf("cosigner key %q: its key hash does not match", name)
+	}
+	return cosigner{name: name, hash: uint32(hash), key: ed25519.PublicKey(key[1:])}, nil
 }
 
 func hashes(lines []string) ([]tlog.Hash, error) {
@@ -144,6 +201,42 @@ func check(args []string) error {
 		return err
 	}
 	switch args[0] {
+	case "cosig":
+		if len(args) != 4 {
+			return errors.New("cosig VKEY WITNESS_VKEYS NOTE")
+		}
+		list, err := os.ReadFile(args[2])
+		if err != nil {
+			return err
+		}
+		verifiers := []note.Verifier{v}
+		for _, line := range strings.Fields(string(list)) {
+			c, err := newCosigner(line)
+			if err != nil {
+				return err
+			}
+			verifiers = append(verifiers, c)
+		}
+		msg, err := os.ReadFile(args[3])
+		if err != nil {
+			return err
+		}
+		n, err := note.Open(msg, note.VerifierList(verifiers...))
+		if err != nil {
+			return err
+		}
+		logSigned, cosigned := false, 0
+		for _, sig := range n.Sigs {
+			if sig.Name == v.Name() && sig.Hash == v.KeyHash() {
+				logSigned = true
+			} else {
+				cosigned++
+			}
+		}
+		if !logSigned {
+			return errors.New("the log's signature is not among those verified")
+		}
+		return okWith(cosigned)
 	case "tiles":
 		return archive(v, args[2])
 	case "open":
