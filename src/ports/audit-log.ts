@@ -22,18 +22,44 @@ export interface AuditWriter {
 export interface AuditCheckpointStore {
   /** The chain's last stored record (seq 0 and the genesis hash when there is none). */
   head(): Promise<ChainHead>;
-  /** Stores a checkpoint; resolves once it is stored, rejects when it cannot be. */
+  /**
+   * Stores a checkpoint, and the cosignatures it carries if any (as {@link addCosignatures}
+   * adds them: one stored already keeps what it holds); resolves once it is stored, rejects
+   * when it cannot be.
+   */
   saveCheckpoint(checkpoint: AuditCheckpoint): Promise<void>;
   /**
-   * The stored checkpoint with the highest seq, if any; with `withNote`, the highest that
-   * carries a signed note of the tree (those made before the tree carry none).
+   * The stored checkpoint with the highest seq, if any, with the cosignatures kept with it;
+   * with `withNote`, the highest that carries a signed note of the tree (those made before
+   * the tree carry none).
    */
   newestCheckpoint(options?: { readonly withNote?: boolean }): Promise<AuditCheckpoint | undefined>;
   /**
-   * Every stored checkpoint, lowest seq first, read a page at a time. A stored row that is
-   * not a well-formed checkpoint comes as `{ invalid }`, naming where it was found.
+   * Every stored checkpoint, lowest seq first, read a page at a time, each with the
+   * cosignatures kept with it. A stored row that is not a well-formed checkpoint (its
+   * cosignatures included) comes as `{ invalid }`, naming where it was found.
    */
   checkpoints(): AsyncIterable<AuditCheckpoint | { readonly invalid: string }>;
+  /**
+   * Keeps cosignature lines (`— NAME BASE64`, no newline) with the stored checkpoint
+   * `checkpoint` (matched by its seq, keyId and signature; decisions §19): a line already
+   * held is kept once, and lines added at once by another instance are all kept too.
+   * Resolves once stored. Rejects, naming why, when the checkpoint is not stored, a line is
+   * not a signature line, or the checkpoint would hold more than `MAX_COSIGNATURES`.
+   */
+  addCosignatures(checkpoint: AuditCheckpoint, lines: readonly string[]): Promise<void>;
+  /**
+   * The tree size each witness (by its vkey line) last cosigned, as this trail last learned
+   * it: where the next request to that witness starts from. A stored size that is not well
+   * formed is left out (the witness says its size when asked from the wrong one).
+   */
+  witnessSizes(): Promise<ReadonlyMap<string, number>>;
+  /**
+   * Records that the witness `vkey` holds `size`, replacing what was recorded for it.
+   * Rejects a vkey that is empty, longer than 1024 characters or holds a control character,
+   * and a size that is not a whole number from 0.
+   */
+  saveWitnessSize(vkey: string, size: number): Promise<void>;
 }
 
 /** The tree over the records as grown: its size, its root (none while empty), and the chain's head at that size. */
@@ -128,6 +154,10 @@ export interface AuditRetention {
  * - `query` filters by client, crn and time, oldest first;
  * - `flush` resolves once every append made before it was stored or refused;
  * - checkpoints are stored and read back as given, several at one seq included;
+ * - cosignatures added to a stored checkpoint, in one call or several, are read back with it
+ *   (by `newestCheckpoint` and `checkpoints`) each once; adding to a checkpoint not stored
+ *   rejects; the size saved for each witness is read back, the last one saved, after the
+ *   store is opened again too;
  * - the tree grows over every record, keeps the hashes it stored, and its root at any size is
  *   the RFC 9162 root of the records up to it;
  * - after `forget(n)` the records up to n are gone, appends continue the chain from the head,

@@ -31,6 +31,16 @@ export interface AuditStoreHarness {
   refuseWrites(): Promise<void>;
   allowWrites(): Promise<void>;
   dispose(): Promise<void>;
+  /**
+   * For a store that keeps a schema (SQLite, PostgreSQL): `build` makes the store as the
+   * release before this one left it (every migration but the last, the witnesses'), holding
+   * `checkpoint`; `migrate` then migrates it as `case-read stores migrate` does (the kind's
+   * `migrate`), saying its version before and after and the one this release knows.
+   */
+  readonly previous?: {
+    build(checkpoint: AuditCheckpoint): Promise<void>;
+    migrate(): Promise<{ readonly before: number; readonly after: number; readonly current: number }>;
+  };
 }
 
 export interface AuditContractOptions {
@@ -88,6 +98,17 @@ export const checkpointAt = (seq: number, head: string, signature = 'c2lnbmF0dXJ
   keyId: 'key-one',
   signature,
 });
+
+/** A cosignature line as a witness gives it (`— NAME BASE64(key id ‖ time ‖ signature)`), told apart by `n`. */
+export const cosignatureLine = (name: string, n: number): string =>
+  `— ${name} ${Buffer.alloc(76, n).toString('base64')}`;
+
+/** Reads every stored checkpoint. */
+async function allCheckpoints(log: AuditLog): Promise<unknown[]> {
+  const read: unknown[] = [];
+  for await (const c of log.checkpoints()) read.push(c);
+  return read;
+}
 
 /**
  * The contract of the audit log port (see src/ports/audit-log.ts), run by every adapter.
@@ -517,6 +538,177 @@ export function describeAuditLogContract(
       await expect(log.forget(2)).rejects.toThrow(/does not archive/);
       expect(await log.archivedHead()).toEqual({ seq: 0, hash: GENESIS_HASH });
       expect(await log.verify()).toEqual({ ok: true, records: 3 });
+    });
+
+    it("keeps witnesses' cosignatures with their checkpoint: added in two calls, read back merged, each once, after reopening too", async () => {
+      await fresh();
+      const log = await open();
+      for (let i = 1; i <= 2; i++) await log.append(auditRecord(i));
+      const hashes = (await log.query({})).map((r) => r.hash);
+      const note =
+        'case-read.invalid/audit\n2\nAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n\n— case-read.invalid/audit AAAAAQ==\n';
+      const one = checkpointAt(1, hashes[0] ?? '');
+      const two = { ...checkpointAt(2, hashes[1] ?? '', 'dHdv'), note };
+      // Another instance signed the same head: it is cosigned by nobody.
+      const other = checkpointAt(2, hashes[1] ?? '', 'b3RoZXI');
+      for (const c of [one, two, other]) await log.saveCheckpoint(c);
+      const [a, b, c] = [
+        cosignatureLine('w1.example', 1),
+        cosignatureLine('w2.example', 2),
+        cosignatureLine('w3.example', 3),
+      ];
+      await log.addCosignatures(two, [a, b]);
+      await log.addCosignatures(two, [b, c, c]);
+      await log.addCosignatures(one, [a]);
+      // Lines it holds already: nothing changes.
+      await log.addCosignatures(two, [c, a]);
+      const expected = [{ ...one, cosignatures: [a] }, { ...two, cosignatures: [a, b, c] }, other];
+      const check = async (store: AuditLog) => {
+        expect(await store.newestCheckpoint({ withNote: true })).toEqual(expected[1]);
+        const newest = await store.newestCheckpoint();
+        expect(newest?.seq).toBe(2);
+        const read = await allCheckpoints(store);
+        expect(read).toHaveLength(3);
+        expect(read).toEqual(expect.arrayContaining(expected));
+        // A checkpoint no witness cosigned carries none.
+        const bare = read.find(
+          (r) => (r as AuditCheckpoint).signature === other.signature,
+        ) as AuditCheckpoint;
+        expect(bare.cosignatures ?? []).toEqual([]);
+      };
+      await check(log);
+      for (const o of opened.splice(0)) await o.close();
+      await check(await open());
+    });
+
+    it('stores the cosignatures a checkpoint carries when it is saved, and merges those of a checkpoint saved again', async () => {
+      await fresh();
+      const log = await open();
+      await log.append(auditRecord(1));
+      const [a, b] = [cosignatureLine('w1.example', 1), cosignatureLine('w2.example', 2)];
+      const bare = checkpointAt(1, (await log.head()).hash);
+      await log.saveCheckpoint({ ...bare, cosignatures: [a] });
+      expect(await log.newestCheckpoint()).toEqual({ ...bare, cosignatures: [a] });
+      await log.saveCheckpoint({ ...bare, cosignatures: [b, a] });
+      expect(await allCheckpoints(log)).toEqual([{ ...bare, cosignatures: [a, b] }]);
+    });
+
+    it('refuses cosignatures for a checkpoint not stored, and lines that are not signature lines, keeping nothing of them', async () => {
+      await fresh();
+      const log = await open();
+      for (let i = 1; i <= 2; i++) await log.append(auditRecord(i));
+      const hashes = (await log.query({})).map((r) => r.hash);
+      const stored = checkpointAt(1, hashes[0] ?? '');
+      await log.saveCheckpoint(stored);
+      const line = cosignatureLine('w1.example', 1);
+      await expect(log.addCosignatures(checkpointAt(2, hashes[1] ?? '', 'dHdv'), [line])).rejects.toThrow(
+        /cannot add cosignatures to the checkpoint at seq 2 .*not stored/,
+      );
+      // Matched by its signature too: the same seq signed otherwise is another checkpoint.
+      await expect(log.addCosignatures(checkpointAt(1, hashes[0] ?? '', 'Zm9yZ2Vk'), [line])).rejects.toThrow(
+        /not stored/,
+      );
+      for (const bad of [
+        '— w1.example',
+        `${line}\n`,
+        'w1.example AAAAAAAAAAA=',
+        `— w1+x ${line.slice(13)}`,
+      ]) {
+        await expect(log.addCosignatures(stored, [line, bad])).rejects.toThrow(/is not a signature line/);
+      }
+      await expect(
+        log.addCosignatures(
+          stored,
+          Array.from({ length: 100 }, (_, i) => cosignatureLine(`w${i}.example`, i)),
+        ),
+      ).rejects.toThrow(/more than 99/);
+      expect(await allCheckpoints(log)).toEqual([stored]);
+      expect(await log.newestCheckpoint()).toEqual(stored);
+    });
+
+    it("saves each witness's size, the last one saved, and keeps them when reopened", async () => {
+      await fresh();
+      const log = await open();
+      expect(await log.witnessSizes()).toEqual(new Map());
+      const [w1, w2] = ['w1.example+1a2b3c4d+BHCKmT', 'w2.example+5e6f7a8b+BEZVk0'];
+      await log.saveWitnessSize(w1, 5);
+      await log.saveWitnessSize(w2, 0);
+      await log.saveWitnessSize(w1, 9);
+      expect(await log.witnessSizes()).toEqual(
+        new Map([
+          [w1, 9],
+          [w2, 0],
+        ]),
+      );
+      // Back to a smaller size: as the witness said, recorded.
+      await log.saveWitnessSize(w2, 12);
+      await log.saveWitnessSize(w2, 7);
+      for (const [vkey, size] of [
+        [w1, -1],
+        [w1, 1.5],
+        [w1, Number.NaN],
+        ['', 3],
+        ['w\n1', 3],
+        ['w'.repeat(1025), 3],
+      ] as const) {
+        await expect(log.saveWitnessSize(vkey, size)).rejects.toThrow(/witness's (vkey|size)/);
+      }
+      for (const o of opened.splice(0)) await o.close();
+      expect(await (await open()).witnessSizes()).toEqual(
+        new Map([
+          [w1, 9],
+          [w2, 7],
+        ]),
+      );
+    });
+
+    it.skipIf(writers !== 'many')(
+      'keeps every cosignature several writers add to one checkpoint at once',
+      async () => {
+        await fresh();
+        const writers = [await open(), await open(), await open()];
+        await writers[0]?.append(auditRecord(1));
+        const checkpoint = checkpointAt(1, (await writers[0]?.head())?.hash ?? '');
+        await writers[0]?.saveCheckpoint(checkpoint);
+        const lines = Array.from({ length: 30 }, (_, i) => cosignatureLine(`w${i}.example`, i));
+        await Promise.all(
+          lines.map((line, i) => (writers[i % 3] as AuditLog).addCosignatures(checkpoint, [line])),
+        );
+        const cosigned = (await writers[1]?.newestCheckpoint())?.cosignatures ?? [];
+        expect([...cosigned].sort()).toEqual([...lines].sort());
+      },
+    );
+
+    it('a store the release before made is migrated by stores migrate: its checkpoints are kept and gain cosignatures', async (context) => {
+      if (harness.previous === undefined) return context.skip();
+      await fresh();
+      const head = { seq: 1, hash: 'a'.repeat(64) };
+      const older = checkpointAt(head.seq, head.hash);
+      await harness.previous.build(older);
+      const migrated = await harness.previous.migrate();
+      expect(migrated).toEqual({
+        before: migrated.current - 1,
+        after: migrated.current,
+        current: migrated.current,
+      });
+      // Migrated already: nothing more to do.
+      expect(await harness.previous.migrate()).toMatchObject({
+        before: migrated.current,
+        after: migrated.current,
+      });
+      const log = await open();
+      expect(await log.newestCheckpoint()).toEqual(older);
+      const line = cosignatureLine('w1.example', 1);
+      await log.addCosignatures(older, [line]);
+      await log.saveWitnessSize('w1.example+1a2b3c4d+BHCKmT', 1);
+      expect(await allCheckpoints(log)).toEqual([{ ...older, cosignatures: [line] }]);
+      expect(await log.witnessSizes()).toEqual(new Map([['w1.example+1a2b3c4d+BHCKmT', 1]]));
+      // Opened as serve opens its audit store, without stores migrate first: migrated as it opens.
+      await fresh();
+      await harness.previous.build(older);
+      const served = await open();
+      await served.addCosignatures(older, [line]);
+      expect(await served.newestCheckpoint()).toEqual({ ...older, cosignatures: [line] });
     });
 
     // Each store runs the writers cases that fit it; the others are reported skipped.

@@ -1,4 +1,8 @@
+import { AUDIT_STORE } from '../../src/adapters/postgres/audit-log.js';
+import { createPool, migrate } from '../../src/adapters/postgres/database.js';
 import { postgresStores } from '../../src/adapters/postgres/store-kind.js';
+import { targetOf } from '../../src/adapters/postgres/url.js';
+import { checkpointValuesOf } from '../../src/adapters/shared/audit-chain.js';
 import { testSchema } from '../support/postgres.js';
 import { testContext } from '../support/stores.js';
 import { describeAuditLogContract, tamperSql } from './audit-log.contract.js';
@@ -26,5 +30,28 @@ describeAuditLogContract('postgres', async () => {
       await schema.query('DROP TRIGGER refuse ON audit');
     },
     dispose: () => schema.drop(),
+    previous: {
+      // The schema as the release before left it: every migration but the last, and its record.
+      build: async (checkpoint) => {
+        const pool = createPool(targetOf(schema.url), { application: 'case-read test' });
+        try {
+          await migrate(pool, schema.name, {
+            ...AUDIT_STORE,
+            migrations: AUDIT_STORE.migrations.slice(0, -1),
+          });
+        } finally {
+          await pool.end();
+        }
+        await schema.query(
+          'INSERT INTO audit_checkpoints (seq, head, time, key_id, signature, note) VALUES ($1, $2, $3, $4, $5, $6)',
+          checkpointValuesOf(checkpoint),
+        );
+      },
+      migrate: async () => {
+        const migrated = await postgresStores.audit?.migrate?.(schema.url, testContext);
+        if (migrated === undefined) throw new Error('the postgres kind migrates no audit store');
+        return migrated;
+      },
+    },
   };
 });

@@ -1,6 +1,6 @@
-import { appendFileSync, existsSync, statSync, truncateSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { type AuditCheckpoint, checkpointIdOf, checkpointOf } from '../../domain/audit/checkpoint.js';
-import { linesOf } from './audit-format.js';
+import { appendWholeLine, linesOf } from './audit-format.js';
 
 /** The checkpoint file beside the trail: `PATH.checkpoints`, one signed checkpoint per line. */
 export const checkpointPathOf = (path: string) => `${path}.checkpoints`;
@@ -39,17 +39,12 @@ export async function* checkpointsOf(
   }
 }
 
-/** Appends the checkpoint's line to the file; a line that cannot be written whole is cut off again. */
+/**
+ * Appends the checkpoint's line to the file; a line that cannot be written whole is cut off
+ * again. Its cosignatures are not in it: they go to the witness file beside it
+ * (audit-witnesses.ts), so the line is what readers of this file have always read.
+ */
 export function appendCheckpoint(file: string, checkpoint: AuditCheckpoint): void {
-  const before = existsSync(file) ? statSync(file).size : 0;
-  try {
-    appendFileSync(file, `${JSON.stringify(checkpoint)}\n`, { mode: 0o600 });
-  } catch (error) {
-    try {
-      if (existsSync(file)) truncateSync(file, before);
-    } catch {
-      // The next line is written after whatever is left; the reader names a bad line.
-    }
-    throw error;
-  }
+  const { cosignatures: _kept, ...line } = checkpoint;
+  appendWholeLine(file, JSON.stringify(line));
 }

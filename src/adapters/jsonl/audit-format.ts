@@ -1,4 +1,14 @@
-import { readSync } from 'node:fs';
+import {
+  appendFileSync,
+  closeSync,
+  existsSync,
+  fstatSync,
+  ftruncateSync,
+  openSync,
+  readSync,
+  statSync,
+  truncateSync,
+} from 'node:fs';
 import { open as openAsync } from 'node:fs/promises';
 import type { AuditFieldTexts } from '../../domain/audit/canonical-text.js';
 import { CURRENT_AUDIT_VERSION, type StoredAuditRecord } from '../../domain/audit/record.js';
@@ -114,5 +124,40 @@ export async function* linesOf(path: string): AsyncGenerator<{ line: string; num
     }
   } finally {
     await handle.close();
+  }
+}
+
+/**
+ * Appends `line` and its newline to the file (made 0600 if absent); a line that cannot be
+ * written whole is cut off again, so the file keeps only whole lines.
+ */
+export function appendWholeLine(file: string, line: string): void {
+  const before = existsSync(file) ? statSync(file).size : 0;
+  try {
+    appendFileSync(file, `${line}\n`, { mode: 0o600 });
+  } catch (error) {
+    try {
+      if (existsSync(file)) truncateSync(file, before);
+    } catch {
+      // The next line is written after whatever is left; the reader names a bad line.
+    }
+    throw error;
+  }
+}
+
+/**
+ * Cuts off the file's unfinished last line (a write cut short by the machine stopping), so the
+ * next line is not written onto its end; how many bytes went (0 when the file ends whole or is absent).
+ */
+export function cutUnfinishedLine(file: string): number {
+  if (!existsSync(file)) return 0;
+  const fd = openSync(file, 'r+');
+  try {
+    const size = fstatSync(fd).size;
+    const end = newlineBefore(fd, size) + 1;
+    if (end !== size) ftruncateSync(fd, end);
+    return size - end;
+  } finally {
+    closeSync(fd);
   }
 }

@@ -7,6 +7,8 @@ import {
   type ChainHead,
   type CheckpointSet,
   checkpointIdOf,
+  describeCheckpoint,
+  mergeCosignatures,
 } from '../../domain/audit/checkpoint.js';
 import {
   type AuditQuery,
@@ -21,6 +23,7 @@ import type { Deadline } from '../../ports/deadline.js';
 import { StoreError, type StoreLog } from '../../ports/stores.js';
 import type { Hash } from '../../tlog/merkle.js';
 import { VERIFY_BATCH } from '../shared/audit-chain.js';
+import { witnessSizeProblem } from '../shared/audit-witnesses.js';
 import { GroupCommit } from '../shared/group-commit.js';
 import { sha256Bytes, sha256Hex } from '../shared/sha256.js';
 import {
@@ -30,14 +33,30 @@ import {
   type HeldCheckpoints,
   hold,
 } from './audit-checkpoints.js';
-import { JsonlAuditStoreError, lineOf, linesOf, newlineBefore, recordOf } from './audit-format.js';
+import {
+  cutUnfinishedLine,
+  JsonlAuditStoreError,
+  lineOf,
+  linesOf,
+  newlineBefore,
+  recordOf,
+} from './audit-format.js';
 import { hashesOfFile, treeFileSize, treePathOf, WrittenTree } from './audit-tree-file.js';
+import {
+  appendCosigned,
+  appendWitnessSize,
+  readWitnessFile,
+  type WitnessFile,
+  withCosignatures,
+  witnessPathOf,
+} from './audit-witnesses.js';
 import { WriterLock } from './writer-lock.js';
 
 // The file's parts, each in a module of its own, named here as before.
 export { checkpointPathOf } from './audit-checkpoints.js';
 export { JsonlAuditStoreError } from './audit-format.js';
 export { treePathOf } from './audit-tree-file.js';
+export { witnessPathOf } from './audit-witnesses.js';
 
 /** The one call that puts a batch in the file (bytes written); tests replace it to act out a full disk. */
 export type WriteText = (fd: number, text: string) => number;
@@ -65,8 +84,9 @@ export interface JsonlAuditOptions {
  * the file, so a refused batch leaves no half line behind, and the chain stays where it was.
  *
  * Signed checkpoints go to a file of their own beside it, `PATH.checkpoints` (one JSON
- * line each), and the tree's stored hashes to `PATH.tree` ({@link WrittenTree}), both written
- * by the same writer.
+ * line each), the witnesses' cosignatures of them and each witness's size to
+ * `PATH.witnesses` (audit-witnesses.ts), and the tree's stored hashes to `PATH.tree`
+ * ({@link WrittenTree}), all written by the same writer.
  */
 export class JsonlAuditLog implements AuditLog {
   private readonly commits = new GroupCommit<AuditRecord>((batch) => this.write(batch));
@@ -83,6 +103,8 @@ export class JsonlAuditLog implements AuditLog {
   private held: HeldCheckpoints | undefined;
   /** The tree as the writer grows it (none when read only). */
   private tree: WrittenTree | undefined;
+  /** The witness file as this store knows it, once read (the writer keeps it as it appends). */
+  private witnesses: WitnessFile | undefined;
 
   private constructor(
     private readonly path: string,
@@ -115,6 +137,14 @@ export class JsonlAuditLog implements AuditLog {
       );
       log.recoverTail(stat.size, options.log);
       log.tree = WrittenTree.open(path, fd, log.size, log.seq);
+      const cut = cutUnfinishedLine(witnessPathOf(path));
+      if (cut > 0) {
+        options.log?.(
+          'warn',
+          { store: 'audit', path: witnessPathOf(path), bytes: cut },
+          'the witness file ended in an unfinished line; it was cut off',
+        );
+      }
       return log;
     } catch (error) {
       if (fd !== undefined) closeSync(fd);
@@ -182,28 +212,111 @@ export class JsonlAuditLog implements AuditLog {
   async saveCheckpoint(checkpoint: AuditCheckpoint): Promise<void> {
     this.requireWriter();
     const held = await this.heldCheckpoints();
-    if (held.signatures.has(checkpointIdOf(checkpoint))) return;
-    appendCheckpoint(checkpointPathOf(this.path), checkpoint);
-    hold(held, checkpoint);
+    if (!held.signatures.has(checkpointIdOf(checkpoint))) {
+      appendCheckpoint(checkpointPathOf(this.path), checkpoint);
+      const { cosignatures: _added, ...bare } = checkpoint;
+      hold(held, bare);
+    }
+    if (checkpoint.cosignatures?.length) await this.addCosignatures(checkpoint, checkpoint.cosignatures);
   }
 
+  /**
+   * The newest checkpoint (with `withNote`, the newest that carries a note), with the
+   * cosignatures the witness file holds for it; when those are not well formed, without them
+   * (`checkpoints` names the line).
+   */
   async newestCheckpoint(options?: { readonly withNote?: boolean }): Promise<AuditCheckpoint | undefined> {
     const held = await this.heldCheckpoints();
-    return options?.withNote ? held.newestNoted : held.newest;
+    const newest = options?.withNote ? held.newestNoted : held.newest;
+    if (newest === undefined) return undefined;
+    const read = withCosignatures(newest, await this.witnessFile());
+    return 'invalid' in read ? newest : read;
+  }
+
+  /**
+   * Appends the lines the checkpoint does not hold yet to `PATH.witnesses`, in one line (cut
+   * off again if it cannot be written whole). The checkpoint must be in the checkpoint file.
+   */
+  async addCosignatures(checkpoint: AuditCheckpoint, lines: readonly string[]): Promise<void> {
+    this.requireWriter();
+    const id = checkpointIdOf(checkpoint);
+    if (!(await this.heldCheckpoints()).signatures.has(id)) {
+      throw new JsonlAuditStoreError(
+        `cannot add cosignatures to the ${describeCheckpoint(checkpoint)}: it is not stored in ${checkpointPathOf(this.path)}`,
+      );
+    }
+    const file = await this.witnessFile();
+    const held = file.cosigned.get(id);
+    const merged = mergeCosignatures(held?.lines, lines);
+    if ('invalid' in merged) {
+      throw new JsonlAuditStoreError(
+        `cannot add cosignatures to the ${describeCheckpoint(checkpoint)}: ${merged.invalid}`,
+      );
+    }
+    if (merged.fresh.length === 0) return;
+    appendCosigned(witnessPathOf(this.path), checkpoint, merged.fresh);
+    if (held === undefined) file.cosigned.set(id, { lines: merged.lines, line: 0 });
+    else held.lines = merged.lines;
+  }
+
+  async witnessSizes(): Promise<ReadonlyMap<string, number>> {
+    return new Map((await this.witnessFile()).sizes);
+  }
+
+  /** Appends the witness's size to `PATH.witnesses`, unless it is the size already recorded. */
+  async saveWitnessSize(vkey: string, size: number): Promise<void> {
+    this.requireWriter();
+    const problem = witnessSizeProblem(vkey, size);
+    if (problem !== undefined) throw new JsonlAuditStoreError(problem);
+    const file = await this.witnessFile();
+    if (file.sizes.get(vkey) === size) return;
+    appendWitnessSize(witnessPathOf(this.path), vkey, size, new Date());
+    file.sizes.set(vkey, size);
+  }
+
+  private async witnessFile(): Promise<WitnessFile> {
+    this.witnesses ??= await readWitnessFile(witnessPathOf(this.path));
+    return this.witnesses;
   }
 
   private async heldCheckpoints(): Promise<HeldCheckpoints> {
     if (this.held === undefined) {
       const held: HeldCheckpoints = { newest: undefined, newestNoted: undefined, signatures: new Set() };
-      for await (const c of this.checkpoints()) if (!('invalid' in c)) hold(held, c);
+      for await (const c of checkpointsOf(checkpointPathOf(this.path))) if (!('invalid' in c)) hold(held, c);
       this.held = held;
     }
     return this.held;
   }
 
-  /** The checkpoint file's lines, in the order written (which is seq order: one writer). */
-  checkpoints(): AsyncGenerator<AuditCheckpoint | { readonly invalid: string }> {
-    return checkpointsOf(checkpointPathOf(this.path));
+  /**
+   * The checkpoint file's lines, in the order written (which is seq order: one writer), each
+   * with its cosignatures from the witness file. That file is read first, so every checkpoint
+   * it names is in the checkpoint file read after it; then, after the checkpoints, each of its
+   * lines that is not a well-formed event, and each cosigning a checkpoint the checkpoint file
+   * does not hold, comes as `{ invalid }`.
+   */
+  async *checkpoints(): AsyncGenerator<AuditCheckpoint | { readonly invalid: string }> {
+    const file = witnessPathOf(this.path);
+    const witnesses = await readWitnessFile(file);
+    const found = new Set<string>();
+    for await (const read of checkpointsOf(checkpointPathOf(this.path))) {
+      if ('invalid' in read) {
+        yield read;
+        continue;
+      }
+      found.add(checkpointIdOf(read));
+      const cosigned = withCosignatures(read, witnesses);
+      yield 'invalid' in cosigned
+        ? { invalid: `the cosignatures in ${file} of the ${describeCheckpoint(read)}: ${cosigned.invalid}` }
+        : cosigned;
+    }
+    for (const invalid of witnesses.invalid) yield { invalid };
+    for (const [id, { line }] of witnesses.cosigned) {
+      if (!found.has(id))
+        yield {
+          invalid: `line ${line} of ${file} cosigns a checkpoint ${checkpointPathOf(this.path)} does not hold`,
+        };
+    }
   }
 
   /**

@@ -10,6 +10,7 @@ import type { Hash } from '../../tlog/merkle.js';
 import * as chain from '../shared/audit-chain.js';
 import * as retention from '../shared/audit-retention.js';
 import * as tree from '../shared/audit-tree.js';
+import * as witnesses from '../shared/audit-witnesses.js';
 import { budgetLeftMs, GroupCommit, type WriteBudget } from '../shared/group-commit.js';
 import { takeArchiveAdvisoryLock } from './archive-lock.js';
 import { inTransaction, type PostgresStoreDescription } from './database.js';
@@ -33,6 +34,7 @@ export const AUDIT_STORE: PostgresStoreDescription = {
     chain.auditVersion3Sql,
     tree.auditTreeSql({ seq: 'BIGINT', bytes: 'BYTEA' }),
     retention.auditArchivedSql({ seq: 'BIGINT', bytes: 'BYTEA' }),
+    witnesses.auditWitnessesSql({ size: 'BIGINT' }),
   ],
 };
 
@@ -81,6 +83,44 @@ export class PostgresAuditLog implements AuditLog {
     await this.pool.query(
       chain.saveCheckpointSql((n) => `$${n}`),
       chain.checkpointValuesOf(checkpoint),
+    );
+    if (checkpoint.cosignatures?.length) await this.addCosignatures(checkpoint, checkpoint.cosignatures);
+  }
+
+  /**
+   * Reads the checkpoint's cosignatures under its row's lock (`FOR UPDATE`) and writes them
+   * merged with `lines` in the same transaction: another instance adding lines at once waits
+   * for the lock, then reads and merges what this one wrote, so no line is lost.
+   */
+  async addCosignatures(checkpoint: AuditCheckpoint, lines: readonly string[]): Promise<void> {
+    const place = (n: number) => `$${n}`;
+    const key = witnesses.checkpointKeyOf(checkpoint);
+    await inTransaction(this.pool, {}, async (client) => {
+      const { rows } = await client.query<{ cosignatures: string | null }>(
+        `${witnesses.cosignaturesRowSql(place)} FOR UPDATE`,
+        key,
+      );
+      const merged = witnesses.mergedCosignaturesText(
+        checkpoint,
+        rows[0],
+        lines,
+        (message) => new StoreError(message),
+      );
+      if (merged !== undefined) await client.query(witnesses.setCosignaturesSql(place), [merged, ...key]);
+    });
+  }
+
+  async witnessSizes(): Promise<ReadonlyMap<string, number>> {
+    const { rows } = await this.pool.query<witnesses.WitnessSizeRow>(witnesses.WITNESS_SIZES_SQL);
+    return witnesses.witnessSizesOfRows(rows);
+  }
+
+  async saveWitnessSize(vkey: string, size: number): Promise<void> {
+    const problem = witnesses.witnessSizeProblem(vkey, size);
+    if (problem !== undefined) throw new StoreError(problem);
+    await this.pool.query(
+      witnesses.saveWitnessSizeSql((n) => `$${n}`),
+      [vkey, size, new Date().toISOString()],
     );
   }
 

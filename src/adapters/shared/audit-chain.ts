@@ -7,6 +7,7 @@ import {
   checkpointOf,
 } from '../../domain/audit/checkpoint.js';
 import type { AuditQuery, AuditRecord, StoredAuditRecord } from '../../domain/audit/record.js';
+import { cosignatureLinesOf } from './audit-witnesses.js';
 import { sha256Bytes, sha256Hex } from './sha256.js';
 
 /**
@@ -249,9 +250,14 @@ export interface CheckpointRow {
   readonly signature: string;
   /** The signed note (store version 5); null on checkpoints made before. */
   readonly note?: string | null;
+  /** Witnesses' cosignature lines joined by newlines (SQLite version 8, PostgreSQL 7); null while none. */
+  readonly cosignatures?: string | null;
 }
 
-/** The insert of one checkpoint with the engine's placeholders; one already stored is kept as it is. */
+/**
+ * The insert of one checkpoint with the engine's placeholders; one already stored is kept as
+ * it is. Its cosignatures are added after, as any are (audit-witnesses.ts).
+ */
 export const saveCheckpointSql = (placeholder: (n: number) => string) =>
   `INSERT INTO audit_checkpoints (seq, head, time, key_id, signature, note)
    VALUES (${[1, 2, 3, 4, 5, 6].map(placeholder).join(', ')}) ON CONFLICT DO NOTHING`;
@@ -282,6 +288,7 @@ export function checkpointOfRow(row: CheckpointRow): AuditCheckpoint | { readonl
     keyId: row.key_id,
     signature: row.signature,
     note: row.note ?? undefined,
+    cosignatures: cosignatureLinesOf(row.cosignatures),
   });
   return 'invalid' in read ? { invalid: `stored checkpoint at seq ${row.seq}: ${read.invalid}` } : read;
 }

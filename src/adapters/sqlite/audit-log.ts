@@ -9,6 +9,7 @@ import type { Hash } from '../../tlog/merkle.js';
 import * as chain from '../shared/audit-chain.js';
 import * as retention from '../shared/audit-retention.js';
 import * as tree from '../shared/audit-tree.js';
+import * as witnesses from '../shared/audit-witnesses.js';
 import { GroupCommit } from '../shared/group-commit.js';
 import { archiveLeaseSql, takeArchiveLease } from './archive-lease.js';
 import { openWritableStore, type StoreDescription, transaction } from './database.js';
@@ -29,6 +30,7 @@ const MIGRATIONS: readonly string[] = [
   tree.auditTreeSql({ seq: 'INTEGER', bytes: 'BLOB' }),
   retention.auditArchivedSql({ seq: 'INTEGER', bytes: 'BLOB' }),
   archiveLeaseSql,
+  witnesses.auditWitnessesSql({ size: 'INTEGER' }),
 ];
 
 export class AuditStoreError extends StoreError {
@@ -173,6 +175,48 @@ export class SqliteAuditLog implements AuditLog {
 
   async saveCheckpoint(checkpoint: AuditCheckpoint): Promise<void> {
     this.insertCheckpoint.run(...chain.checkpointValuesOf(checkpoint));
+    if (checkpoint.cosignatures?.length) await this.addCosignatures(checkpoint, checkpoint.cosignatures);
+  }
+
+  /**
+   * Reads the checkpoint's cosignatures and writes them merged with `lines` in one write
+   * transaction (BEGIN IMMEDIATE: another process adding lines at once waits, then merges
+   * with what this one wrote), asking again while another writer holds the lock.
+   */
+  async addCosignatures(checkpoint: AuditCheckpoint, lines: readonly string[]): Promise<void> {
+    const read = this.db.prepare<[number, string, string], { cosignatures: string | null }>(
+      witnesses.cosignaturesRowSql(() => '?'),
+    );
+    const write = this.db.prepare<[string, number, string, string]>(witnesses.setCosignaturesSql(() => '?'));
+    const key = witnesses.checkpointKeyOf(checkpoint);
+    await this.writeWhenFree(() =>
+      transaction(
+        this.db,
+        () => {
+          const merged = witnesses.mergedCosignaturesText(
+            checkpoint,
+            read.get(...key),
+            lines,
+            (message) => new AuditStoreError(message),
+          );
+          if (merged !== undefined) write.run(merged, ...key);
+        },
+        'immediate',
+      ),
+    );
+  }
+
+  async witnessSizes(): Promise<ReadonlyMap<string, number>> {
+    return witnesses.witnessSizesOfRows(
+      this.db.prepare<[], witnesses.WitnessSizeRow>(witnesses.WITNESS_SIZES_SQL).all(),
+    );
+  }
+
+  async saveWitnessSize(vkey: string, size: number): Promise<void> {
+    const problem = witnesses.witnessSizeProblem(vkey, size);
+    if (problem !== undefined) throw new AuditStoreError(problem);
+    const save = this.db.prepare<[string, number, string]>(witnesses.saveWitnessSizeSql(() => '?'));
+    await this.writeWhenFree(() => save.run(vkey, size, new Date().toISOString()));
   }
 
   async newestCheckpoint(options?: { readonly withNote?: boolean }): Promise<AuditCheckpoint | undefined> {

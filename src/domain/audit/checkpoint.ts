@@ -1,5 +1,5 @@
 import type { Hash } from '../../tlog/merkle.js';
-import { checkpointText, signNote } from '../../tlog/note.js';
+import { checkpointText, signatureLineParts, signNote } from '../../tlog/note.js';
 
 /**
  * Signed checkpoints of the audit chain (decisions §9). A hash chain shows a record changed
@@ -34,9 +34,16 @@ export interface AuditCheckpoint {
    * Absent on checkpoints made before the tree.
    */
   readonly note?: string;
+  /**
+   * Witnesses' cosignatures of the note (decisions §19, C2SP tlog-cosignature), each one
+   * signature line `— NAME BASE64` without its newline, as the store keeps them beside the
+   * checkpoint: added after it was signed, covered by no signature of the log's. Absent (or
+   * empty) when no witness has cosigned it.
+   */
+  readonly cosignatures?: readonly string[];
 }
 
-export type UnsignedCheckpoint = Omit<AuditCheckpoint, 'signature' | 'note'>;
+export type UnsignedCheckpoint = Omit<AuditCheckpoint, 'signature' | 'note' | 'cosignatures'>;
 
 /**
  * The text a checkpoint's signature covers: a fixed label and version, then every field but
@@ -102,8 +109,72 @@ export function checkpointOf(value: unknown): AuditCheckpoint | { readonly inval
     return { invalid: 'signature is not base64url' };
   if (v.note !== undefined && v.note !== null && (typeof v.note !== 'string' || v.note.length > MAX_NOTE))
     return { invalid: 'note is not a signed note' };
+  const cosignatures =
+    v.cosignatures === undefined || v.cosignatures === null ? [] : cosignaturesOf(v.cosignatures);
+  if ('invalid' in cosignatures) return cosignatures;
   const read = { seq: v.seq as number, head: v.head, time: v.time, keyId: v.keyId, signature: v.signature };
-  return typeof v.note === 'string' ? { ...read, note: v.note } : read;
+  return {
+    ...read,
+    ...(typeof v.note === 'string' ? { note: v.note } : {}),
+    ...(cosignatures.length > 0 ? { cosignatures } : {}),
+  };
+}
+
+/**
+ * The most cosignatures a checkpoint keeps: with the log's own signature, the 100 signature
+ * lines a signed note may carry (Go's note.Open refuses more), so the note with every one of
+ * them added still opens.
+ */
+export const MAX_COSIGNATURES = 99;
+/** The longest cosignature line kept: a name of up to 256 characters and far more than a cosignature's 104 of base64. */
+const MAX_COSIGNATURE_LINE = 512;
+/**
+ * Whether `line` is one signature line of a signed note, `— NAME BASE64` without its newline,
+ * as a note is opened (tlog/note.ts signatureLineParts), with no control character (the newline
+ * included: it would end the line), no U+FFFD, at most 512 characters. Its signature is not
+ * checked here: the witness's key does that.
+ */
+export const isSignatureLine = (line: unknown): line is string =>
+  typeof line === 'string' &&
+  line.length <= MAX_COSIGNATURE_LINE &&
+  !/[\u0000-\u001f\ufffd]/.test(line) &&
+  signatureLineParts(line) !== undefined;
+
+/** Cosignature lines read from outside (a store's column, a line of a file), or what is wrong with them. */
+export function cosignaturesOf(value: unknown): readonly string[] | { readonly invalid: string } {
+  if (!Array.isArray(value)) return { invalid: 'cosignatures is not a list of signature lines' };
+  if (value.length > MAX_COSIGNATURES)
+    return { invalid: `cosignatures holds ${value.length} lines, more than ${MAX_COSIGNATURES}` };
+  const bad = value.findIndex((line) => !isSignatureLine(line));
+  if (bad !== -1) return { invalid: `cosignature ${bad + 1} is not a signature line "— NAME BASE64"` };
+  return [...(value as string[])];
+}
+
+/**
+ * The cosignatures of a checkpoint once `added` join those it holds (`held`): each line once,
+ * those held first, then the new ones in the order given; `fresh` are the lines it did not
+ * hold. Refused, naming why, when a line given is not a signature line or there would be more
+ * than {@link MAX_COSIGNATURES}.
+ */
+export function mergeCosignatures(
+  held: readonly string[] | undefined,
+  added: readonly string[],
+): { readonly lines: readonly string[]; readonly fresh: readonly string[] } | { readonly invalid: string } {
+  const bad = added.find((line) => !isSignatureLine(line));
+  if (bad !== undefined)
+    return { invalid: `${JSON.stringify(String(bad).slice(0, 80))} is not a signature line "— NAME BASE64"` };
+  const lines = [...(held ?? [])];
+  const seen = new Set(lines);
+  const fresh: string[] = [];
+  for (const line of added) {
+    if (seen.has(line)) continue;
+    seen.add(line);
+    fresh.push(line);
+    lines.push(line);
+  }
+  if (lines.length > MAX_COSIGNATURES)
+    return { invalid: `it would hold ${lines.length} cosignatures, more than ${MAX_COSIGNATURES}` };
+  return { lines, fresh };
 }
 
 /**

@@ -17,7 +17,7 @@ import { GROW_EVERY } from '../../../src/adapters/jsonl/audit-tree-file.js';
 import { jsonlStores } from '../../../src/adapters/jsonl/store-kind.js';
 import { sha256Hex } from '../../../src/adapters/shared/sha256.js';
 import { canonicalAuditText } from '../../../src/domain/audit/canonical-text.js';
-import { auditRecord } from '../../contract/audit-log.contract.js';
+import { auditRecord, checkpointAt, cosignatureLine } from '../../contract/audit-log.contract.js';
 import { grownAndReferenceRoots } from '../../support/merkle-reference.js';
 import { testContext } from '../../support/stores.js';
 
@@ -170,6 +170,102 @@ describe('JSONL audit store', () => {
       },
     ]);
     log.close();
+  });
+
+  it("keeps cosignatures and witness sizes in PATH.witnesses (0600), one JSON line per event; the checkpoint file's lines are as before", async () => {
+    const log = open();
+    await log.append(auditRecord(1));
+    const checkpoint = checkpointAt(1, (await log.head()).hash);
+    const [a, b] = [cosignatureLine('w1.example', 1), cosignatureLine('w2.example', 2)];
+    await log.saveCheckpoint({ ...checkpoint, cosignatures: [a] });
+    await log.addCosignatures(checkpoint, [a, b]);
+    await log.saveWitnessSize('w1.example+1a2b3c4d+BHCKmT', 1);
+    // The size it holds already: nothing written.
+    await log.saveWitnessSize('w1.example+1a2b3c4d+BHCKmT', 1);
+    log.close();
+    expect(readFileSync(`${path}.checkpoints`, 'utf8')).toBe(`${JSON.stringify(checkpoint)}\n`);
+    const lines = readFileSync(`${path}.witnesses`, 'utf8').split('\n');
+    expect(lines.at(-1)).toBe('');
+    expect(lines.slice(0, -1).map((line) => JSON.parse(line))).toEqual([
+      { cosigned: 'key-one c2lnbmF0dXJl', lines: [a] },
+      { cosigned: 'key-one c2lnbmF0dXJl', lines: [b] },
+      { witness: 'w1.example+1a2b3c4d+BHCKmT', size: 1, at: expect.stringMatching(/^\d{4}-.*Z$/) },
+    ]);
+    expect(statSync(`${path}.witnesses`).mode & 0o777).toBe(0o600);
+    const reader = JsonlAuditLog.open(path, { mode: 'read' });
+    expect(await reader.newestCheckpoint()).toEqual({ ...checkpoint, cosignatures: [a, b] });
+    await expect(reader.addCosignatures(checkpoint, [a])).rejects.toThrow(/opened to be read/);
+    await expect(reader.saveWitnessSize('w1.example+1a2b3c4d+BHCKmT', 2)).rejects.toThrow(
+      /opened to be read/,
+    );
+  });
+
+  it('cuts off an unfinished last line of the witness file when it opens, says so, and writes the next one whole', async () => {
+    const first = open();
+    await first.append(auditRecord(1));
+    const checkpoint = checkpointAt(1, (await first.head()).hash);
+    await first.saveCheckpoint(checkpoint);
+    await first.saveWitnessSize('w1.example+1a2b3c4d+BHCKmT', 1);
+    first.close();
+    const cut = '{"cosigned":"key-one c2lnbmF0dXJl","lines":["— w1';
+    appendFileSync(`${path}.witnesses`, cut);
+    const logged: unknown[] = [];
+    const log = JsonlAuditLog.open(path, {
+      mode: 'write',
+      log: (level, fields, message) => logged.push({ level, fields, message }),
+    });
+    expect(logged).toEqual([
+      {
+        level: 'warn',
+        fields: { store: 'audit', path: `${path}.witnesses`, bytes: Buffer.byteLength(cut) },
+        message: expect.stringMatching(/witness file ended in an unfinished line; it was cut off/),
+      },
+    ]);
+    const line = cosignatureLine('w1.example', 1);
+    await log.addCosignatures(checkpoint, [line]);
+    log.close();
+    const reader = JsonlAuditLog.open(path, { mode: 'read' });
+    const read = [];
+    for await (const c of reader.checkpoints()) read.push(c);
+    expect(read).toEqual([{ ...checkpoint, cosignatures: [line] }]);
+    expect(await reader.witnessSizes()).toEqual(new Map([['w1.example+1a2b3c4d+BHCKmT', 1]]));
+  });
+
+  it('names each line of the witness file that is not a well-formed event, or cosigns a checkpoint not held; a bad size is left out', async () => {
+    const log = open();
+    await log.append(auditRecord(1));
+    const checkpoint = checkpointAt(1, (await log.head()).hash);
+    await log.saveCheckpoint(checkpoint);
+    log.close();
+    const line = cosignatureLine('w1.example', 1);
+    writeFileSync(
+      `${path}.witnesses`,
+      [
+        'not json',
+        JSON.stringify({ cosigned: 'key-one c2lnbmF0dXJl', lines: ['— w1.example not-base64'] }),
+        JSON.stringify({ cosigned: 'key-one', lines: [line] }),
+        JSON.stringify({ witness: 'w1.example+1a2b3c4d+BHCKmT', size: -1 }),
+        JSON.stringify({ something: 'else' }),
+        JSON.stringify({ cosigned: 'key-one b3RoZXI', lines: [line] }),
+        JSON.stringify({ cosigned: 'key-one c2lnbmF0dXJl', lines: [line] }),
+        '',
+      ].join('\n'),
+    );
+    const reader = JsonlAuditLog.open(path, { mode: 'read' });
+    const read = [];
+    for await (const c of reader.checkpoints()) read.push(c);
+    const file = `${path}.witnesses`;
+    expect(read).toEqual([
+      { ...checkpoint, cosignatures: [line] },
+      { invalid: `line 1 of ${file}: not JSON` },
+      { invalid: `line 2 of ${file}: cosignature 1 is not a signature line "— NAME BASE64"` },
+      { invalid: `line 3 of ${file}: cosigned is not a checkpoint id (KEYID SIGNATURE)` },
+      { invalid: expect.stringMatching(new RegExp(`^line 4 of ${file}: a witness's size must be`)) },
+      { invalid: `line 5 of ${file}: neither a cosigned checkpoint nor a witness size` },
+      { invalid: `line 6 of ${file} cosigns a checkpoint ${path}.checkpoints does not hold` },
+    ]);
+    expect(await reader.witnessSizes()).toEqual(new Map());
+    expect(await reader.newestCheckpoint()).toEqual({ ...checkpoint, cosignatures: [line] });
   });
 
   it('refuses to open when the last whole line is not a record, naming the verify command', async () => {

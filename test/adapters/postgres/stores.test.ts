@@ -293,7 +293,7 @@ describe('PostgreSQL on the request path', () => {
   });
 });
 
-describe('PostgreSQL audit store versions 3 (checkpoints), 4 (issued), 5 (tree) and 6 (archive boundary)', () => {
+describe('PostgreSQL audit store versions 3 (checkpoints), 4 (issued), 5 (tree), 6 (archive boundary) and 7 (witnesses)', () => {
   it('the audit commands refuse a version-2 trail, naming serve; serve migrates it and the chain continues', async () => {
     const { AUDIT_STORE } = await import('../../../src/adapters/postgres/audit-log.js');
     const { checkpointAt, auditRecord } = await import('../../contract/audit-log.contract.js');
@@ -302,7 +302,7 @@ describe('PostgreSQL audit store versions 3 (checkpoints), 4 (issued), 5 (tree) 
     try {
       await migrate(pool, old.name, asOf(AUDIT_STORE, 2));
       await expect(postgresStores.audit?.open(old.url, testContext, { create: false })).rejects.toThrow(
-        /audit store in schema t_audit_v2_\w+ is at schema version 2, this release needs 6; migrate it with: case-read stores migrate/,
+        /audit store in schema t_audit_v2_\w+ is at schema version 2, this release needs 7; migrate it with: case-read stores migrate/,
       );
       const opened = await postgresStores.audit?.open(old.url, testContext, { create: true });
       if (!opened) throw new Error('postgres cannot hold the audit trail');
@@ -313,7 +313,7 @@ describe('PostgreSQL audit store versions 3 (checkpoints), 4 (issued), 5 (tree) 
         expect(await opened.value.newestCheckpoint()).toEqual(checkpointAt(1, head.hash));
         expect(
           (await old.query("SELECT version FROM case_read_schema WHERE store = 'audit store'")).rows,
-        ).toEqual([{ version: 6 }]);
+        ).toEqual([{ version: 7 }]);
       } finally {
         await opened.close();
       }
@@ -323,7 +323,7 @@ describe('PostgreSQL audit store versions 3 (checkpoints), 4 (issued), 5 (tree) 
     }
   });
 
-  it('migrates a version-3 trail of format-2 records to version 6: they keep verifying, the chain continues with issued', async () => {
+  it('migrates a version-3 trail of format-2 records to version 7: they keep verifying, the chain continues with issued', async () => {
     const { AUDIT_STORE } = await import('../../../src/adapters/postgres/audit-log.js');
     const { checkpointAt, auditRecord } = await import('../../contract/audit-log.contract.js');
     const { VERSION_TWO_COLUMNS, versionTwoChain, versionTwoRowValuesOf } = await import(
@@ -342,7 +342,7 @@ describe('PostgreSQL audit store versions 3 (checkpoints), 4 (issued), 5 (tree) 
       }
       await old.query('UPDATE audit_head SET seq = $1, hash = $2', [head.seq, head.hash]);
       await expect(postgresStores.audit?.open(old.url, testContext, { create: false })).rejects.toThrow(
-        /audit store in schema t_audit_v3_\w+ is at schema version 3, this release needs 6; migrate it with: case-read stores migrate/,
+        /audit store in schema t_audit_v3_\w+ is at schema version 3, this release needs 7; migrate it with: case-read stores migrate/,
       );
       const opened = await postgresStores.audit?.open(old.url, testContext, { create: true });
       if (!opened) throw new Error('postgres cannot hold the audit trail');
@@ -364,7 +364,7 @@ describe('PostgreSQL audit store versions 3 (checkpoints), 4 (issued), 5 (tree) 
         expect(roots.grown).toBe(roots.reference);
         expect(
           (await old.query("SELECT version FROM case_read_schema WHERE store = 'audit store'")).rows,
-        ).toEqual([{ version: 6 }]);
+        ).toEqual([{ version: 7 }]);
         // A format-2 record given an issued certificate afterwards breaks the chain.
         await old.query("UPDATE audit SET issued = '7F3A9C00E1' WHERE seq = 2");
         expect(await opened.value.verify()).toMatchObject({

@@ -9,7 +9,7 @@ import {
   checkpointValuesOf,
 } from '../../../src/adapters/shared/audit-chain.js';
 import { SqliteAuditLog } from '../../../src/adapters/sqlite/audit-log.js';
-import { auditRecord, checkpointAt } from '../../contract/audit-log.contract.js';
+import { auditRecord, checkpointAt, cosignatureLine } from '../../contract/audit-log.contract.js';
 import { VERSION_TWO_COLUMNS, versionTwoChain, versionTwoRowValuesOf } from '../../support/audit-trails.js';
 import { grownAndReferenceRoots } from '../../support/merkle-reference.js';
 import { openSqlite, pragma } from '../../support/sqlite.js';
@@ -78,11 +78,11 @@ describe('SqliteAuditLog', () => {
     return { path, head };
   }
 
-  it('migrates a version-2 trail to version 7 (checkpoints, issued, tree, archive boundary, archive lease): the records keep verifying, the chain continues', async () => {
+  it('migrates a version-2 trail to version 8 (checkpoints, issued, tree, archive boundary, archive lease, witnesses): the records keep verifying, the chain continues', async () => {
     const { path, head } = olderTrail(2);
     const log = SqliteAuditLog.open(path);
     const db = openSqlite(path, { readonly: true });
-    expect(pragma(db, 'user_version')).toBe(7);
+    expect(pragma(db, 'user_version')).toBe(8);
     db.close();
     expect(await log.head()).toEqual(head);
     await log.saveCheckpoint(checkpointAt(3, head.hash));
@@ -102,11 +102,11 @@ describe('SqliteAuditLog', () => {
     log.close();
   });
 
-  it('migrates a version-3 trail to version 7 (issued, tree, archive boundary, archive lease): format-2 records keep verifying, checkpoints are kept', async () => {
+  it('migrates a version-3 trail to version 8 (issued, tree, archive boundary, archive lease, witnesses): format-2 records keep verifying, checkpoints are kept', async () => {
     const { path, head } = olderTrail(3);
     const log = SqliteAuditLog.open(path);
     const db = openSqlite(path, { readonly: true });
-    expect(pragma(db, 'user_version')).toBe(7);
+    expect(pragma(db, 'user_version')).toBe(8);
     db.close();
     expect(await log.head()).toEqual(head);
     expect((await log.newestCheckpoint())?.seq).toBe(2);
@@ -126,6 +126,33 @@ describe('SqliteAuditLog', () => {
       brokenAt: 2,
       reason: 'a version-2 record carries version-3 fields: it was changed',
     });
+    log.close();
+  });
+
+  it('keeps cosignatures as lines joined by newlines; a column changed behind its back makes the checkpoint unreadable, a bad size is left out', async () => {
+    const path = fresh();
+    const log = SqliteAuditLog.open(path);
+    await log.append(record(1));
+    const checkpoint = checkpointAt(1, (await log.head()).hash);
+    await log.saveCheckpoint(checkpoint);
+    const [a, b] = [cosignatureLine('w1.example', 1), cosignatureLine('w2.example', 2)];
+    await log.addCosignatures(checkpoint, [a, b]);
+    await log.saveWitnessSize('w1.example+1a2b3c4d+BHCKmT', 1);
+    await log.saveWitnessSize('w2.example+5e6f7a8b+BEZVk0', 2);
+    const db = openSqlite(path);
+    expect(db.prepare('SELECT cosignatures FROM audit_checkpoints').get()).toEqual({
+      cosignatures: `${a}\n${b}`,
+    });
+    db.prepare('UPDATE audit_checkpoints SET cosignatures = ?').run(`${a}\n\n${b}`);
+    db.prepare("UPDATE audit_witness_sizes SET size = -1 WHERE vkey LIKE 'w2%'").run();
+    db.close();
+    const read = [];
+    for await (const c of log.checkpoints()) read.push(c);
+    expect(read).toEqual([
+      { invalid: 'stored checkpoint at seq 1: cosignature 2 is not a signature line "— NAME BASE64"' },
+    ]);
+    expect(await log.newestCheckpoint()).toBeUndefined();
+    expect(await log.witnessSizes()).toEqual(new Map([['w1.example+1a2b3c4d+BHCKmT', 1]]));
     log.close();
   });
 });

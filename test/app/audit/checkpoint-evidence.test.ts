@@ -30,6 +30,9 @@ const storeOf = (stored: (AuditCheckpoint | { invalid: string })[]): AuditCheckp
   async *checkpoints() {
     yield* stored;
   },
+  addCosignatures: async () => {},
+  witnessSizes: async () => new Map(),
+  saveWitnessSize: async () => {},
 });
 const file = (name: string, lines: string[]) => {
   const path = join(dir, name);
