@@ -52,6 +52,8 @@ export const USAGE = `usage:
   case-read stores migrate [--case-store STORE] [--access-store STORE] [--audit-store STORE]
   case-read config check
   case-read openapi
+  case-read witness keygen --name NAME --dir DIR
+  case-read witness serve
   case-read help
 
 Permissions: ${PERMISSIONS.join(', ')}.
@@ -65,7 +67,8 @@ ${storeLine(
 )}
 ${storeLine('audit', '--audit-store', 'AUDIT_STORE', STORE_REGISTRY.formsFor('audit'))}
   stores migrate: --case-store, --access-store and --audit-store, each else its variable, else its default
-Every command takes --json for machine-readable output. Configuration: see docs/operations/configuration.md.`;
+Every command takes --json for machine-readable output. Configuration: see docs/operations/configuration.md.
+The witness (witness keygen, witness serve) has its own variables: see docs/operations/witness.md.`;
 
 const defaultIo: Io = {
   out: (line) => process.stdout.write(`${line}\n`),
@@ -103,6 +106,8 @@ async function dispatch(argv: string[], io: Io): Promise<number> {
       throw UsageError.unknownSubcommand('config', 'check', sub);
     case 'openapi':
       return (await import('./commands/openapi.js')).openapi(argv.slice(1), io);
+    case 'witness':
+      return (await import('./commands/witness.js')).witness(sub, rest, io);
     case 'help':
     case '--help':
     case '-h':
