@@ -34,21 +34,21 @@ export const USAGE = `usage:
   case-read certs revoke SERIAL [--client CN]
   case-read grants add EMAIL P[,P...] | remove EMAIL P[,P...] | list
   case-read tokens mint --client CN [--dir DIR] [--expires-in DURATION] [--bind-cert PEM]
-  case-read audit verify [--public-key PEM]... [--checkpoints FILE]... [--origin O]
-  case-read audit verify --since CHECKPOINT_FILE (--vkey VKEY | --public-key PEM [--origin O])
+  case-read audit verify [--public-key PEM]... [--checkpoints FILE]... [--origin O] [--policy FILE]
+  case-read audit verify --since CHECKPOINT_FILE (--vkey VKEY | --public-key PEM [--origin O]) [--policy FILE]
   case-read audit query [--request-id ID] [--client CN] [--crn CRN] [--since ISO] [--limit N]
   case-read audit query --archive DIR (--vkey VKEY | --public-key PEM [--origin O]) [--request-id ID] [--client CN] [--crn CRN] [--since ISO] [--limit N]
-  case-read audit checkpoints | keygen --dir DIR
+  case-read audit checkpoints [--policy FILE] | keygen --dir DIR
   case-read audit vkey [--public-key PEM] [--origin O]
-  case-read audit verify-proof PROOF ENTRY --vkey VKEY_LINE_OR_FILE
+  case-read audit verify-proof PROOF ENTRY --vkey VKEY_LINE_OR_FILE [--policy FILE]
   case-read audit checkpoint
-  case-read audit prove REQUEST_ID|--seq N --out DIR
+  case-read audit prove REQUEST_ID|--seq N --out DIR [--policy FILE]
   case-read audit prove --archive DIR REQUEST_ID|--seq N --out DIR (--vkey VKEY | --public-key PEM [--origin O])
   case-read audit prove --consistency OLD_SIZE [--size NEW_SIZE]
   case-read audit prove --consistency OLD_SIZE --archive DIR (--vkey VKEY | --public-key PEM [--origin O])
   case-read audit archive --to DIR (--before TIME | --older-than DAYS) [--keep-in-store] [--public-key PEM]...
   case-read audit archive --to DIR --let-go-only [--public-key PEM]...
-  case-read audit verify --archive DIR (--vkey VKEY | --public-key PEM [--origin O])
+  case-read audit verify --archive DIR (--vkey VKEY | --public-key PEM [--origin O]) [--policy FILE [--audit-store STORE]]
   case-read stores migrate [--case-store STORE] [--access-store STORE] [--audit-store STORE]
   case-read config check
   case-read openapi

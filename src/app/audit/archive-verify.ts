@@ -1,5 +1,6 @@
 import type { ArchiveTiles } from '../../ports/archive-tiles.js';
 import type { AuditHashes } from '../../ports/audit-hashes.js';
+import type { AuditLog } from '../../ports/audit-log.js';
 import { Frontier, type Hash, leafHash, sameHash } from '../../tlog/merkle.js';
 import type { NoteVerifier } from '../../tlog/note.js';
 import {
@@ -17,7 +18,18 @@ import {
   tileWithin,
 } from '../../tlog/tiles.js';
 import { AuditArchiveError, archivedSize, CHECKPOINT_FILE } from './archive.js';
-import { AuditProofError, type SignedTree } from './proving.js';
+import { AuditProofError, openCheckpoint, provesExtension, type SignedTree } from './proving.js';
+import {
+  lastWitnessed,
+  notWitnessedReason,
+  type OpenNote,
+  type PolicyCheck,
+  quorumOf,
+  type Witnessing,
+  witnessedCheckpoints,
+  witnessingOf,
+  witnessList,
+} from './witnessed.js';
 
 /**
  * `audit verify --archive` (decisions §15): an archive checked on its own, naming the file
@@ -217,3 +229,96 @@ async function verifyTiles(
   }
   return { ok: true, records: size, files: fileCount };
 }
+
+/**
+ * `audit verify --archive --policy` (decisions §19): the archive's checkpoint against the
+ * witness policy. It is witnessed when it meets the quorum itself (an archive's checkpoint is
+ * signed at a size of whole tiles, rarely one a witness saw), or when the store holds a newer
+ * checkpoint that meets it and the store's tree proves that one extends the archive's: then the
+ * witnesses vouched for every archived record too. Anything less is refused, naming why.
+ */
+
+/** How the archive stood against the policy: witnessed (by itself or through the store), or why not. */
+export type ArchiveWitnessing =
+  | {
+      readonly ok: true;
+      /** `itself`, or `the store`: a newer witnessed checkpoint of the store shown to extend it. */
+      readonly through: 'itself' | 'the store';
+      /** The size of the witnessed checkpoint. */
+      readonly size: number;
+      readonly witnesses: readonly string[];
+    }
+  | { readonly ok: false; readonly reason: string };
+
+/** The archive's checkpoint, opened with `keys`, and how it stands against the policy by its own cosignatures. */
+export async function archiveCheckpointWitnessing(
+  tiles: ArchiveTiles,
+  keys: readonly NoteVerifier[],
+  check: PolicyCheck,
+): Promise<{ readonly body: SignedTree; readonly witnessing: Witnessing }> {
+  const bytes = await tiles.read(CHECKPOINT_FILE);
+  if (bytes === undefined) throw new AuditArchiveError(`${tiles.location} holds no ${CHECKPOINT_FILE}`);
+  const note = new TextDecoder().decode(bytes);
+  const { body } = openCheckpoint(note, keys, tiles.locationOf(CHECKPOINT_FILE));
+  return { body, witnessing: witnessingOf(note, check) };
+}
+
+/**
+ * Whether the store `log` shows the archive's checkpoint `archived` extended by a checkpoint
+ * that meets the policy: its newest witnessed one (each note opened by `open`), no older than the
+ * archive's, with the same root at the same size or a consistency proof from the store's tree.
+ */
+export async function witnessedThroughStore(
+  hashes: AuditHashes,
+  log: AuditLog,
+  archived: SignedTree,
+  check: PolicyCheck,
+  open: OpenNote,
+  now: Date,
+): Promise<ArchiveWitnessing> {
+  const own = `its checkpoint (${archived.size} records) is not witnessed`;
+  const found = await witnessedCheckpoints(log, check, open, (reason) => new AuditProofError(reason));
+  const met = found.met;
+  if (met === undefined) {
+    return {
+      ok: false,
+      reason: `${own}, and no stored checkpoint meets ${quorumOf(check)} to extend it: ${notWitnessedReason(found, check, now) ?? lastWitnessed(met, now)}`,
+    };
+  }
+  const witnessed = {
+    ok: true,
+    through: 'the store',
+    size: met.body.size,
+    witnesses: met.witnessing.witnesses,
+  } as const;
+  if (met.body.size < archived.size) {
+    return {
+      ok: false,
+      reason: `${own}, and the store's newest checkpoint that meets ${quorumOf(check)} (${met.body.size} records, ${met.checkpoint.time}) is older than it: the records after ${met.body.size} are vouched for by no witness yet`,
+    };
+  }
+  if (met.body.size === archived.size) {
+    return sameHash(met.body.root, archived.root)
+      ? witnessed
+      : {
+          ok: false,
+          reason: `the store's witnessed checkpoint of ${met.body.size} records signs another root than the archive's checkpoint: two different trails were signed`,
+        };
+  }
+  if (!(await provesExtension(hashes, log, archived, met.body, true))) {
+    return {
+      ok: false,
+      reason: `${own}, and the store's tree does not show the witnessed checkpoint of ${met.body.size} records extending it: the archive, or the store, holds another trail`,
+    };
+  }
+  return witnessed;
+}
+
+/** The witnesses named, for an {@link ArchiveWitnessing} that is ok. */
+export const describeArchiveWitnessing = (
+  witnessing: Extract<ArchiveWitnessing, { ok: true }>,
+  check: PolicyCheck,
+): string =>
+  witnessing.through === 'itself'
+    ? `its checkpoint is witnessed: cosigned by ${witnessList(witnessing.witnesses)}, meeting ${quorumOf(check)}`
+    : `its checkpoint is extended by the store's checkpoint of ${witnessing.size} records, cosigned by ${witnessList(witnessing.witnesses)}, meeting ${quorumOf(check)}`;

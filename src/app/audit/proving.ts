@@ -152,13 +152,23 @@ export async function proveInclusion(
   return { record, entry, proof };
 }
 
-/** Why the stored tree cannot give a consistency proof from `oldSize` to `newSize`, thrown; nothing when it can. */
-async function canProveConsistency(log: AuditLog, oldSize: number, newSize: number): Promise<void> {
+/**
+ * Why the stored tree cannot give a consistency proof from `oldSize` to `newSize`, thrown;
+ * nothing when it can. With `acrossArchived`, a tree ending inside the records the store let
+ * go of is asked all the same (an archive's, of whole tiles: see {@link provesExtension}).
+ */
+async function canProveConsistency(
+  log: AuditLog,
+  oldSize: number,
+  newSize: number,
+  acrossArchived = false,
+): Promise<void> {
   if (!Number.isSafeInteger(oldSize) || oldSize < 1 || oldSize > newSize) {
     throw new AuditProofError(`a tree of ${newSize} records cannot be proven to extend one of ${oldSize}`);
   }
   const grown = await log.treeSize();
   if (newSize > grown) throw new AuditProofError(`the stored tree holds ${grown} records, not ${newSize}`);
+  if (acrossArchived) return;
   const archived = (await log.archivedHead()).seq;
   if (oldSize < archived) {
     throw new AuditProofError(
@@ -214,15 +224,20 @@ export interface SignedTree {
 /**
  * Whether the stored tree proves that `newer` extends `older` (a consistency proof from
  * `older.size` to `newer.size` made of the stored hashes, checked against both roots); the
- * reason it cannot be asked is thrown as {@link proveConsistency} throws it.
+ * reason it cannot be asked is thrown as {@link proveConsistency} throws it. With
+ * `acrossArchived`, `older` may end inside the records the store let go of: an archive's
+ * checkpoint, of whole tiles of 256, whose proof needs only the hashes of 256 leaves and more
+ * there, which the store keeps when it lets go (a hash it does not hold is a MerkleError
+ * naming it).
  */
 export async function provesExtension(
   hashes: AuditHashes,
   log: AuditLog,
   older: SignedTree,
   newer: SignedTree,
+  acrossArchived = false,
 ): Promise<boolean> {
-  await canProveConsistency(log, older.size, newer.size);
+  await canProveConsistency(log, older.size, newer.size, acrossArchived);
   const proof = await proveFrom(hashes.sha256, storeHashes(log), {
     consistency: older.size,
     size: newer.size,

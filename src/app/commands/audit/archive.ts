@@ -2,12 +2,23 @@
 // tlog-tiles directory, and the check of such a directory on its own.
 import { hostname } from 'node:os';
 import type { AuditQuery, StoredAuditRecord } from '../../../domain/audit/record.js';
+import type { ArchiveTiles } from '../../../ports/archive-tiles.js';
 import type { AuditLog } from '../../../ports/audit-log.js';
+import { StoreError } from '../../../ports/stores.js';
+import { MerkleError } from '../../../tlog/merkle.js';
+import type { NoteVerifier } from '../../../tlog/note.js';
 import { TILE_WIDTH } from '../../../tlog/tiles.js';
 import { archivedSize, assertArchiveHolds, stillHolding, writeArchive } from '../../audit/archive.js';
 import { underArchiveLock } from '../../audit/archive-lock.js';
-import { verifyArchive } from '../../audit/archive-verify.js';
-import { newestNoted, recordAt } from '../../audit/proving.js';
+import {
+  type ArchiveWitnessing,
+  archiveCheckpointWitnessing,
+  describeArchiveWitnessing,
+  verifyArchive,
+  witnessedThroughStore,
+} from '../../audit/archive-verify.js';
+import { AuditProofError, newestNoted, openCheckpoint, recordAt } from '../../audit/proving.js';
+import { type PolicyCheck, requireTrailLog, WitnessPolicyError } from '../../audit/witnessed.js';
 import { archiveDirectory, openArchive } from '../../composition/audit-archive-tiles.js';
 import { auditHashes, CheckpointKeyError, noteSigner } from '../../composition/audit-keys.js';
 import { auditOriginOf, ConfigError } from '../../composition/config.js';
@@ -20,8 +31,11 @@ import {
   ARCHIVE_OPTIONS,
   type NoteKeysGiven,
   noteKeysOf,
+  POLICY_OPTION,
+  policyCheckOf,
   proving,
   readSigningKey,
+  STORE,
   sameOriginAsTrail,
 } from './options.js';
 
@@ -163,26 +177,92 @@ async function archive(args: string[], io: Io): Promise<number> {
   });
 }
 
-/** `audit verify --archive DIR (--vkey V | --public-key PEM [--origin O])`: the archive on its own. */
+/**
+ * `audit verify --archive DIR (--vkey V | --public-key PEM [--origin O]) [--policy FILE]`: the
+ * archive on its own. With `--policy` (decisions §19), its checkpoint must also meet the
+ * policy's quorum, or be extended by a newer checkpoint of the store (`--audit-store`, else
+ * AUDIT_STORE) that does: a store that cannot be read then is a refusal (fail closed).
+ */
 async function verifyArchiveCommand(args: string[], io: Io): Promise<number> {
   const { values, positionals: rest } = parse(args, {
-    json: { type: 'boolean' },
+    ...STORE,
     ...ARCHIVE_OPTIONS,
+    ...POLICY_OPTION,
   });
   positionals(rest, []);
   const keys = noteKeysOf(values, io);
-  const result = await verifyArchive(auditHashes, archiveDirectory(values.archive as string), keys);
+  const check = policyCheckOf(values.policy);
+  if (check !== undefined) await proving(async () => requireTrailLog(check, keys));
+  const tiles = archiveDirectory(values.archive as string);
+  const result = await verifyArchive(auditHashes, tiles, keys);
   if (!result.ok) {
     report(io, values.json, result, `audit archive BROKEN: ${result.reason}`);
     return EXIT.failure;
   }
-  report(
-    io,
-    values.json,
-    result,
-    `audit archive intact: ${result.records} record(s) in ${result.files} file(s), its checkpoint verified`,
-  );
+  const intact = `audit archive intact: ${result.records} record(s) in ${result.files} file(s), its checkpoint verified`;
+  if (check === undefined) {
+    report(io, values.json, result, intact);
+    return EXIT.ok;
+  }
+  const witnessing = await archiveWitnessing(tiles, keys, check, values['audit-store'], io);
+  if (!witnessing.ok) {
+    report(
+      io,
+      values.json,
+      { ...result, ok: false, reason: witnessing.reason },
+      `audit archive NOT WITNESSED: ${witnessing.reason}`,
+    );
+    return EXIT.failure;
+  }
+  report(io, values.json, { ...result, witnessed: witnessing }, [
+    intact,
+    `witnessed: ${describeArchiveWitnessing(witnessing, check)}`,
+  ]);
   return EXIT.ok;
+}
+
+/**
+ * The archive's checkpoint against the policy: by its own cosignatures, else through the
+ * store's newest witnessed checkpoint. What the store cannot answer (not reachable, a hash it
+ * does not hold) is a refusal naming it.
+ */
+async function archiveWitnessing(
+  tiles: ArchiveTiles,
+  keys: readonly NoteVerifier[],
+  check: PolicyCheck,
+  store: string | undefined,
+  io: Io,
+): Promise<ArchiveWitnessing> {
+  const own = await proving(() => archiveCheckpointWitnessing(tiles, keys, check));
+  if (own.witnessing.refused !== undefined)
+    return { ok: false, reason: `its checkpoint is refused: ${own.witnessing.refused}` };
+  if (own.witnessing.met)
+    return { ok: true, through: 'itself', size: own.body.size, witnesses: own.witnessing.witnesses };
+  try {
+    return await withAuditStore(store, io, (log) =>
+      witnessedThroughStore(
+        auditHashes,
+        log,
+        own.body,
+        check,
+        (note, what) => openCheckpoint(note, keys, what).body,
+        new Date(),
+      ),
+    );
+  } catch (error) {
+    if (
+      error instanceof StoreError ||
+      error instanceof AuditProofError ||
+      error instanceof MerkleError ||
+      error instanceof WitnessPolicyError
+    ) {
+      return {
+        ok: false,
+        reason: `its checkpoint (${own.body.size} records) is not witnessed, and the store cannot show it extended by one that is: ${error.message}`,
+      };
+    }
+    throw error;
+  }
 }
 
 /** The archived records `filter` asks for, read from `dir` once its checkpoint is checked with the keys given. */

@@ -10,6 +10,7 @@ import { AuditArchiveError } from '../../audit/archive.js';
 import { ArchiveBusyError } from '../../audit/archive-lock.js';
 import { OriginMismatchError, requireTrailOrigin } from '../../audit/origin.js';
 import { AuditProofError } from '../../audit/proving.js';
+import { type PolicyCheck, WitnessPolicyError } from '../../audit/witnessed.js';
 import {
   CheckpointKeyError,
   checkpointKeyring,
@@ -19,7 +20,8 @@ import {
   noteVerifier,
   sha256Bytes,
 } from '../../composition/audit-keys.js';
-import { auditOriginOf } from '../../composition/config.js';
+import { auditOriginOf, ConfigError } from '../../composition/config.js';
+import { cosignerVerifier, readWitnessPolicyFile } from '../../composition/witness-policy-file.js';
 import type { Options } from '../arguments.js';
 import { CommandError, EXIT, UsageError } from '../exit.js';
 import type { Io } from '../io.js';
@@ -42,6 +44,31 @@ export const ARCHIVE_OPTIONS = {
   archive: { type: 'string' },
   ...NOTE_KEY_OPTIONS,
 } as const satisfies Options;
+
+/**
+ * `--policy FILE`: a C2SP tlog-policy of witnesses (decisions §19); a checkpoint counts only
+ * once a quorum of them cosigned it.
+ */
+export const POLICY_OPTION = { policy: { type: 'string' } } as const satisfies Options;
+
+/**
+ * The witness policy of `--policy FILE`, read (as `serve` reads AUDIT_WITNESS_POLICY) before
+ * any store is opened: a file that cannot be read or is not a policy is a command error naming
+ * it and the line. Undefined when no `--policy` was given.
+ */
+export function policyCheckOf(path: string | undefined): PolicyCheck | undefined {
+  if (path === undefined) return undefined;
+  try {
+    return {
+      policy: readWitnessPolicyFile(path, '--policy'),
+      verifierOf: cosignerVerifier,
+      source: `--policy ${path}`,
+    };
+  } catch (error) {
+    if (error instanceof ConfigError) throw new CommandError(error.problems.join('; '));
+    throw error;
+  }
+}
 
 /** Most of a file read here: an entry is a record of a few hundred bytes, a proof or a key a few KB. */
 const MAX_FILE_BYTES = 1024 * 1024;
@@ -144,6 +171,7 @@ export async function proving<T>(question: () => Promise<T>): Promise<T> {
       error instanceof OriginMismatchError ||
       error instanceof MerkleError ||
       error instanceof AuditArchiveError ||
+      error instanceof WitnessPolicyError ||
       error instanceof StoreError
     )
       throw new CommandError(error.message);

@@ -4,8 +4,9 @@
 // an archive) and `audit verify --since`.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { AuditLog } from '../../../ports/audit-log.js';
 import { type Hash, leafHash, verifyInclusion } from '../../../tlog/merkle.js';
-import { hashToBase64, NoteError, openCheckpointNote } from '../../../tlog/note.js';
+import { hashToBase64, NoteError, type NoteVerifier, openCheckpointNote } from '../../../tlog/note.js';
 import { formatTlogProof, parseTlogProof } from '../../../tlog/tlog-proof.js';
 import {
   AuditProofError,
@@ -16,12 +17,27 @@ import {
   proveInclusion,
   verifySince,
 } from '../../audit/proving.js';
+import {
+  cosignedNote,
+  lastWitnessed,
+  notWitnessedReason,
+  type PolicyCheck,
+  policyLogKeys,
+  quorumOf,
+  requireTrailLog,
+  type WitnessedCheckpoint,
+  type Witnessing,
+  witnessedCheckpoints,
+  witnessingOf,
+  witnessList,
+} from '../../audit/witnessed.js';
 import { openArchive } from '../../composition/audit-archive-tiles.js';
 import {
   auditHashes,
   CheckpointKeyError,
   notePublicKey,
   noteSigner,
+  noteVerifier,
   sha256Bytes,
   verifyNoteSignature,
 } from '../../composition/audit-keys.js';
@@ -33,7 +49,10 @@ import { type Io, report } from '../io.js';
 import {
   ARCHIVE_OPTIONS,
   NOTE_KEY_OPTIONS,
+  type NoteKeysGiven,
   noteKeysOf,
+  POLICY_OPTION,
+  policyCheckOf,
   proving,
   readFile,
   readSigningKey,
@@ -79,15 +98,23 @@ async function vkey(args: string[], io: Io): Promise<number> {
 }
 
 /**
- * `audit verify-proof PROOF ENTRY --vkey VKEY`: the proof's checkpoint is signed by the key and
- * names the key's log, and the entry's leaf hash with the proof's hashes makes its root.
- * Offline: no store, no network. Exit 1 says which check failed.
+ * `audit verify-proof PROOF ENTRY --vkey VKEY [--policy FILE]`: the proof's checkpoint is
+ * signed by the key and names the key's log, and the entry's leaf hash with the proof's hashes
+ * makes its root; with `--policy`, the checkpoint also carries a quorum of the policy's
+ * witnesses' cosignatures, each verifying (decisions §19). Offline: no store, no network.
+ * Exit 1 says which check failed.
  */
 async function verifyProof(args: string[], io: Io): Promise<number> {
-  const { values, positionals: rest } = parse(args, { vkey: { type: 'string' }, json: { type: 'boolean' } });
+  const { values, positionals: rest } = parse(args, {
+    vkey: { type: 'string' },
+    json: { type: 'boolean' },
+    ...POLICY_OPTION,
+  });
   const [proofPath, entryPath] = positionals(rest, ['PROOF', 'ENTRY']) as [string, string];
   if (values.vkey === undefined) throw new UsageError('audit verify-proof needs --vkey VKEY_LINE_OR_FILE');
   const key = verifierKeyOf(values.vkey);
+  const check = policyCheckOf(values.policy);
+  if (check !== undefined) await proving(async () => requireTrailLog(check, [key]));
   const proof = parseTlogProof(readFile('PROOF', proofPath).toString('utf8'));
   if ('invalid' in proof)
     throw new CommandError(`${proofPath} is not a c2sp.org/tlog-proof@v1: ${proof.invalid}`);
@@ -96,6 +123,15 @@ async function verifyProof(args: string[], io: Io): Promise<number> {
   const { body } = opened;
   if (body.origin !== key.name) {
     throw new CommandError(`the proof's checkpoint is of the log ${body.origin}, not ${key.name}`);
+  }
+  let witnessed: Witnessing | undefined;
+  if (check !== undefined) {
+    witnessed = witnessingOf(proof.checkpoint, check);
+    if (!witnessed.met) {
+      throw new CommandError(
+        `the proof's checkpoint (${body.size} records) is not witnessed: ${witnessed.refused ?? `it does not meet ${quorumOf(check)}: cosigned by ${witnessList(witnessed.witnesses)}`}`,
+      );
+    }
   }
   const leaf = leafHash(sha256Bytes, readFile('ENTRY', entryPath));
   if (!verifyInclusion(sha256Bytes, proof.index, body.size, leaf, proof.hashes, body.root)) {
@@ -106,22 +142,42 @@ async function verifyProof(args: string[], io: Io): Promise<number> {
   report(
     io,
     values.json,
-    { ok: true, origin: body.origin, index: proof.index, size: body.size },
-    `proof verified: the entry is leaf ${proof.index} (record ${proof.index + 1}) of ${body.origin}, in its tree of ${body.size} signed by ${opened.verifiedBy.join(', ')}`,
+    {
+      ok: true,
+      origin: body.origin,
+      index: proof.index,
+      size: body.size,
+      ...(witnessed === undefined ? {} : { witnesses: witnessed.witnesses }),
+    },
+    `proof verified: the entry is leaf ${proof.index} (record ${proof.index + 1}) of ${body.origin}, in its tree of ${body.size} signed by ${opened.verifiedBy.join(', ')}${check !== undefined && witnessed !== undefined ? `, cosigned by ${witnessList(witnessed.witnesses)} (${quorumOf(check)} met)` : ''}`,
   );
   return EXIT.ok;
 }
 
-/** `audit checkpoint`: the newest stored checkpoint of the tree, as its signed note, exactly. */
+/**
+ * `audit checkpoint`: the newest stored checkpoint of the tree as one signed note, exactly: the
+ * log's signature line, then every cosignature line kept with it (decisions §19).
+ */
 async function checkpoint(args: string[], io: Io): Promise<number> {
   const { values, positionals: rest } = parse(args, STORE);
   positionals(rest, []);
   return withAuditStore(values['audit-store'], io, async (log) => {
     const newest = await proving(() => newestNoted(log));
+    const note = cosignedNote({ ...newest.checkpoint, note: newest.note });
     if (values.json) {
-      report(io, true, { seq: newest.checkpoint.seq, time: newest.checkpoint.time, note: newest.note }, '');
+      report(
+        io,
+        true,
+        {
+          seq: newest.checkpoint.seq,
+          time: newest.checkpoint.time,
+          note,
+          cosignatures: newest.checkpoint.cosignatures ?? [],
+        },
+        '',
+      );
     } else {
-      io.out(newest.note.slice(0, -1));
+      io.out(note.slice(0, -1));
     }
     return EXIT.ok;
   });
@@ -141,11 +197,17 @@ async function prove(args: string[], io: Io): Promise<number> {
     consistency: { type: 'string' },
     size: { type: 'string' },
     ...ARCHIVE_OPTIONS,
+    ...POLICY_OPTION,
   });
   if (values.consistency !== undefined) {
     positionals(rest, []);
     if (values.seq !== undefined || values.out !== undefined) {
       throw new UsageError('--consistency takes no --seq or --out: it writes the proof to stdout');
+    }
+    if (values.policy !== undefined) {
+      throw new UsageError(
+        "--policy goes with a record's proof: a consistency proof's hashes carry no checkpoint to witness",
+      );
     }
     const oldSize = wholeOption('--consistency', values.consistency);
     const given = values.size === undefined ? undefined : wholeOption('--size', values.size);
@@ -183,6 +245,11 @@ async function prove(args: string[], io: Io): Promise<number> {
   const bySeq = values.seq === undefined ? undefined : wholeOption('--seq', values.seq);
   const notFound = () => new CommandError(`no audit record has request id ${JSON.stringify(requestId)}`);
   if (values.archive !== undefined) {
+    if (values.policy !== undefined) {
+      throw new UsageError(
+        "--policy picks a witnessed checkpoint of the store: --archive proves against the archive's own (check that one with audit verify --archive --policy)",
+      );
+    }
     const keys = noteKeysOf(values, io);
     const reader = await proving(async () => openArchive(values.archive as string, keys));
     const seqs =
@@ -194,6 +261,7 @@ async function prove(args: string[], io: Io): Promise<number> {
     for (const seq of seqs) proofs.push({ seq, ...(await proving(async () => reader.prove(seq))) });
     return writeProofs(io, values.json, out, proofs, { note: reader.note, size: reader.size });
   }
+  const check = policyCheckOf(values.policy);
   return withAuditStore(values['audit-store'], io, async (log) => {
     await sameOriginAsTrail(log, values, io);
     const seqs =
@@ -201,12 +269,70 @@ async function prove(args: string[], io: Io): Promise<number> {
         ? [bySeq]
         : (await log.query({ requestId: requestId as string, limit: 10 })).map((r) => r.seq);
     if (seqs.length === 0) throw notFound();
-    const newest = await proving(() => newestNoted(log));
+    const against =
+      check === undefined
+        ? await proving(() => newestNoted(log)).then((newest) => ({
+            note: cosignedNote({ ...newest.checkpoint, note: newest.note }),
+            size: newest.body.size,
+            body: newest.body,
+          }))
+        : await newestWitnessed(log, check, values, io).then((met) => ({
+            note: met.note,
+            size: met.body.size,
+            body: met.body,
+            witnesses: met.witnessing.witnesses,
+          }));
     const proofs = [];
-    for (const seq of seqs)
-      proofs.push({ seq, ...(await proving(() => proveInclusion(auditHashes, log, seq, newest.body))) });
-    return writeProofs(io, values.json, out, proofs, { note: newest.note, size: newest.body.size });
+    for (const seq of seqs) {
+      if (check !== undefined && seq > against.size) {
+        throw new CommandError(
+          `record ${seq} is after the newest checkpoint that meets ${quorumOf(check)} (${against.size} records): prove it once a checkpoint after it is cosigned`,
+        );
+      }
+      proofs.push({ seq, ...(await proving(() => proveInclusion(auditHashes, log, seq, against.body))) });
+    }
+    return writeProofs(io, values.json, out, proofs, against);
   });
+}
+
+/**
+ * `audit prove --policy`: the trail's newest checkpoint that meets the policy's quorum, its
+ * note opened with the log's keys (those given, else AUDIT_SIGNING_KEY's, else the policy's
+ * `log` lines for the trail's origin), its cosignatures checked. None is a command error naming
+ * the quorum, who cosigned the newest, and that none did.
+ */
+async function newestWitnessed(
+  log: AuditLog,
+  check: PolicyCheck,
+  given: NoteKeysGiven,
+  io: Io,
+): Promise<WitnessedCheckpoint> {
+  const keysGiven =
+    given.vkey !== undefined || (given['public-key']?.length ?? 0) > 0 || io.env.AUDIT_SIGNING_KEY;
+  let keys: readonly NoteVerifier[];
+  let keysFrom = '';
+  if (keysGiven) {
+    keys = noteKeysOf(given, io);
+    await proving(async () => requireTrailLog(check, keys));
+  } else {
+    const origin = (await proving(() => newestNoted(log))).body.origin;
+    keys = await proving(async () => policyLogKeys(check, origin, noteVerifier));
+    keysFrom = `, opened with the log key of ${check.source}`;
+  }
+  const found = await proving(() =>
+    witnessedCheckpoints(
+      log,
+      check,
+      (note, what) => openCheckpoint(note, keys, `${what}${keysFrom}`).body,
+      (reason) => new AuditProofError(reason),
+    ),
+  );
+  if (found.met === undefined) {
+    throw new CommandError(
+      `no checkpoint to prove against: ${notWitnessedReason(found, check, new Date()) ?? `none meets ${quorumOf(check)}`}`,
+    );
+  }
+  return found.met;
 }
 
 /** Writes each record's entry and tlog-proof (against `checkpoint`) to `out`, readable by its owner only. */
@@ -215,7 +341,7 @@ function writeProofs(
   json: boolean | undefined,
   out: string,
   proofs: readonly { readonly seq: number; readonly entry: Uint8Array; readonly proof: readonly Hash[] }[],
-  checkpoint: { readonly note: string; readonly size: number },
+  checkpoint: { readonly note: string; readonly size: number; readonly witnesses?: readonly string[] },
 ): number {
   const written: { seq: number; entry: string; proof: string }[] = [];
   for (const { seq, entry, proof } of proofs) {
@@ -232,31 +358,43 @@ function writeProofs(
     );
     written.push({ seq, ...paths });
   }
+  const cosigned =
+    checkpoint.witnesses === undefined ? '' : `, cosigned by ${witnessList(checkpoint.witnesses)}`;
   report(
     io,
     json,
-    { checkpointSize: checkpoint.size, written },
+    {
+      checkpointSize: checkpoint.size,
+      ...(checkpoint.witnesses === undefined ? {} : { witnesses: checkpoint.witnesses }),
+      written,
+    },
     written.map(
       (w) =>
-        `record ${w.seq}: ${w.entry} and ${w.proof} (against the checkpoint of ${checkpoint.size} records)`,
+        `record ${w.seq}: ${w.entry} and ${w.proof} (against the checkpoint of ${checkpoint.size} records${cosigned})`,
     ),
   );
   return EXIT.ok;
 }
 
 /**
- * `audit verify --since CHECKPOINT_FILE`: the newest stored checkpoint of the tree is signed
- * and extends the one saved earlier, and the records since it verify. Exit 1 names what is wrong.
+ * `audit verify --since CHECKPOINT_FILE [--policy FILE]`: the newest stored checkpoint of the
+ * tree is signed and extends the one saved earlier, and the records since it verify. With
+ * `--policy` (decisions §19), the newest checkpoint must meet the policy's quorum, and the
+ * saved one's cosignatures, if it carries any of the policy's witnesses, must verify. Exit 1
+ * names what is wrong.
  */
 async function verifySinceCommand(args: string[], io: Io): Promise<number> {
   const { values, positionals: rest } = parse(args, {
     ...STORE,
     since: { type: 'string' },
     ...NOTE_KEY_OPTIONS,
+    ...POLICY_OPTION,
   });
   positionals(rest, []);
   const path = values.since as string;
   const keys = noteKeysOf(values, io);
+  const check = policyCheckOf(values.policy);
+  if (check !== undefined) await proving(async () => requireTrailLog(check, keys));
   const saved = readFile('--since', path).toString('utf8');
   const refused = (reason: string) => {
     report(io, values.json, { ok: false, reason }, `audit checkpoints REFUSED: ${reason}`);
@@ -266,9 +404,10 @@ async function verifySinceCommand(args: string[], io: Io): Promise<number> {
     await sameOriginAsTrail(log, values, io);
     let old: OpenedCheckpoint;
     let newest: OpenedCheckpoint;
+    let stored: Awaited<ReturnType<typeof newestNoted>>;
     try {
       old = openCheckpoint(saved, keys, `the checkpoint in ${path}`);
-      const stored = await newestNoted(log);
+      stored = await newestNoted(log);
       newest = openCheckpoint(
         stored.note,
         keys,
@@ -278,14 +417,51 @@ async function verifySinceCommand(args: string[], io: Io): Promise<number> {
       if (error instanceof AuditProofError) return refused(error.message);
       throw error;
     }
+    const savedWitnessing = check === undefined ? undefined : witnessingOf(saved, check);
+    if (savedWitnessing?.refused !== undefined)
+      return refused(`the checkpoint in ${path}: ${savedWitnessing.refused}`);
     const result = await proving(() => verifySince(auditHashes, log, old.body, newest.body));
     if (!result.ok) {
       report(io, values.json, result, `audit chain BROKEN at record ${result.brokenAt}: ${result.reason}`);
       return EXIT.failure;
     }
+    let witnessed: string[] = [];
+    let data: Record<string, unknown> = result;
+    if (check !== undefined) {
+      const newestWitnessing = witnessingOf(cosignedNote({ ...stored.checkpoint, note: stored.note }), check);
+      if (!newestWitnessing.met) {
+        const found = await proving(() =>
+          witnessedCheckpoints(
+            log,
+            check,
+            (note, what) => openCheckpoint(note, keys, what).body,
+            (reason) => new AuditProofError(reason),
+          ),
+        );
+        const reason =
+          notWitnessedReason(found, check, new Date()) ??
+          `the newest checkpoint (${newest.body.size} records) does not meet ${quorumOf(check)}: cosigned by ${witnessList(newestWitnessing.witnesses)}; ${lastWitnessed(found.met, new Date())}`;
+        report(
+          io,
+          values.json,
+          { ...result, ok: false, reason, witnesses: newestWitnessing.witnesses },
+          `audit checkpoints NOT WITNESSED: ${reason}`,
+        );
+        return EXIT.failure;
+      }
+      data = {
+        ...result,
+        witnesses: newestWitnessing.witnesses,
+        sinceWitnesses: savedWitnessing?.witnesses ?? [],
+      };
+      witnessed = [
+        `witnessed: the newest checkpoint (${newest.body.size} records) is cosigned by ${witnessList(newestWitnessing.witnesses)}, meeting ${quorumOf(check)}; the one given by ${witnessList(savedWitnessing?.witnesses ?? [])}`,
+      ];
+    }
     const after = result.records - (newest.body.size - old.body.size);
-    report(io, values.json, result, [
+    report(io, values.json, data, [
       `audit trail intact since the checkpoint of ${old.body.size} records: the newest checkpoint (${newest.body.size}) extends it, and the ${result.records} record(s) after it verify`,
+      ...witnessed,
       ...(after > 0 ? [`${after} record(s) after the newest checkpoint, covered by the chain alone`] : []),
     ]);
     return EXIT.ok;

@@ -6,26 +6,57 @@ import type { AuditVerification } from '../../../domain/audit/chain-walker.js';
 import { type AuditCheckpoint, describeCheckpoint } from '../../../domain/audit/checkpoint.js';
 import type { AuditQuery, StoredAuditRecord } from '../../../domain/audit/record.js';
 import type { AuditLog } from '../../../ports/audit-log.js';
+import { NoteError, type NoteVerifier } from '../../../tlog/note.js';
+import { describeQuorum } from '../../../tlog/policy.js';
 import {
   CheckpointEvidenceError,
   type Evidence,
   gatherCheckpoints,
 } from '../../audit/checkpoint-evidence.js';
-import { generateCheckpointKeys } from '../../composition/audit-keys.js';
+import { trailOrigin } from '../../audit/origin.js';
+import { AuditProofError, openCheckpoint } from '../../audit/proving.js';
+import {
+  cosignedNote,
+  cosignerNames,
+  notWitnessedReason,
+  type PolicyCheck,
+  policyLogKeys,
+  quorumOf,
+  requireTrailLog,
+  type Witnessing,
+  witnessedCheckpoints,
+  witnessingOf,
+  witnessList,
+} from '../../audit/witnessed.js';
+import { generateCheckpointKeys, noteVerifier } from '../../composition/audit-keys.js';
 import { parse, positionals } from '../arguments.js';
 import { withAuditStore } from '../command-stores.js';
 import { CommandError, EXIT, UsageError } from '../exit.js';
 import { type Io, report } from '../io.js';
-import { ARCHIVE_OPTIONS, keyringOf, noteKeysOf, STORE } from './options.js';
+import {
+  ARCHIVE_OPTIONS,
+  keyringOf,
+  noteKeysOf,
+  POLICY_OPTION,
+  policyCheckOf,
+  proving,
+  STORE,
+} from './options.js';
 
 const line = (r: StoredAuditRecord) =>
   `${r.seq}  ${r.at.toISOString()}  ${r.clientId}  ${r.operation}${r.crn ? ` ${r.crn}` : ''}  ${r.status}${r.problem ? ` ${r.problem}` : ''}${r.access ? ` (${r.access})` : ''}${r.issued ? `  issued ${r.issued}` : ''}${r.onBehalfOf ? `  on behalf of ${r.onBehalfOf}` : ''}  ${r.requestId}`;
 
-const checkpointLine = (c: AuditCheckpoint) => `${c.seq}  ${c.time}  key ${c.keyId}  head ${c.head}`;
+const checkpointLine = (c: AuditCheckpoint) => {
+  const cosigners = cosignerNames(c.cosignatures);
+  return `${c.seq}  ${c.time}  key ${c.keyId}  head ${c.head}${cosigners.length > 0 ? `  cosigned by ${cosigners.join(', ')}` : ''}`;
+};
 
 /**
  * `audit verify`: the hash chain, and with `--public-key` every checkpoint (stored, and in
- * each `--checkpoints` file): its signature, and that the chain passes through its head.
+ * each `--checkpoints` file): its signature, and that the chain passes through its head. With
+ * `--policy FILE` (decisions §19), the newest checkpoint (with a note) must also meet the
+ * policy's quorum with cosignatures that verify, its note signed by a key given (which the
+ * policy's `log` line must be) or, none given, by the policy's `log` key for the trail's origin.
  * Exit 1 names the first thing wrong.
  */
 async function verify(args: string[], io: Io): Promise<number> {
@@ -34,6 +65,7 @@ async function verify(args: string[], io: Io): Promise<number> {
     'public-key': { type: 'string', multiple: true },
     checkpoints: { type: 'string', multiple: true },
     origin: { type: 'string' },
+    ...POLICY_OPTION,
   });
   positionals(rest, []);
   const keys = values['public-key'] ?? [];
@@ -43,11 +75,28 @@ async function verify(args: string[], io: Io): Promise<number> {
       '--checkpoints needs --public-key: a checkpoint counts only once its signature is checked',
     );
   }
+  const check = policyCheckOf(values.policy);
   const keyring = keys.length > 0 ? await keyringOf(keys) : undefined;
   // The same keys, named by the log's origin, check the checkpoints' notes (decisions §14).
   const noteKeys = keyring === undefined ? [] : noteKeysOf({ 'public-key': keys, origin: values.origin }, io);
+  if (check !== undefined && noteKeys.length > 0) await proving(async () => requireTrailLog(check, noteKeys));
   return withAuditStore(values['audit-store'], io, async (log) => {
-    if (keyring === undefined) return verifyChainOnly(log, values.json, io);
+    if (keyring === undefined) {
+      // No key given: with a policy, its `log` line for the trail's origin opens the newest checkpoint.
+      const origin = check === undefined ? undefined : await trailOrigin(log);
+      const witnessed =
+        check === undefined
+          ? undefined
+          : await witnessedVerdict(
+              log,
+              check,
+              origin === undefined
+                ? []
+                : await proving(async () => policyLogKeys(check, origin, noteVerifier)),
+              `the log key of ${check.source}`,
+            );
+      return verifyChainOnly(log, values.json, io, witnessed);
+    }
     let evidence: Evidence;
     try {
       evidence = await gatherCheckpoints(log, files, keyring, noteKeys);
@@ -62,11 +111,77 @@ async function verify(args: string[], io: Io): Promise<number> {
       return EXIT.failure;
     }
     const result = await log.verify(evidence.checkpoints);
-    return reportVerification(io, values.json, result, evidence, [], (await log.archivedHead()).seq);
+    const witnessed =
+      check !== undefined && result.ok ? await witnessedVerdict(log, check, noteKeys) : undefined;
+    return reportVerification(
+      io,
+      values.json,
+      result,
+      evidence,
+      [],
+      (await log.archivedHead()).seq,
+      witnessed,
+    );
   });
 }
 
-async function verifyChainOnly(log: AuditLog, json: boolean | undefined, io: Io): Promise<number> {
+/** How `audit verify --policy` found the trail's newest checkpoint: witnessed (and by whom), or why not. */
+type WitnessVerdict =
+  | { readonly ok: true; readonly line: string; readonly data: Record<string, unknown> }
+  | { readonly ok: false; readonly reason: string; readonly data: Record<string, unknown> };
+
+/**
+ * The newest checkpoint (with a note) against the policy: its note opened with the log's keys,
+ * its cosignatures checked; when it falls short, the newest that did meet the quorum, found
+ * in the same pass over the stored checkpoints.
+ */
+async function witnessedVerdict(
+  log: AuditLog,
+  check: PolicyCheck,
+  noteKeys: readonly NoteVerifier[],
+  /** Where the keys came from, when not from the operator: the policy's `log` line. */
+  keysFrom?: string,
+): Promise<WitnessVerdict> {
+  const found = await proving(() =>
+    witnessedCheckpoints(
+      log,
+      check,
+      (note, what) =>
+        openCheckpoint(note, noteKeys, keysFrom ? `${what}, opened with ${keysFrom}` : what).body,
+      (reason) => new AuditProofError(reason),
+    ),
+  );
+  const quorum = describeQuorum(check.policy.quorum);
+  const newest = found.newest;
+  const data = {
+    quorum,
+    witnesses: newest?.witnessing.witnesses ?? [],
+    ...(found.met
+      ? {
+          newestWitnessed: {
+            size: found.met.body.size,
+            seq: found.met.checkpoint.seq,
+            time: found.met.checkpoint.time,
+          },
+        }
+      : {}),
+  };
+  const reason = notWitnessedReason(found, check, new Date());
+  if (reason !== undefined || newest === undefined)
+    return { ok: false, reason: reason ?? 'no checkpoint', data };
+  return {
+    ok: true,
+    line: `witnessed: the newest checkpoint (${newest.body.size} records) is cosigned by ${witnessList(newest.witnessing.witnesses)}, meeting ${quorumOf(check)}`,
+    data,
+  };
+}
+
+async function verifyChainOnly(
+  log: AuditLog,
+  json: boolean | undefined,
+  io: Io,
+  witnessed?: WitnessVerdict,
+): Promise<number> {
   const result = await log.verify();
   const archived = (await log.archivedHead()).seq;
   let unchecked = 0;
@@ -80,6 +195,7 @@ async function verifyChainOnly(log: AuditLog, json: boolean | undefined, io: Io)
     undefined,
     note,
     archived,
+    result.ok ? witnessed : undefined,
   );
 }
 
@@ -91,6 +207,8 @@ function reportVerification(
   note: string[] = [],
   /** Records 1..archived were archived and let go of: the walk began after them. */
   archived = 0,
+  /** With `--policy`: the newest checkpoint witnessed, or why not. */
+  witnessed?: WitnessVerdict,
 ): number {
   const fromFiles =
     evidence && evidence.onlyInFiles > 0
@@ -108,6 +226,13 @@ function reportVerification(
     report(io, json, { ok: false, records: result.records, reason }, `audit checkpoints MISSING: ${reason}`);
     return EXIT.failure;
   }
+  if (witnessed !== undefined && !witnessed.ok) {
+    report(io, json, { ok: false, records: result.records, reason: witnessed.reason, ...witnessed.data }, [
+      `audit checkpoints NOT WITNESSED: ${witnessed.reason}`,
+      ...fromFiles,
+    ]);
+    return EXIT.failure;
+  }
   const newest = evidence?.checkpoints.newest;
   const checked = evidence ? `, ${evidence.checkpoints.size} signed checkpoint(s) verified` : '';
   const after = newest
@@ -121,9 +246,14 @@ function reportVerification(
           `records 1..${archived} were archived and let go of: the walk began at ${archived + 1} (check the archive with case-read audit verify --archive DIR)`,
         ]
       : [];
-  const shown = archived > 0 ? { ...result, archivedUpTo: archived } : result;
+  const shown = {
+    ...result,
+    ...(archived > 0 ? { archivedUpTo: archived } : {}),
+    ...(witnessed?.ok ? { witnessed: witnessed.data } : {}),
+  };
   report(io, json, newest ? { ...shown, newestCheckpoint: newest } : shown, [
     `audit chain intact: ${result.records} record(s)${checked}`,
+    ...(witnessed?.ok ? [witnessed.line] : []),
     ...from,
     ...after,
     ...note,
@@ -198,10 +328,16 @@ async function keygen(args: string[], io: Io): Promise<number> {
   return EXIT.ok;
 }
 
-/** `audit checkpoints`: the stored checkpoints, lowest seq first; `--json` writes one JSON line each. */
+/**
+ * `audit checkpoints [--policy FILE]`: the stored checkpoints, lowest seq first, each with the
+ * key names its cosignatures are signed under; with `--policy`, the policy's witnesses whose
+ * cosignatures verify and whether they meet its quorum (the log's own signature is `audit
+ * verify`'s to check). `--json` writes one JSON line each.
+ */
 async function checkpoints(args: string[], io: Io): Promise<number> {
-  const { values, positionals: rest } = parse(args, STORE);
+  const { values, positionals: rest } = parse(args, { ...STORE, ...POLICY_OPTION });
   positionals(rest, []);
+  const check = policyCheckOf(values.policy);
   return withAuditStore(values['audit-store'], io, async (log) => {
     let count = 0;
     let bad = 0;
@@ -212,11 +348,53 @@ async function checkpoints(args: string[], io: Io): Promise<number> {
         continue;
       }
       count++;
-      io.out(values.json ? JSON.stringify(read) : checkpointLine(read));
+      const witnessing = check === undefined ? [] : [policyColumn(read, check)];
+      if (values.json) {
+        io.out(
+          JSON.stringify({
+            ...read,
+            ...(read.cosignatures?.length ? { cosignedBy: cosignerNames(read.cosignatures) } : {}),
+            ...Object.fromEntries(witnessing.map((w) => ['policy', w.data])),
+          }),
+        );
+      } else {
+        io.out([checkpointLine(read), ...witnessing.map((w) => w.text)].join('  '));
+      }
     }
     if (count === 0 && bad === 0 && !values.json) io.out('no checkpoints');
     return bad > 0 ? EXIT.failure : EXIT.ok;
   });
+}
+
+/** A checkpoint as `audit checkpoints --policy` shows it: the policy's witnesses that cosigned it, and the quorum met or not. */
+function policyColumn(
+  checkpoint: AuditCheckpoint,
+  check: PolicyCheck,
+): { readonly text: string; readonly data: Record<string, unknown> } {
+  const quorum = describeQuorum(check.policy.quorum);
+  if (checkpoint.note === undefined) {
+    return { text: 'no note: not cosignable', data: { quorum, witnesses: [], quorumMet: false } };
+  }
+  let witnessing: Witnessing;
+  try {
+    witnessing = witnessingOf(cosignedNote(checkpoint as AuditCheckpoint & { note: string }), check);
+  } catch (error) {
+    if (!(error instanceof NoteError)) throw error;
+    witnessing = { witnesses: [], met: false, refused: `it is not a signed note: ${error.message}` };
+  }
+  const verdict =
+    witnessing.refused !== undefined
+      ? `REFUSED: ${witnessing.refused}`
+      : `quorum ${quorum} ${witnessing.met ? 'met' : 'NOT met'}`;
+  return {
+    text: `witnesses ${witnessing.witnesses.length > 0 ? witnessing.witnesses.join(', ') : 'none'}: ${verdict}`,
+    data: {
+      quorum,
+      witnesses: witnessing.witnesses,
+      quorumMet: witnessing.met,
+      ...(witnessing.refused === undefined ? {} : { refused: witnessing.refused }),
+    },
+  };
 }
 
 export const auditTrailCommands = { verify, query, keygen, checkpoints } as const;
