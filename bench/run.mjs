@@ -12,7 +12,7 @@
 //
 // Scenarios, one file each under bench/scenarios/ (each file says what it measures):
 //   keepalive (default), handshake, scale, token, engines, audit, upstream, runtimes,
-//   limited, tracing, checkpoints, tls-stores. The shared machinery is under bench/lib/.
+//   limited, tracing, checkpoints, witnesses, tls-stores. The shared machinery is under bench/lib/.
 //   --smoke: half a second of each, to check the harness; nothing is judged.
 //   --audit jsonl: the service writes its audit trail to a JSONL file instead of SQLite.
 //   --rounds N: N measured rounds per server instead of 3.
@@ -50,6 +50,7 @@ import { tlsStores } from './scenarios/tls-stores.mjs';
 import { token } from './scenarios/token.mjs';
 import { tracing } from './scenarios/tracing.mjs';
 import { upstream } from './scenarios/upstream.mjs';
+import { witnesses } from './scenarios/witnesses.mjs';
 
 // In the order the usage error lists them. Each takes the bench (below) and resolves to its
 // entry of the results file.
@@ -65,6 +66,7 @@ const SCENARIOS = {
   limited,
   tracing,
   checkpoints,
+  witnesses,
   'tls-stores': tlsStores,
 };
 

@@ -4,6 +4,8 @@ import type { AuditCheckpoint } from '../domain/audit/checkpoint.js';
 export interface NoteSigner {
   readonly name: string;
   readonly keyId: number;
+  /** The 32-byte Ed25519 public key: what a witness policy's `log` line must name. */
+  readonly publicKey: Uint8Array;
   sign(message: Uint8Array): Uint8Array;
 }
 

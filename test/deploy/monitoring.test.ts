@@ -44,6 +44,7 @@ async function exportedMetrics(): Promise<Set<string>> {
   // Register the metrics that appear only once in use, as a running service has them.
   metrics.inFlight(() => 0);
   metrics.auditCheckpoints().observed(1, { seq: 1, time: new Date().toISOString() });
+  metrics.auditWitnesses(['w1']);
   // Prometheus's own, and the kubelet's of the audit store's volume (CaseReadAuditVolumeFillingUp).
   const names = new Set<string>([
     'up',

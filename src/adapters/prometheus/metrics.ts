@@ -248,6 +248,43 @@ export class PrometheusMetrics {
     };
   }
 
+  /**
+   * Witnessed checkpoints (decisions §19): every answer of every witness, by outcome, each
+   * series there from the start (an alert on a refusal sees its first one); and how long the
+   * newest checkpoint has lacked the quorum: from the time the first checkpoint that lacked it
+   * was signed (as this instance saw it), 0 while the newest meets it.
+   */
+  auditWitnesses(witnesses: readonly string[]): {
+    answered(witness: string, outcome: 'cosigned' | 'conflict' | 'refused' | 'unreachable'): void;
+    quorum(newestSignedAtMs: number, met: boolean): void;
+  } {
+    const submissions = new Counter({
+      name: 'case_read_audit_witness_submissions_total',
+      help: 'Checkpoints submitted to each witness, by outcome: cosigned, conflict (a 409 followed), refused (it would not cosign: a possible fork), unreachable (tried again)',
+      labelNames: ['witness', 'outcome'],
+      registers: [this.registry],
+    });
+    for (const witness of witnesses)
+      for (const outcome of ['cosigned', 'conflict', 'refused', 'unreachable'] as const)
+        submissions.inc({ witness, outcome }, 0);
+    let lackingSince: number | undefined;
+    new Gauge({
+      name: 'case_read_audit_witness_quorum_lacking_seconds',
+      help: "Seconds the newest audit checkpoint has lacked the witness policy's quorum (0 while it meets it)",
+      registers: [this.registry],
+      collect() {
+        this.set(lackingSince === undefined ? 0 : Math.max(0, (Date.now() - lackingSince) / 1000));
+      },
+    });
+    return {
+      answered: (witness, outcome) => submissions.inc({ witness, outcome }),
+      quorum: (signedAt, met) => {
+        if (met) lackingSince = undefined;
+        else lackingSince ??= signedAt;
+      },
+    };
+  }
+
   get contentType(): string {
     return this.registry.contentType;
   }

@@ -20,6 +20,8 @@ export interface CheckpointingOutputs {
   signed(checkpoint: AuditCheckpoint): void;
   /** What the store holds now: its head and newest checkpoint (the metrics). */
   observed(head: ChainHead, newest: AuditCheckpoint | undefined): void;
+  /** A checkpoint was stored: what witnesses are sent (decisions §19). */
+  stored?(checkpoint: AuditCheckpoint): void;
   /** A checkpoint could not be taken or stored; it will be tried again. */
   failed(reason: string): void;
   /** The stored chain ends before its newest checkpoint: records were removed. */
@@ -106,6 +108,7 @@ export class AuditCheckpointing {
       out.signed(checkpoint);
       await store.saveCheckpoint(checkpoint);
       out.observed(head, checkpoint);
+      out.stored?.(checkpoint);
       this.succeeded();
     } catch (error) {
       out.failed((error as Error).message);

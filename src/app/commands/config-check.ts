@@ -1,6 +1,12 @@
 import { SERVICE_VARIABLES, STORE_VARIABLE_NAMES } from '../composition/config.js';
 import { hopLines, hopsOf } from '../composition/hops.js';
-import { keySetFrom, readAuditSigner, readListenerTls } from '../composition/operator.js';
+import {
+  keySetFrom,
+  readAuditSigner,
+  readAuditWitnessPolicy,
+  readListenerTls,
+  witnessUrls,
+} from '../composition/operator.js';
 import { loadServiceConfig, STORE_REGISTRY } from '../composition/store-kinds.js';
 import { parse, positionals } from './arguments.js';
 import { EXIT } from './exit.js';
@@ -29,6 +35,7 @@ export async function configCheck(args: string[], io: Io): Promise<number> {
   // Read and checked as `serve` does at start and on every reload.
   readListenerTls(config);
   const auditSigner = await readAuditSigner(config);
+  const witnessPolicy = readAuditWitnessPolicy(config, auditSigner);
   if (config.BEARER_MODE !== 'off' && config.BEARER_JWKS && !/^https:/i.test(config.BEARER_JWKS)) {
     try {
       keySetFrom(config.BEARER_JWKS);
@@ -65,7 +72,7 @@ export async function configCheck(args: string[], io: Io): Promise<number> {
       ([name, { value, source }]) =>
         `  ${name.padEnd(16)} ${value}${source === 'default' ? '  (default)' : ''}`,
     ),
-    ...hopLines(hopsOf(config, io.env)),
+    ...hopLines(hopsOf(config, io.env, witnessUrls(witnessPolicy))),
   ]);
   return EXIT.ok;
 }

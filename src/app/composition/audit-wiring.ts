@@ -1,6 +1,7 @@
 import { CheckpointKeyError, checkpointSigner } from '../../adapters/crypto/checkpoint-keys.js';
 import type { Logger } from '../../adapters/pino/logger.js';
 import type { PrometheusMetrics } from '../../adapters/prometheus/metrics.js';
+import type { AuditCheckpoint } from '../../domain/audit/checkpoint.js';
 import type { AuditLog, AuditWriter } from '../../ports/audit-log.js';
 import type { CheckpointSigner } from '../../ports/checkpoint-keys.js';
 import { AuditCheckpointing } from '../audit/checkpointing.js';
@@ -54,6 +55,8 @@ export function startCheckpointing(
   audit: AuditLog,
   logger: Logger,
   metrics: Pick<PrometheusMetrics, 'auditCheckpoints'>,
+  /** Called once each checkpoint is stored: the witnesses are sent it (decisions §19). */
+  stored?: (checkpoint: AuditCheckpoint) => void,
 ): AuditCheckpointing {
   const seen = metrics.auditCheckpoints();
   const checkpointing = new AuditCheckpointing({
@@ -68,6 +71,7 @@ export function startCheckpointing(
         logger.info({ checkpoint }, 'audit checkpoint');
       },
       observed: (head, newest) => seen.observed(head.seq, newest),
+      ...(stored === undefined ? {} : { stored }),
       failed: (reason) => {
         seen.failed();
         logger.error({ reason }, 'audit checkpoint failed; it will be tried again');

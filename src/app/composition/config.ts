@@ -125,6 +125,13 @@ const variablesSchema = z.object({
   AUDIT_SIGNING_KEY: z.string().min(1).optional(),
   AUDIT_CHECKPOINT_RECORDS: wholeNumber('AUDIT_CHECKPOINT_RECORDS', 1000, 1, 10_000_000),
   AUDIT_CHECKPOINT_SECONDS: wholeNumber('AUDIT_CHECKPOINT_SECONDS', 60, 1, 86_400),
+  // Witnessed checkpoints (decisions §19): a C2SP tlog-policy file naming the witnesses each
+  // checkpoint is sent to and the quorum; read and checked at start (app/composition/audit-witnesses.ts).
+  AUDIT_WITNESS_POLICY: z.string().min(1).optional(),
+  // Each call to a witness is given this long.
+  AUDIT_WITNESS_TIMEOUT_MS: wholeNumber('AUDIT_WITNESS_TIMEOUT_MS', 5_000, 100, 60_000),
+  // The CA bundle that signs the witnesses' certificates, when not a public one (PEM file).
+  AUDIT_WITNESS_TLS_CA: z.string().min(1).optional(),
   // The audit log's name in its C2SP checkpoints and verifier key (decisions §14).
   AUDIT_ORIGIN: z
     .string()
@@ -314,6 +321,13 @@ const envSchema = variablesSchema.superRefine((env, ctx) => {
     });
   }
   issuerRules(env, ctx);
+  if (env.AUDIT_WITNESS_POLICY !== undefined && env.AUDIT_SIGNING_KEY === undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['AUDIT_WITNESS_POLICY'],
+      message: 'needs AUDIT_SIGNING_KEY: witnesses cosign the checkpoints it signs',
+    });
+  }
   if (env.BEARER_MODE === 'off') return;
   for (const name of ['BEARER_JWKS', 'BEARER_ISSUER', 'BEARER_AUDIENCE'] as const) {
     if (env[name] === undefined) {

@@ -36,7 +36,12 @@ function urlHop(name: string, url: string): Hop {
   };
 }
 
-export function hopsOf(config: Config, env: Environment): Hop[] {
+/** Every hop of the service; `urls` adds hops of its own (the witnesses of AUDIT_WITNESS_POLICY). */
+export function hopsOf(
+  config: Config,
+  env: Environment,
+  urls: readonly { readonly name: string; readonly url: string }[] = [],
+): Hop[] {
   const hops: Hop[] = [
     {
       name: 'listener',
@@ -77,6 +82,7 @@ export function hopsOf(config: Config, env: Environment): Hop[] {
       urlHop('tracing', config.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? config.OTEL_EXPORTER_OTLP_ENDPOINT),
     );
   }
+  for (const { name, url } of urls) hops.push(urlHop(name, url));
   return hops;
 }
 

@@ -98,6 +98,8 @@ export interface ServiceParts {
   readonly verifier: JoseTokenVerifier;
   readonly expiry: CertificateExpiry;
   readonly checkpointing: AuditCheckpointing | undefined;
+  /** The witnesses' submitting loop, with AUDIT_WITNESS_POLICY: stopped before the last checkpoint, which `last` sends. */
+  readonly witnessing?: { stop(): Promise<void>; last(): Promise<void> } | undefined;
 }
 
 /** The security perimeter (decisions §1 steps 2–8) over the access and rate-limit stores. */

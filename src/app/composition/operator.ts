@@ -24,6 +24,8 @@ export { createCa, issueClientCertificate, issueServerCertificate, loadCa } from
 export * from './audit-keys.js';
 /** `config check`: the audit signing key is read and checked as `serve` reads it. */
 export { readAuditSigner } from './audit-wiring.js';
+/** `config check`: the witness policy is read and checked as `serve` reads it, its witnesses shown as hops. */
+export { readAuditWitnessPolicy, witnessUrls } from './audit-witnesses.js';
 /** `certs sign`: the configured issuer, built and checked as `serve` builds it. */
 export { loadIssuerConfig } from './config.js';
 export { createCertificateIssuer } from './issuers.js';

@@ -8,6 +8,7 @@ import type { ReloadableTls } from '../../ports/stores.js';
 import { CertificateExpiry } from '../certificate-expiry.js';
 import type { TlsWatch } from '../tls-reload.js';
 import { checkTrailOrigin, readAuditSigner, startCheckpointing } from './audit-wiring.js';
+import { readAuditWitnessPolicy, startWitnessing } from './audit-witnesses.js';
 import { certificateWatch } from './certificate-watch.js';
 import type { Config } from './config.js';
 import { createTokenVerifier, httpAppOf, managementOf, type ServiceParts } from './http-app.js';
@@ -68,9 +69,19 @@ export interface Service {
  * with a signing key, a last checkpoint taken) before the rest goes; tracing last, so the
  * spans of the drain are exported too.
  */
-function closerOf({ stores, checkpointing, credentialsIssuer, tracing }: ServiceParts): () => Promise<void> {
+function closerOf({
+  stores,
+  checkpointing,
+  witnessing,
+  credentialsIssuer,
+  tracing,
+}: ServiceParts): () => Promise<void> {
   return async () => {
+    // The witnesses are sent the last checkpoint, each given a second at most; one that
+    // misses it is sent it at the next start (it is the newest then).
+    await witnessing?.stop();
     await checkpointing?.stop();
+    await witnessing?.last();
     await stores.audit.close();
     await Promise.allSettled([stores.cases.close(), stores.access.close(), stores.rateLimit.close()]);
     credentialsIssuer.close?.();
@@ -86,6 +97,7 @@ function closerOf({ stores, checkpointing, credentialsIssuer, tracing }: Service
 export async function buildService(config: Config, logger: Logger): Promise<Service> {
   const listenerTls = readListenerTls(config);
   const auditSigner = await readAuditSigner(config);
+  const witnessPolicy = readAuditWitnessPolicy(config, auditSigner);
   const tracing = await startTracingIf(config);
   const credentialsIssuer = await createCredentialsIssuer(config, tracing);
   const certificateIssuer = await createCertificateIssuer(config, listenerTls.files.clientCa, tracing);
@@ -112,8 +124,19 @@ export async function buildService(config: Config, logger: Logger): Promise<Serv
       throw error;
     }
   }
+  const witnessing =
+    witnessPolicy === undefined
+      ? undefined
+      : startWitnessing(config, witnessPolicy, stores.audit.value, logger, metrics);
   const checkpointing = auditSigner
-    ? startCheckpointing(config, auditSigner, stores.audit.value, logger, metrics)
+    ? startCheckpointing(
+        config,
+        auditSigner,
+        stores.audit.value,
+        logger,
+        metrics,
+        () => void witnessing?.witnessing.nudge(),
+      )
     : undefined;
   const parts: ServiceParts = {
     config,
@@ -126,6 +149,7 @@ export async function buildService(config: Config, logger: Logger): Promise<Serv
     verifier,
     expiry,
     checkpointing,
+    witnessing,
   };
   const { management, beginShutdown } = managementOf(parts);
   const { app, late } = await httpAppOf(parts);

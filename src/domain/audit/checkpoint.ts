@@ -1,5 +1,5 @@
 import type { Hash } from '../../tlog/merkle.js';
-import { checkpointText, signatureLineParts, signNote } from '../../tlog/note.js';
+import { checkpointText, hasControl, signatureLineParts, signNote } from '../../tlog/note.js';
 
 /**
  * Signed checkpoints of the audit chain (decisions §9). A hash chain shows a record changed
@@ -137,7 +137,9 @@ const MAX_COSIGNATURE_LINE = 512;
 export const isSignatureLine = (line: unknown): line is string =>
   typeof line === 'string' &&
   line.length <= MAX_COSIGNATURE_LINE &&
-  !/[\u0000-\u001f\ufffd]/.test(line) &&
+  !line.includes('\n') &&
+  !line.includes('\uFFFD') &&
+  !hasControl(line) &&
   signatureLineParts(line) !== undefined;
 
 /** Cosignature lines read from outside (a store's column, a line of a file), or what is wrong with them. */

@@ -28,6 +28,11 @@ class FakeStore {
   async *checkpoints() {
     yield* this.saved;
   }
+  async addCosignatures() {}
+  async witnessSizes() {
+    return new Map<string, number>();
+  }
+  async saveWitnessSize() {}
   async flush() {
     this.flushed++;
   }
@@ -58,7 +63,12 @@ beforeEach(() => {
     signer: {
       keyId: 'key-1',
       sign: (text) => Buffer.from(text).toString('base64url').slice(-16),
-      note: { name: 'test.invalid/log', keyId: 1, sign: () => new Uint8Array(64) },
+      note: {
+        name: 'test.invalid/log',
+        keyId: 1,
+        publicKey: new Uint8Array(32),
+        sign: () => new Uint8Array(64),
+      },
     },
     everyRecords: 3,
     everySeconds: 60,

@@ -1,0 +1,113 @@
+import { cosignerVerifier } from '../../adapters/crypto/cosigner-keys.js';
+import type { Logger } from '../../adapters/pino/logger.js';
+import type { PrometheusMetrics } from '../../adapters/prometheus/metrics.js';
+import { isLoopbackHost } from '../../adapters/shared/loopback.js';
+import { sha256Bytes, sha256Hex } from '../../adapters/shared/sha256.js';
+import { httpWitnessClient } from '../../adapters/witness-http/witness-client.js';
+import type { AuditLog } from '../../ports/audit-log.js';
+import type { CheckpointSigner } from '../../ports/checkpoint-keys.js';
+import type { WitnessPolicy } from '../../tlog/policy.js';
+import { policyProblems } from '../audit/witness-policy.js';
+import { AuditWitnessing } from '../audit/witnessing.js';
+import { type Config, ConfigError } from './config.js';
+import { readPem } from './tls-files.js';
+import { readWitnessPolicyFile } from './witness-policy-file.js';
+
+/**
+ * The witnesses of `serve`'s checkpoints (decisions §19): `AUDIT_WITNESS_POLICY` read and
+ * checked at start, and the submitting loop started over the audit store.
+ */
+
+/** The least time between two rounds of submissions: at most one checkpoint a second goes to each witness. */
+const ROUND_GAP_MS = 1000;
+
+/**
+ * `AUDIT_WITNESS_POLICY` read and checked for the trail `signer` signs, when set: its `log`
+ * line is this trail's key under `AUDIT_ORIGIN`, each witness has a URL, https off loopback.
+ * A ConfigError naming the variable, the file and the line otherwise.
+ */
+export function readAuditWitnessPolicy(
+  config: Config,
+  signer: CheckpointSigner | undefined,
+): WitnessPolicy | undefined {
+  if (config.AUDIT_WITNESS_POLICY === undefined) return undefined;
+  const policy = readWitnessPolicyFile(config.AUDIT_WITNESS_POLICY, 'AUDIT_WITNESS_POLICY:');
+  const problems = policyProblems(policy, {
+    origin: config.AUDIT_ORIGIN,
+    ...(signer === undefined ? {} : { logVkey: signer.note }),
+    isLoopback: isLoopbackHost,
+    urlRequired: true,
+  });
+  if (problems.length > 0)
+    throw new ConfigError(problems.map((p) => `AUDIT_WITNESS_POLICY: ${config.AUDIT_WITNESS_POLICY}: ${p}`));
+  return policy;
+}
+
+/** The hops `config check` shows for the witnesses: each one's URL. */
+export const witnessUrls = (policy: WitnessPolicy | undefined): { name: string; url: string }[] =>
+  (policy?.witnesses ?? []).flatMap((w) =>
+    w.url === undefined ? [] : [{ name: `witness ${w.name}`, url: w.url }],
+  );
+
+/**
+ * Sends each checkpoint `serve` stores to the policy's witnesses, keeps their cosignatures,
+ * logs and counts every answer. Started at once; `stop` ends it and closes its connections.
+ */
+export function startWitnessing(
+  config: Config,
+  policy: WitnessPolicy,
+  audit: AuditLog,
+  logger: Logger,
+  metrics: Pick<PrometheusMetrics, 'auditWitnesses'>,
+): { readonly witnessing: AuditWitnessing; stop(): Promise<void>; last(): Promise<void> } {
+  const client = httpWitnessClient({
+    ca:
+      config.AUDIT_WITNESS_TLS_CA === undefined
+        ? undefined
+        : readPem('AUDIT_WITNESS_TLS_CA', config.AUDIT_WITNESS_TLS_CA),
+  });
+  const seen = metrics.auditWitnesses(policy.witnesses.map((w) => w.name));
+  const witnessing = new AuditWitnessing({
+    store: audit,
+    hashes: { sha256: sha256Bytes, sha256Hex },
+    policy,
+    client,
+    cosignerOf: cosignerVerifier,
+    timeoutMs: config.AUDIT_WITNESS_TIMEOUT_MS,
+    everySeconds: config.AUDIT_CHECKPOINT_SECONDS,
+    roundGapMs: ROUND_GAP_MS,
+    out: {
+      answered: (witness, outcome, detail) => {
+        seen.answered(witness.name, outcome);
+        const fields = { witness: witness.name, url: witness.url, outcome, ...detail };
+        if (outcome === 'refused')
+          logger.error(
+            fields,
+            'audit witness refused the checkpoint: this trail may have been rolled back or forked; see the runbook',
+          );
+        else if (outcome === 'unreachable')
+          logger.warn(fields, 'audit witness unreachable; it will be tried again');
+        else
+          logger.info(
+            fields,
+            outcome === 'cosigned' ? 'audit checkpoint cosigned' : 'audit witness holds another size',
+          );
+      },
+      quorum: (newest, met) => seen.quorum(Date.parse(newest.time), met),
+      failed: (reason) => logger.error({ reason }, 'audit witnessing failed; it will be tried again'),
+    },
+  });
+  logger.info(
+    { witnesses: policy.witnesses.map((w) => w.name), quorum: witnessing.quorumText },
+    'audit witnesses on',
+  );
+  witnessing.start();
+  return {
+    witnessing,
+    stop: () => witnessing.stop(),
+    last: async () => {
+      await witnessing.stop({ last: true });
+      await client.close();
+    },
+  };
+}
