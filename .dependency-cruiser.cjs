@@ -67,9 +67,19 @@ module.exports = {
       severity: 'error',
       comment:
         'The witness an oversight body runs (case-read witness serve: src/app/witness, its composition src/app/composition/witness.ts and its state adapters) is a composition of its own (decisions §19): only its command loads it, so serve, its request path and the other commands never do.',
-      from: { pathNot: ['^src/app/witness/', '^src/app/composition/witness\\.ts$', '^src/app/commands/witness\\.ts$'] },
+      from: {
+        pathNot: [
+          '^src/app/witness/',
+          '^src/app/composition/witness\\.ts$',
+          '^src/app/commands/witness\\.ts$',
+        ],
+      },
       to: {
-        path: ['^src/app/witness/', '^src/app/composition/witness\\.ts$', '^src/adapters/[^/]+/witness-state\\.ts$'],
+        path: [
+          '^src/app/witness/',
+          '^src/app/composition/witness\\.ts$',
+          '^src/adapters/[^/]+/witness-state\\.ts$',
+        ],
       },
     },
     {
