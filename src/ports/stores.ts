@@ -106,6 +106,13 @@ export type UpstreamOutcome =
   | 'connection'
   | 'circuit-open';
 
+/**
+ * A failure of an access store's change listener (a metric): a connection or reconnection that
+ * could not be made, one that ended, one that stopped answering. While it is down the store's
+ * cache is not used.
+ */
+export type AccessListenerFailure = 'connect-failed' | 'lost' | 'silent';
+
 /** What every store is opened with, whatever its kind: the service's wiring, not a kind's settings. */
 export interface StoreWiring {
   readonly crnFormat: CrnFormat;
@@ -116,6 +123,8 @@ export interface StoreWiring {
   readonly localRateLimiter: () => RateLimiter;
   /** Counts each switch of a rate-limit store to and from its failure mode (a metric). */
   readonly onRateLimitTransition?: (to: 'store' | 'fallback') => void;
+  /** Counts each failure of an access store's change listener (a metric). */
+  readonly onAccessListenerFailure?: (failure: AccessListenerFailure) => void;
   /** Spans for calls to another service (the upstream), when tracing is on. */
   readonly tracing?: OutgoingTracing;
   /**

@@ -1,5 +1,6 @@
-import pg from 'pg';
+import type pg from 'pg';
 import type { ArchiveLock, ArchiveLockHolder } from '../../ports/audit-log.js';
+import { sideConnection } from './database.js';
 
 /**
  * The trail's archive lock in a PostgreSQL audit store (decisions §18): a session advisory
@@ -31,15 +32,15 @@ interface HolderRow {
   readonly backend_start: Date | null;
 }
 
-/** Takes the lock for `who` on a new connection made as `pool`'s are (its schema, TLS and timeouts). */
+/**
+ * Takes the lock for `who` on a new connection made as `pool`'s are now ({@link sideConnection}:
+ * its schema, timeouts and TLS, the client certificate of the newest reload).
+ */
 export async function takeArchiveAdvisoryLock(
   pool: pg.Pool,
   who: string,
 ): Promise<{ readonly held: ArchiveLock } | { readonly busy: ArchiveLockHolder }> {
-  const client = new pg.Client({
-    ...pool.options,
-    application_name: `${APPLICATION}: ${who}`.slice(0, 63),
-  });
+  const client = sideConnection(pool, `${APPLICATION}: ${who}`);
   // A connection lost is a lock lost: stillHeld says so, and nothing else listens.
   client.on('error', () => {});
   await client.connect();

@@ -53,6 +53,36 @@ export function createPool(target: PostgresTarget, options: PoolOptions): pg.Poo
   return pool;
 }
 
+/** What a side connection may add to the pool's settings: TCP keep-alive, never fewer. */
+export interface SideConnectionOptions {
+  readonly keepAlive?: boolean;
+}
+
+/**
+ * A connection of its own beside `pool`'s (the access store's LISTEN connection, the archive
+ * lock's), made with every setting the pool's connections are made with as they are now: the
+ * server, credentials, schema, timeouts and TLS (after a reload, the reloaded files), only its
+ * application name its own. The one way this service opens a PostgreSQL connection outside a
+ * pool, so no path opens a socket with fewer of the store's settings (decisions §20).
+ */
+export function sideConnection(
+  pool: pg.Pool,
+  application: string,
+  extra: SideConnectionOptions = {},
+): pg.Client {
+  const { ssl } = pool.options;
+  // createPool always gives ssl (false or the options); a pool without it would let the
+  // driver read PGSSLMODE and the like instead.
+  if (ssl === undefined) throw new StoreError(`${application}: the store's pool has no TLS settings`);
+  return new pg.Client({
+    ...pool.options,
+    ...extra,
+    ssl,
+    // The server keeps 63 bytes of it.
+    application_name: application.slice(0, 63),
+  });
+}
+
 export interface PostgresStoreDescription {
   /** e.g. "case store"; also the key in `case_read_schema`. */
   readonly what: string;
@@ -66,8 +96,12 @@ export interface PostgresStoreDescription {
   readonly createHint: string;
 }
 
-/** A failure that is not the operator's to fix by hand: the message is safe to print. */
-const describe = (error: unknown) => {
+/**
+ * A connection's failure as it may be logged or printed: the driver's or server's code and
+ * message (which name the host, user and database, never the password), and what a
+ * certificate failure means.
+ */
+export const describeFailure = (error: unknown): string => {
   const e = error as { code?: string; message?: string };
   const text = e.code ? `${e.code}: ${e.message ?? ''}` : (e.message ?? String(error));
   return isCertificateFailure(e.code) ? `the server's certificate does not verify: ${text}` : text;
@@ -98,7 +132,7 @@ export async function migrate(
   try {
     client = await pool.connect();
   } catch (error) {
-    throw new StoreError(`${store.what} cannot be reached (${describe(error)})`);
+    throw new StoreError(`${store.what} cannot be reached (${describeFailure(error)})`);
   }
   try {
     await client.query(`BEGIN; SET LOCAL lock_timeout = ${MIGRATION_LOCK_TIMEOUT_MS}`);
@@ -136,7 +170,7 @@ export async function migrate(
   } catch (error) {
     await client.query('ROLLBACK').catch(() => {});
     if (error instanceof StoreError) throw error;
-    throw new StoreError(`${store.what} in schema ${schema} cannot be migrated (${describe(error)})`);
+    throw new StoreError(`${store.what} in schema ${schema} cannot be migrated (${describeFailure(error)})`);
   } finally {
     client.release();
   }
@@ -187,7 +221,7 @@ export async function requireCurrent(
   try {
     recorded = await recordedIn(pool, schema, store.what);
   } catch (error) {
-    throw new StoreError(`${store.what} cannot be reached (${describe(error)})`);
+    throw new StoreError(`${store.what} cannot be reached (${describeFailure(error)})`);
   }
   const known = store.migrations.length;
   const standing = standingOf(recorded, known);

@@ -93,10 +93,16 @@ async function migrateStore(
   }
 }
 
+/**
+ * The store as the service holds it. `renewed`, when given, is called after each TLS reload
+ * has handed the pool the new files, for the store's side connections that stay open (the
+ * access store's listener); the others are made from the pool's options when they are needed.
+ */
 function opened<T>(
   value: T,
   { pool, description, target, store, inUse: initial }: Connected,
   close?: () => Promise<void>,
+  renewed?: () => void,
 ): Opened<T> {
   const files = postgresTlsFiles(target.tls);
   // The client certificate in use: replaced by each reload.
@@ -122,6 +128,7 @@ function opened<T>(
               // The pool hands its options to each connection it makes: the next ones use these.
               pool.options.ssl = next.ssl;
               inUse = next.inUse;
+              renewed?.();
               return inUse;
             },
           },
@@ -156,15 +163,23 @@ export const postgresStores: StoreKind<NoSettings> = {
       const { ACCESS_STORE } = await import('./access-schema.js');
       const { PostgresAccessDirectory } = await import('./access-directory.js');
       const db = await connect(url, context, ACCESS_STORE, { create: false, max: 4 });
-      const directory = new PostgresAccessDirectory(db.pool, db.target, context.log);
+      const directory = new PostgresAccessDirectory(db.pool, db.target, {
+        log: context.log,
+        ...(context.onAccessListenerFailure ? { onFailure: context.onAccessListenerFailure } : {}),
+      });
       await directory.listen();
-      return opened(directory, db, () => directory.close());
+      return opened(
+        directory,
+        db,
+        () => directory.close(),
+        () => void directory.renew(),
+      );
     },
     openAdmin: async (url, context) => {
       const { ACCESS_STORE } = await import('./access-schema.js');
       const { PostgresAccessAdministration } = await import('./access-administration.js');
       const db = await connect(url, context, ACCESS_STORE, { create: true, max: 2 });
-      return opened(new PostgresAccessAdministration(db.pool, db.target, context.log), db);
+      return opened(new PostgresAccessAdministration(db.pool, db.target, { log: context.log }), db);
     },
     migrate: async (url, context) =>
       migrateStore(url, context, (await import('./access-schema.js')).ACCESS_STORE),

@@ -1,4 +1,5 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { AccessListenerFailure } from '../../ports/stores.js';
 
 /**
  * Request metrics in Prometheus form, served on the management listener's `/metrics`.
@@ -175,6 +176,18 @@ export class PrometheusMetrics {
   readonly rateLimitStoreTransition = (to: 'store' | 'fallback'): void => {
     this.rateLimitTransitions.inc({ to });
     this.rateLimitFallback.set(to === 'fallback' ? 1 : 0);
+  };
+
+  private readonly accessListenerFailures = new Counter<'failure'>({
+    name: 'case_read_access_listener_failures_total',
+    help: "Failures of the PostgreSQL access store's change listener, by failure: connect-failed (a connection or reconnection refused), lost (it ended), silent (a heartbeat unanswered); the access cache is not used until it is back",
+    labelNames: ['failure'],
+    registers: [this.registry],
+  });
+
+  /** The access store's change listener failed (`StoreWiring.onAccessListenerFailure`); reads go uncached until it is back. */
+  readonly accessListenerFailed = (failure: AccessListenerFailure): void => {
+    this.accessListenerFailures.inc({ failure });
   };
 
   /**

@@ -10,8 +10,9 @@ const CACHE_LIMIT = 10_000;
  * What an access directory's request-path reader keeps between requests: clients, keys,
  * revocation answers and grants, each frozen so no caller can change what the next one
  * reads. Lookups that find nothing are not kept (an unknown key id cannot grow a cache).
- * When to drop it all is the store's own business (SQLite's data version, PostgreSQL's
- * notifications).
+ * When to drop it all, and when to trust it at all, is the store's own business (SQLite's
+ * data version; PostgreSQL's notifications, trusted only while its listener is up and
+ * answering).
  */
 export class AccessCache {
   readonly clients = new Map<string, Client>();

@@ -111,6 +111,7 @@ export async function buildService(config: Config, logger: Logger): Promise<Serv
   });
   const wiring = storeWiring(config.CRN_PATTERN, (level, fields, message) => logger[level](fields, message), {
     onRateLimitTransition: metrics.rateLimitStoreTransition,
+    onAccessListenerFailure: metrics.accessListenerFailed,
     observeUpstream: metrics.upstreamCall,
     requestDeadlineMs: config.REQUEST_DEADLINE_MS,
     ...(tracing ? { tracing } : {}),

@@ -33,7 +33,7 @@ export function storeWiring(
   log: StoreLog,
   metrics: Pick<
     StoreWiring,
-    'observeUpstream' | 'onRateLimitTransition' | 'tracing' | 'requestDeadlineMs'
+    'observeUpstream' | 'onRateLimitTransition' | 'onAccessListenerFailure' | 'tracing' | 'requestDeadlineMs'
   > = {},
 ): StoreWiring {
   return { crnFormat, log, localRateLimiter: () => new InMemoryRateLimiter(), ...metrics };
