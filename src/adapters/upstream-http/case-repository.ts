@@ -151,7 +151,8 @@ export class UpstreamCaseRepository implements CaseRepository {
   private agentWith(tls: UpstreamOptions['tls']): Agent {
     return new Agent({
       connections: this.options.connections,
-      connect: { timeout: this.options.timeoutMs, ...(tls ?? {}) },
+      // Verification always on, whatever NODE_TLS_REJECT_UNAUTHORIZED says (decisions §20).
+      connect: { timeout: this.options.timeoutMs, ...(tls ?? {}), rejectUnauthorized: true },
       headersTimeout: this.options.timeoutMs,
       bodyTimeout: this.options.timeoutMs,
       keepAliveTimeout: 10_000,
@@ -224,7 +225,8 @@ export class UpstreamCaseRepository implements CaseRepository {
   async findRiskScores(crn: Crn, readFor?: ReadFor): Promise<Held<RiskPredictorScore[]> | undefined> {
     const scores: RiskPredictorScore[] = [];
     for (let page = 1; page <= 1000; page++) {
-      const answer = await this.get(
+      const answer = await this.getCase(
+        crn,
         `/v1/persons/${encodeURIComponent(crn.value)}/risks/scores?page=${page}&perPage=100`,
         this.reading.riskScoresPage,
         readFor,
@@ -250,8 +252,8 @@ export class UpstreamCaseRepository implements CaseRepository {
   private async get<T>(
     path: string,
     schema: ZodType<T>,
-    readFor?: ReadFor,
-    check?: (body: unknown) => string | undefined,
+    readFor: ReadFor | undefined,
+    check: (body: unknown) => string | undefined,
   ): Promise<Answer<T>> {
     const started = performance.now();
     // Its own timeout, and the request's deadline: the first to pass gives the call up.
@@ -300,7 +302,7 @@ export class UpstreamCaseRepository implements CaseRepository {
   private async attempt<T>(
     path: string,
     schema: ZodType<T>,
-    check: ((body: unknown) => string | undefined) | undefined,
+    check: (body: unknown) => string | undefined,
     signal: AbortSignal,
     readFor: ReadFor | undefined,
     tracing?: OutgoingTracing,
@@ -367,7 +369,7 @@ export class UpstreamCaseRepository implements CaseRepository {
     } catch {
       throw new UpstreamFailedError(UPSTREAM, 'invalid-body', { field: '(body)', reason: 'not JSON' });
     }
-    const refused = check?.(parsed);
+    const refused = check(parsed);
     if (refused !== undefined) throw new UpstreamFailedError(UPSTREAM, refused);
     const checked = schema.safeParse(parsed);
     if (!checked.success) throw new UpstreamFailedError(UPSTREAM, 'invalid-body', mismatchOf(checked.error));

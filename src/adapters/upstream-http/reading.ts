@@ -32,12 +32,13 @@ export interface UpstreamReading {
   /** The body of `/case/{crn}/community-manager`: its manager, under the crn it must name. */
   readonly communityManager: CaseResource<CommunityManager>;
   /** One page of risk scores, and whether it is the last. */
-  readonly riskScoresPage: z.ZodType<{ data: RiskPredictorScore[]; isLastPage: boolean }>;
+  readonly riskScoresPage: CaseResource<{ data: RiskPredictorScore[]; isLastPage: boolean }>;
 }
 
 /**
- * A resource of one case (`/case/{crn}…`): how its answer is read, and the names of its fields,
- * `crn` among them, by which an answer is known to be this resource at all ({@link notTheCase}).
+ * A resource of one case (`/case/{crn}…`, `/v1/persons/{crn}/risks/scores`): how its answer is
+ * read, and the names of its fields, `crn` among them, by which an answer is known to be this
+ * resource at all ({@link notTheCase}).
  */
 export interface CaseResource<T> {
   readonly schema: z.ZodType<T>;
@@ -55,19 +56,21 @@ export const NOT_THE_CASE = ['crn-mismatch', 'unrecognised-answer'] as const;
 export type NotTheCase = (typeof NOT_THE_CASE)[number];
 
 /**
- * Checked before an answer is read as `crn`'s resource (decisions §17), since tolerant reading
- * alone would read anything as a case with nothing held:
- * - `crn`, where the answer has one (not absent, not null), must be the crn asked for: an
- *   upstream answering for another person (a cache or routing fault) is never served as ours;
+ * Checked before an answer is read as `crn`'s resource (decisions §17, §20), since tolerant
+ * reading alone would read anything as a case with nothing held:
+ * - a `crn` field, where the answer has one, must be the crn asked for, character for
+ *   character (crns compare exactly: `Crn.equals`); `null`, a number, or the crn in another
+ *   case is not it. An upstream answering for another person (a cache or routing fault), or
+ *   for nobody, is never served as ours;
  * - an answer that holds none of the resource's fields but holds others (`{"status":"UP"}`, a
  *   proxy's error body, a health page behind a misrouted base path) is not this resource.
- * `{}`, and `crn` alone with fields unknown here, stay a case with nothing held: every field
- * of the contract is optional, and the probation service leaves null fields out.
+ * `{}`, and the crn asked for alone with fields unknown here, stay a case with nothing held:
+ * every field of the contract is optional, and the probation service leaves null fields out
+ * (it leaves a null `crn` out too, so a `crn` that is there has a value to compare).
  */
 export function notTheCase(body: unknown, crn: string, fields: ReadonlySet<string>): NotTheCase | undefined {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined; // the schema refuses it
-  const answered = 'crn' in body ? body.crn : undefined;
-  if (answered !== undefined && answered !== null && answered !== crn) return 'crn-mismatch';
+  if (Object.hasOwn(body, 'crn') && (body as { crn: unknown }).crn !== crn) return 'crn-mismatch';
   const keys = Object.keys(body);
   if (keys.length > 0 && !keys.some((key) => fields.has(key))) return 'unrecognised-answer';
   return undefined;
@@ -155,15 +158,20 @@ export function upstreamReading(timeZone: string): UpstreamReading {
   }) satisfies z.ZodType<RiskPredictorScore>;
   // Paging is followed by `isLastPage` alone: without it, where the list ends is unknown,
   // and answering a part of it as the whole would be a wrong answer.
-  const riskScoresPage = z
-    .object({ data: listOf(riskScore), pagination: z.object({ isLastPage: z.boolean() }) })
-    .transform((page) => ({ data: page.data, isLastPage: page.pagination.isLastPage }));
+  const riskScoresAnswer = z.object({
+    data: listOf(riskScore),
+    pagination: z.object({ isLastPage: z.boolean() }),
+  });
+  const riskScoresPage = riskScoresAnswer.transform((page) => ({
+    data: page.data,
+    isLastPage: page.pagination.isLastPage,
+  }));
 
   return {
     personalDetails: caseResource(personalDetails, personalDetails),
     homeOfficeInterest: caseResource(homeOfficeInterest, homeOfficeInterest),
     communityManager: caseResource(communityManagerAnswer, communityManager),
-    riskScoresPage,
+    riskScoresPage: caseResource(riskScoresAnswer, riskScoresPage),
   };
 }
 

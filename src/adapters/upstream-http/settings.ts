@@ -15,6 +15,12 @@ export interface UpstreamSettings {
   readonly tlsCertFile?: string;
   readonly tlsKeyFile?: string;
   readonly tlsCaFile?: string;
+  /**
+   * What the token endpoint's certificate is verified with, when not `tlsCaFile`: a PEM file,
+   * or {@link SYSTEM_CAS} (the runtime's public CAs, for a public identity provider in front
+   * of an upstream behind a private CA).
+   */
+  readonly tokenTlsCa?: string;
   readonly apiKeyFile?: string;
   readonly bearerFile?: string;
   readonly tokenUrl?: string;
@@ -23,6 +29,9 @@ export interface UpstreamSettings {
 }
 
 const file = () => z.string().min(1).optional();
+
+/** `UPSTREAM_TOKEN_TLS_CA=system`: the runtime's public CAs, not a file (libpq's `sslrootcert=system`). */
+export const SYSTEM_CAS = 'system';
 
 /**
  * `UPSTREAM_MAX_BODY_BYTES` unless set. The largest fixture case is 6.4 KB and a full page of
@@ -47,6 +56,7 @@ const variables = z
     UPSTREAM_API_KEY_FILE: file(),
     UPSTREAM_BEARER_FILE: file(),
     UPSTREAM_TOKEN_URL: httpsUrl().optional(),
+    UPSTREAM_TOKEN_TLS_CA: file(),
     UPSTREAM_CLIENT_ID: z.string().min(1).optional(),
     UPSTREAM_CLIENT_SECRET_FILE: file(),
   })
@@ -58,7 +68,26 @@ const variables = z
         message: 'UPSTREAM_TLS_CERT and UPSTREAM_TLS_KEY go together',
       });
     }
-    if (env.UPSTREAM_TOKEN_URL === undefined) return;
+    if (env.UPSTREAM_TOKEN_URL === undefined) {
+      if (env.UPSTREAM_TOKEN_TLS_CA !== undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['UPSTREAM_TOKEN_TLS_CA'],
+          message: 'only with UPSTREAM_TOKEN_URL',
+        });
+      }
+      return;
+    }
+    const tokenUrl = URL.canParse(env.UPSTREAM_TOKEN_URL) ? new URL(env.UPSTREAM_TOKEN_URL) : undefined;
+    // A value that is no URL is httpUrl's to refuse: this check runs on it too.
+    if (env.UPSTREAM_TOKEN_TLS_CA !== undefined && tokenUrl !== undefined && tokenUrl.protocol !== 'https:') {
+      // The CA would be ignored: a loopback http:// endpoint makes no TLS handshake.
+      ctx.addIssue({
+        code: 'custom',
+        path: ['UPSTREAM_TOKEN_TLS_CA'],
+        message: 'only with an https:// UPSTREAM_TOKEN_URL (an http:// one has no certificate to verify)',
+      });
+    }
     for (const name of ['UPSTREAM_CLIENT_ID', 'UPSTREAM_CLIENT_SECRET_FILE'] as const) {
       if (env[name] === undefined) {
         ctx.addIssue({ code: 'custom', path: [name], message: 'required with UPSTREAM_TOKEN_URL' });
@@ -94,6 +123,7 @@ export const upstreamSettings = settingsReader(
       apiKeyFile: v.UPSTREAM_API_KEY_FILE,
       bearerFile: v.UPSTREAM_BEARER_FILE,
       tokenUrl: v.UPSTREAM_TOKEN_URL,
+      tokenTlsCa: v.UPSTREAM_TOKEN_TLS_CA,
       clientId: v.UPSTREAM_CLIENT_ID,
       clientSecretFile: v.UPSTREAM_CLIENT_SECRET_FILE,
     }),

@@ -3,7 +3,8 @@ import { certificateAndKey, certificateBundle } from '../shared/certificates.js'
 import { HTTPS_ONLY, isEncryptedOrLoopback, isLoopbackHost } from '../shared/loopback.js';
 import { readNamedFile, readSecretFile } from '../shared/secret-files.js';
 import { parsedUrl } from '../shared/store-urls.js';
-import { type UpstreamSettings, upstreamSettings } from './settings.js';
+import type { TokenEndpointTls } from './bearer.js';
+import { SYSTEM_CAS, type UpstreamSettings, upstreamSettings } from './settings.js';
 
 const HTTP_URL = /^https?:\/\//;
 
@@ -31,26 +32,40 @@ function secretOf(variable: string, path: string | undefined): string | undefine
   return readSecretFile(variable, path, (message) => new StoreError(message)).trim();
 }
 
-/** The upstream's TLS files that are set: the client certificate and key, the CA. */
+/** `UPSTREAM_TOKEN_TLS_CA` when it names a file (not `system`). */
+const tokenCaFile = (settings: UpstreamSettings): string | undefined =>
+  settings.tokenTlsCa === SYSTEM_CAS ? undefined : settings.tokenTlsCa;
+
+/** The upstream's TLS files that are set: the client certificate and key, the CA, the token endpoint's CA. */
 const upstreamTlsFiles = (settings: UpstreamSettings): string[] =>
-  [settings.tlsCertFile, settings.tlsKeyFile, settings.tlsCaFile].filter((f): f is string => f !== undefined);
+  [settings.tlsCertFile, settings.tlsKeyFile, settings.tlsCaFile, tokenCaFile(settings)].filter(
+    (f): f is string => f !== undefined,
+  );
 
 /**
  * The upstream's TLS files, read and checked (the key is the certificate's and not readable
- * by others, the certificate valid now, the CA bundle parses), and the client certificate
- * they present. Read at start and at each reload.
+ * by others, the certificate valid now, each CA bundle parses), and the client certificate
+ * they present. Read at start and at each reload. The token endpoint (`UPSTREAM_TOKEN_URL`)
+ * is verified with `UPSTREAM_TOKEN_TLS_CA` when set (`system`: the runtime's public CAs),
+ * else with the upstream's own `UPSTREAM_TLS_CA`, and is presented the same client
+ * certificate, since it is often behind the same private CA and asks for the same client.
  */
 function readUpstreamTls(settings: UpstreamSettings) {
   const ca = fileOf('UPSTREAM_TLS_CA', settings.tlsCaFile);
   const cert = fileOf('UPSTREAM_TLS_CERT', settings.tlsCertFile);
   const key = secretOf('UPSTREAM_TLS_KEY', settings.tlsKeyFile);
+  const tokenCa = fileOf('UPSTREAM_TOKEN_TLS_CA', tokenCaFile(settings));
   try {
     if (ca !== undefined) certificateBundle('UPSTREAM_TLS_CA', ca);
+    if (tokenCa !== undefined) certificateBundle('UPSTREAM_TOKEN_TLS_CA', tokenCa);
     const inUse =
       cert !== undefined && key !== undefined
         ? certificateAndKey({ cert: 'UPSTREAM_TLS_CERT', key: 'UPSTREAM_TLS_KEY' }, { cert, key }, new Date())
         : undefined;
-    return { tls: { ...(ca ? { ca } : {}), ...(cert ? { cert } : {}), ...(key ? { key } : {}) }, inUse };
+    const client = { ...(cert ? { cert } : {}), ...(key ? { key } : {}) };
+    const tokenEndpointCa = settings.tokenTlsCa === undefined ? ca : tokenCa;
+    const tokenTls: TokenEndpointTls = { ...(tokenEndpointCa ? { ca: tokenEndpointCa } : {}), ...client };
+    return { tls: { ...(ca ? { ca } : {}), ...client }, tokenTls, inUse };
   } catch (error) {
     throw new StoreError((error as Error).message);
   }
@@ -100,6 +115,7 @@ export const upstreamStores: StoreKind<UpstreamSettings> = {
               clientSecret: secretOf('UPSTREAM_CLIENT_SECRET_FILE', settings.clientSecretFile) ?? '',
               timeoutMs: settings.timeoutMs,
               maxBodyBytes: settings.maxBodyBytes,
+              tls: initial.tokenTls,
             })
           : undefined;
       const bearer = staticBearer !== undefined ? async () => staticBearer : tokens;
@@ -142,6 +158,8 @@ export const upstreamStores: StoreKind<UpstreamSettings> = {
                 reload: () => {
                   const next = readUpstreamTls(settings);
                   repository.setTls(next.tls);
+                  // The token endpoint follows: the same client certificate, its CA.
+                  tokens?.setTls(next.tokenTls);
                   inUse = next.inUse;
                   return inUse;
                 },

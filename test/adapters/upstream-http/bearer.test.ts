@@ -147,3 +147,55 @@ describe('the token endpoint’s pool', () => {
     }
   });
 });
+
+describe('new TLS files for the token endpoint (setTls, at a reload)', () => {
+  it('the next token is fetched anew, and one that was in flight under the old files is not kept', async () => {
+    const { createServer } = await import('node:http');
+    let served = 0;
+    let releaseFirst: () => void = () => {};
+    const firstHeld = new Promise<void>((resolve) => {
+      releaseFirst = resolve;
+    });
+    let firstArrived: () => void = () => {};
+    const arrived = new Promise<void>((resolve) => {
+      firstArrived = resolve;
+    });
+    const endpoint = createServer((req, res) => {
+      served++;
+      const n = served;
+      req.resume();
+      const answer = () => {
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ access_token: `token-${n}`, expires_in: 3600, token_type: 'Bearer' }));
+      };
+      if (n === 1) {
+        firstArrived();
+        void firstHeld.then(answer);
+      } else answer();
+    });
+    await new Promise<void>((resolve) => endpoint.listen(0, '127.0.0.1', resolve));
+    const { port } = endpoint.address() as import('node:net').AddressInfo;
+    const bearer = clientCredentialsBearer({
+      tokenUrl: `http://127.0.0.1:${port}/token`,
+      clientId: 'case-read',
+      clientSecret: 'secret',
+      timeoutMs: 5000,
+      maxBodyBytes: DEFAULT_MAX_BODY_BYTES,
+    });
+    try {
+      const inFlight = bearer();
+      await arrived;
+      // A reload while the first fetch is answered: that token belongs to the files before.
+      bearer.setTls({});
+      releaseFirst();
+      expect(await inFlight).toBe('token-1');
+      expect(await bearer()).toBe('token-2');
+      expect(await bearer()).toBe('token-2');
+      expect(served).toBe(2);
+    } finally {
+      await bearer.close();
+      endpoint.closeAllConnections();
+      await new Promise((resolve) => endpoint.close(resolve));
+    }
+  });
+});

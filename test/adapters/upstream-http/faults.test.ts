@@ -216,6 +216,20 @@ describe('an answer that is not the case asked for', () => {
       'crn-mismatch',
     ],
     ['a crn that is no string', 'findPersonalDetails', { crn: 7, disabilities: [] }, 'crn-mismatch'],
+    ['a crn of null', 'findPersonalDetails', { crn: null, disabilities: [] }, 'crn-mismatch'],
+    // Each read, each answer naming no crn or another (decisions §20).
+    ...(
+      ['findPersonalDetails', 'findHomeOfficeInterest', 'findCommunityManager', 'findRiskScores'] as const
+    ).flatMap(
+      (read) =>
+        [
+          ['a crn of null beside a health page', read, { crn: null, status: 'UP' }, 'crn-mismatch'],
+          ['a crn that is a number', read, { crn: 123 }, 'crn-mismatch'],
+          ['another crn', read, { crn: 'OTHER1' }, 'crn-mismatch'],
+          ['the crn in lower case', read, { crn: 'x123456' }, 'crn-mismatch'],
+          ['a health page', read, { status: 'UP' }, 'unrecognised-answer'],
+        ] as const,
+    ),
   ] as const)(
     '%s, read by %s: UpstreamFailedError (502), not retried, counted as invalid-body',
     async (_what, read, body, label) => {
@@ -224,7 +238,7 @@ describe('an answer that is not the case asked for', () => {
       expect(error).toBeInstanceOf(UpstreamFailedError);
       expect(error).toMatchObject({ logLabel: label });
       expect(JSON.stringify({ ...(error as object), message: (error as Error).message })).not.toMatch(
-        /Y654321|\bUP\b|Bad Gateway/,
+        /Y654321|OTHER1|x123456|\bUP\b|Bad Gateway|123/,
       );
       expect(calls).toBe(1);
       expect(observed).toEqual(['invalid-body']);
@@ -235,7 +249,6 @@ describe('an answer that is not the case asked for', () => {
     ['{}', {}],
     ['null fields left out, its own crn', { crn: 'X123456' }],
     ['its crn and fields unknown here', { crn: 'X123456', riskFlags: ['new'] }],
-    ['a crn of null, read as absent', { crn: null, disabilities: [] }],
   ])('%s: a case with nothing held', async (_what, body) => {
     behaviour = (_req, res) => json(res, 200, body);
     expect((await repository().findPersonalDetails(crn))?.value).toStrictEqual({
@@ -246,12 +259,36 @@ describe('an answer that is not the case asked for', () => {
     });
   });
 
-  it('the case asked for, under its own crn: read as ever', async () => {
-    behaviour = (_req, res) => json(res, 200, { crn: 'X123456', communityManager: manager });
-    expect((await repository().findCommunityManager(crn))?.value.communityManager).toMatchObject({
+  it('the case asked for, under its own crn: read as ever, by each read', async () => {
+    behaviour = (req, res) => {
+      const path = req.url ?? '';
+      if (path.endsWith('/community-manager')) json(res, 200, { crn: 'X123456', communityManager: manager });
+      else if (path.endsWith('/home-office-interest')) json(res, 200, { crn: 'X123456', exists: true });
+      else if (path.includes('/risks/scores'))
+        json(res, 200, { crn: 'X123456', data: [], pagination: { isLastPage: true } });
+      else json(res, 200, { crn: 'X123456', disabilities: [] });
+    };
+    const repo = repository();
+    expect((await repo.findCommunityManager(crn))?.value.communityManager).toMatchObject({
       pdu: 'North Wales',
     });
+    expect((await repo.findHomeOfficeInterest(crn))?.value).toStrictEqual({ exists: true, notes: null });
+    expect((await repo.findRiskScores(crn))?.value).toStrictEqual([]);
+    expect((await repo.findPersonalDetails(crn))?.value.disabilities).toStrictEqual([]);
   });
+
+  it.each([
+    ['findHomeOfficeInterest', 'exists', 'expected boolean'],
+    ['findCommunityManager', 'crn', 'expected string'],
+    ['findRiskScores', 'pagination', 'expected object'],
+  ] as const)(
+    '{} read by %s: not a case with nothing held, since a field it must have is absent (502)',
+    async (read, field, reason) => {
+      behaviour = (_req, res) => json(res, 200, {});
+      const { error } = await timed(() => repository()[read](crn));
+      expect(error).toMatchObject({ logLabel: 'invalid-body', mismatch: { field, reason } });
+    },
+  );
 });
 
 describe('the upstream store as serve opens it', () => {

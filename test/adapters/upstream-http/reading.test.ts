@@ -62,7 +62,7 @@ describe('reading what an upstream sends: what still does not fit is named by fi
     ],
     ['a body that is not an object', '7731', '(body)', 'expected object'],
   ])('risk scores: %s', (_what, body, field, reason) => {
-    const found = mismatch(reading.riskScoresPage, body);
+    const found = mismatch(reading.riskScoresPage.schema, body);
     expect(found).toStrictEqual({ field, reason });
     expect(JSON.stringify(found)).not.toContain('7731');
   });
@@ -89,7 +89,7 @@ describe('reading what an upstream sends: what still does not fit is named by fi
   });
 
   it('an offset that is sent is kept as sent; unknown fields are dropped at every level', () => {
-    const read = reading.riskScoresPage.parse(
+    const read = reading.riskScoresPage.schema.parse(
       scoresWith((s) => {
         s.completedDate = '2025-07-01T10:00:00.5-03:30';
         s.generalPredictor = { scoreLevel: 'LOW', score: 3.5, band: 'x' };
@@ -107,15 +107,15 @@ describe('reading what an upstream sends: what still does not fit is named by fi
       disabilities: [],
       offenderPersonalityDisorder: null,
     });
-    expect(reading.riskScoresPage.parse({ pagination: { isLastPage: true } })).toStrictEqual({
+    expect(reading.riskScoresPage.schema.parse({ pagination: { isLastPage: true } })).toStrictEqual({
       data: [],
       isLastPage: true,
     });
   });
 });
 
-describe('an answer checked to be the case asked for, before it is read (decisions §17)', () => {
-  const { personalDetails, homeOfficeInterest, communityManager } = reading;
+describe('an answer checked to be the case asked for, before it is read (decisions §17, §20)', () => {
+  const { personalDetails, homeOfficeInterest, communityManager, riskScoresPage } = reading;
   it('knows each resource by its fields, crn among them', () => {
     expect([...personalDetails.fields].sort()).toEqual([
       'crn',
@@ -126,6 +126,32 @@ describe('an answer checked to be the case asked for, before it is read (decisio
     ]);
     expect([...homeOfficeInterest.fields].sort()).toEqual(['crn', 'exists', 'notes']);
     expect([...communityManager.fields].sort()).toEqual(['communityManager', 'crn']);
+    expect([...riskScoresPage.fields].sort()).toEqual(['crn', 'data', 'pagination']);
+  });
+
+  // A crn field that is there must be the crn asked for: null is not it, nor a number, nor the
+  // crn in another case (crns compare exactly), whatever else the answer holds.
+  const NOT_THE_CRN = [
+    ['null, with a health page', { crn: null, status: 'UP' }],
+    ['null, with the resource’s own fields', { crn: null, exists: true, disabilities: [], data: [] }],
+    ['a number', { crn: 123 }],
+    ['another crn', { crn: 'OTHER1' }],
+    ['the crn in lower case', { crn: 'x123456' }],
+    ['the crn with a space', { crn: 'X123456 ' }],
+    ['a list holding the crn', { crn: ['X123456'] }],
+  ] as const;
+  describe.each([
+    ['the case', personalDetails],
+    ['home-office interest', homeOfficeInterest],
+    ['community manager', communityManager],
+    ['a page of risk scores', riskScoresPage],
+  ] as const)('%s', (_resource, resource) => {
+    it.each(NOT_THE_CRN)('a crn that is %s: crn-mismatch', (_what, body) => {
+      expect(notTheCase(body, 'X123456', resource.fields)).toBe('crn-mismatch');
+    });
+    it('the crn asked for: read on', () => {
+      expect(notTheCase({ crn: 'X123456' }, 'X123456', resource.fields)).toBeUndefined();
+    });
   });
 
   it.each([
@@ -140,7 +166,7 @@ describe('an answer checked to be the case asked for, before it is read (decisio
     ],
     ['{}', {}, undefined],
     ['its own crn alone', { crn: 'X123456' }, undefined],
-    ['a crn of null, as absent', { crn: null }, undefined],
+    ['a crn of null: not the crn asked for', { crn: null }, 'crn-mismatch'],
     ['its own crn and fields unknown here', { crn: 'X123456', riskFlags: [] }, undefined],
     ['one field of the case among others', { disabilities: [], status: 'UP' }, undefined],
     ['not an object (the schema refuses it)', [1, 2], undefined],
