@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import {
   createLocalJWKSet,
   createRemoteJWKSet,
@@ -12,6 +11,7 @@ import { LRUCache } from 'lru-cache';
 import type { BearerClaims, OnBehalfOfClaims, OnBehalfOfSettings } from '../../domain/access/model.js';
 import { UnauthenticatedError } from '../../domain/errors.js';
 import type { TokenVerifier } from '../../ports/token-verifier.js';
+import { readRegularFile, readRegularFileSync } from '../shared/named-files.js';
 
 /** Asymmetric algorithms only: never `none`, never an HMAC that a public key could sign. */
 export const ALLOWED_ALGORITHMS = [
@@ -42,8 +42,16 @@ export interface JoseVerifierOptions {
   readonly now?: () => Date;
 }
 
-/** Loads a key set from a file (read once) or an https URL (fetched and cached by jose). */
-export function keySetFrom(source: string): JWTVerifyGetKey {
+/** Most a JWKS file may hold: a key set is a few KB. */
+const MAX_JWKS_BYTES = 1024 * 1024;
+
+/** How a JWKS file is named in a refusal (the caller adds the variable: `BEARER_JWKS: JWKS file …`). */
+const JWKS_FILE = 'JWKS file';
+
+const refuse = (message: string) => new Error(message);
+
+/** The remote key set of an https:// URL (fetched and cached by jose), or undefined for a file path; other URLs refused. */
+function remoteKeySet(source: string): JWTVerifyGetKey | undefined {
   if (/^https:\/\//i.test(source)) {
     return createRemoteJWKSet(new URL(source), {
       cooldownDuration: 30_000,
@@ -52,18 +60,40 @@ export function keySetFrom(source: string): JWTVerifyGetKey {
     });
   }
   if (/^[a-z]+:\/\//i.test(source)) throw new Error(`JWKS must be a file path or an https:// URL`);
+  return undefined;
+}
+
+/** The key set a JWKS file's text holds: public keys only. */
+function localKeySet(source: string, text: string): JWTVerifyGetKey {
   let json: JSONWebKeySet;
   try {
-    json = JSON.parse(readFileSync(source, 'utf8')) as JSONWebKeySet;
+    json = JSON.parse(text) as JSONWebKeySet;
   } catch (error) {
-    throw new Error(
-      `JWKS file ${source} cannot be read as JSON (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
-    );
+    throw new Error(`${JWKS_FILE} ${source} cannot be read as JSON (${(error as Error).message})`);
   }
-  if (!Array.isArray(json.keys) || json.keys.some((k) => 'd' in k)) {
-    throw new Error(`JWKS file ${source} must hold { "keys": [...] } with public keys only`);
+  if (!Array.isArray(json?.keys) || json.keys.some((k) => 'd' in k)) {
+    throw new Error(`${JWKS_FILE} ${source} must hold { "keys": [...] } with public keys only`);
   }
   return createLocalJWKSet(json);
+}
+
+/**
+ * Loads a key set from a file (read once, at start: the shared reader, so a FIFO, a directory
+ * or a device is refused, never waited on) or an https URL (fetched and cached by jose).
+ */
+export function keySetFrom(source: string): JWTVerifyGetKey {
+  const remote = remoteKeySet(source);
+  if (remote !== undefined) return remote;
+  const file = readRegularFileSync(JWKS_FILE, source, refuse, { maxBytes: MAX_JWKS_BYTES });
+  return localKeySet(source, file.bytes.toString('utf8'));
+}
+
+/** {@link keySetFrom} without blocking the event loop: for a key set first needed while serving (a client's on-behalf-of JWKS). */
+export async function loadKeySet(source: string): Promise<JWTVerifyGetKey> {
+  const remote = remoteKeySet(source);
+  if (remote !== undefined) return remote;
+  const file = await readRegularFile(JWKS_FILE, source, refuse, { maxBytes: MAX_JWKS_BYTES });
+  return localKeySet(source, file.bytes.toString('utf8'));
 }
 
 /** A reason safe to show a client: what failed, never token material. */
@@ -191,7 +221,8 @@ export class JoseTokenVerifier implements TokenVerifier {
     let keys = this.oboKeys.get(settings.jwks);
     if (keys === undefined) {
       try {
-        keys = keySetFrom(settings.jwks);
+        // Read while serving: never blocking the event loop, never waiting on a FIFO.
+        keys = await loadKeySet(settings.jwks);
       } catch {
         throw new UnauthenticatedError('on-behalf-of', 'the trusted keys could not be loaded');
       }

@@ -1,11 +1,12 @@
 /**
  * The witness policy file (decisions §19, C2SP tlog-policy), read one way for `serve`
- * (`AUDIT_WITNESS_POLICY`) and for the audit commands (`--policy FILE`): a regular file (a
- * FIFO or a directory is refused before it is opened, so nothing blocks on it), of a bounded
- * size, parsed by the log module. What the policy then asks of the trail (its `log` line is the
- * trail's, its witnesses' URLs) is the caller's to check.
+ * (`AUDIT_WITNESS_POLICY`) and for the audit commands (`--policy FILE`): by the shared reader
+ * (opened without blocking, a regular file judged on the descriptor opened: a FIFO, a
+ * directory or a device is refused, never waited on), of a bounded size, parsed by the log
+ * module. What the policy then asks of the trail (its `log` line is the trail's, its
+ * witnesses' URLs) is the caller's to check.
  */
-import { readFileSync, statSync } from 'node:fs';
+import { readRegularFileSync } from '../../adapters/shared/named-files.js';
 import { sha256Bytes } from '../../adapters/shared/sha256.js';
 import { parseWitnessPolicy, type WitnessPolicy } from '../../tlog/policy.js';
 import { ConfigError } from '../config-error.js';
@@ -24,18 +25,9 @@ export const MAX_POLICY_BYTES = 1024 * 1024;
  */
 export function readWitnessPolicyFile(path: string, what: string): WitnessPolicy {
   const refused = (why: string) => new ConfigError([`${what} ${path}${why}`]);
-  let bytes: Buffer;
-  try {
-    const stat = statSync(path);
-    if (!stat.isFile()) throw refused(' is not a regular file');
-    if (stat.size > MAX_POLICY_BYTES) throw refused(` is over ${MAX_POLICY_BYTES} bytes`);
-    bytes = readFileSync(path);
-  } catch (error) {
-    if (error instanceof ConfigError) throw error;
-    throw refused(` cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
-  }
-  // Grown between the look and the read: the bound holds all the same.
-  if (bytes.length > MAX_POLICY_BYTES) throw refused(` is over ${MAX_POLICY_BYTES} bytes`);
+  const { bytes } = readRegularFileSync(what, path, (message) => new ConfigError([message]), {
+    maxBytes: MAX_POLICY_BYTES,
+  });
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);

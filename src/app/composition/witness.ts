@@ -4,7 +4,7 @@
  * the environment, each refusal naming its variable:
  *
  * - `WITNESS_KEY`: the cosigner's private key file (`case-read witness keygen`), refused when
- *   others may read it.
+ *   others may read or write it.
  * - `WITNESS_LOGS`: the logs it cosigns, `log <vkey> [<url>]` lines (tlog-policy's).
  * - `WITNESS_STORE`: its record, `sqlite:PATH` or `postgres://…` (several witness processes
  *   may share one PostgreSQL store).
@@ -13,7 +13,6 @@
  *   behind a proxy that ends TLS.
  * - `LOG_LEVEL`: as the service's.
  */
-import { statSync } from 'node:fs';
 import {
   cosignerFromSkey,
   newCosignerKey,
@@ -24,7 +23,12 @@ import { createLogger } from '../../adapters/pino/logger.js';
 import { postgresHop, postgresUrlProblem } from '../../adapters/postgres/url.js';
 import { CertificateFileError, certificateAndKey } from '../../adapters/shared/certificates.js';
 import { isLoopbackHost } from '../../adapters/shared/loopback.js';
-import { readNamedFile, readSecretFile } from '../../adapters/shared/secret-files.js';
+import {
+  readNamedFile,
+  readNamedFileAsync,
+  readSecretFile,
+  readSecretFileAsync,
+} from '../../adapters/shared/secret-files.js';
 import { sha256Bytes } from '../../adapters/shared/sha256.js';
 import { TLS_CIPHERS } from '../../adapters/tls-listener/server.js';
 import type { WitnessState } from '../../ports/witness-state.js';
@@ -147,22 +151,19 @@ const refuse = (message: string) => new ConfigError([message]);
 /** Most a logs file or a certificate may be: a few dozen lines of keys. */
 const MAX_FILE_BYTES = 1024 * 1024;
 
-/** A file a variable names must be a regular file (after symlinks) of a bounded size: a FIFO is refused before it is opened. */
-function requireRegularFile(variable: string, path: string): void {
-  let stat: ReturnType<typeof statSync>;
-  try {
-    stat = statSync(path);
-  } catch (error) {
-    throw refuse(`${variable}: ${path} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
-  }
-  if (!stat.isFile()) throw refuse(`${variable}: ${path} is not a regular file`);
-  if (stat.size > MAX_FILE_BYTES) throw refuse(`${variable}: ${path} is over ${MAX_FILE_BYTES} bytes`);
-}
+/**
+ * Each file a variable names is read by the shared reader: opened without blocking, a
+ * regular file (after symlinks) of a bounded size, judged on the descriptor opened (a FIFO
+ * is refused, never waited on); a key refused when others may read or write it.
+ */
+const readFile = (variable: string, path: string): string =>
+  readNamedFile(variable, path, refuse, { maxBytes: MAX_FILE_BYTES });
+const readKeyFile = (variable: string, path: string): string =>
+  readSecretFile(variable, path, refuse, { maxBytes: MAX_FILE_BYTES });
 
-/** The cosigner of WITNESS_KEY: refused when others may read the file, or when it holds no cosigner key. */
+/** The cosigner of WITNESS_KEY: refused when others may read or write the file, or when it holds no cosigner key. */
 function readCosigner(path: string) {
-  requireRegularFile('WITNESS_KEY', path);
-  const text = readSecretFile('WITNESS_KEY', path, refuse);
+  const text = readKeyFile('WITNESS_KEY', path);
   try {
     return cosignerFromSkey(text);
   } catch (error) {
@@ -172,8 +173,7 @@ function readCosigner(path: string) {
 
 /** The logs of WITNESS_LOGS, each key able to check its own signatures (Ed25519, node:crypto). */
 function readLogs(path: string): ReadonlyMap<string, readonly NoteVerifier[]> {
-  requireRegularFile('WITNESS_LOGS', path);
-  const logs = parseTrustedLogs(sha256Bytes, readNamedFile('WITNESS_LOGS', path, refuse));
+  const logs = parseTrustedLogs(sha256Bytes, readFile('WITNESS_LOGS', path));
   if ('invalid' in logs) throw refuse(`WITNESS_LOGS: ${path}: ${logs.invalid}`);
   return new Map(
     [...logs].map(([origin, keys]) => [
@@ -186,14 +186,8 @@ function readLogs(path: string): ReadonlyMap<string, readonly NoteVerifier[]> {
   );
 }
 
-/** The HTTPS certificate and key: readable, the key not by others, the certificate the key's and valid now. */
-export function readWitnessTls(files: { readonly cert: string; readonly key: string }): WitnessTls {
-  requireRegularFile('TLS_CERT', files.cert);
-  requireRegularFile('TLS_KEY', files.key);
-  const tls = {
-    cert: readNamedFile('TLS_CERT', files.cert, refuse),
-    key: readSecretFile('TLS_KEY', files.key, refuse),
-  };
+/** The certificate and key checked: the certificate the key's and valid now. */
+function checkedTls(tls: WitnessTls): WitnessTls {
   try {
     certificateAndKey({ cert: 'TLS_CERT', key: 'TLS_KEY' }, tls, new Date());
   } catch (error) {
@@ -201,6 +195,21 @@ export function readWitnessTls(files: { readonly cert: string; readonly key: str
     throw error;
   }
   return tls;
+}
+
+/** The HTTPS certificate and key at start: readable, the key not by others, the certificate the key's and valid now. */
+export function readWitnessTls(files: { readonly cert: string; readonly key: string }): WitnessTls {
+  return checkedTls({ cert: readFile('TLS_CERT', files.cert), key: readKeyFile('TLS_KEY', files.key) });
+}
+
+/** {@link readWitnessTls} at a reload (SIGHUP): the same reads and checks, without blocking the event loop. */
+export async function reloadWitnessTls(files: {
+  readonly cert: string;
+  readonly key: string;
+}): Promise<WitnessTls> {
+  const cert = await readNamedFileAsync('TLS_CERT', files.cert, refuse, { maxBytes: MAX_FILE_BYTES });
+  const key = await readSecretFileAsync('TLS_KEY', files.key, refuse, { maxBytes: MAX_FILE_BYTES });
+  return checkedTls({ cert, key });
 }
 
 /** Opens WITNESS_STORE, creating its table when missing. */

@@ -1,10 +1,11 @@
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as jose from 'jose';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { createDevIssuer, mintToken } from '../../../src/adapters/jose/dev-issuer.js';
-import { JoseTokenVerifier, keySetFrom } from '../../../src/adapters/jose/token-verifier.js';
+import { JoseTokenVerifier, keySetFrom, loadKeySet } from '../../../src/adapters/jose/token-verifier.js';
 import { UnauthenticatedError } from '../../../src/domain/errors.js';
 
 vi.mock('jose', async (importOriginal) => {
@@ -173,5 +174,33 @@ describe('keySetFrom', () => {
   it('refuses a non-https URL and a missing file', () => {
     expect(() => keySetFrom('http://idp.test/jwks')).toThrow(/https/);
     expect(() => keySetFrom(join(dir, 'missing.json'))).toThrow(/cannot be read/);
+  });
+  it('refuses a directory or a device as the file, naming what it is', () => {
+    expect(() => keySetFrom(dir)).toThrow(`JWKS file ${dir} is not a regular file (a directory)`);
+    expect(() => keySetFrom('/dev/null')).toThrow(
+      'JWKS file /dev/null is not a regular file (a character device)',
+    );
+  });
+});
+
+describe('loadKeySet, a client’s on-behalf-of JWKS read while serving', () => {
+  it('reads the file without blocking the event loop, and refuses a FIFO at once', async () => {
+    expect(await loadKeySet(jwksPath)).toBeTypeOf('function');
+    const fifo = join(dir, 'jwks.fifo');
+    expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
+    await expect(loadKeySet(fifo)).rejects.toThrow(`JWKS file ${fifo} is not a regular file (a FIFO)`);
+    // A request whose client names it is refused as keys that could not be loaded, not left waiting.
+    const verifier = new JoseTokenVerifier({ bearer });
+    const token = await mint({ extraClaims: { email: 'officer@probation.example' } });
+    const obo = {
+      mode: 'optional' as const,
+      issuer: bearer.issuer,
+      jwks: fifo,
+      audience: bearer.audience,
+      emailClaim: 'email',
+    };
+    const error = await verifier.verifyOnBehalfOf(token, obo).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UnauthenticatedError);
+    expect((error as Error).message).toBe('on-behalf-of token: the trusted keys could not be loaded');
   });
 });

@@ -4,14 +4,17 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   checkSecretFile,
+  readNamedFileAsync,
   readSecretFile,
+  readSecretFileAsync,
   secretFileModeProblem,
 } from '../../../src/adapters/shared/secret-files.js';
 
 /**
- * The rule for private key and secret files: one readable by others (o+r) is refused, the
- * mode taken through symlinks, naming the variable, the file and its mode and saying the
- * fix, never the contents; readable by the group is allowed. Run on Node, Bun and Deno.
+ * The rule for private key and secret files: one readable or writable by others (o+r, o+w)
+ * is refused, the mode taken through symlinks, naming the variable, the file and its mode
+ * and saying the fix, never the contents; readable by the group is allowed. Run on Node, Bun
+ * and Deno.
  */
 
 const dir = mkdtempSync(join(tmpdir(), 'case-read-secret-files-'));
@@ -30,8 +33,8 @@ function fileOf(name: string, mode: number): string {
 class Refused extends Error {}
 const refuse = (message: string) => new Refused(message);
 
-const refusal = (variable: string, path: string, mode: string) =>
-  `${variable}: ${path} is readable by others (mode ${mode}); make it 0640 or 0600 (on Kubernetes: defaultMode: 0440 on the secret volume; the default is 0644)`;
+const refusal = (variable: string, path: string, mode: string, what = 'readable') =>
+  `${variable}: ${path} is ${what} by others (mode ${mode}); make it 0640 or 0600 (on Kubernetes: defaultMode: 0440 on the secret volume; the default is 0644)`;
 
 /** What `read` threw, or undefined. */
 function thrown(read: () => unknown): Error | undefined {
@@ -56,17 +59,33 @@ describe('readSecretFile', () => {
   });
 
   it.each([
-    ['0644', 0o644],
-    ['0604', 0o604],
-    ['0444', 0o444],
-    ['0666', 0o666],
-    ['0755', 0o755],
-  ])('refuses a file of mode %s, naming the variable, the file, its mode and the fix', (shown, mode) => {
-    const path = fileOf(`open-${shown}`, mode);
-    const error = thrown(() => readSecretFile('UPSTREAM_TLS_KEY', path, refuse));
-    expect(error).toBeInstanceOf(Refused);
-    expect(error?.message).toBe(refusal('UPSTREAM_TLS_KEY', path, shown));
-    expect(error?.message).not.toContain(SECRET);
+    ['0644', 'readable', 0o644],
+    ['0604', 'readable', 0o604],
+    ['0444', 'readable', 0o444],
+    ['0755', 'readable', 0o755],
+    ['0602', 'writable', 0o602],
+    ['0622', 'writable', 0o622],
+    ['0402', 'writable', 0o402],
+    ['0666', 'readable and writable', 0o666],
+  ])(
+    'refuses a file of mode %s (%s by others), naming the variable, the file, its mode and the fix',
+    (shown, what, mode) => {
+      const path = fileOf(`open-${shown}`, mode);
+      const error = thrown(() => readSecretFile('UPSTREAM_TLS_KEY', path, refuse));
+      expect(error).toBeInstanceOf(Refused);
+      expect(error?.message).toBe(refusal('UPSTREAM_TLS_KEY', path, shown, what));
+      expect(error?.message).not.toContain(SECRET);
+    },
+  );
+
+  it('refuses in the same words without blocking the event loop (at a reload), and reads what it allows', async () => {
+    await expect(readSecretFileAsync('TLS_KEY', fileOf('async-0640', 0o640), refuse)).resolves.toBe(SECRET);
+    const open = fileOf('async-0602', 0o602);
+    await expect(readSecretFileAsync('TLS_KEY', open, refuse)).rejects.toThrow(
+      refusal('TLS_KEY', open, '0602', 'writable'),
+    );
+    // A certificate is not a secret: its mode is not judged.
+    await expect(readNamedFileAsync('TLS_CERT', open, refuse)).resolves.toBe(SECRET);
   });
 
   it('refuses a symlink to a file others can read: the mode is the target’s, the file named as given', () => {
@@ -107,7 +126,7 @@ describe('readSecretFile', () => {
     const folder = join(dir, 'a-folder');
     mkdirSync(folder, { mode: 0o700 });
     expect(thrown(() => readSecretFile('AUDIT_SIGNING_KEY', folder, refuse))?.message).toBe(
-      `AUDIT_SIGNING_KEY: ${folder} cannot be read (EISDIR)`,
+      `AUDIT_SIGNING_KEY: ${folder} is not a regular file (a directory)`,
     );
   });
 });
@@ -127,13 +146,20 @@ describe('checkSecretFile', () => {
       expect(error).toBeInstanceOf(Refused);
       expect(error?.message).toBe(refusal('AUDIT_SIGNING_KEY', given, '0644'));
     }
+    const writable = fileOf('check-0602', 0o602);
+    expect(thrown(() => checkSecretFile('AUDIT_SIGNING_KEY', writable, refuse))?.message).toBe(
+      refusal('AUDIT_SIGNING_KEY', writable, '0602', 'writable'),
+    );
   });
 });
 
 describe('secretFileModeProblem', () => {
-  it('looks at the read bit for others alone', () => {
+  it('looks at the read and write bits for others alone', () => {
     expect(secretFileModeProblem('X', '/k', 0o100640)).toBeUndefined();
+    expect(secretFileModeProblem('X', '/k', 0o100660)).toBeUndefined();
+    expect(secretFileModeProblem('X', '/k', 0o100601)).toBeUndefined();
     expect(secretFileModeProblem('X', '/k', 0o100604)).toBe(refusal('X', '/k', '0604'));
     expect(secretFileModeProblem('X', '/k', 0o104644)).toBe(refusal('X', '/k', '4644'));
+    expect(secretFileModeProblem('X', '/k', 0o100602)).toBe(refusal('X', '/k', '0602', 'writable'));
   });
 });

@@ -18,7 +18,7 @@ import { certificateWatch } from '../../../src/app/composition/certificate-watch
 import { ConfigError } from '../../../src/app/composition/config.js';
 import { createCertificateIssuer } from '../../../src/app/composition/issuers.js';
 import { loadServiceConfig } from '../../../src/app/composition/store-kinds.js';
-import { readListenerTls } from '../../../src/app/composition/tls-files.js';
+import { readListenerTls, reloadListenerTls } from '../../../src/app/composition/tls-files.js';
 import type { CaseRepository } from '../../../src/ports/case-repository.js';
 import { type Opened, StoreError } from '../../../src/ports/stores.js';
 import { makeTestPki, type TestPki } from '../../support/pki.js';
@@ -59,8 +59,8 @@ function write(name: string, content: string, mode = 0o600): string {
 const exposed = (path: string, mode = 0o644): string =>
   write(`exposed-${mode.toString(8)}-${path.split('/').at(-1)}`, readFileSync(path, 'utf8'), mode);
 
-const refusal = (variable: string, path: string, mode = '0644') =>
-  `${variable}: ${path} is readable by others (mode ${mode}); make it 0640 or 0600 (on Kubernetes: defaultMode: 0440 on the secret volume; the default is 0644)`;
+const refusal = (variable: string, path: string, mode = '0644', what = 'readable') =>
+  `${variable}: ${path} is ${what} by others (mode ${mode}); make it 0640 or 0600 (on Kubernetes: defaultMode: 0440 on the secret volume; the default is 0644)`;
 
 beforeAll(async () => {
   pki = await makeTestPki();
@@ -131,6 +131,13 @@ describe('at start, a key or secret file others can read is refused, naming the 
     const key = exposed(files.serverKey);
     expect(await problemsOf(() => readListenerTls(configOf({ TLS_KEY: key })))).toEqual([
       refusal('TLS_KEY', key),
+    ]);
+  });
+
+  it('TLS_KEY writable by others (0602): anyone could put their own key in its place', async () => {
+    const key = exposed(files.serverKey, 0o602);
+    expect(await problemsOf(() => readListenerTls(configOf({ TLS_KEY: key })))).toEqual([
+      refusal('TLS_KEY', key, '0602', 'writable'),
     ]);
   });
 
@@ -229,7 +236,7 @@ describe('at a reload, a key replaced by one others can read is refused: the set
       {
         paths: [serverCert, serverKey, files.ca],
         certificates: initial.certificates,
-        read: () => readListenerTls(config),
+        read: () => reloadListenerTls(config),
       },
       store.tls ? [store.tls] : [],
       { expiry, metrics, logger, intervalMs: 0 },
@@ -243,8 +250,8 @@ describe('at a reload, a key replaced by one others can read is refused: the set
       write('reload-server-key.pem', next.keyPem, 0o644);
       write('reload-client.pem', nextClient.certPem, 0o644);
       write('reload-client-key.pem', nextClient.keyPem, 0o644);
-      watch.poll();
-      watch.poll();
+      await watch.poll();
+      await watch.poll();
       const failures = logged.filter((line) => line.msg === 'tls reload failed, the set in use stays');
       expect(failures.map(({ certificate, trigger, reason }) => ({ certificate, trigger, reason }))).toEqual([
         { certificate: 'server', trigger: 'file', reason: refusal('TLS_KEY', serverKey) },
@@ -261,8 +268,8 @@ describe('at a reload, a key replaced by one others can read is refused: the set
       // The mode alone put right (group-readable): seen as a change, and the new sets loaded.
       chmodSync(serverKey, 0o640);
       chmodSync(clientKey, 0o640);
-      watch.poll();
-      watch.poll();
+      await watch.poll();
+      await watch.poll();
       expect(served.map((tls) => tls.key)).toEqual([next.keyPem]);
       expect(store.tls?.current()?.serialNumber).toBe(nextClient.serialNumber);
       expect(logged.filter((line) => line.msg === 'tls reloaded').map((line) => line.certificate)).toEqual([
@@ -291,15 +298,15 @@ describe('at a reload, a key replaced by one others can read is refused: the set
       {
         paths: [files.serverCert, serverKey, files.ca],
         certificates: readListenerTls(config).certificates,
-        read: () => readListenerTls(config),
+        read: () => reloadListenerTls(config),
       },
       [],
       { expiry, metrics, logger: pino({ level: 'silent' }), intervalMs: 0 },
     )(server);
     try {
       chmodSync(serverKey, 0o644);
-      watch.poll();
-      watch.poll();
+      await watch.poll();
+      await watch.poll();
       expect(await metrics.text()).toContain('case_read_tls_reload_failures_total{certificate="server"} 1');
       expect(served).toEqual([]);
     } finally {

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +10,7 @@ import {
 } from '../../../src/adapters/crypto/cosigner-keys.js';
 import { sha256Bytes } from '../../../src/adapters/shared/sha256.js';
 import { main } from '../../../src/app/cli.js';
-import { buildWitness, readWitnessSettings } from '../../../src/app/composition/witness.js';
+import { buildWitness, readWitnessSettings, reloadWitnessTls } from '../../../src/app/composition/witness.js';
 import { witnessHandler } from '../../../src/app/witness/http.js';
 import { WitnessMetrics } from '../../../src/app/witness/metrics.js';
 import { startWitnessServer } from '../../../src/app/witness/server.js';
@@ -129,7 +130,7 @@ describe('witness serve refuses a configuration it cannot run, naming the variab
     ).not.toThrow();
   });
 
-  it('a key file others may read, one that holds no cosigner key, one that is no file', async () => {
+  it('a key file others may read or write, one that holds no cosigner key, one that is no file; a logs file that is a FIFO', async () => {
     const open = file('open-key', readFileSync(key, 'utf8'), 0o644);
     await refused(
       { ...good, WITNESS_KEY: open },
@@ -137,7 +138,20 @@ describe('witness serve refuses a configuration it cannot run, naming the variab
     );
     const noKey = file('no-key', 'not a key\n', 0o600);
     await refused({ ...good, WITNESS_KEY: noKey }, /WITNESS_KEY: .*no-key: it is not a private key line/);
-    await refused({ ...good, WITNESS_KEY: files }, /WITNESS_KEY: .* is not a regular file/);
+    await refused({ ...good, WITNESS_KEY: files }, /WITNESS_KEY: .* is not a regular file \(a directory\)/);
+    // Writable by others: anyone could put their own key in its place (decisions §20).
+    const writable = file('writable-key', readFileSync(key, 'utf8'), 0o602);
+    await refused(
+      { ...good, WITNESS_KEY: writable },
+      /WITNESS_KEY: .*writable-key is writable by others \(mode 0602\)/,
+    );
+    // A FIFO as the logs file: refused at once, never waited on.
+    const fifo = join(files, 'logs.fifo');
+    expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
+    await refused(
+      { ...good, WITNESS_LOGS: fifo },
+      /WITNESS_LOGS: .*logs\.fifo is not a regular file \(a FIFO\)/,
+    );
     await refused(
       { ...good, WITNESS_KEY: join(files, 'missing') },
       /WITNESS_KEY: .*missing cannot be read \(ENOENT\)/,
@@ -190,6 +204,20 @@ describe('witness serve refuses a configuration it cannot run, naming the variab
     await refused(
       { ...good, TLS_CERT: cert, TLS_KEY: wrongKey },
       /TLS_KEY: is not the key of the certificate in TLS_CERT/,
+    );
+  });
+
+  it('at a reload (SIGHUP), the same reads without blocking the event loop: a FIFO as the key refused, good files taken', async () => {
+    const cert = pki.write('reload-cert.pem', pki.server.certPem);
+    const key = file('reload-key', pki.server.keyPem, 0o600);
+    await expect(reloadWitnessTls({ cert, key })).resolves.toEqual({
+      cert: pki.server.certPem,
+      key: pki.server.keyPem,
+    });
+    const fifo = join(files, 'reload-key.fifo');
+    expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
+    await expect(reloadWitnessTls({ cert, key: fifo })).rejects.toThrow(
+      `TLS_KEY: ${fifo} is not a regular file (a FIFO)`,
     );
   });
 });

@@ -63,10 +63,10 @@ describe('readWitnessPolicyFile', () => {
     ]);
     const sub = join(dir, 'sub');
     mkdirSync(sub);
-    expect(problem(sub)).toEqual([`AUDIT_WITNESS_POLICY: ${sub} is not a regular file`]);
+    expect(problem(sub)).toEqual([`AUDIT_WITNESS_POLICY: ${sub} is not a regular file (a directory)`]);
     const fifo = join(dir, 'fifo');
     execFileSync('mkfifo', [fifo]);
-    expect(problem(fifo)).toEqual([`AUDIT_WITNESS_POLICY: ${fifo} is not a regular file`]);
+    expect(problem(fifo)).toEqual([`AUDIT_WITNESS_POLICY: ${fifo} is not a regular file (a FIFO)`]);
     const big = file('big', `${'#'.repeat(MAX_POLICY_BYTES)}\nquorum none\n`);
     expect(problem(big)).toEqual([`AUDIT_WITNESS_POLICY: ${big} is over ${MAX_POLICY_BYTES} bytes`]);
     const latin1 = file('latin1', Buffer.from('# caf\xe9\nquorum none\n', 'latin1'));
