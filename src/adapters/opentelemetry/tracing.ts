@@ -61,8 +61,19 @@ function samplerOf(name: TracesSampler, ratio: number): Sampler {
   }
 }
 
+/**
+ * The exporter's HTTP agent: for https, one that verifies the collector whatever
+ * `NODE_TLS_REJECT_UNAUTHORIZED` says (decisions §20). Given, it is used instead of the one the
+ * exporter would build from the environment.
+ */
+const AGENT_OPTIONS = { keepAlive: true, rejectUnauthorized: true } as const;
+
 async function exporterOf(settings: TracingSettings): Promise<SpanExporter> {
-  const config = { url: settings.url, headers: { ...settings.headers } };
+  const config = {
+    url: settings.url,
+    headers: { ...settings.headers },
+    httpAgentOptions: { ...AGENT_OPTIONS },
+  };
   if (settings.protocol === 'http/json') {
     const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http');
     return new OTLPTraceExporter(config);

@@ -1,17 +1,26 @@
 import { Transform } from 'node:stream';
 import type { OutgoingTracing } from '../../ports/tracing.js';
+import { isLoopbackHost } from './loopback.js';
 
 /**
  * What the adapters that call AWS (ACM PCA, STS) do alike with their AWS SDK v3 clients:
  * build one from the service's settings, with the trace context on its requests, and read
  * its failures. This file imports no AWS package: it names only the few parts of the SDK it
  * uses.
+ *
+ * Each client is told its endpoint (the one aws-endpoints.ts found, which `config check`
+ * shows) and not to look for one of its own (`ignoreConfiguredEndpointUrls`), verifies the
+ * server's certificate whatever `NODE_TLS_REJECT_UNAUTHORIZED` says, and refuses to send a
+ * request anywhere but `https://` or loopback, before it is signed (decisions §20).
  */
 
 /** The settings of an AWS client that the service's configuration gives. */
 export interface AwsClientSettings<Credentials> {
   readonly region: string;
-  /** e.g. a VPC endpoint, or a stand-in in tests; else the SDK's regional endpoint. */
+  /**
+   * The endpoint the configuration found (a VPC endpoint, an `AWS_ENDPOINT_URL_*`, a stand-in
+   * in tests); else the SDK's regional endpoint.
+   */
   readonly endpoint?: string;
   /** The service's own AWS credentials; by default the SDK's provider chain finds them. */
   readonly credentials?: Credentials | undefined;
@@ -27,6 +36,10 @@ interface AwsClientConfig<Credentials> {
   readonly maxAttempts: number;
   readonly endpoint?: string;
   readonly credentials?: Credentials;
+  /** No endpoint from AWS_ENDPOINT_URL* or the shared config: the configuration gave it, or none. */
+  readonly ignoreConfiguredEndpointUrls: true;
+  /** The SDK's Node handler, its HTTPS agent set to verify the server (shared with the credential providers' own clients). */
+  readonly requestHandler: { readonly httpsAgent: { readonly rejectUnauthorized: true } };
 }
 
 /** An SDK middleware: it sees the request on its way out and what comes back. */
@@ -37,6 +50,7 @@ type Middleware = <Args extends { request: unknown }, Output>(
 /** An AWS SDK v3 client, as far as {@link createAwsClient} uses it. */
 interface AwsClient {
   readonly middlewareStack: {
+    add(middleware: Middleware, options: { step: 'build'; name: string }): void;
     add(middleware: Middleware, options: { step: 'finalizeRequest'; name: string }): void;
     add(middleware: Middleware, options: { step: 'deserialize'; name: string; priority: 'low' }): void;
   };
@@ -101,6 +115,28 @@ export function boundResponse(response: RawResponse, max: number = AWS_MAX_RESPO
   response.body = body.pipe(counted);
 }
 
+/** A request that would leave the host unencrypted: refused before it is signed or sent. */
+export class AwsInsecureEndpoint extends Error {
+  override readonly name = 'InsecureEndpoint';
+}
+
+/** The SDK's HTTP request, as far as the endpoint guard reads it. */
+interface OutgoingRequest {
+  readonly protocol?: string;
+  readonly hostname?: string;
+}
+
+/**
+ * Refuses `request` unless it goes over https, or over http to a loopback host: the last
+ * word whatever the SDK resolved (the endpoint rule is checked at start, this is the same
+ * rule where the request leaves).
+ */
+export function guardEndpoint(request: OutgoingRequest): void {
+  const { protocol, hostname = '' } = request;
+  if (protocol === 'https:' || (protocol === 'http:' && isLoopbackHost(hostname))) return;
+  throw new AwsInsecureEndpoint(`${protocol ?? '?'}//${hostname}: not https, not loopback; not sent`);
+}
+
 /**
  * A client of the AWS SDK v3 client class `Client` with these settings. With tracing on,
  * each HTTP request it sends (retries too) carries the active trace context.
@@ -114,7 +150,17 @@ export function createAwsClient<Client extends AwsClient, Credentials>(
     maxAttempts: settings.maxAttempts ?? 2,
     ...(settings.endpoint ? { endpoint: settings.endpoint } : {}),
     ...(settings.credentials ? { credentials: settings.credentials } : {}),
+    ignoreConfiguredEndpointUrls: true,
+    requestHandler: { httpsAgent: { rejectUnauthorized: true } },
   });
+  // Once the request has its endpoint, before it is signed.
+  client.middlewareStack.add(
+    (next) => (args) => {
+      guardEndpoint(args.request as OutgoingRequest);
+      return next(args);
+    },
+    { step: 'build', name: 'endpointGuard' },
+  );
   // Next to the HTTP handler, inside the deserializer: the answer's body is bounded before it is read.
   client.middlewareStack.add(
     (next) => async (args) => {

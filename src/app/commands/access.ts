@@ -1,4 +1,5 @@
 import { CertificateSerial } from '../../domain/access/certificate-serial.js';
+import { jwksSourceProblem } from '../../domain/access/jwks-source.js';
 import {
   DEFAULT_LIMITED_ACCESS_SETTING,
   parseLimitedAccessSetting,
@@ -94,6 +95,9 @@ async function clients(sub: string | undefined, args: string[], io: Io): Promise
           .filter(([, v]) => v === undefined)
           .map(([k]) => `--obo-${k}`);
         if (missing.length > 0) throw new UsageError(`--obo ${mode} needs ${missing.join(', ')}`);
+        // Refused here, not at the first request: the verifier reads the keys from it.
+        const jwks = jwksSourceProblem(obo.jwks as string);
+        if (jwks !== undefined) throw new UsageError(`--obo-jwks: ${jwks}`);
       } else if (Object.values(obo).some((v) => v !== undefined) || values['obo-email-claim'] !== undefined) {
         throw new UsageError(
           '--obo-issuer, --obo-jwks, --obo-audience and --obo-email-claim need --obo optional or required',

@@ -1,6 +1,15 @@
 import * as z from 'zod';
+import {
+  AWS_ACM_PCA,
+  AWS_STS,
+  type AwsEndpoint,
+  type AwsService,
+  awsEndpointsOf,
+} from '../../adapters/shared/aws-endpoints.js';
+import { HTTPS_ONLY, isEncryptedOrLoopback } from '../../adapters/shared/loopback.js';
 import { httpsUrl, httpUrl, presentIn, problemsOf, wholeNumber } from '../../adapters/shared/variables.js';
 import { SERVER_LIMITS } from '../../adapters/tls-listener/limits.js';
+import { jwksSourceProblem } from '../../domain/access/jwks-source.js';
 import { parseQuota } from '../../domain/access/quota.js';
 import { DEFAULT_CLIENT_CERT_DAYS, DEFAULT_RENEW_WITHIN_DAYS } from '../../domain/certificates/renew.js';
 import { CrnFormat, DEFAULT_CRN_PATTERN } from '../../domain/crn.js';
@@ -10,7 +19,7 @@ import type { Environment, StoreRole } from '../../ports/stores.js';
 import { isNoteName } from '../../tlog/note.js';
 import { ConfigError } from '../config-error.js';
 import type { StoreRef, StoreRegistry } from '../stores.js';
-import { servicePostureProblems } from './posture.js';
+import { nodeEnvMode, servicePostureProblems } from './posture.js';
 
 /**
  * The service's configuration, read from environment variables and validated at start-up,
@@ -75,6 +84,67 @@ export const storeUrlOf = (name: StoreVariable, env: Environment, given?: string
   given ?? (env[name] || STORE_VARIABLES[name].fallback);
 
 const filePath = (what: string) => z.string({ error: `required: the path of ${what}` }).min(1);
+
+/** `NAME=VALUE[,NAME=VALUE...]`, OpenTelemetry's form of headers (values percent-encoded). */
+const otlpHeaders = () =>
+  z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      if (raw === undefined) return {};
+      const headers: Record<string, string> = {};
+      for (const pair of raw.split(',')) {
+        const at = pair.indexOf('=');
+        const name = pair.slice(0, at).trim();
+        if (at < 1 || !/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(name)) {
+          ctx.addIssue({ code: 'custom', message: 'expected NAME=VALUE[,NAME=VALUE...]' });
+          return z.NEVER;
+        }
+        headers[name.toLowerCase()] = decodeURIComponent(pair.slice(at + 1).trim());
+      }
+      return headers;
+    });
+
+/**
+ * Where traces are exported: `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` as given, else
+ * `OTEL_EXPORTER_OTLP_ENDPOINT` with `/v1/traces` (OpenTelemetry's rule), and the variable
+ * that named it.
+ */
+export function tracesUrlOf(values: {
+  readonly OTEL_EXPORTER_OTLP_ENDPOINT: string;
+  readonly OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?: string | undefined;
+}): { readonly url: string; readonly variable: string } {
+  const traces = values.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT;
+  if (traces !== undefined) return { url: traces, variable: 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT' };
+  return {
+    url: `${values.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces`,
+    variable: 'OTEL_EXPORTER_OTLP_ENDPOINT',
+  };
+}
+
+/**
+ * The OpenTelemetry SDK's own TLS variables, which its exporter would read itself (blocking,
+ * whatever the file is): refused, since the exporter is given its own verifying agent
+ * (adapters/opentelemetry/tracing.ts) and would not use them. A collector behind a private CA
+ * is trusted through NODE_EXTRA_CA_CERTS.
+ */
+const OTEL_TLS_FILE_VARIABLES = [
+  'OTEL_EXPORTER_OTLP_CERTIFICATE',
+  'OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE',
+  'OTEL_EXPORTER_OTLP_CLIENT_KEY',
+  'OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE',
+  'OTEL_EXPORTER_OTLP_TRACES_CLIENT_CERTIFICATE',
+  'OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY',
+] as const;
+
+/** The OpenTelemetry TLS variables set while traces are exported: each refused, by name. */
+function otelTlsFileProblems(env: Environment, exporting: boolean): string[] {
+  if (!exporting) return [];
+  return OTEL_TLS_FILE_VARIABLES.filter((name) => env[name]).map(
+    (name) =>
+      `${name}: not supported: the trace exporter verifies the collector against the system's CAs (add a private CA with NODE_EXTRA_CA_CERTS) and presents no client certificate`,
+  );
+}
 
 const variablesSchema = z.object({
   TLS_CERT: filePath('the server certificate (PEM)'),
@@ -200,7 +270,23 @@ const variablesSchema = z.object({
     .regex(/^[a-z]{2}(-[a-z]+)+-\d$/, { error: 'expected an AWS region such as eu-west-2' })
     .default('eu-west-2'),
   ACM_PCA_ENDPOINT: httpsUrl().optional(),
-  NODE_ENV: z.string().optional(),
+  // The AWS SDK's own endpoint settings, held to the service's rule and shown by `config
+  // check` (decisions §20): checked, with the shared config file's, by
+  // adapters/shared/aws-endpoints.ts when an AWS client is in use.
+  AWS_ENDPOINT_URL: z.string().optional(),
+  AWS_ENDPOINT_URL_STS: z.string().optional(),
+  AWS_ENDPOINT_URL_ACM_PCA: z.string().optional(),
+  AWS_IGNORE_CONFIGURED_ENDPOINT_URLS: z.string().optional(),
+  AWS_CONFIG_FILE: z.string().optional(),
+  AWS_SHARED_CREDENTIALS_FILE: z.string().optional(),
+  AWS_PROFILE: z.string().optional(),
+  // Trimmed, case-blind; shown as the mode read (posture.ts refuses a value of no known mode).
+  NODE_ENV: z
+    .string()
+    .optional()
+    .transform((raw) => (raw === undefined ? undefined : (nodeEnvMode(raw) ?? raw))),
+  // Node's own; read to refuse 0 in production (posture.ts).
+  NODE_TLS_REJECT_UNAUTHORIZED: z.string().optional(),
   CRN_PATTERN: z
     .string()
     .default(DEFAULT_CRN_PATTERN)
@@ -223,23 +309,9 @@ const variablesSchema = z.object({
       error: 'expected http/protobuf or http/json (gRPC is not offered)',
     })
     .default('http/protobuf'),
-  OTEL_EXPORTER_OTLP_HEADERS: z
-    .string()
-    .optional()
-    .transform((raw, ctx) => {
-      if (raw === undefined) return {};
-      const headers: Record<string, string> = {};
-      for (const pair of raw.split(',')) {
-        const at = pair.indexOf('=');
-        const name = pair.slice(0, at).trim();
-        if (at < 1 || !/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(name)) {
-          ctx.addIssue({ code: 'custom', message: 'expected NAME=VALUE[,NAME=VALUE...]' });
-          return z.NEVER;
-        }
-        headers[name.toLowerCase()] = decodeURIComponent(pair.slice(at + 1).trim());
-      }
-      return headers;
-    }),
+  OTEL_EXPORTER_OTLP_HEADERS: otlpHeaders(),
+  // The exporter reads it itself too, and sends it: so it is the service's, with its rule.
+  OTEL_EXPORTER_OTLP_TRACES_HEADERS: otlpHeaders(),
   OTEL_SERVICE_NAME: z.string().min(1).default('case-read-service'),
   OTEL_TRACES_SAMPLER: z
     .enum([
@@ -304,14 +376,23 @@ function issuerRules(env: IssuerVariables, ctx: z.RefinementCtx): void {
 
 const issuerSchema = variablesSchema.pick(ISSUER_VARIABLES).superRefine(issuerRules);
 
-const envSchema = variablesSchema.superRefine((env, ctx) => {
-  if (env.CREDENTIALS_ISSUER === 'local' && env.NODE_ENV === 'production') {
+/** Headers that hold a collector's key travel only over https off loopback (decisions §20). */
+function otlpHeaderRules(env: z.output<typeof variablesSchema>, ctx: z.RefinementCtx): void {
+  if (env.OTEL_TRACES_EXPORTER !== 'otlp') return;
+  const { url, variable } = tracesUrlOf(env);
+  if (!URL.canParse(url) || isEncryptedOrLoopback(new URL(url))) return;
+  for (const name of ['OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_EXPORTER_OTLP_TRACES_HEADERS'] as const) {
+    if (Object.keys(env[name]).length === 0) continue;
     ctx.addIssue({
       code: 'custom',
-      path: ['CREDENTIALS_ISSUER'],
-      message: 'local is for development only and is refused when NODE_ENV=production; use sts',
+      path: [name],
+      message: `sent with every export, would cross the network in plaintext to ${new URL(url).host}; ${variable}: ${HTTPS_ONLY}`,
     });
   }
+}
+
+const envSchema = variablesSchema.superRefine((env, ctx) => {
+  otlpHeaderRules(env, ctx);
   if (env.IDENTITY_MODE === 'trusted-header' && env.TRUSTED_GATEWAYS === undefined) {
     ctx.addIssue({
       code: 'custom',
@@ -338,23 +419,24 @@ const envSchema = variablesSchema.superRefine((env, ctx) => {
       });
     }
   }
-  if (
-    env.BEARER_JWKS !== undefined &&
-    /^[a-z]+:\/\//i.test(env.BEARER_JWKS) &&
-    !/^https:\/\//i.test(env.BEARER_JWKS)
-  ) {
-    ctx.addIssue({
-      code: 'custom',
-      path: ['BEARER_JWKS'],
-      message: 'expected a file path or an https:// URL',
-    });
-  }
+  const jwks = env.BEARER_JWKS === undefined ? undefined : jwksSourceProblem(env.BEARER_JWKS);
+  if (jwks !== undefined) ctx.addIssue({ code: 'custom', path: ['BEARER_JWKS'], message: jwks });
 });
 
 type ServiceVariables = z.output<typeof envSchema>;
 
-/** The configuration: the service's own variables, and its four stores. */
-export type Config = ServiceVariables & { readonly [K in StoreVariable]: StoreRef };
+/**
+ * The endpoint each AWS client the configuration uses goes to, by the SDK's service id (`STS`,
+ * `ACM PCA`), when a setting names one; a client without one goes to the SDK's endpoint for
+ * its region. Found by adapters/shared/aws-endpoints.ts, handed to the client explicitly, and
+ * shown by `config check`.
+ */
+export interface AwsEndpointsOf {
+  readonly awsEndpoints: Readonly<Record<string, AwsEndpoint>>;
+}
+
+/** The configuration: the service's own variables, its four stores, and its AWS endpoints. */
+export type Config = ServiceVariables & { readonly [K in StoreVariable]: StoreRef } & AwsEndpointsOf;
 
 /** Re-exported from its own file: the commands name it from here, the application from there. */
 export { ConfigError };
@@ -367,7 +449,18 @@ export function crnFormatOf(env: Environment): Config['CRN_PATTERN'] {
 }
 
 /** What `certs sign` reads of the configuration: the issuer's variables and `TLS_CLIENT_CA`, no other. */
-export type IssuerConfig = z.output<typeof issuerSchema>;
+export type IssuerConfig = z.output<typeof issuerSchema> & AwsEndpointsOf;
+
+/** The AWS clients a configuration uses: STS for `POST /token`, AWS Private CA for client certificates. */
+function awsServicesOf(values: {
+  readonly CREDENTIALS_ISSUER?: string;
+  readonly CLIENT_CERT_ISSUER: string;
+}): AwsService[] {
+  return [
+    ...(values.CREDENTIALS_ISSUER === 'sts' ? [AWS_STS] : []),
+    ...(values.CLIENT_CERT_ISSUER === 'acm-pca' ? [AWS_ACM_PCA] : []),
+  ];
+}
 
 /**
  * The issuer's variables alone, checked as `serve` checks them: `certs sign` needs neither the
@@ -378,7 +471,9 @@ export function loadIssuerConfig(env: Environment, command: string): IssuerConfi
   const parsed = issuerSchema.safeParse(presentIn(env, Object.keys(ISSUER_VARIABLES)));
   if (!parsed.success)
     throw new ConfigError(problemsOf(parsed.error).map((problem) => `${command} needs ${problem}`));
-  return parsed.data;
+  const aws = awsEndpointsOf(env, awsServicesOf(parsed.data));
+  if (aws.problems.length > 0) throw new ConfigError([...aws.problems]);
+  return { ...parsed.data, awsEndpoints: aws.endpoints };
 }
 
 /** The service's own variables, besides the four store variables (the store kinds' own are listed by the registry). */
@@ -397,8 +492,20 @@ export function loadConfig(env: Environment, registry: StoreRegistry): Config {
     else stores[name] = ref;
   }
   problems.push(...servicePostureProblems(env, stores, registry));
+  // The SDKs' own settings, once the service's say which SDK clients are used.
+  const aws = parsed.success ? awsEndpointsOf(env, awsServicesOf(parsed.data)) : undefined;
+  problems.push(...(aws?.problems ?? []));
+  problems.push(...otelTlsFileProblems(env, parsed.success && parsed.data.OTEL_TRACES_EXPORTER === 'otlp'));
   const { CASE_STORE, ACCESS_STORE, AUDIT_STORE, RATE_LIMIT_STORE } = stores;
   const complete = CASE_STORE && ACCESS_STORE && AUDIT_STORE && RATE_LIMIT_STORE;
-  if (!parsed.success || problems.length > 0 || !complete) throw new ConfigError(problems);
-  return { ...parsed.data, CASE_STORE, ACCESS_STORE, AUDIT_STORE, RATE_LIMIT_STORE };
+  if (!parsed.success || problems.length > 0 || !complete || aws === undefined)
+    throw new ConfigError(problems);
+  return {
+    ...parsed.data,
+    CASE_STORE,
+    ACCESS_STORE,
+    AUDIT_STORE,
+    RATE_LIMIT_STORE,
+    awsEndpoints: aws.endpoints,
+  };
 }

@@ -1,6 +1,7 @@
+import { AWS_ACM_PCA, AWS_STS, type AwsService } from '../../adapters/shared/aws-endpoints.js';
 import { isLoopbackHost } from '../../adapters/shared/loopback.js';
 import type { Environment, TlsAssurance } from '../../ports/stores.js';
-import { type Config, STORE_VARIABLE_NAMES } from './config.js';
+import { type Config, STORE_VARIABLE_NAMES, tracesUrlOf } from './config.js';
 import { STORE_REGISTRY } from './store-kinds.js';
 
 /**
@@ -25,15 +26,28 @@ const TLS_WORDS: Record<TlsAssurance, string> = {
 const describe = (tls: TlsAssurance, loopback: boolean): string =>
   tls === 'none' && loopback ? 'plaintext, on loopback (never leaves this host)' : TLS_WORDS[tls];
 
-/** An `http(s)://` URL's hop: https verifies the chain and the host name. */
-function urlHop(name: string, url: string): Hop {
+/** An `http(s)://` URL's hop: https verifies the chain and the host name. `from` names what set it. */
+function urlHop(name: string, url: string, from?: string): Hop {
   const { protocol, hostname, port } = new URL(url);
   const https = protocol === 'https:';
+  const how = describe(https ? 'verify-full' : 'none', isLoopbackHost(hostname));
   return {
     name,
     to: `${hostname}:${port || (https ? 443 : 80)}`,
-    how: describe(https ? 'verify-full' : 'none', isLoopbackHost(hostname)),
+    how: from === undefined ? how : `${how}; set by ${from}`,
   };
+}
+
+/**
+ * An AWS client's hop: the endpoint a setting gave it (the service's own, or the SDK's, as
+ * aws-endpoints.ts found it and the client is given it), else the SDK's regional endpoint.
+ */
+function awsHop(name: string, config: Config, service: AwsService, region: string): Hop {
+  const endpoint = config.awsEndpoints[service.id];
+  if (endpoint === undefined) {
+    return urlHop(name, `https://${service.id.toLowerCase().replaceAll(' ', '-')}.${region}.amazonaws.com`);
+  }
+  return urlHop(name, endpoint.url, endpoint.from === service.own ? undefined : endpoint.from);
 }
 
 /** Every hop of the service; `urls` adds hops of its own (the witnesses of AUDIT_WITNESS_POLICY). */
@@ -66,22 +80,14 @@ export function hopsOf(
     );
   }
   if (env.UPSTREAM_TOKEN_URL) hops.push(urlHop('UPSTREAM_TOKEN_URL', env.UPSTREAM_TOKEN_URL));
-  if (config.CREDENTIALS_ISSUER === 'sts') {
-    hops.push(urlHop('STS', config.STS_ENDPOINT ?? `https://sts.${config.STS_REGION}.amazonaws.com`));
-  }
+  if (config.CREDENTIALS_ISSUER === 'sts') hops.push(awsHop('STS', config, AWS_STS, config.STS_REGION));
   if (config.CLIENT_CERT_ISSUER === 'acm-pca') {
-    hops.push(
-      urlHop('ACM_PCA', config.ACM_PCA_ENDPOINT ?? `https://acm-pca.${config.ACM_PCA_REGION}.amazonaws.com`),
-    );
+    hops.push(awsHop('ACM_PCA', config, AWS_ACM_PCA, config.ACM_PCA_REGION));
   }
   if (config.BEARER_MODE !== 'off' && config.BEARER_JWKS && /^https:/i.test(config.BEARER_JWKS)) {
     hops.push(urlHop('BEARER_JWKS', config.BEARER_JWKS));
   }
-  if (config.OTEL_TRACES_EXPORTER === 'otlp') {
-    hops.push(
-      urlHop('tracing', config.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? config.OTEL_EXPORTER_OTLP_ENDPOINT),
-    );
-  }
+  if (config.OTEL_TRACES_EXPORTER === 'otlp') hops.push(urlHop('tracing', tracesUrlOf(config).url));
   for (const { name, url } of urls) hops.push(urlHop(name, url));
   return hops;
 }

@@ -1,4 +1,5 @@
 import { LocalCredentialsIssuer } from '../../adapters/local-credentials/credentials-issuer.js';
+import { AWS_ACM_PCA, AWS_STS } from '../../adapters/shared/aws-endpoints.js';
 import { bundleHolds, CertificateFileError } from '../../adapters/shared/certificates.js';
 import type { CertificateIssuer } from '../../ports/certificate-issuer.js';
 import type { CredentialsIssuer } from '../../ports/credentials-issuer.js';
@@ -14,7 +15,9 @@ import { readKey, readPem } from './tls-files.js';
 
 /**
  * The credentials issuer of `POST /token`: AWS STS, or the local development stand-in. The
- * AWS SDK is loaded only for STS (it is the largest thing the service could load).
+ * AWS SDK is loaded only for STS (it is the largest thing the service could load). Its
+ * endpoint is the one the configuration found (`STS_ENDPOINT`, or the SDK's own settings),
+ * given explicitly so that the SDK looks for no other.
  */
 export async function createCredentialsIssuer(
   config: Config,
@@ -25,10 +28,16 @@ export async function createCredentialsIssuer(
   return new StsCredentialsIssuer({
     region: config.STS_REGION,
     timeoutMs: config.STS_TIMEOUT_MS,
-    ...(config.STS_ENDPOINT ? { endpoint: config.STS_ENDPOINT } : {}),
+    ...endpointOf(config, AWS_STS.id),
     ...(tracing ? { tracing } : {}),
   });
 }
+
+/** The endpoint the configuration found for an AWS client, as its settings take it. */
+const endpointOf = (config: IssuerConfig, service: string): { endpoint?: string } => {
+  const endpoint = config.awsEndpoints[service];
+  return endpoint === undefined ? {} : { endpoint: endpoint.url };
+};
 
 /**
  * The issuer of client certificates (decisions §12), by `CLIENT_CERT_ISSUER`: none (null),
@@ -49,7 +58,7 @@ export async function createCertificateIssuer(
       arn: config.ACM_PCA_ARN ?? '',
       region: config.ACM_PCA_REGION,
       timeoutMs: config.REQUEST_DEADLINE_MS,
-      ...(config.ACM_PCA_ENDPOINT ? { endpoint: config.ACM_PCA_ENDPOINT } : {}),
+      ...endpointOf(config, AWS_ACM_PCA.id),
       ...(tracing ? { tracing } : {}),
     });
   }

@@ -2,29 +2,81 @@ import type { Environment, StoreHop } from '../../ports/stores.js';
 import type { StoreRef, StoreRegistry } from '../stores.js';
 
 /**
- * The production posture (decisions §17): what `NODE_ENV=production` (which the image sets)
- * refuses, checked by `serve`, `config check` and every command that opens a store. Each
- * problem names the variable and what to do. Outside production nothing here is refused.
+ * The production posture (decisions §17, §20): what `NODE_ENV=production` (which the image
+ * sets) refuses, checked by `serve`, `config check` and every command that opens a store.
+ * Each problem names the variable and what to do. Outside production nothing here is
+ * refused, but a `NODE_ENV` that names no mode this service knows is refused everywhere.
  */
 
-export const isProduction = (env: Environment): boolean => env.NODE_ENV === 'production';
+/** The modes `NODE_ENV` may name. Unset is development; vitest sets `test`. */
+export const NODE_ENV_MODES = ['production', 'development', 'test'] as const;
+export type NodeEnvMode = (typeof NODE_ENV_MODES)[number];
+
+/**
+ * `NODE_ENV` as the service reads it (decisions §20), the one home of the rule: trimmed and
+ * compared without regard to case, so `production\n` (a ConfigMap made from a file),
+ * ` production` and `PRODUCTION` are production; unset or empty is development; undefined for
+ * any other value, which {@link nodeEnvProblem} refuses rather than take for development.
+ */
+export function nodeEnvMode(raw: string | undefined): NodeEnvMode | undefined {
+  if (raw === undefined || raw === '') return 'development';
+  const mode = raw.trim().toLowerCase();
+  return NODE_ENV_MODES.find((known) => known === mode);
+}
+
+/** A `NODE_ENV` that names none of the modes: refused by every command that checks the posture. */
+export function nodeEnvProblem(env: Environment): string | undefined {
+  if (nodeEnvMode(env.NODE_ENV) !== undefined) return undefined;
+  return `NODE_ENV: expected ${NODE_ENV_MODES.join(', ')} or unset (read trimmed, in any case); a value that is none of them is refused, not taken for development`;
+}
+
+/** Production: `NODE_ENV` says so, or names no mode at all (fail closed, where it is not refused first). */
+export const isProduction = (env: Environment): boolean => {
+  const mode = nodeEnvMode(env.NODE_ENV);
+  return mode !== 'development' && mode !== 'test';
+};
+
+/**
+ * `NODE_TLS_REJECT_UNAUTHORIZED`, Node's own switch: `0` turns certificate verification off
+ * for every TLS connection the process makes without saying otherwise (a library's, the
+ * SDK's credential providers'). Refused in production; any value but `1` is refused there
+ * too, rather than guessed at (Node reads `0` alone as off).
+ */
+function runtimeTlsProblem(env: Environment): string | undefined {
+  const value = env.NODE_TLS_REJECT_UNAUTHORIZED;
+  if (value === undefined || value === '' || value === '1') return undefined;
+  return value === '0'
+    ? 'NODE_TLS_REJECT_UNAUTHORIZED: 0 turns off the check of every server certificate the process is shown, which NODE_ENV=production refuses; unset it (for a private CA, give its bundle: NODE_EXTRA_CA_CERTS, or the variable of the hop)'
+    : 'NODE_TLS_REJECT_UNAUTHORIZED: expected 1 or unset, which NODE_ENV=production requires (Node reads 0 alone as off; any other value is refused rather than guessed at)';
+}
 
 /** Whether a hop may carry a store's data in production: on this host, or encrypted and verified. */
 export const isTrustedHop = (hop: StoreHop): boolean =>
   hop.loopback || hop.tls === 'verify-ca' || hop.tls === 'verify-full';
 
-/** A store off this host that is not encrypted and verified, refused in production. */
+/** A store off this host that is not encrypted and verified, in production. */
+function hopProblem(variable: string, ref: StoreRef, registry: StoreRegistry): string | undefined {
+  const hop = registry.hop(ref);
+  if (hop === undefined || isTrustedHop(hop)) return undefined;
+  const now = hop.tls === 'none' ? 'plaintext' : 'encrypted but not verified';
+  return `${variable}: ${hop.to} is reached ${now}, which NODE_ENV=production refuses off this host; ${hop.fix}`;
+}
+
+/**
+ * What a command that opens the store `ref` (named by `variable`, or the option given) is
+ * refused: a `NODE_ENV` of no known mode; in production, verification turned off for the
+ * process, or the store off this host without being encrypted and verified.
+ */
 export function storePostureProblem(
   variable: string,
   ref: StoreRef,
   registry: StoreRegistry,
   env: Environment,
 ): string | undefined {
+  const unknown = nodeEnvProblem(env);
+  if (unknown !== undefined) return unknown;
   if (!isProduction(env)) return undefined;
-  const hop = registry.hop(ref);
-  if (hop === undefined || isTrustedHop(hop)) return undefined;
-  const now = hop.tls === 'none' ? 'plaintext' : 'encrypted but not verified';
-  return `${variable}: ${hop.to} is reached ${now}, which NODE_ENV=production refuses off this host; ${hop.fix}`;
+  return runtimeTlsProblem(env) ?? hopProblem(variable, ref, registry);
 }
 
 /** An origin that names no real log: unset (the default, `case-read.invalid/audit`) or under `.invalid`. */
@@ -33,21 +85,37 @@ const namesNoLog = (origin: string | undefined): boolean =>
 
 /** A signed trail must name its log: AUDIT_SIGNING_KEY without a real AUDIT_ORIGIN is refused in production. */
 export function auditOriginPostureProblem(env: Environment): string | undefined {
+  const unknown = nodeEnvProblem(env);
+  if (unknown !== undefined) return unknown;
   if (!isProduction(env) || !env.AUDIT_SIGNING_KEY || !namesNoLog(env.AUDIT_ORIGIN)) return undefined;
   return `AUDIT_ORIGIN: ${env.AUDIT_ORIGIN ? `${env.AUDIT_ORIGIN} is under .invalid and names no real log` : 'unset'}; NODE_ENV=production with AUDIT_SIGNING_KEY needs the log's own name, e.g. case-read.prod.example.org/audit (set it before the first checkpoint: it is the log's name for good)`;
 }
 
-/** What `serve` and `config check` refuse in production: the stores named, and the service's own. */
+/**
+ * What `serve` and `config check` refuse: a `NODE_ENV` of no known mode (alone: nothing
+ * else is judged on a mode not known); in production, verification turned off for the
+ * process, the stores named that are off this host without being encrypted and verified, a
+ * CA key or local credentials in the serving process, and a signed trail without its name.
+ */
 export function servicePostureProblems(
   env: Environment,
   stores: Readonly<Record<string, StoreRef | undefined>>,
   registry: StoreRegistry,
 ): string[] {
+  const unknown = nodeEnvProblem(env);
+  if (unknown !== undefined) return [unknown];
   if (!isProduction(env)) return [];
   const problems: string[] = [];
+  const runtime = runtimeTlsProblem(env);
+  if (runtime !== undefined) problems.push(runtime);
   for (const [variable, ref] of Object.entries(stores)) {
-    const problem = ref === undefined ? undefined : storePostureProblem(variable, ref, registry, env);
+    const problem = ref === undefined ? undefined : hopProblem(variable, ref, registry);
     if (problem !== undefined) problems.push(problem);
+  }
+  if (env.CREDENTIALS_ISSUER === 'local') {
+    problems.push(
+      'CREDENTIALS_ISSUER: local is for development only and is refused when NODE_ENV=production; use sts',
+    );
   }
   if (env.CLIENT_CERT_ISSUER === 'local') {
     problems.push(

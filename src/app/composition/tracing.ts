@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import type { Tracing } from '../../adapters/opentelemetry/tracing.js';
 import type { StoreRef } from '../stores.js';
-import type { Config } from './config.js';
+import { type Config, tracesUrlOf } from './config.js';
 
 /** The service's version, for the traces' resource. */
 function serviceVersion(): string {
@@ -11,7 +11,8 @@ function serviceVersion(): string {
 
 /**
  * Tracing, when `OTEL_TRACES_EXPORTER=otlp` (decisions §10); undefined when off, and then
- * the OpenTelemetry SDK is not even loaded.
+ * the OpenTelemetry SDK is not even loaded. The headers are both variables' (the traces'
+ * own win, as the exporter merges them), checked to travel only over https off loopback.
  */
 export async function startTracingIf(config: Config): Promise<Tracing | undefined> {
   if (config.OTEL_TRACES_EXPORTER === 'none') return undefined;
@@ -19,11 +20,9 @@ export async function startTracingIf(config: Config): Promise<Tracing | undefine
   return startTracing({
     serviceName: config.OTEL_SERVICE_NAME,
     serviceVersion: serviceVersion(),
-    url:
-      config.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ??
-      `${config.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces`,
+    url: tracesUrlOf(config).url,
     protocol: config.OTEL_EXPORTER_OTLP_PROTOCOL,
-    headers: config.OTEL_EXPORTER_OTLP_HEADERS,
+    headers: { ...config.OTEL_EXPORTER_OTLP_HEADERS, ...config.OTEL_EXPORTER_OTLP_TRACES_HEADERS },
     sampler: config.OTEL_TRACES_SAMPLER,
     samplerRatio: config.OTEL_TRACES_SAMPLER_ARG,
   });
