@@ -30,6 +30,7 @@ const SUITES = [
   'test/adapters/shared/call-budget.test.ts',
   // A key or secret file readable by others refused: each runtime's file modes, through symlinks.
   'test/adapters/shared/secret-files.test.ts',
+  'test/adapters/shared/named-files.test.ts',
   // Consumer CSRs read and client certificates issued with each runtime's WebCrypto.
   'test/adapters/x509/client-certificates.test.ts',
   'test/app/audit/checkpointing.test.ts',

@@ -56,10 +56,11 @@ export interface ReloadableTls {
   /** The client certificate in use, if the store presents one. */
   current(): CertificateInUse | undefined;
   /**
-   * Reads the files again, checks them and uses them for new connections. Throws, keeping
-   * the files in use, when they are not usable; the message names the variable at fault.
+   * Reads the files again (without blocking the event loop, where it returns a promise),
+   * checks them and uses them for new connections. Throws or rejects, keeping the files in
+   * use, when they are not usable; the message names the variable at fault.
    */
-  reload(): CertificateInUse | undefined;
+  reload(): CertificateInUse | undefined | Promise<CertificateInUse | undefined>;
 }
 
 /** The process environment, as configuration is read from it. */

@@ -15,8 +15,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sha256Bytes } from '../../src/adapters/shared/sha256.js';
 import { issueServerCertificate, loadCa } from '../../src/adapters/x509/pki.js';
 import { CertificateSerial } from '../../src/domain/access/certificate-serial.js';
+import { verifierKeyLine } from '../../src/tlog/note.js';
 import {
   BIN,
   type InProcessServeSetup,
@@ -246,6 +248,35 @@ describe('each file config check reads, on the runtime running the tests', () =>
       expect(result.status).toBe(1);
       expect(result.stderr).toContain(variable);
       expect(result.stderr).toContain(`${fifo} is not a regular file (a FIFO)`);
+    }
+  });
+  it('the operator commands refuse a FIFO as the file they are given, at once', () => {
+    const fifo = join(dir, 'given.fifo');
+    expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
+    const vkey = verifierKeyLine(sha256Bytes, 'case-read.test.example/audit', new Uint8Array(32).fill(7));
+    for (const [args, named] of [
+      [['audit', 'verify-proof', fifo, fifo, '--vkey', vkey], fifo],
+      [
+        ['tokens', 'mint', '--client', 'client-a', '--dir', join(dir, 'pki'), '--bind-cert', fifo],
+        `--bind-cert ${fifo}`,
+      ],
+      [['certs', 'sign', fifo, '--client', 'client-a'], fifo],
+    ] as const) {
+      const result = spawnSync(CURRENT.command, [...CURRENT.args, BIN, ...args], {
+        cwd: ROOT,
+        env: {
+          PATH: process.env.PATH ?? '',
+          ...setup.env,
+          CLIENT_CERT_ISSUER: 'local',
+          CLIENT_CA_CERT: join(dir, 'pki', 'ca.pem'),
+          CLIENT_CA_KEY: join(dir, 'pki', 'ca-key.pem'),
+        },
+        encoding: 'utf8',
+        timeout: 20_000,
+      });
+      expect(result.signal).toBeNull();
+      expect(result.status).not.toBe(0);
+      expect(result.stderr).toContain(`${named} is not a regular file (a FIFO)`);
     }
   });
 });

@@ -1,6 +1,7 @@
 import {
   createLocalJWKSet,
   createRemoteJWKSet,
+  customFetch,
   errors,
   type JSONWebKeySet,
   type JWTPayload,
@@ -8,6 +9,9 @@ import {
   jwtVerify,
 } from 'jose';
 import { LRUCache } from 'lru-cache';
+// The package's own entry by path, as the other adapters take it (Bun's bare `undici` is a stand-in).
+import { Agent, fetch as undiciFetch } from 'undici/index.js';
+import { jwksSourceProblem } from '../../domain/access/jwks-source.js';
 import type { BearerClaims, OnBehalfOfClaims, OnBehalfOfSettings } from '../../domain/access/model.js';
 import { UnauthenticatedError } from '../../domain/errors.js';
 import type { TokenVerifier } from '../../ports/token-verifier.js';
@@ -50,17 +54,30 @@ const JWKS_FILE = 'JWKS file';
 
 const refuse = (message: string) => new Error(message);
 
+/**
+ * The JWKS fetches' own pool: the server's certificate verified whatever the runtime is told
+ * (NODE_TLS_REJECT_UNAUTHORIZED; decisions §20), where jose's default fetch would follow it.
+ */
+let verifiedPool: Agent | undefined;
+const verifiedFetch: typeof fetch = (url, init) => {
+  verifiedPool ??= new Agent({ connect: { rejectUnauthorized: true } });
+  return undiciFetch(url as string, {
+    ...(init as object),
+    dispatcher: verifiedPool,
+  }) as unknown as Promise<Response>;
+};
+
 /** The remote key set of an https:// URL (fetched and cached by jose), or undefined for a file path; other URLs refused. */
 function remoteKeySet(source: string): JWTVerifyGetKey | undefined {
-  if (/^https:\/\//i.test(source)) {
-    return createRemoteJWKSet(new URL(source), {
-      cooldownDuration: 30_000,
-      cacheMaxAge: 10 * 60_000,
-      timeoutDuration: 5_000,
-    });
-  }
-  if (/^[a-z]+:\/\//i.test(source)) throw new Error(`JWKS must be a file path or an https:// URL`);
-  return undefined;
+  const problem = jwksSourceProblem(source);
+  if (problem !== undefined) throw new Error(`JWKS: ${problem}`);
+  if (!/^https:\/\//i.test(source)) return undefined;
+  return createRemoteJWKSet(new URL(source), {
+    cooldownDuration: 30_000,
+    cacheMaxAge: 10 * 60_000,
+    timeoutDuration: 5_000,
+    [customFetch]: verifiedFetch,
+  });
 }
 
 /** The key set a JWKS file's text holds: public keys only. */

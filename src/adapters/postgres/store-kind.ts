@@ -9,7 +9,7 @@ import type {
 } from '../../ports/stores.js';
 import { noSettings } from '../shared/variables.js';
 import type { PostgresStoreDescription } from './database.js';
-import { postgresTlsFiles, readPostgresTls } from './tls.js';
+import { postgresTlsFiles, readPostgresTls, reloadPostgresTls } from './tls.js';
 import { displayPostgresUrl, type PostgresTarget, postgresHop, postgresUrlProblem, targetOf } from './url.js';
 
 /**
@@ -123,8 +123,8 @@ function opened<T>(
             name: `postgres-${store.replaceAll(' ', '-')}-client`,
             files,
             current: () => inUse,
-            reload: () => {
-              const next = readPostgresTls(store, target.tls);
+            reload: async () => {
+              const next = await reloadPostgresTls(store, target.tls);
               // The pool hands its options to each connection it makes: the next ones use these.
               pool.options.ssl = next.ssl;
               inUse = next.inUse;

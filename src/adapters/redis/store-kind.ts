@@ -78,7 +78,7 @@ export const redisStores: StoreKind<RedisSettings> = {
     open: async (url, context) => {
       const { Redis } = await import('ioredis');
       const { RedisRateLimiter } = await import('./rate-limiter.js');
-      const { readRedisTls } = await import('./tls.js');
+      const { readRedisTls, reloadRedisTls } = await import('./tls.js');
       const settings = context.settings;
       const { timeoutMs, prefix, onStoreFailure } = settings;
       const { localRateLimiter, onRateLimitTransition: onTransition } = context;
@@ -138,8 +138,8 @@ export const redisStores: StoreKind<RedisSettings> = {
                 name: 'rate-limit-client',
                 files: redisTlsFiles(settings),
                 current: () => inUse,
-                reload: () => {
-                  const next = readRedisTls(settings);
+                reload: async () => {
+                  const next = await reloadRedisTls(settings);
                   // The connector reads the options at each connection: the next one uses these.
                   redis.options.tls = next.tls;
                   inUse = next.inUse;

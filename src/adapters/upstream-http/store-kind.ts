@@ -1,7 +1,12 @@
 import { StoreError, type StoreKind } from '../../ports/stores.js';
 import { certificateAndKey, certificateBundle } from '../shared/certificates.js';
 import { HTTPS_ONLY, isEncryptedOrLoopback, isLoopbackHost } from '../shared/loopback.js';
-import { readNamedFile, readSecretFile } from '../shared/secret-files.js';
+import {
+  readNamedFile,
+  readNamedFileAsync,
+  readSecretFile,
+  readSecretFileAsync,
+} from '../shared/secret-files.js';
 import { parsedUrl } from '../shared/store-urls.js';
 import type { TokenEndpointTls } from './bearer.js';
 import { SYSTEM_CAS, type UpstreamSettings, upstreamSettings } from './settings.js';
@@ -20,16 +25,36 @@ function upstreamUrlProblem(url: string): string | undefined {
   return undefined;
 }
 
+const refuse = (message: string) => new StoreError(message);
+
 /** Reads a PEM file named by a variable; the message names the variable, never the contents. */
 function fileOf(variable: string, path: string | undefined): string | undefined {
   if (path === undefined) return undefined;
-  return readNamedFile(variable, path, (message) => new StoreError(message)).trim();
+  return readNamedFile(variable, path, refuse).trim();
 }
 
-/** {@link fileOf} for a key or a secret: refused too when others can read the file. */
+/** {@link fileOf} for a key or a secret: refused too when others can read or write the file. */
 function secretOf(variable: string, path: string | undefined): string | undefined {
   if (path === undefined) return undefined;
-  return readSecretFile(variable, path, (message) => new StoreError(message)).trim();
+  return readSecretFile(variable, path, refuse).trim();
+}
+
+/** {@link fileOf} without blocking the event loop: for a reload. */
+async function fileOfAsync(variable: string, path: string | undefined): Promise<string | undefined> {
+  return path === undefined ? undefined : (await readNamedFileAsync(variable, path, refuse)).trim();
+}
+
+/** {@link secretOf} without blocking the event loop: for a reload. */
+async function secretOfAsync(variable: string, path: string | undefined): Promise<string | undefined> {
+  return path === undefined ? undefined : (await readSecretFileAsync(variable, path, refuse)).trim();
+}
+
+/** The upstream's TLS files as read (each absent when its variable is not set). */
+interface UpstreamTlsTexts {
+  readonly ca: string | undefined;
+  readonly cert: string | undefined;
+  readonly key: string | undefined;
+  readonly tokenCa: string | undefined;
 }
 
 /** `UPSTREAM_TOKEN_TLS_CA` when it names a file (not `system`). */
@@ -51,10 +76,27 @@ const upstreamTlsFiles = (settings: UpstreamSettings): string[] =>
  * certificate, since it is often behind the same private CA and asks for the same client.
  */
 function readUpstreamTls(settings: UpstreamSettings) {
-  const ca = fileOf('UPSTREAM_TLS_CA', settings.tlsCaFile);
-  const cert = fileOf('UPSTREAM_TLS_CERT', settings.tlsCertFile);
-  const key = secretOf('UPSTREAM_TLS_KEY', settings.tlsKeyFile);
-  const tokenCa = fileOf('UPSTREAM_TOKEN_TLS_CA', tokenCaFile(settings));
+  return upstreamTlsOf(settings, {
+    ca: fileOf('UPSTREAM_TLS_CA', settings.tlsCaFile),
+    cert: fileOf('UPSTREAM_TLS_CERT', settings.tlsCertFile),
+    key: secretOf('UPSTREAM_TLS_KEY', settings.tlsKeyFile),
+    tokenCa: fileOf('UPSTREAM_TOKEN_TLS_CA', tokenCaFile(settings)),
+  });
+}
+
+/** {@link readUpstreamTls} for a reload: the files read without blocking the event loop. */
+async function reloadUpstreamTls(settings: UpstreamSettings) {
+  const [ca, cert, key, tokenCa] = await Promise.all([
+    fileOfAsync('UPSTREAM_TLS_CA', settings.tlsCaFile),
+    fileOfAsync('UPSTREAM_TLS_CERT', settings.tlsCertFile),
+    secretOfAsync('UPSTREAM_TLS_KEY', settings.tlsKeyFile),
+    fileOfAsync('UPSTREAM_TOKEN_TLS_CA', tokenCaFile(settings)),
+  ]);
+  return upstreamTlsOf(settings, { ca, cert, key, tokenCa });
+}
+
+/** The upstream's TLS files checked, and what the upstream's and the token endpoint's pools are given. */
+function upstreamTlsOf(settings: UpstreamSettings, { ca, cert, key, tokenCa }: UpstreamTlsTexts) {
   try {
     if (ca !== undefined) certificateBundle('UPSTREAM_TLS_CA', ca);
     if (tokenCa !== undefined) certificateBundle('UPSTREAM_TOKEN_TLS_CA', tokenCa);
@@ -155,8 +197,8 @@ export const upstreamStores: StoreKind<UpstreamSettings> = {
                 name: 'upstream-client',
                 files: tlsFiles,
                 current: () => inUse,
-                reload: () => {
-                  const next = readUpstreamTls(settings);
+                reload: async () => {
+                  const next = await reloadUpstreamTls(settings);
                   repository.setTls(next.tls);
                   // The token endpoint follows: the same client certificate, its CA.
                   tokens?.setTls(next.tokenTls);

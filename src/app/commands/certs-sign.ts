@@ -1,10 +1,11 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { CertificateIssuerError } from '../../ports/certificate-issuer.js';
 import { CertificateRequestError } from '../../ports/certificate-requests.js';
 import {
   createCertificateIssuer,
   loadIssuerConfig,
   readClientCa,
+  readRegularFileSync,
   x509CertificateRequests,
 } from '../composition/operator.js';
 import { clientIdOf, parse, positionals } from './arguments.js';
@@ -41,12 +42,8 @@ export async function certsSign(args: string[], io: Io): Promise<number> {
   if (values.out !== undefined && existsSync(values.out)) {
     throw new CommandError(`${values.out} exists already; it is not overwritten`);
   }
-  let bytes: Buffer;
-  try {
-    bytes = readFileSync(file);
-  } catch (error) {
-    throw new CommandError(`${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
-  }
+  // A regular file (a FIFO is refused, never waited on), named as before: `FILE cannot be read (ENOENT)`.
+  const bytes = readRegularFileSync('', file, (message) => new CommandError(message.trimStart())).bytes;
   const request = await x509CertificateRequests.read(new Uint8Array(bytes)).catch((error: unknown) => {
     throw error instanceof CertificateRequestError ? new CommandError(`${file}: ${error.message}`) : error;
   });

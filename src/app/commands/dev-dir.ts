@@ -1,5 +1,6 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { readRegularFileSync } from '../composition/operator.js';
 import { CommandError } from './exit.js';
 
 /**
@@ -31,5 +32,7 @@ export function ensureDir(dir: string): void {
 
 export function readRequired(path: string, hint: string): string {
   if (!existsSync(path)) throw new CommandError(`${path} does not exist; ${hint}`);
-  return readFileSync(path, 'utf8');
+  return readRegularFileSync('', path, (message) => new CommandError(message.trimStart())).bytes.toString(
+    'utf8',
+  );
 }

@@ -74,7 +74,7 @@ export async function serve(args: string[], io: Io): Promise<number> {
   );
   // Certificates reload on SIGHUP and when their files change (decisions §10).
   const certificates = service.watchCertificates(server);
-  const reload = () => certificates.reloadAll();
+  const reload = () => void certificates.reloadAll();
   process.on('SIGHUP', reload);
   logger.flush();
   const signal = await new Promise<string>((resolve) => {

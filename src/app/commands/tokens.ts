@@ -1,6 +1,11 @@
-import { readFileSync } from 'node:fs';
 import type { JWK } from 'jose';
-import { DEV_AUDIENCE, DEV_ISSUER, mintToken, thumbprintOfPem } from '../composition/operator.js';
+import {
+  DEV_AUDIENCE,
+  DEV_ISSUER,
+  mintToken,
+  readRegularFileSync,
+  thumbprintOfPem,
+} from '../composition/operator.js';
 import { parseDuration } from '../durations.js';
 import { clientIdOf, parse, positionals } from './arguments.js';
 import { devFiles, readRequired } from './dev-dir.js';
@@ -40,10 +45,17 @@ async function mint(args: string[], io: Io): Promise<number> {
   }
   let certificateThumbprint: string | undefined;
   if (values['bind-cert'] !== undefined) {
+    const path = values['bind-cert'];
+    // A regular file (a FIFO is refused, never waited on), then a certificate.
+    const pem = readRegularFileSync(
+      '--bind-cert',
+      path,
+      (message) => new CommandError(message),
+    ).bytes.toString('utf8');
     try {
-      certificateThumbprint = thumbprintOfPem(readFileSync(values['bind-cert'], 'utf8'));
+      certificateThumbprint = thumbprintOfPem(pem);
     } catch {
-      throw new CommandError(`--bind-cert: ${values['bind-cert']} is not a readable PEM certificate`);
+      throw new CommandError(`--bind-cert: ${path} is not a readable PEM certificate`);
     }
   }
   const token = await mintToken({

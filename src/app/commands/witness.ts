@@ -7,7 +7,7 @@ import {
   buildWitness,
   newCosignerKey,
   readWitnessSettings,
-  readWitnessTls,
+  reloadWitnessTls,
   writeCosignerKeyFile,
 } from '../composition/witness.js';
 import { ConfigError } from '../config-error.js';
@@ -99,16 +99,17 @@ async function serve(args: string[], io: Io): Promise<number> {
     'listening',
   );
   witness.flush();
-  const reload = () => {
+  const reloadTls = async () => {
     if (settings.tls === undefined || server.setTls === undefined) return;
     try {
-      server.setTls(readWitnessTls(settings.tls));
+      server.setTls(await reloadWitnessTls(settings.tls));
       witness.log('info', {}, 'TLS files reloaded');
     } catch (error) {
       const problems = error instanceof ConfigError ? error.problems : [(error as Error).message];
       witness.log('error', { problems }, 'TLS files refused on reload; the ones in use are kept');
     }
   };
+  const reload = () => void reloadTls();
   process.on('SIGHUP', reload);
   const signal = await stopSignal();
   process.off('SIGHUP', reload);

@@ -20,8 +20,10 @@ export {
   checkpointKeyring,
   generateCheckpointKeys,
 } from '../../adapters/crypto/checkpoint-keys.js';
+/** The files commands read (entries, proofs, keys, CSRs, --bind-cert): regular files, opened without blocking (decisions §20). */
+export { readRegularFileSync } from '../../adapters/shared/named-files.js';
 /** `audit vkey`, `audit archive`, …: `AUDIT_SIGNING_KEY` refused when others can read it, as `serve` refuses it. */
-export { checkSecretFile } from '../../adapters/shared/secret-files.js';
+export { checkSecretFile, readSecretFile } from '../../adapters/shared/secret-files.js';
 /** SHA-256 as the audit stores hash: hex over text, bytes over bytes. */
 /** `audit verify-proof`: an Ed25519 signature of a note checked against a verifier key (node:crypto). */
 export { sha256Bytes, sha256Hex, verifyNoteSignature };

@@ -15,7 +15,7 @@ import { createTokenVerifier, httpAppOf, managementOf, type ServiceParts } from 
 import { createCertificateIssuer, createCredentialsIssuer } from './issuers.js';
 import { closeQuietly, openStores } from './service-stores.js';
 import { storeWiring } from './store-kinds.js';
-import { listenerTlsPaths, readListenerTls } from './tls-files.js';
+import { listenerTlsPaths, readListenerTls, reloadListenerTls } from './tls-files.js';
 import { startTracingIf } from './tracing.js';
 
 /**
@@ -163,7 +163,7 @@ export async function buildService(config: Config, logger: Logger): Promise<Serv
       {
         paths: listenerTlsPaths(config),
         certificates: listenerTls.certificates,
-        read: () => readListenerTls(config),
+        read: () => reloadListenerTls(config),
       },
       // The stores' own client certificates and CAs (the upstream's, Redis's, PostgreSQL's).
       [stores.cases.tls, stores.access.tls, stores.audit.tls, stores.rateLimit.tls].filter(

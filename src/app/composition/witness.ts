@@ -38,7 +38,7 @@ import type { WitnessParts } from '../witness/add-checkpoint.js';
 import type { WitnessLog } from '../witness/http.js';
 import type { WitnessTls } from '../witness/server.js';
 import { parseTrustedLogs } from '../witness/trusted-logs.js';
-import { isTrustedHop } from './posture.js';
+import { isProduction, isTrustedHop, nodeEnvProblem } from './posture.js';
 
 /** `witness keygen`: a new cosigner key, and how it is written (0600, never over a file). */
 export { newCosignerKey, writeCosignerKeyFile };
@@ -90,7 +90,7 @@ function storeProblem(
   const problem = postgresUrlProblem(store);
   if (problem !== undefined) return `WITNESS_STORE: ${problem}`;
   const hop = postgresHop(store);
-  if (env.NODE_ENV === 'production' && !isTrustedHop(hop)) {
+  if (isProduction(env) && !isTrustedHop(hop)) {
     const now = hop.tls === 'none' ? 'plaintext' : 'encrypted but not verified';
     return `WITNESS_STORE: ${hop.to} is reached ${now}, which NODE_ENV=production refuses off this host; ${hop.fix}`;
   }
@@ -107,7 +107,8 @@ export function readWitnessSettings(env: Record<string, string | undefined>): Wi
     const raw = env[name]?.trim();
     return raw === undefined || raw === '' ? undefined : raw;
   };
-  const problems: string[] = [];
+  // NODE_ENV read as serve reads it: a near-miss is not taken for development (decisions §20).
+  const problems: string[] = [nodeEnvProblem(env)].filter((p): p is string => p !== undefined);
   const keyFile = value('WITNESS_KEY');
   if (keyFile === undefined)
     problems.push(

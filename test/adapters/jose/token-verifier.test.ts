@@ -204,3 +204,35 @@ describe('loadKeySet, a client’s on-behalf-of JWKS read while serving', () => 
     expect((error as Error).message).toBe('on-behalf-of token: the trusted keys could not be loaded');
   });
 });
+
+describe('an https:// JWKS', () => {
+  it('is fetched over verified TLS whatever NODE_TLS_REJECT_UNAUTHORIZED says (decisions §20)', async () => {
+    const { makeTestPki } = await import('../../support/pki.js');
+    const { createServer } = await import('node:https');
+    const pki = await makeTestPki();
+    // A server whose certificate no CA the process trusts signed: the JWKS must not be taken from it.
+    let served = 0;
+    const server = createServer({ cert: pki.server.certPem, key: pki.server.keyPem }, (_req, res) => {
+      served++;
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ keys: [] }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as { port: number }).port;
+    const before = process.env.NODE_TLS_REJECT_UNAUTHORIZED;
+    process.env.NODE_TLS_REJECT_UNAUTHORIZED = '0';
+    try {
+      const keySet = keySetFrom(`https://localhost:${port}/jwks`);
+      await expect(
+        keySet({ alg: 'ES256', kid: 'k' }, { payload: '', signature: '' } as never),
+      ).rejects.toThrow();
+      // The handshake failed: the request never reached the server.
+      expect(served).toBe(0);
+    } finally {
+      if (before === undefined) delete process.env.NODE_TLS_REJECT_UNAUTHORIZED;
+      else process.env.NODE_TLS_REJECT_UNAUTHORIZED = before;
+      await new Promise((resolve) => server.close(resolve));
+      pki.cleanup();
+    }
+  });
+});

@@ -166,7 +166,7 @@ describe('side connections to a TLS-only PostgreSQL asking for client certificat
         expect.objectContaining({ client_dn: expect.stringMatching(/CN=case-read-a/) }),
       ]);
       write(clients[1]);
-      expect(store.reader.tls?.reload()?.subject).toBe('case-read-b');
+      expect((await store.reader.tls?.reload())?.subject).toBe('case-read-b');
       // The new connection replaces the old, which ends: one listener, presenting b.
       await until('one listener, presenting case-read-b', async () => {
         const rows = await seen(listenerName('side_reload'));

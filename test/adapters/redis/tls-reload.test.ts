@@ -109,7 +109,7 @@ describe('the rate-limit store client certificate, reloaded', () => {
 
     // A certificate of a CA the server does not trust: from the next connection, refused.
     put(await issueClientCertificate(otherCa, { commonName: 'case-read' }));
-    const foreign = store.tls?.reload();
+    const foreign = await store.tls?.reload();
     expect(foreign?.serialNumber).not.toBe(first?.serialNumber);
     await dropConnections();
     // Each try is refused until the server has turned the new certificate away, and after.
@@ -123,7 +123,7 @@ describe('the rate-limit store client certificate, reloaded', () => {
     // The CA's own again: the store counts again, over a new connection with it.
     const next = await issueClientCertificate(ca, { commonName: 'case-read' });
     put(next);
-    expect(store.tls?.reload()?.serialNumber).toBe(next.serialNumber);
+    expect((await store.tls?.reload())?.serialNumber).toBe(next.serialNumber);
     const answer = await consumeAfterReconnect();
     expect(answer).toMatchObject({ allowed: true });
   }, 30_000);
@@ -131,14 +131,14 @@ describe('the rate-limit store client certificate, reloaded', () => {
   it('refuses a key that is not the certificate’s, and goes on with the set in use', async () => {
     const inUse = store.tls?.current();
     writeFileSync(files.key, (await issueClientCertificate(ca, { commonName: 'x' })).keyPem, { mode: 0o600 });
-    expect(() => store.tls?.reload()).toThrow(
+    await expect(Promise.resolve().then(() => store.tls?.reload())).rejects.toThrow(
       'RATE_LIMIT_TLS_KEY: is not the key of the certificate in RATE_LIMIT_TLS_CERT',
     );
     expect(store.tls?.current()).toEqual(inUse);
     // Nor a key readable by others, even the right one.
     put(await issueClientCertificate(ca, { commonName: 'case-read' }));
     chmodSync(files.key, 0o644);
-    expect(() => store.tls?.reload()).toThrow(
+    await expect(Promise.resolve().then(() => store.tls?.reload())).rejects.toThrow(
       `RATE_LIMIT_TLS_KEY: ${files.key} is readable by others (mode 0644)`,
     );
     expect(store.tls?.current()).toEqual(inUse);

@@ -47,7 +47,7 @@ describe('the upstream client certificate, reloaded', () => {
       clientId: null,
       revokedAt: new Date(),
     });
-    const now = store.tls?.reload();
+    const now = await store.tls?.reload();
     expect(now?.serialNumber).toBe(next.serialNumber);
     expect(now?.serialNumber).not.toBe(first?.serialNumber);
     expect(await store.value.findHomeOfficeInterest(crn)).toBeDefined();
@@ -57,7 +57,7 @@ describe('the upstream client certificate, reloaded', () => {
     const inUse = store.tls?.current();
     const other = await upstream.pki.client('case-reader');
     writeFileSync(upstream.files.key, other.keyPem);
-    expect(() => store.tls?.reload()).toThrow(
+    await expect(Promise.resolve().then(() => store.tls?.reload())).rejects.toThrow(
       'UPSTREAM_TLS_KEY: is not the key of the certificate in UPSTREAM_TLS_CERT',
     );
     expect(store.tls?.current()).toEqual(inUse);
@@ -72,14 +72,14 @@ describe('the upstream client certificate, reloaded', () => {
     rmSync(upstream.files.key);
     writeFileSync(upstream.files.key, next.keyPem, { mode: 0o644 });
     chmodSync(upstream.files.key, 0o644);
-    expect(() => store.tls?.reload()).toThrow(
+    await expect(Promise.resolve().then(() => store.tls?.reload())).rejects.toThrow(
       `UPSTREAM_TLS_KEY: ${upstream.files.key} is readable by others (mode 0644); make it 0640 or 0600 (on Kubernetes: defaultMode: 0440 on the secret volume; the default is 0644)`,
     );
     expect(store.tls?.current()).toEqual(inUse);
     expect(await store.value.findHomeOfficeInterest(crn)).toBeDefined();
     // Group-readable is allowed: the same pair is then loaded.
     chmodSync(upstream.files.key, 0o640);
-    expect(store.tls?.reload()?.serialNumber).toBe(next.serialNumber);
+    expect((await store.tls?.reload())?.serialNumber).toBe(next.serialNumber);
     expect(await store.value.findHomeOfficeInterest(crn)).toBeDefined();
   });
 });

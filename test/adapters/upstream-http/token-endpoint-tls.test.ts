@@ -209,7 +209,7 @@ describe('the token endpoint at a reload of the upstream’s TLS files', () => {
     const next = await upstream.pki.client('case-reader');
     writeFileSync(upstream.files.cert, next.certPem);
     writeFileSync(upstream.files.key, next.keyPem);
-    expect(store.tls?.reload()?.serialNumber).toBe(next.serialNumber);
+    expect((await store.tls?.reload())?.serialNumber).toBe(next.serialNumber);
     expect(await store.value.findHomeOfficeInterest(crn)).toBeDefined();
     expect(presented).toEqual([first, next.serialNumber]);
   });
@@ -227,7 +227,7 @@ describe('the token endpoint at a reload of the upstream’s TLS files', () => {
     serveWith(after.server);
     endpoint.closeAllConnections();
     writeFileSync(caFile, after.ca.certPem);
-    store.tls?.reload();
+    await store.tls?.reload();
     expect(await store.value.findHomeOfficeInterest(crn)).toBeDefined();
     expect(presented).toHaveLength(2);
   });
@@ -239,7 +239,9 @@ describe('the token endpoint at a reload of the upstream’s TLS files', () => {
     const store = await openStore({ tokenTlsCa: caFile });
     expect(await store.value.findHomeOfficeInterest(crn)).toBeDefined();
     writeFileSync(caFile, 'not a certificate');
-    expect(() => store.tls?.reload()).toThrow(/^UPSTREAM_TOKEN_TLS_CA: /);
+    await expect(Promise.resolve().then(() => store.tls?.reload())).rejects.toThrow(
+      /^UPSTREAM_TOKEN_TLS_CA: /,
+    );
     expect(await store.value.findHomeOfficeInterest(crn)).toBeDefined();
   });
 });

@@ -1,7 +1,7 @@
 // What the audit commands share: their options, the files they read, the keys a checkpoint is
 // checked with, and how a question the trail cannot answer becomes a command error. One home,
 // so each command file holds only its commands.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import type { AuditLog } from '../../../ports/audit-log.js';
 import { StoreError } from '../../../ports/stores.js';
 import { MerkleError } from '../../../tlog/merkle.js';
@@ -14,10 +14,11 @@ import { type PolicyCheck, WitnessPolicyError } from '../../audit/witnessed.js';
 import {
   CheckpointKeyError,
   checkpointKeyring,
-  checkSecretFile,
   notePublicKey,
   noteSigner,
   noteVerifier,
+  readRegularFileSync,
+  readSecretFile,
   sha256Bytes,
 } from '../../composition/audit-keys.js';
 import { auditOriginOf, ConfigError } from '../../composition/config.js';
@@ -73,27 +74,25 @@ export function policyCheckOf(path: string | undefined): PolicyCheck | undefined
 /** Most of a file read here: an entry is a record of a few hundred bytes, a proof or a key a few KB. */
 const MAX_FILE_BYTES = 1024 * 1024;
 
-/** A file an option (or a variable, `NAME:`) names, read whole; one that cannot be read is a command error naming it. */
-export function readFile(option: string, path: string): Buffer {
-  let bytes: Buffer;
-  try {
-    bytes = readFileSync(path);
-  } catch (error) {
-    throw new CommandError(`${option} ${path} cannot be read (${(error as NodeJS.ErrnoException).code})`);
-  }
-  if (bytes.length > MAX_FILE_BYTES)
-    throw new CommandError(`${option} ${path} is over ${MAX_FILE_BYTES} bytes`);
-  return bytes;
-}
+/**
+ * A file an option (or a variable, `NAME:`) names, read whole: a regular file (a FIFO or a
+ * directory is refused, never waited on), at most 1 MiB; one that cannot be read is a command
+ * error naming it.
+ */
+export const readFile = (option: string, path: string): Buffer =>
+  readRegularFileSync(option, path, (message) => new CommandError(message), { maxBytes: MAX_FILE_BYTES })
+    .bytes;
 
 /**
  * `AUDIT_SIGNING_KEY`'s file, read as {@link readFile} reads one, and refused when others
- * can read it, as `serve` refuses it.
+ * can read or write it, as `serve` refuses it.
  */
-export function readSigningKey(path: string): Buffer {
-  checkSecretFile('AUDIT_SIGNING_KEY', path, (message) => new CommandError(message));
-  return readFile('AUDIT_SIGNING_KEY:', path);
-}
+export const readSigningKey = (path: string): Buffer =>
+  Buffer.from(
+    readSecretFile('AUDIT_SIGNING_KEY', path, (message) => new CommandError(message), {
+      maxBytes: MAX_FILE_BYTES,
+    }),
+  );
 
 /** A verifier key given as the line itself or as a file holding it. */
 export function verifierKeyOf(given: string): NoteVerifier {
