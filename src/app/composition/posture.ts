@@ -50,6 +50,30 @@ function runtimeTlsProblem(env: Environment): string | undefined {
     : 'NODE_TLS_REJECT_UNAUTHORIZED: expected 1 or unset, which NODE_ENV=production requires (Node reads 0 alone as off; any other value is refused rather than guessed at)';
 }
 
+/**
+ * Node's own flags in `NODE_OPTIONS` that weaken every connection the process makes or takes:
+ * TLS session keys written to a file (`--tls-keylog`), TLS 1.0/1.1 allowed, OpenSSL's legacy
+ * algorithms, a lenient HTTP parser (request smuggling), security fixes reverted.
+ */
+const WEAKENING_NODE_FLAGS = [
+  '--tls-keylog',
+  '--tls-min-v1.0',
+  '--tls-min-v1.1',
+  '--openssl-legacy-provider',
+  '--insecure-http-parser',
+  '--security-revert',
+] as const;
+
+/** `NODE_OPTIONS` naming a flag of {@link WEAKENING_NODE_FLAGS}: refused in production, naming it. */
+function runtimeFlagsProblem(env: Environment): string | undefined {
+  const flags = (env.NODE_OPTIONS ?? '')
+    .split(/\s+/)
+    .map((option) => option.split('=')[0] ?? '')
+    .filter((flag) => (WEAKENING_NODE_FLAGS as readonly string[]).includes(flag));
+  if (flags.length === 0) return undefined;
+  return `NODE_OPTIONS: ${[...new Set(flags)].join(', ')} weakens every connection of the process (TLS keys written out, old TLS or algorithms, a lenient HTTP parser), which NODE_ENV=production refuses; remove it`;
+}
+
 /** Whether a hop may carry a store's data in production: on this host, or encrypted and verified. */
 export const isTrustedHop = (hop: StoreHop): boolean =>
   hop.loopback || hop.tls === 'verify-ca' || hop.tls === 'verify-full';
@@ -106,8 +130,8 @@ export function servicePostureProblems(
   if (unknown !== undefined) return [unknown];
   if (!isProduction(env)) return [];
   const problems: string[] = [];
-  const runtime = runtimeTlsProblem(env);
-  if (runtime !== undefined) problems.push(runtime);
+  for (const runtime of [runtimeTlsProblem(env), runtimeFlagsProblem(env)])
+    if (runtime !== undefined) problems.push(runtime);
   for (const [variable, ref] of Object.entries(stores)) {
     const problem = ref === undefined ? undefined : hopProblem(variable, ref, registry);
     if (problem !== undefined) problems.push(problem);

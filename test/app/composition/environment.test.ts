@@ -169,6 +169,21 @@ describe('NODE_TLS_REJECT_UNAUTHORIZED', () => {
   });
 });
 
+describe('NODE_OPTIONS', () => {
+  it('a flag that weakens every connection (TLS keys written out, old TLS, a lenient parser) is refused in production, naming it', () => {
+    expect(
+      problemsOf({ NODE_OPTIONS: '--max-old-space-size=512 --tls-keylog=/tmp/keys --insecure-http-parser' }),
+    ).toEqual([
+      expect.stringMatching(/^NODE_OPTIONS: --tls-keylog, --insecure-http-parser weakens every connection/),
+    ]);
+    expect(problemsOf({ NODE_OPTIONS: '--tls-min-v1.0' })).toEqual([
+      expect.stringMatching(/^NODE_OPTIONS: --tls-min-v1\.0 /),
+    ]);
+    expect(problemsOf({ NODE_OPTIONS: '--max-semi-space-size=64 --enable-source-maps' })).toEqual([]);
+    expect(problemsOf({ NODE_OPTIONS: '--tls-keylog=/tmp/keys', NODE_ENV: 'development' })).toEqual([]);
+  });
+});
+
 describe('NODE_ENV, trimmed and case-blind', () => {
   const localCa = {
     CLIENT_CERT_ISSUER: 'local',
