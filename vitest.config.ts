@@ -19,6 +19,9 @@ const ALONE = [
   'test/e2e/audit-archive.test.ts',
 ];
 
+/** The property-based tests of the parsers of outside input (decisions record 23). */
+const PROPERTY = 'test/property/**/*.test.ts';
+
 export default defineConfig({
   test: {
     environment: 'node',
@@ -33,7 +36,7 @@ export default defineConfig({
         test: {
           name: 'beside',
           include: ['test/**/*.test.ts'],
-          exclude: ALONE,
+          exclude: [...ALONE, PROPERTY],
           // The rest, two at a time on the two cores: in-process tests, and the files that
           // start `serve` or the CLI but judge nothing by time.
           maxWorkers: 2,
@@ -43,10 +46,24 @@ export default defineConfig({
       {
         extends: true,
         test: {
+          name: 'property',
+          include: [PROPERTY],
+          // The property-based tests (docs/testing.md#property-based-tests), two at a time, in
+          // workers that load @fast-check/vitest once: it takes about 3 s to load (it builds its
+          // `test.prop` over every chain of vitest's modifiers), most of their time when each
+          // file loaded it. Nothing in them keeps state from one file to the next.
+          isolate: false,
+          maxWorkers: 2,
+          sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        extends: true,
+        test: {
           name: 'alone',
           include: ALONE,
           maxWorkers: 1,
-          sequence: { groupOrder: 1 },
+          sequence: { groupOrder: 2 },
         },
       },
     ],

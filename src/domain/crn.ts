@@ -11,13 +11,18 @@ export const CRN_MAX_LENGTH = 32;
 
 /**
  * The configured crn pattern. The pattern must be anchored at both ends (`^...$`) so it
- * describes the whole value, and it must not accept the empty string.
+ * describes the whole value, and it must not accept the empty string. It is matched against
+ * the whole crn whatever it holds: `^A[0-9]{6}|B[0-9]{6}$` reads as two alternatives of a whole
+ * crn, not as an `A…` prefix or a `…B` suffix, which the regular expression alone would accept.
  */
 export class CrnFormat {
   private readonly regex: RegExp;
 
   private constructor(readonly pattern: string) {
-    this.regex = new RegExp(pattern);
+    // Checked as written first: a pattern that does not compile alone (an unbalanced `)`) must
+    // not be given a meaning by the group wrapped around it.
+    new RegExp(pattern);
+    this.regex = new RegExp(`^(?:${pattern})$`);
   }
 
   static readonly default: CrnFormat = new CrnFormat(DEFAULT_CRN_PATTERN);

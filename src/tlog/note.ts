@@ -30,6 +30,11 @@ export function hasControl(text: string): boolean {
   }
   return false;
 }
+/**
+ * Whether `text` holds what a note read from bytes cannot carry faithfully: a lone surrogate
+ * (no UTF-8 encodes one) or U+FFFD (what a decoder makes of bytes that are not UTF-8).
+ */
+const notUtf8Text = (text: string): boolean => text.includes('\uFFFD') || /\p{Cs}/u.test(text);
 /** White space as Go's unicode.IsSpace has it: a signature line's name holds none. */
 const GO_SPACE = /[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]/;
 /** A signature line's name as Go's note.Open takes one: not empty, no white space, no '+', whole UTF-8. */
@@ -154,6 +159,8 @@ export function signNote(
 ): string {
   if (!text.endsWith('\n')) throw new NoteError('a note text ends with a newline');
   if (hasControl(text)) throw new NoteError('a note text holds no control characters');
+  // What openNote refuses is not signed: a note the signer writes, its reader opens.
+  if (notUtf8Text(text)) throw new NoteError('a note text holds no lone surrogate and no U+FFFD');
   const id = new Uint8Array(4);
   new DataView(id.buffer).setUint32(0, key.keyId);
   const signature = key.sign(encoder.encode(text));
@@ -207,7 +214,8 @@ export function openNote(
   // same notes and refuse the same ones (test/adapters/crypto/hostile-notes.test.ts).
   // U+FFFD is refused too: a note read from bytes decodes any that are not UTF-8 to it, which
   // Go refuses. (A genuine U+FFFD, which Go takes, is refused here: the one difference, closed.)
-  if (hasControl(message) || message.includes('\uFFFD'))
+  // So is a lone surrogate (a note taken from JSON may hold one): no bytes are that text.
+  if (hasControl(message) || notUtf8Text(message))
     return malformed('the note holds a control character, or bytes that are not UTF-8');
   const split = message.lastIndexOf('\n\n');
   if (split < 0) return malformed('the note has no blank line before its signatures');

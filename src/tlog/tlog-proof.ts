@@ -10,23 +10,34 @@
  *     CHECKPOINT NOTE   verbatim, with its signatures
  */
 import type { Hash } from './merkle.js';
-import { hashFromBase64, hashToBase64 } from './note.js';
+import { fromBase64, hashFromBase64, hashToBase64 } from './note.js';
 
 const HEADER = 'c2sp.org/tlog-proof@v1';
+
+/** A proof this side was asked to write that the format cannot carry. */
+export class TlogProofError extends Error {
+  override readonly name = 'TlogProofError';
+}
 
 export interface TlogProof {
   readonly index: number;
   readonly hashes: readonly Hash[];
   /** The signed checkpoint note, verbatim. */
   readonly checkpoint: string;
-  /** Opaque and unauthenticated, as the format says; never trusted. */
+  /** Base64 of opaque data, unauthenticated, as the format says; never trusted. */
   readonly extra?: string;
 }
 
-/** The proof as its file holds it. */
+/**
+ * The proof as its file holds it; throws a TlogProofError for an `extra` that is not base64
+ * (a newline in it would end its line, and the file would not read back).
+ */
 export function formatTlogProof(proof: TlogProof): string {
   const lines = [HEADER];
-  if (proof.extra !== undefined) lines.push(`extra ${proof.extra}`);
+  if (proof.extra !== undefined) {
+    if (fromBase64(proof.extra) === undefined) throw new TlogProofError('a tlog-proof extra is base64');
+    lines.push(`extra ${proof.extra}`);
+  }
   lines.push(`index ${proof.index}`, ...proof.hashes.map(hashToBase64));
   return `${lines.join('\n')}\n\n${proof.checkpoint}`;
 }
@@ -41,6 +52,7 @@ export function parseTlogProof(text: string): TlogProof | { readonly invalid: st
   let extra: string | undefined;
   if (lines[at]?.startsWith('extra ')) {
     extra = (lines[at] as string).slice('extra '.length);
+    if (fromBase64(extra) === undefined) return { invalid: `line ${at + 1} is not "extra BASE64"` };
     at++;
   }
   const index = /^index (0|[1-9][0-9]{0,15})$/.exec(lines[at] ?? '');

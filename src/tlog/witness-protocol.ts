@@ -40,6 +40,9 @@ export function addCheckpointBody(oldSize: number, proof: readonly Hash[], note:
     );
   if (proof.some((hash) => hash.length !== 32)) throw new WitnessProtocolError('a proof hash is 32 bytes');
   if (!note.endsWith('\n')) throw new WitnessProtocolError('a signed note ends with a newline');
+  // The empty line before the note is the body's first: a note that began with one would be
+  // read as starting after it (and refused).
+  if (note.startsWith('\n')) throw new WitnessProtocolError('a checkpoint note begins with its origin line');
   return `old ${oldSize}\n${proof.map((hash) => `${hashToBase64(hash)}\n`).join('')}\n${note}`;
 }
 

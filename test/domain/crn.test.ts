@@ -65,6 +65,19 @@ describe('CrnFormat', () => {
     expect(() => CrnFormat.of(pattern)).toThrow(message);
   });
 
+  it('matches a pattern with alternatives against the whole crn, not a prefix or suffix of it', () => {
+    // Found by test/property/crn.property.test.ts: the middle alternative was unanchored.
+    const format = CrnFormat.of('^[A-Z][0-9]{6}|[a-z]+|X[0-9]{3}$');
+    expect(format.accepts('Az')).toBe(false);
+    expect(format.accepts('../x123456')).toBe(false);
+    expect(format.accepts('X123456/../Y')).toBe(false);
+    expect(format.accepts('abc')).toBe(true);
+    expect(format.accepts('X123456')).toBe(true);
+    expect(format.accepts('X123')).toBe(true);
+    // A pattern whose own groups do not balance is refused, not balanced by the wrapping.
+    expect(() => CrnFormat.of('^a)|(b$')).toThrow(/not a valid regular expression/);
+  });
+
   it('never runs the pattern on an over-long input', () => {
     // A pattern that would accept anything non-empty still cannot admit a huge value.
     const format = CrnFormat.of('^.+$');

@@ -19,6 +19,14 @@ describe('CertificateSerial', () => {
     }
     expect(CertificateSerial.tryParse('A'.repeat(64))).toBe('A'.repeat(64));
   });
+
+  it('reads no letter that upper-cases to hex digits as a digit (found by test/property)', () => {
+    // U+FB00 (ﬀ) upper-cases to "FF", U+FB03 (ﬃ) to "FFI".
+    for (const raw of ['ﬀ', '4f:ﬀ', 'ﬀ01']) {
+      expect(CertificateSerial.tryParse(raw)).toBeUndefined();
+    }
+    expect(CertificateSerial.tryParse('ff')).toBe('FF');
+  });
 });
 
 describe('ClientName', () => {

@@ -69,6 +69,10 @@ describe('the add-checkpoint request body', () => {
     ).toThrow(/64 hashes is more than 63/);
     expect(() => addCheckpointBody(1, [new Uint8Array(31)], exampleNote)).toThrow(WitnessProtocolError);
     expect(() => addCheckpointBody(1, [], exampleNote.slice(0, -1))).toThrow(WitnessProtocolError);
+    // A note that begins with an empty line would be read as starting after it, and refused
+    // (found by test/property/witness-protocol.property.test.ts).
+    expect(() => addCheckpointBody(0, [], '\n')).toThrow('a checkpoint note begins with its origin line');
+    expect(() => addCheckpointBody(0, [], `\n${exampleNote}`)).toThrow(WitnessProtocolError);
   });
 
   const proofLine = Buffer.from(hash(3)).toString('base64');

@@ -58,7 +58,8 @@ const LEGACY_TYPES = new Set([
 const SPECIAL = new Set([',', '+', '"', '\\', '<', '>', ';', '=', '#', ' ']);
 const HEX = /^[0-9A-Fa-f]{2}$/;
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
+/** Bytes that must be UTF-8; a leading U+FEFF kept (the decoder drops one by default: "\uFEFFadmin" would read "admin"). */
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 const utf8Bytes = new TextEncoder();
 
 /** Whether the text holds a C0 control character or DEL. */

@@ -30,8 +30,13 @@ function base64Lines(der: Uint8Array): string {
   return `${text.match(/.{1,64}/g)?.join('\n') ?? ''}\n`;
 }
 
-/** The largest body read: base64 of the largest CSR, with line breaks. */
-const MAX_BODY = Math.ceil((MAX_CSR_BYTES * 4) / 3) + MAX_CSR_BYTES / 32 + 64;
+/** Base64 of the largest CSR, padded. */
+const MAX_BASE64 = 4 * Math.ceil(MAX_CSR_BYTES / 3);
+/**
+ * The largest body read: base64 of the largest CSR in lines of 64 characters or more (PEM's 64,
+ * MIME's 76) ending in CRLF, and a little to spare. Exported for its property test.
+ */
+export const MAX_BODY = MAX_BASE64 + 2 * Math.ceil(MAX_BASE64 / 64) + 64;
 
 /**
  * hono's body limit, run for the handler's own read: at most {@link MAX_BODY}, declared or
@@ -44,19 +49,30 @@ const limitBody = bodyLimit({
   },
 });
 
-/** The CSR the body carries: base64 (any line breaks) of DER, or 400/413 naming what is wrong. */
-async function csrOf(c: Context<AppEnv>): Promise<Uint8Array> {
-  await limitBody(c, async () => {});
-  const text = Buffer.from(await c.req.arrayBuffer())
+/**
+ * The DER an EST body carries: base64 with any line breaks (RFC 7030 §4.2.1), or a
+ * CertificateRequestError (400) naming what is wrong. Exported for its property test.
+ */
+export function derOfEstBody(body: Uint8Array): Uint8Array {
+  const text = Buffer.from(body)
     .toString('latin1')
-    .replace(/\s+/g, '');
-  if (text === '' || !/^[A-Za-z0-9+/]+={0,2}$/.test(text)) {
+    .replace(/[ \t\r\n]+/g, '');
+  // Base64 as RFC 4648 writes it, and only so: Node's decoder would drop a stray last
+  // character or a missing pad, so that two bodies would read as one request.
+  const der = /^[A-Za-z0-9+/]+={0,2}$/.test(text) ? Buffer.from(text, 'base64') : undefined;
+  if (der === undefined || der.length === 0 || der.toString('base64') !== text) {
     throw new CertificateRequestError(
       'not-a-csr',
       'the body must be the base64 of a DER PKCS#10 certificate request',
     );
   }
-  return new Uint8Array(Buffer.from(text, 'base64'));
+  return new Uint8Array(der);
+}
+
+/** The CSR the body carries (see {@link derOfEstBody}), or 400/413 naming what is wrong. */
+async function csrOf(c: Context<AppEnv>): Promise<Uint8Array> {
+  await limitBody(c, async () => {});
+  return derOfEstBody(new Uint8Array(await c.req.arrayBuffer()));
 }
 
 /** The metric's label for a refusal: what refused it (`bad-signature`, `already-renewed`, …). */

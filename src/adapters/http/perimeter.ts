@@ -140,8 +140,11 @@ export function admitRequests(options: PerimeterOptions): MiddlewareHandler<AppE
   };
 }
 
-/** `Authorization: Bearer <token>`; `undefined` when absent. A header of another form is a 401. */
-function bearerTokenOf(header: string | undefined): string | undefined {
+/**
+ * `Authorization: Bearer <token>` (RFC 6750 §2.1: the scheme in any case, a token68); `undefined`
+ * when absent. A header of another form is a 401. Exported for its property test.
+ */
+export function bearerTokenOf(header: string | undefined): string | undefined {
   if (header === undefined) return undefined;
   const match = /^Bearer[ ]+([A-Za-z0-9\-_.~+/]+=*)\s*$/i.exec(header);
   if (!match?.[1]) throw new UnauthenticatedError('bearer', 'the Authorization header is not a bearer token');

@@ -74,9 +74,16 @@ export const x509CertificateRequests: CertificateRequests = {
     } catch {
       throw new CertificateRequestError('not-a-csr', 'not a PKCS#10 certificate request');
     }
-    const publicKeyDer = new Uint8Array(csr.publicKey.rawData);
-    const keyKind = keyKindOf(publicKeyDer);
-    if (keyKind === undefined) {
+    // The key and the subject are decoded when first read, and either may not decode (a key
+    // whose parameters are not a curve's name, say): a refusal, never an unexpected throw.
+    let publicKeyDer: Uint8Array | undefined;
+    try {
+      publicKeyDer = new Uint8Array(csr.publicKey.rawData);
+    } catch {
+      publicKeyDer = undefined;
+    }
+    const keyKind = publicKeyDer && keyKindOf(publicKeyDer);
+    if (publicKeyDer === undefined || keyKind === undefined) {
       throw new CertificateRequestError(
         'unsupported-key',
         'the key must be EC P-256 or P-384, Ed25519, or RSA of at least 2048 bits',
@@ -95,7 +102,12 @@ export const x509CertificateRequests: CertificateRequests = {
       );
     }
     // One RDN holding one CN, and nothing else: the name is the only thing taken from it.
-    const rdns = csr.subjectName.toJSON();
+    let rdns: x509.JsonName;
+    try {
+      rdns = csr.subjectName.toJSON();
+    } catch {
+      rdns = [];
+    }
     const only = rdns.length === 1 ? rdns[0] : undefined;
     const types = only ? Object.keys(only) : [];
     const values = only?.CN ?? [];

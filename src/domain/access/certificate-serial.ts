@@ -12,9 +12,11 @@ const MAX_HEX_DIGITS = 64;
 export const CertificateSerial = {
   /** The serial, or undefined when `raw` is not 1–64 hex digits (colons allowed between them). */
   tryParse(raw: string): CertificateSerial | undefined {
-    const hex = raw.replaceAll(':', '').trim().toUpperCase();
-    if (!/^[0-9A-F]+$/.test(hex) || hex.length > MAX_HEX_DIGITS) return undefined;
-    return hex.replace(/^0+(?=.)/, '') as CertificateSerial;
+    const hex = raw.replaceAll(':', '').trim();
+    // Checked before upper-casing: Unicode case mapping turns some letters into hex digits
+    // ('ﬀ', U+FB00, becomes 'FF'), which are no spelling of a serial.
+    if (!/^[0-9A-Fa-f]+$/.test(hex) || hex.length > MAX_HEX_DIGITS) return undefined;
+    return hex.toUpperCase().replace(/^0+(?=.)/, '') as CertificateSerial;
   },
 
   /** The serial; throws `Error` naming the expected form. */

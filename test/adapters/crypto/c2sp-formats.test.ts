@@ -28,7 +28,7 @@ import {
   signNote,
   verifierKeyLine,
 } from '../../../src/tlog/note.js';
-import { formatTlogProof, parseTlogProof } from '../../../src/tlog/tlog-proof.js';
+import { formatTlogProof, parseTlogProof, TlogProofError } from '../../../src/tlog/tlog-proof.js';
 import { goChecks, skipWithoutGoReference } from '../../support/go-reference.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'case-read-c2sp-'));
@@ -85,6 +85,27 @@ describe('signed notes, against the Go reference test vectors', () => {
     expect(parseVerifierKey(sha256Bytes, vkey.replace('c74f20a3', 'c74f20a4'))).toEqual({
       invalid: 'its key id does not match its name and key',
     });
+  });
+});
+
+describe('a note text that no bytes carry (found by test/property/note.property.test.ts)', () => {
+  it('is neither signed nor opened: a lone surrogate, or U+FFFD', async () => {
+    const signer = noteSigner((await generateCheckpointKeys()).privatePem, 'case-read.test/audit');
+    for (const text of ['\ud800\n', 'a\udc00b\n', 'a\ufffd\n']) {
+      expect(() => signNote(text, signer)).toThrow('a note text holds no lone surrogate and no U+FFFD');
+      // Signed as bytes would carry it, its signature good: still refused, as not UTF-8.
+      const id = Buffer.alloc(4);
+      id.writeUInt32BE(signer.keyId);
+      const signature = Buffer.concat([id, signer.sign(new TextEncoder().encode(text))]).toString('base64');
+      expect(
+        openNote(`${text}\n— ${signer.name} ${signature}\n`, [signer], verifyNoteSignature),
+      ).toMatchObject({
+        ok: false,
+        why: 'malformed',
+      });
+    }
+    // An astral character (a surrogate pair) is text like any other.
+    expect(openNote(signNote('🐈\n', signer), [signer], verifyNoteSignature)).toMatchObject({ ok: true });
   });
 });
 
@@ -226,6 +247,24 @@ describe('a checkpoint note opened the one way (openCheckpointNote)', () => {
       step: 'body',
       why: 'not-a-checkpoint',
       reason: 'its second line is not a tree size',
+    });
+  });
+});
+
+describe('a tlog-proof’s extra line (found by test/property/tlog-proof.property.test.ts)', () => {
+  const checkpoint =
+    'example.org/log\n1\nAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n\n— example.org/log AAAA\n';
+  it('is base64, written and read: one holding a newline is refused rather than written unreadable', () => {
+    expect(() => formatTlogProof({ index: 0, hashes: [], checkpoint, extra: '\n' })).toThrow(
+      'a tlog-proof extra is base64',
+    );
+    expect(() => formatTlogProof({ index: 0, hashes: [], checkpoint, extra: 'not base64!' })).toThrow(
+      TlogProofError,
+    );
+    const written = formatTlogProof({ index: 0, hashes: [], checkpoint, extra: 'YWdl' });
+    expect(parseTlogProof(written)).toEqual({ index: 0, hashes: [], checkpoint, extra: 'YWdl' });
+    expect(parseTlogProof(written.replace('extra YWdl', 'extra not base64!'))).toEqual({
+      invalid: 'line 2 is not "extra BASE64"',
     });
   });
 });

@@ -339,6 +339,13 @@ describe('gatewayCommonName: each DN form read by its own rules, or refused', ()
     expect(subjectCommonName('/CN=client-b\u0007')).toHaveProperty('problem');
   });
 
+  it('keeps a byte-order mark at the start of a value: a CN that begins with one is another CN (found by test/property)', () => {
+    // The UTF-8 decoder dropped a leading U+FEFF, so "\uFEFFclient-b" read as "client-b".
+    expect(subjectCommonName('CN=\uFEFFclient-b')).toEqual({ commonName: '\uFEFFclient-b' });
+    expect(subjectCommonName('O=Example,CN=\\EF\\BB\\BFclient-b')).toEqual({ commonName: '\uFEFFclient-b' });
+    expect(subjectCommonName('CN=\uFEFF')).toEqual({ commonName: '\uFEFF' });
+  });
+
   it("reads Envoy's x-forwarded-client-cert Subject, quoted, with escaped quotes", () => {
     const xfcc = (value: string) => cnOf({ [XFCC_HEADER]: value });
     expect(xfcc('By=spiffe://gw;Hash=abc;Subject="CN=client-a,O=Example,C=GB";URI=')).toBe('client-a');

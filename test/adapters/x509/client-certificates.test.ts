@@ -77,6 +77,16 @@ describe('reading a consumer CSR', () => {
     expect(await refusal(await csr('CN=consumer-a+OU=x'))).toBe('subject-not-cn-only');
     expect(await refusal(await csr('O=only'))).toBe('subject-not-cn-only');
   });
+
+  it('refuses a key whose parameters do not decode, rather than throwing (found by test/property)', async () => {
+    const der = await csr('CN=consumer-a');
+    // The P-256 key's parameters: OBJECT IDENTIFIER 1.2.840.10045.3.1.7, retagged OCTET STRING.
+    const curve = Buffer.from([6, 8, 42, 134, 72, 206, 61, 3, 1, 7]);
+    const at = Buffer.from(der).indexOf(curve);
+    expect(at).toBeGreaterThan(0);
+    const retagged = Uint8Array.from(der, (b, i) => (i === at ? 4 : b));
+    expect(await refusal(retagged)).toBe('unsupported-key');
+  });
 });
 
 describe('the local issuer', () => {
