@@ -62,7 +62,7 @@ export class ArchiveReader {
       throw ArchiveReader.unreadable(tiles, codeOf(error));
     }
     if (bytes === undefined) throw ArchiveReader.unreadable(tiles, 'ENOENT');
-    const note = new TextDecoder().decode(bytes);
+    const note = new TextDecoder('utf-8', { ignoreBOM: true }).decode(bytes);
     const { body } = openCheckpoint(note, keys, tiles.locationOf(CHECKPOINT_FILE));
     return new ArchiveReader(hashes, tiles, body, note);
   }

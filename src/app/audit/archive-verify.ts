@@ -258,7 +258,7 @@ export async function archiveCheckpointWitnessing(
 ): Promise<{ readonly body: SignedTree; readonly witnessing: Witnessing }> {
   const bytes = await tiles.read(CHECKPOINT_FILE);
   if (bytes === undefined) throw new AuditArchiveError(`${tiles.location} holds no ${CHECKPOINT_FILE}`);
-  const note = new TextDecoder().decode(bytes);
+  const note = new TextDecoder('utf-8', { ignoreBOM: true }).decode(bytes);
   const { body } = openCheckpoint(note, keys, tiles.locationOf(CHECKPOINT_FILE));
   return { body, witnessing: witnessingOf(note, check) };
 }

@@ -107,7 +107,7 @@ export async function archivedSize(
 ): Promise<{ size: number; root?: Hash }> {
   const bytes = await tiles.read(CHECKPOINT_FILE);
   if (bytes === undefined) return { size: 0 };
-  const note = new TextDecoder().decode(bytes);
+  const note = new TextDecoder('utf-8', { ignoreBOM: true }).decode(bytes);
   const { body } = openCheckpoint(note, keys, tiles.locationOf(CHECKPOINT_FILE));
   return { size: body.size, root: body.root };
 }

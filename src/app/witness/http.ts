@@ -86,7 +86,7 @@ export function witnessHandler(
   metrics: WitnessMetrics,
   log: WitnessLog,
 ): (request: WitnessRequest) => Promise<WitnessResponse> {
-  const decoder = new TextDecoder('utf-8', { fatal: true });
+  const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
   const submit = async (body: WitnessRequest['body']): Promise<WitnessResponse> => {
     if (body === 'too-large') return text(413, `a body is at most ${MAX_BODY_BYTES} bytes`);
     let textBody: string;

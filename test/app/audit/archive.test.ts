@@ -138,6 +138,19 @@ describe('audit archive', () => {
     expect(verified.status).toBe(0);
   });
 
+  it('refuses a checkpoint file with a byte-order mark before it, as Go refuses those bytes', () => {
+    const copy = join(dir, 'archive-bom');
+    cpSync(archive, copy, { recursive: true });
+    const run = () => runCli(['audit', 'verify', '--archive', copy, '--vkey', vkeyFile], env);
+    expect(run().status).toBe(0);
+    const checkpoint = join(copy, 'checkpoint');
+    const bytes = readFileSync(checkpoint);
+    chmodSync(checkpoint, 0o644);
+    writeFileSync(checkpoint, Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), bytes]));
+    expect(run().status).not.toBe(0);
+    rmSync(copy, { recursive: true, force: true });
+  });
+
   it('then the store lets go of the archived records, is smaller, and verifies from the boundary', () => {
     expect(bytesOf(join(dir, 'audit.db'))).toBeLessThan(sizeBefore * 0.5);
     const held = runCli(['audit', 'query', '--audit-store', store, '--json'], env);
