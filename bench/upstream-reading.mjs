@@ -38,7 +38,7 @@ const targets = [
   ['case, strict', PersonalDetailsAndCircumstancesSchema, fixture.personalDetails],
   ['case, reading', reading.personalDetails.schema, fixture.personalDetails],
   ['risk scores, strict', RiskScoresPageSchema, page],
-  ['risk scores, reading', reading.riskScoresPage, page],
+  ['risk scores, reading', reading.riskScoresPage.schema, page],
   [
     'probation case, reading',
     reading.personalDetails.schema,
@@ -46,7 +46,7 @@ const targets = [
   ],
   [
     'gateway risk scores, reading',
-    reading.riskScoresPage,
+    reading.riskScoresPage.schema,
     json('fixtures/upstream/gateway-risk-scores.json').body,
   ],
 ].map(([name, schema, body]) => {
