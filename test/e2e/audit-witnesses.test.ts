@@ -184,7 +184,14 @@ describe('witnessed checkpoints', () => {
         writeFileSync(join(files, 'log.vkey'), `${logVkey}\n`);
         writeFileSync(join(files, 'witnesses'), `${k1.vkey}\n${k2.vkey}\n${k3.vkey}\n`);
         writeFileSync(join(files, 'note'), note);
-        writeFileSync(join(files, 'forged'), note.replace(/(— witness\.test\.example\/w1 \S{20})\S/, '$1A'));
+        writeFileSync(
+          join(files, 'forged'),
+          // One character of w1's signature changed (to another: never itself).
+          note.replace(
+            /(— witness\.test\.example\/w1 \S{20})(\S)/,
+            (_, head: string, c: string) => head + (c === 'A' ? 'B' : 'A'),
+          ),
+        );
         const [ok, forged] = goChecks([
           `cosig ${join(files, 'log.vkey')} ${join(files, 'witnesses')} ${join(files, 'note')}`,
           `cosig ${join(files, 'log.vkey')} ${join(files, 'witnesses')} ${join(files, 'forged')}`,
