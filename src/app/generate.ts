@@ -1,10 +1,12 @@
-import { unsafeUniformIntDistribution, xoroshiro128plus } from 'pure-rand';
+import { uniformInt } from 'pure-rand/distribution/uniformInt';
+import { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus';
 import type { LimitedAccess } from '../domain/access/limited-access.js';
 import { type CaseRecord, type CodeAndDescription, SCORE_LEVELS } from '../domain/types.js';
 
 /**
  * A deterministic generator of synthetic cases, for load and scale testing. The same seed
- * and count always give the same cases (pure-rand's xoroshiro128+ stream, one per run).
+ * and count always give the same cases (pure-rand's xoroshiro128+ stream, one per run; pure-rand 8's
+ * `uniformInt` is 7's `unsafeUniformIntDistribution` renamed, so a seed gives the cases it gave before).
  * Every value is invented: names come from short lists of obviously fictitious words,
  * e-mails use the reserved `.example` domain, phone numbers the Ofcom drama range.
  *
@@ -123,7 +125,7 @@ export function* generateCases(count: number, seed: number): Generator<CaseRecor
     throw new RangeError(`count must be a whole number 0..${MAX_GENERATED_CASES}`);
   }
   const rng = xoroshiro128plus(seed);
-  const int = (min: number, max: number) => unsafeUniformIntDistribution(min, max, rng);
+  const int = (min: number, max: number) => uniformInt(rng, min, max);
   const pick = <T>(list: readonly T[]): T => list[int(0, list.length - 1)] as T;
   const chance = (percent: number) => int(1, 100) <= percent;
   const dateTime = () =>

@@ -54,4 +54,39 @@ describe('the production dependency tree (package-lock.json)', () => {
       if (floor !== undefined) expect(atLeast(ours, floor), `${path} needs node ${floor}`).toBe(true);
     }
   });
+
+  /**
+   * Whether a newer major has been published needs the registry: `npm outdated --omit=dev`
+   * (docs/security/dependencies.md). What can be checked here is that package.json does not
+   * declare a line behind the one locked and installed: each production dependency is one
+   * caret or tilde range (so the range's floor is the line used: no `>=`, `*` or `||` that
+   * would let an install without the lockfile take an older major), on the major the lockfile
+   * holds, and node_modules holds what the lockfile says.
+   */
+  it('declares each production dependency on the major it has installed', () => {
+    const own = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+      dependencies: Readonly<Record<string, string>>;
+    };
+    // The line a version is on: its major, or 0.MINOR below 1 (where a caret stays).
+    const lineOf = (version: string) => {
+      const [major = 0, minor = 0] = parts(version);
+      return major === 0 ? `0.${minor}` : String(major);
+    };
+    for (const [name, range] of Object.entries(own.dependencies)) {
+      const floor = /^[\^~](\d+\.\d+\.\d+)$/.exec(range)?.[1];
+      expect(floor, `${name}: ${range} is not ^X.Y.Z or ~X.Y.Z`).toBeDefined();
+      const locked = lock.packages[`node_modules/${name}`]?.version ?? '(not locked)';
+      expect(lineOf(floor ?? '0.0.0'), `${name}: package.json ${range}, package-lock.json ${locked}`).toBe(
+        lineOf(locked),
+      );
+      const installed = (
+        JSON.parse(readFileSync(join(ROOT, 'node_modules', name, 'package.json'), 'utf8')) as {
+          version: string;
+        }
+      ).version;
+      expect(installed, `${name}: node_modules holds ${installed}, package-lock.json ${locked}: npm ci`).toBe(
+        locked,
+      );
+    }
+  });
 });

@@ -60,7 +60,8 @@ const refuse = (message: string) => new Error(message);
  */
 let verifiedPool: Agent | undefined;
 const verifiedFetch: typeof fetch = (url, init) => {
-  verifiedPool ??= new Agent({ connect: { rejectUnauthorized: true } });
+  // HTTP/1.1 only, as the upstream's pool (said: undici 8 takes HTTP/2 when offered).
+  verifiedPool ??= new Agent({ allowH2: false, connect: { rejectUnauthorized: true } });
   return undiciFetch(url as string, {
     ...(init as object),
     dispatcher: verifiedPool,

@@ -30,6 +30,8 @@ export interface TokenEndpointTls {
 /** The pool to the token endpoint: verification always on, whatever `NODE_TLS_REJECT_UNAUTHORIZED` says. */
 function tokenPool(tls: TokenEndpointTls | undefined, maxBodyBytes: number): Agent {
   return new Agent({
+    // HTTP/1.1 only, as the upstream's pool (said: undici 8 takes HTTP/2 when offered).
+    allowH2: false,
     connect: {
       rejectUnauthorized: true,
       ...(tls?.ca !== undefined ? { ca: tls.ca } : {}),

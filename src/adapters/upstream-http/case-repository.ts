@@ -151,6 +151,9 @@ export class UpstreamCaseRepository implements CaseRepository {
   private agentWith(tls: UpstreamOptions['tls']): Agent {
     return new Agent({
       connections: this.options.connections,
+      // HTTP/1.1 only, said rather than left to the default (undici 8 takes HTTP/2 when the
+      // server offers it by ALPN): a pool of `connections` sockets, each answer on its own.
+      allowH2: false,
       // Verification always on, whatever NODE_TLS_REJECT_UNAUTHORIZED says (decisions §20).
       connect: { timeout: this.options.timeoutMs, ...(tls ?? {}), rejectUnauthorized: true },
       headersTimeout: this.options.timeoutMs,

@@ -22,6 +22,8 @@ const detailOf = (text: string): string =>
  */
 export function httpWitnessClient(options: { readonly ca?: string | undefined } = {}): WitnessClient {
   const agent = new Agent({
+    // HTTP/1.1 only, as the upstream's pool (said: undici 8 takes HTTP/2 when offered).
+    allowH2: false,
     maxResponseSize: MAX_ANSWER_BYTES,
     connect: { rejectUnauthorized: true, ...(options.ca === undefined ? {} : { ca: options.ca }) },
   });
