@@ -8,6 +8,7 @@ import { prepareServe, runCli, type ServeSetup, startServe } from '../support/cl
 import { consumerAgent } from '../support/https-client.js';
 import { adminQuery, testSchema } from '../support/postgres.js';
 import { dropPrefix, OwnRedis, uniquePrefix } from '../support/redis.js';
+import { windowWithRoom } from '../support/windows.js';
 
 /**
  * Two `serve` processes sharing one PostgreSQL schema (cases, access, audit) and one Redis
@@ -29,7 +30,7 @@ interface Instance {
 }
 let instances: Instance[] = [];
 
-/** A second client with its own certificate, key and token: `client-q`, quota 20/10s. */
+/** A second client with its own certificate, key and token: `client-q`, quota 20 a window. */
 let quotaClient: { cert: string; key: string; apiKey: string; token: string };
 
 beforeAll(async () => {
@@ -42,7 +43,11 @@ beforeAll(async () => {
     cert: string;
     key: string;
   };
-  setup.cli('clients', 'add', 'client-q', '--permissions', 'getCase', '--rate-limit', '20/10s');
+  // 20 requests in a window of 10 minutes or more, chosen now so that it has 5 minutes left:
+  // the instances count in windows aligned to the epoch, by their own clocks, and all 30
+  // requests below must fall in one, wherever the clock is when they are sent.
+  const quotaWindow = windowWithRoom(10 * 60_000, 5 * 60_000);
+  setup.cli('clients', 'add', 'client-q', '--permissions', 'getCase', '--rate-limit', `20/${quotaWindow}`);
   quotaClient = {
     cert: readFileSync(cert.cert, 'utf8'),
     key: readFileSync(cert.key, 'utf8'),
@@ -176,10 +181,7 @@ describe('two serve processes on one PostgreSQL and one Redis', () => {
     }
   });
 
-  it('share one quota: 20/10s, 30 requests alternating between them → 20 × 200 and 10 × 429', async () => {
-    // Start early in a 10 s window so that all 30 fall in one.
-    const intoWindow = Date.now() % 10_000;
-    if (intoWindow > 5000) await new Promise((r) => setTimeout(r, 10_000 - intoWindow + 50));
+  it('share one quota: 20 a window, 30 requests alternating between them → 20 × 200 and 10 × 429', async () => {
     const outcomes: Outcome[] = [];
     for (let i = 0; i < 30; i++) {
       outcomes.push(await get(instances[i % 2] as Instance, '/case/X123456', quotaClient));

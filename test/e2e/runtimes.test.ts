@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliIn, ROOT, runCli, serveEnv, startServe } from '../support/cli.js';
 import { type HttpsResponse, httpsRequest } from '../support/https-client.js';
 import { RUNTIMES, type RuntimeCommand } from '../support/runtimes.js';
+import { windowWithRoom } from '../support/windows.js';
 
 /**
  * The whole service, end to end, as `case-read serve` started under each runtime: Node, Bun
@@ -102,7 +103,11 @@ describe.each(RUNTIMES)('case-read serve on $name', (runtime: RuntimeCommand) =>
       QUEUE,
     );
     cli('clients', 'add', 'client-b', '--permissions', 'getCase');
-    cli('clients', 'add', 'client-c', '--permissions', 'getCase', '--rate-limit', '2/1d');
+    // 2 requests in a window (a day or so) with an hour left at least: serve counts in windows
+    // aligned to the epoch, by its own clock, so one chosen now, not where the clock falls
+    // (a day's turns at midnight UTC), holds the three requests made below.
+    const quotaWindow = windowWithRoom(86_400_000, 3_600_000);
+    cli('clients', 'add', 'client-c', '--permissions', 'getCase', '--rate-limit', `2/${quotaWindow}`);
     for (const cn of ['client-a', 'client-b', 'client-c']) {
       keys[cn] = cli('keys', 'issue', cn).trim();
       tokens[cn] = cli('tokens', 'mint', '--client', cn, '--dir', pkiDir).trim();
@@ -193,7 +198,7 @@ describe.each(RUNTIMES)('case-read serve on $name', (runtime: RuntimeCommand) =>
       '404 no such case': 404,
       '405 wrong method': 405,
     });
-    // client-c may make 2 requests a day (a window of a minute could turn between the three).
+    // client-c may make 2 requests in its window, which has an hour to run yet.
     const more = [];
     for (let i = 0; i < 3; i++) more.push((await call('/case/X123456', 'client-c')).status);
     expect(more).toStrictEqual([200, 200, 429]);

@@ -4,16 +4,27 @@ import { AccessMother } from '../../support/mothers.js';
 import { type ClientCredentials, makeTestPki, type TestPki } from '../../support/pki.js';
 import { mintTestToken, type RunningTestService, startTestService } from '../../support/service.js';
 
+const MINUTE = 60_000;
+
 let pki: TestPki;
 let service: RunningTestService;
 const certs: Record<string, ClientCredentials> = {};
 const keys: Record<string, string> = {};
 
+/**
+ * The service's clock, held still where the tests put it (issue 56). The windows are fixed and
+ * aligned to the epoch, so on the wall clock a test's requests could straddle a window's end
+ * (a count started afresh, no 429); held, every request of a test falls in one window.
+ */
+let now = new Date();
+const clock = { now: () => now };
+
 beforeAll(async () => {
   pki = await makeTestPki();
-  // A default of 3 requests a minute, so a test never straddles a window by accident.
+  // A default of 3 requests a minute.
   service = await startTestService(pki, {
-    rateLimit: { limit: 3, windowMs: 60_000 },
+    clock,
+    rateLimit: { limit: 3, windowMs: MINUTE },
     defaultRoleArn: 'arn:aws:iam::000000000000:role/r',
   });
   const d = service.directory;
@@ -44,7 +55,10 @@ async function get(cn: string, path = '/case/X123456', key = keys[cn] as string,
     cert: certs[cn]?.certPem as string,
     key: certs[cn]?.keyPem as string,
     method,
-    headers: { 'x-api-key': key, authorization: `Bearer ${await mintTestToken(pki, cn)}` },
+    headers: {
+      'x-api-key': key,
+      authorization: `Bearer ${await mintTestToken(pki, cn, { issuedAt: clock.now() })}`,
+    },
   });
 }
 
@@ -67,10 +81,18 @@ describe('step 5: the rate limit per API key', () => {
       status: 429,
       title: 'Too many requests',
     });
-    const retryAfter = Number(refused?.headers['retry-after']);
-    expect(retryAfter).toBeGreaterThanOrEqual(1);
-    expect(retryAfter).toBeLessThanOrEqual(60);
+    // What is left of the window the held clock is in, in whole seconds rounded up (1 to 60).
+    const retryAfter = Math.ceil((MINUTE - (now.getTime() % MINUTE)) / 1000);
+    expect(refused?.headers['retry-after']).toBe(String(retryAfter));
     expect(String(refused?.headers.ratelimit)).toBe(`"per-api-key";r=0;t=${retryAfter}`);
+  });
+
+  it('counts afresh when the window turns', async () => {
+    expect((await get('default-quota')).status).toBe(429);
+    now = new Date((Math.floor(now.getTime() / MINUTE) + 1) * MINUTE);
+    const next = await get('default-quota');
+    expect(next.status).toBe(200);
+    expect(String(next.headers.ratelimit)).toBe('"per-api-key";r=2;t=60');
   });
 
   it("applies the client's own quota over the default", async () => {

@@ -43,7 +43,9 @@ describe('JoseTokenVerifier.verifyBearer', () => {
   it('verifies a token once, then answers from the cache until it expires', async () => {
     let now = new Date();
     const verifier = new JoseTokenVerifier({ bearer, now: () => now, clockToleranceSeconds: 0 });
-    const token = await mint({ expiresInSeconds: 60 });
+    // Issued at the verifier's now, so 61 s on it is past the expiry wherever the wall clock
+    // went meanwhile (issued a second later, on the wall clock, it would not be).
+    const token = await mint({ expiresInSeconds: 60, issuedAt: now });
     const spy = vi.mocked(jose.jwtVerify);
     spy.mockClear();
     await verifier.verifyBearer(token);
