@@ -6,7 +6,8 @@ const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 
 export type OpenApiDocument = {
   openapi: string;
-  info: { version: string; title: string };
+  info: { version: string; title: string; description?: string };
+  tags?: { name: string; description?: string }[];
   paths: Record<string, Record<string, OperationObject>>;
   components: {
     schemas: Record<string, SchemaObject>;
@@ -16,6 +17,9 @@ export type OpenApiDocument = {
 };
 export type OperationObject = {
   operationId: string;
+  tags?: string[];
+  summary?: string;
+  description?: string;
   security?: Record<string, string[]>[];
   parameters?: { name: string; in: string; required: boolean; schema: SchemaObject }[];
   responses: Record<string, { content?: Record<string, { schema: SchemaObject }> }>;

@@ -84,6 +84,10 @@ export function estRoutes(guard: OperationGuard) {
       middleware: guard('renewCertificate'),
       tags: ['Certificates'],
       summary: 'The CA that issues client certificates (EST cacerts)',
+      description:
+        'The certificate of the CA that issues client certificates here (and any chain above it), ' +
+        'as the base64 of a DER certs-only PKCS#7, the same way simplereenroll answers. ' +
+        'Needs the same mutual TLS, API key and renewCertificate permission; nothing is issued.',
       security: [{ mutualTLS: [], apiKey: [] }],
       responses: {
         200: certsOnly('The issuing CA certificate (and any chain above it)'),

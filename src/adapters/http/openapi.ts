@@ -36,6 +36,7 @@ export function buildOpenApiDocument(app: OpenAPIHono<AppEnv>, serverUrl: string
       { name: 'Case', description: 'What is held about one case' },
       { name: 'Queue', description: "Temporary credentials for the consumer's own message queue" },
       { name: 'Risk', description: 'Risk predictor scores (versioned gateway path)' },
+      { name: 'Certificates', description: 'Renewal of the client certificate, over EST (RFC 7030)' },
     ],
   });
   return JSON.stringify(document);
