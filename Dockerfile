@@ -10,7 +10,7 @@
 
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
-COPY package.json package-lock.json ./
+COPY package.json package-lock.json .npmrc ./
 # --ignore-scripts: the project's own `prepare` (the build) runs below, once the sources are in.
 RUN npm ci --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./

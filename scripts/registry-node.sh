@@ -17,13 +17,14 @@
 set -euo pipefail
 
 # Node 24 LTS builds, ships and mainly tests the service (decisions §16); 22 and 26 are
-# tested beside it. Raise a pin here and nowhere else.
+# tested beside it; 20 (ended 2026-04-30) only to see it refused. Raise a pin here and nowhere else.
 pinned() {
   case "$1" in
+    20) echo 20.20.2 ;;
     22) echo 22.23.3 ;;
     24) echo 24.21.0 ;;
     26) echo 26.12.1 ;;
-    *) echo "registry-node: no pinned release for Node $1 (22, 24 or 26)" >&2; return 2 ;;
+    *) echo "registry-node: no pinned release for Node $1 (20, 22, 24 or 26)" >&2; return 2 ;;
   esac
 }
 

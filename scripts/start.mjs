@@ -7,6 +7,11 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { requireSupportedRuntime } from '../bin/supported-runtime.js';
+
+// Before anything of the service loads: on an unsupported Node, one line and exit 1, as
+// `case-read` does (better-sqlite3 13, built for a newer Node, crashed Node 20 here).
+requireSupportedRuntime('npm start');
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 process.chdir(root);

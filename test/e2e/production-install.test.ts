@@ -53,7 +53,7 @@ describe.each(LINES)('the production install on Node %s (what the image runs)', 
     nodeDir = registryNode(line);
     app = mkdtempSync(join(tmpdir(), 'case-read-image-'));
     data = mkdtempSync(join(tmpdir(), 'case-read-image-data-'));
-    for (const entry of ['package.json', 'package-lock.json', 'bin', 'dist', 'fixtures']) {
+    for (const entry of ['package.json', 'package-lock.json', '.npmrc', 'bin', 'dist', 'fixtures']) {
       cpSync(join(ROOT, entry), join(app, entry), { recursive: true });
     }
     // npm itself runs on this line's node (first on PATH), as in an image built FROM it.
@@ -194,28 +194,106 @@ describe.each(LINES)('the production install on Node %s (what the image runs)', 
   }, 90_000);
 });
 
-describe('an end-of-life Node', () => {
-  it('is refused by the command before anything loads, in one line', () => {
-    // The machine's own node may be 20; whatever it is, the check is the same code: run it
-    // with the version Node reports, as the binary would see it on Node 20.
-    const result = spawnSync(
-      process.execPath,
-      [
-        '--input-type=module',
-        '-e',
-        `Object.defineProperty(process.versions, 'node', { value: '20.20.2' }); await import(${JSON.stringify(
-          join(ROOT, 'bin/case-read.js'),
-        )});`,
-        'help',
-      ],
-      { encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } },
-    );
-    expect(result.status).toBe(1);
-    expect(result.stdout).toBe('');
-    expect(result.stderr).toBe(
-      'case-read: needs Node.js 22.15 or later (24 LTS recommended); this is Node.js 20.20.2\n',
-    );
+/**
+ * Node 20 (ended 2026-04-30), the machine's own node where this project is built, brought from
+ * the npm registry like the others: `npm ci` stops at once (engine-strict, .npmrc), and where
+ * someone installs anyway, `case-read` and `npm start` each refuse in one line before the
+ * native module that crashed it (better-sqlite3 13: a segmentation fault) is loaded.
+ */
+describe('an end-of-life Node (20, from the registry)', () => {
+  let app: string;
+  let nodeDir: string;
+  const envFor = () => ({
+    PATH: `${join(nodeDir, 'bin')}:${process.env.PATH ?? ''}`,
+    HOME: process.env.HOME ?? '',
   });
+  const floor = (
+    JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { engines: { node: string } }
+  ).engines.node;
+  const refusal = (who: string) =>
+    `${who}: needs Node.js ${floor.slice(2)} or later (24 LTS recommended); this is Node.js 20.20.2; run eval "$(scripts/registry-node.sh --env)" to bring it\n`;
+
+  beforeAll(() => {
+    nodeDir = registryNode('20');
+    app = mkdtempSync(join(tmpdir(), 'case-read-node20-'));
+    for (const entry of [
+      'package.json',
+      'package-lock.json',
+      '.npmrc',
+      'bin',
+      'dist',
+      'fixtures',
+      'scripts',
+    ]) {
+      cpSync(join(ROOT, entry), join(app, entry), { recursive: true });
+    }
+  });
+  afterAll(() => rmSync(app, { recursive: true, force: true }));
+
+  it('stops npm ci at once, naming the Node needed, with nothing installed', () => {
+    const install = spawnSync('npm', ['ci', '--no-audit', '--no-fund', '--prefer-offline'], {
+      cwd: app,
+      env: { ...process.env, ...envFor(), npm_config_nodedir: nodeDir },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(install.signal).toBeNull();
+    expect(install.status).not.toBe(0);
+    expect(install.stderr).toContain('EBADENGINE');
+    expect(install.stderr).toContain(`Required: {"node":"${floor}"}`);
+    expect(existsSync(join(app, 'node_modules'))).toBe(false);
+  });
+
+  it('refuses case-read and npm start in one line each, exit 1, no signal, on an install forced past it', () => {
+    const install = spawnSync(
+      'npm',
+      [
+        'ci',
+        '--omit=dev',
+        '--ignore-scripts',
+        '--engine-strict=false',
+        '--no-audit',
+        '--no-fund',
+        '--prefer-offline',
+      ],
+      {
+        cwd: app,
+        env: { ...process.env, ...envFor(), npm_config_nodedir: nodeDir },
+        encoding: 'utf8',
+        timeout: 240_000,
+      },
+    );
+    if (install.status !== 0) throw new Error(`npm ci --engine-strict=false failed:\n${install.stderr}`);
+    // What it would have crashed on: better-sqlite3 loads, and fails, on this Node.
+    expect(existsSync(join(app, 'node_modules/better-sqlite3'))).toBe(true);
+
+    const cli = spawnSync(join(nodeDir, 'bin/node'), [join(app, 'bin/case-read.js'), 'help'], {
+      cwd: app,
+      env: envFor(),
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect({ status: cli.status, signal: cli.signal, stdout: cli.stdout, stderr: cli.stderr }).toEqual({
+      status: 1,
+      signal: null,
+      stdout: '',
+      stderr: refusal('case-read'),
+    });
+
+    const start = spawnSync('npm', ['start', '--silent'], {
+      cwd: app,
+      env: envFor(),
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect({ status: start.status, signal: start.signal, stderr: start.stderr }).toEqual({
+      status: 1,
+      signal: null,
+      stderr: refusal('npm start'),
+    });
+    // Nothing was made: the refusal came before .dev/.
+    expect(existsSync(join(app, '.dev'))).toBe(false);
+  }, 300_000);
 });
 
 describe('the container recipe', () => {
