@@ -55,12 +55,24 @@ module.exports = {
       name: 'only-entry-points-call-the-composition-root',
       severity: 'error',
       comment:
-        'src/app/composition composes; the application work beside it (src/app/audit, the TLS reload, the stores registry, …) is handed what it needs and never reaches up into it. Only the entry points do: the CLI (src/app/cli.ts) and its commands (src/app/commands/).',
+        'src/app/composition composes; the application work beside it (src/app/audit, the TLS reload, the stores registry, …) is handed what it needs and never reaches up into it. Only the entry points do: the CLI (src/app/cli.ts, its tree src/app/cli/) and its commands (src/app/commands/).',
       from: {
         path: '^src/app/',
-        pathNot: ['^src/app/composition/', '^src/app/commands/', '^src/app/cli\\.ts$'],
+        pathNot: ['^src/app/composition/', '^src/app/commands/', '^src/app/cli/', '^src/app/cli\\.ts$'],
       },
       to: { path: '^src/app/composition/' },
+    },
+    {
+      name: 'the-command-tree-loads-commands-when-they-run',
+      severity: 'error',
+      comment:
+        "The CLI's tree (src/app/cli/) defines every command and is built on every run, --help included; a command's work (src/app/commands/) is imported by its action when it runs, so one command never loads what another uses (a database driver, the HTTP app, the AWS SDK). Only the exit statuses and the Io are imported statically.",
+      from: { path: '^src/app/cli/' },
+      to: {
+        path: '^src/app/commands/',
+        pathNot: ['^src/app/commands/exit\\.ts$', '^src/app/commands/io\\.ts$'],
+        dynamic: false,
+      },
     },
     {
       name: 'the-witness-stands-apart',

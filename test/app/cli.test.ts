@@ -34,12 +34,12 @@ const fixtureFile = JSON.parse(readFileSync(fixtures, 'utf8')) as {
 
 /** Each usage error and the message it gives: every command's argument checks. */
 const USAGE_ERRORS: [string[], string][] = [
-  [[], 'a command is needed'],
-  [['frobnicate'], 'unknown command: frobnicate'],
-  [['cases'], 'cases needs a subcommand'],
-  [['cases', 'import'], 'cases import needs at least one FILE'],
-  [['cases', 'import', 'x.json', '--bogus'], "Unknown option '--bogus'"],
-  [['cases', 'generate'], 'cases generate needs --count N'],
+  [[], 'Usage: case-read [options] [command]'],
+  [['frobnicate'], "unknown command 'frobnicate'"],
+  [['cases'], 'Usage: case-read cases [options] [command]'],
+  [['cases', 'import'], "missing required argument 'FILE'"],
+  [['cases', 'import', 'x.json', '--bogus'], "unknown option '--bogus'"],
+  [['cases', 'generate'], "required option '--count <N>' not specified"],
   [['cases', 'generate', '--count', 'ten'], '--count must be a whole number'],
   [['cases', 'generate', '--count', '0'], '--count must be a whole number'],
   [['cases', 'generate', '--count', '5', '--seed=-1'], '--seed must be a whole number'],
@@ -56,13 +56,13 @@ const USAGE_ERRORS: [string[], string][] = [
     ['cases', 'generate', '--count', '5', '--store', 'redis://x'],
     '--store: redis cannot hold a case store; expected memory, sqlite:PATH, postgres://',
   ],
-  [['serve', 'extra'], 'unexpected argument: extra'],
-  [['pki'], 'pki needs a subcommand'],
-  [['pki', 'init'], 'pki init needs --dir DIR'],
-  [['pki', 'client', 'client-a'], 'pki client needs --dir DIR'],
+  [['serve', 'extra'], "too many arguments for 'serve'. Expected 0 arguments but got 1: extra."],
+  [['pki'], 'Usage: case-read pki [options] [command]'],
+  [['pki', 'init'], "required option '--dir <DIR>' not specified"],
+  [['pki', 'client', 'client-a'], "required option '--dir <DIR>' not specified"],
   [['pki', 'client', 'bad cn!', '--dir', '/tmp/x'], 'CN must be 1-64 characters'],
   [['pki', 'client', 'c', '--dir', '/tmp/x', '--days', '0'], '--days must be a whole number'],
-  [['clients', 'add', 'client-a'], 'clients add needs --permissions'],
+  [['clients', 'add', 'client-a'], "required option '--permissions <P[,P...]>' not specified"],
   [['clients', 'add', 'client-a', '--permissions', 'getCase,deleteCase'], 'unknown permission "deleteCase"'],
   [
     ['clients', 'add', 'client-a', '--permissions', 'getCase', '--queue-arn', 'my-queue'],
@@ -102,21 +102,18 @@ const USAGE_ERRORS: [string[], string][] = [
     ['clients', 'add', 'client-a', '--permissions', 'getCase', '--obo-issuer', 'x'],
     '--obo-issuer, --obo-jwks, --obo-audience and --obo-email-claim need --obo optional or required',
   ],
-  [['clients', 'show'], 'missing CN'],
-  [['clients', 'frobnicate'], 'unknown clients subcommand: frobnicate'],
+  [['clients', 'show'], "missing required argument 'CN'"],
+  [['clients', 'frobnicate'], "unknown command 'frobnicate'"],
   [['keys', 'issue', 'client-a', '--expires-in', 'forever'], '--expires-in must look like 30s'],
-  [['keys', 'revoke'], 'missing KEY_ID'],
+  [['keys', 'revoke'], "missing required argument 'KEY_ID'"],
   [['certs', 'revoke', 'not-hex'], 'a certificate serial is hexadecimal'],
   [['grants', 'add', 'not-an-email', 'getCase'], 'EMAIL must be an e-mail address'],
-  [['grants', 'add', 'a@b.example'], 'missing P[,P...]'],
-  [['tokens', 'mint'], 'tokens mint needs --client CN'],
+  [['grants', 'add', 'a@b.example'], "missing required argument 'P[,P...]'"],
+  [['tokens', 'mint'], "required option '--client <CN>' not specified"],
   [['tokens', 'mint', '--client', 'c', '--expires-in', '1y'], '--expires-in must look like 30s'],
-  [['config', 'frob'], 'unknown config subcommand: frob'],
-  [
-    ['audit'],
-    'audit needs a subcommand: verify, query, checkpoints, checkpoint, prove, archive, keygen, vkey or verify-proof',
-  ],
-  [['audit', 'keygen'], 'audit keygen needs --dir DIR'],
+  [['config', 'frob'], "unknown command 'frob'"],
+  [['audit'], 'Usage: case-read audit [options] [command]'],
+  [['audit', 'keygen'], "required option '--dir <DIR>' not specified"],
   [
     ['audit', 'verify', '--checkpoints', 'log.jsonl'],
     '--checkpoints needs --public-key: a checkpoint counts only once its signature is checked',
@@ -142,12 +139,22 @@ const THROUGH_THE_BINARY = new Set(
   ),
 );
 
-describe('case-read usage errors exit 2 with a usage line', () => {
+describe('case-read usage errors exit 2, naming what was wrong and pointing to the help', () => {
   const expectUsageError = (result: CliResult, message: string) => {
     expect(result.status).toBe(2);
-    expect(result.stderr).toContain(`case-read: ${message}`);
-    expect(result.stderr).toContain('usage:');
     expect(result.stdout).toBe('');
+    if (message.startsWith('Usage: ')) {
+      // A group given no command: its help, with its commands, on stderr.
+      expect(result.stderr.startsWith(message)).toBe(true);
+      expect(result.stderr).toContain('Commands:');
+      return;
+    }
+    expect(result.stderr).toContain(`case-read: ${message}`);
+    // A few lines: what was wrong (and the option meant, when one is near), then where the help is.
+    expect(result.stderr.trimEnd().split('\n').length).toBeLessThanOrEqual(3);
+    expect(result.stderr.trimEnd()).toMatch(
+      /\nRun 'case-read [a-z -]*--help' for (its usage|the commands)\.$/,
+    );
   };
 
   it.each(USAGE_ERRORS.filter(([args]) => args[0] !== 'serve'))('%j', async (args, message) => {
@@ -161,23 +168,28 @@ describe('case-read usage errors exit 2 with a usage line', () => {
     },
   );
 
-  it('help prints the usage and exits 0', () => {
+  it("help lists the commands and exits 0; a command's help names its store forms and the permissions", () => {
     const result = runCli(['help']);
     expect(result.status).toBe(0);
-    expect(result.stdout).toContain('case-read cases generate --count N');
+    expect(result.stdout).toMatch(/^ {2}cases generate \[options\] +write N synthetic cases/m);
     // Every permission a client can be given, renewCertificate included (the domain's list).
-    expect(result.stdout).toContain(
-      'Permissions: getCase, getHomeOfficeInterest, getCommunityManagerByCrn, getRiskScores, issueQueueToken, renewCertificate.',
+    const clientsAdd = runCli(['clients', 'add', '--help']).stdout.replace(/\s+/g, ' ');
+    expect(clientsAdd).toContain(
+      'getCase, getHomeOfficeInterest, getCommunityManagerByCrn, getRiskScores, issueQueueToken, renewCertificate',
     );
-    expect(result.stdout).toContain('Configuration: see docs/operations/configuration.md.');
-    // The store forms come from the registry: each command's option with what it accepts.
-    expect(result.stdout).toContain(
-      'audit commands: --audit-store sqlite:PATH, jsonl:PATH or postgres://USER@HOST:PORT/DB[?schema=NAME] (else AUDIT_STORE, else sqlite:./data/audit.db)',
-    );
-    expect(result.stdout).toMatch(
-      /cases commands: --store sqlite:PATH or postgres:\/\/\S+ \(else CASE_STORE/,
-    );
-    expect(result.stdout).not.toMatch(/cases commands: [^\n]*(memory|https|jsonl)/);
+    expect(result.stdout).toContain('Configuration: docs/operations/configuration.md');
+  });
+
+  it.each([
+    [
+      ['audit', 'verify'],
+      'the audit trail: sqlite:PATH, jsonl:PATH or postgres://USER@HOST:PORT/DB[?schema=NAME] (else AUDIT_STORE, else sqlite:./data/audit.db)',
+    ],
+    [['cases', 'import'], 'sqlite:PATH or postgres://USER@HOST:PORT/DB[?schema=NAME] (else CASE_STORE'],
+  ])('%j --help names its store forms from the registry', async (command, forms) => {
+    const help = (await runCliInProcess([...command, '--help'])).stdout.replace(/\s+/g, ' ');
+    expect(help).toContain(forms);
+    if (command[0] === 'cases') expect(help).not.toMatch(/the store to write to: [^(]*(memory|https|jsonl)/);
   });
 });
 
@@ -327,7 +339,7 @@ describe('case-read cases access', () => {
     expect([missing.status, missing.stderr]).toEqual([1, expect.stringContaining('no case Q999999')]);
     expect((await runCliInProcess(['cases', 'access', 'not a crn', '--store', store()])).status).toBe(2);
     expect((await runCliInProcess(['cases', 'access', '--store', store()])).stderr).toContain(
-      'cases access needs one CRN',
+      "missing required argument 'CRN'",
     );
     const upstream = await runCliInProcess([
       'cases',

@@ -1,7 +1,9 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
+import type { Command } from '@commander-js/extra-typings';
 import { describe, expect, it } from 'vitest';
-import { USAGE } from '../../src/app/cli.js';
+import { CliRun, pathOf } from '../../src/app/cli/program.js';
+import { program } from '../../src/app/cli.js';
 import { SERVICE_VARIABLES, STORE_VARIABLE_NAMES } from '../../src/app/composition/config.js';
 import { STORE_REGISTRY } from '../../src/app/composition/store-kinds.js';
 import { ROOT } from '../support/cli.js';
@@ -40,34 +42,21 @@ function brokenLink(from: string, target: string): string | undefined {
     : `${target}: no such heading`;
 }
 
-/** Each command path of the usage text (`clients add`, `serve`, …) with the options its line names. */
+/** Each command the CLI runs (`clients add`, `serve`, …), from its tree, with the options it takes. */
 function cliCommands(): Map<string, Set<string>> {
   const commands = new Map<string, Set<string>>();
-  let last: string[] = [];
-  for (const line of USAGE.split('\n')) {
-    const match = /^\s+case-read (.*)$/.exec(line);
-    const text = match ? (match[1] ?? '') : /^\s{10,}(\[.*)$/.exec(line)?.[1];
-    if (text === undefined) continue;
-    const options = new Set([...text.matchAll(/--[a-z-]+/g)].map((m) => m[0]));
-    if (!match) {
-      // A continuation line: more options of the commands above.
-      for (const path of last) for (const option of options) commands.get(path)?.add(option);
-      continue;
+  const io = { out: () => {}, err: () => {}, env: {}, stderrIsTty: false };
+  const visit = (command: Command) => {
+    if (command.commands.length === 0) {
+      commands.set(pathOf(command), new Set(command.options.flatMap((o) => (o.long ? [o.long] : []))));
     }
-    const [first = '', ...alternatives] = text.split(' | ');
-    const group = /^[a-z]+/.exec(first)?.[0] ?? '';
-    const paths = [first, ...alternatives].map((part) => {
-      const words = part.trim().split(/\s+/);
-      const sub = part === first ? words[1] : words[0];
-      return part === first && (sub === undefined || !/^[a-z][a-z-]*$/.test(sub)) ? group : `${group} ${sub}`;
-    });
-    for (const path of paths) commands.set(path, new Set([...(commands.get(path) ?? []), ...options]));
-    last = paths;
-  }
+    for (const sub of command.commands) visit(sub as Command);
+  };
+  visit(program(new CliRun(io)));
   return commands;
 }
-/** Options every command takes: --json, and the store options of the usage text's footnote. */
-const EVERY_COMMAND = ['--json', '--store', '--access-store', '--audit-store'];
+/** Options every command takes. */
+const EVERY_COMMAND = ['--help'];
 
 /** The `case-read …` commands a document shows: in shell blocks (continuations joined) and in inline code. */
 function documentedCommands(markdown: string): string[] {
@@ -86,13 +75,16 @@ function documentedCommands(markdown: string): string[] {
 
 /** Why a documented command is not one the CLI has: undefined when it is. */
 function unknownCommand(commands: Map<string, Set<string>>, command: string): string | undefined {
-  const words = command.split(/\s+/).slice(1);
+  const given = command.split(/\s+/).slice(1);
+  // `case-read help COMMAND` is `case-read COMMAND --help`; `case-read --help` lists them all.
+  const words = given[0] === 'help' ? [...given.slice(1), '--help'] : given;
+  if (['--help', 'COMMAND', 'COMMAND…', '…'].includes(words[0] ?? '')) return undefined;
   const [first = '', second = ''] = words;
   const path = commands.has(`${first} ${second}`) ? `${first} ${second}` : first;
   const options = commands.get(path);
   // Prose may name a group of commands: `case-read keys`, `case-read clients …`.
   const isGroup = [...commands.keys()].some((known) => known.startsWith(`${first} `));
-  if (options === undefined && isGroup && ['', '…', '...'].includes(second)) return undefined;
+  if (options === undefined && isGroup && ['', '…', '...', '--help'].includes(second)) return undefined;
   if (options === undefined) return `${command}: no such command`;
   const unknown = words
     .filter((w) => /^--[a-z]/.test(w))

@@ -8,7 +8,7 @@ import { CaseFileError, loadCaseFile } from '../composition/operator.js';
 import { STORE_REGISTRY } from '../composition/store-kinds.js';
 import { generateCases, MAX_GENERATED_CASES } from '../generate.js';
 import type { StoreRef } from '../stores.js';
-import { parse, usage } from './arguments.js';
+import { usage } from './arguments.js';
 import { storeOption, storeWiringOf } from './command-stores.js';
 import { CommandError, EXIT, UsageError } from './exit.js';
 import { type Io, report } from './io.js';
@@ -27,16 +27,20 @@ function writableStore(
   return { ref, open: (wiring) => STORE_REGISTRY.openCaseWriter(ref, wiring) };
 }
 
-async function importCases(args: string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(args, { store: { type: 'string' }, json: { type: 'boolean' } });
-  if (positionals.length === 0) throw new UsageError('cases import needs at least one FILE');
+/** What the cases commands are given: the store (else CASE_STORE), and JSON output. */
+interface StoreGiven {
+  readonly store?: string | undefined;
+  readonly json?: boolean | undefined;
+}
+
+export async function importCases(files: readonly string[], values: StoreGiven, io: Io): Promise<number> {
   const store = writableStore(values.store, io);
   const context = storeWiringOf(io);
   const { crnFormat } = context;
   // Every file is read and validated before anything is written: a bad file loses nothing.
   const records: CaseRecord[] = [];
   const seen = new Map<string, string>();
-  for (const file of positionals) {
+  for (const file of files) {
     for (const record of loadCaseFile(file, { crnFormat })) {
       const other = seen.get(record.crn);
       if (other !== undefined) throw new CaseFileError(file, [`crn ${record.crn} is also in ${other}`]);
@@ -63,20 +67,14 @@ async function importCases(args: string[], io: Io): Promise<number> {
 
 const BATCH_SIZE = 10_000;
 
-async function generate(args: string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(args, {
-    count: { type: 'string' },
-    seed: { type: 'string' },
-    store: { type: 'string' },
-    json: { type: 'boolean' },
-  });
-  if (positionals.length > 0)
-    throw new UsageError(`cases generate takes no positional arguments, got ${positionals.join(' ')}`);
-  if (values.count === undefined) throw new UsageError('cases generate needs --count N');
+export async function generate(
+  values: StoreGiven & { readonly count: string; readonly seed: string },
+  io: Io,
+): Promise<number> {
   if (!/^\d+$/.test(values.count) || Number(values.count) < 1 || Number(values.count) > MAX_GENERATED_CASES) {
     throw new UsageError(`--count must be a whole number 1..${MAX_GENERATED_CASES}`);
   }
-  const seedRaw = values.seed ?? '1';
+  const seedRaw = values.seed;
   if (!/^\d+$/.test(seedRaw) || Number(seedRaw) > 0xffffffff) {
     throw new UsageError('--seed must be a whole number 0..4294967295');
   }
@@ -148,9 +146,7 @@ function describeLimitedAccess(rules: LimitedAccess | null, now: Date): string[]
 }
 
 /** `cases access CRN`: the case's limited-access rules as held. */
-async function access(args: string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(args, { store: { type: 'string' }, json: { type: 'boolean' } });
-  if (positionals.length !== 1) throw new UsageError('cases access needs one CRN');
+export async function access(crnRaw: string, values: StoreGiven, io: Io): Promise<number> {
   const ref = storeOption('--store', 'CASE_STORE', values.store, io.env);
   if (STORE_REGISTRY.decidesLimitedAccess(ref)) {
     throw new UsageError(
@@ -158,7 +154,7 @@ async function access(args: string[], io: Io): Promise<number> {
     );
   }
   const wiring = storeWiringOf(io);
-  const crn = usage(() => Crn.parse(positionals[0] as string, wiring.crnFormat));
+  const crn = usage(() => Crn.parse(crnRaw, wiring.crnFormat));
   const opened = await STORE_REGISTRY.openCaseRepository(ref, wiring);
   try {
     // Every read brings the case's rules: the smallest part of the case is asked for.
@@ -172,11 +168,4 @@ async function access(args: string[], io: Io): Promise<number> {
     await opened.close();
   }
   return EXIT.ok;
-}
-
-export async function cases(sub: string | undefined, args: string[], io: Io): Promise<number> {
-  if (sub === 'import') return importCases(args, io);
-  if (sub === 'generate') return generate(args, io);
-  if (sub === 'access') return access(args, io);
-  throw UsageError.unknownSubcommand('cases', 'import, generate or access', sub);
 }

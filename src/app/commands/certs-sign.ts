@@ -8,7 +8,7 @@ import {
   readRegularFileSync,
   x509CertificateRequests,
 } from '../composition/operator.js';
-import { clientIdOf, parse, positionals } from './arguments.js';
+import { clientIdOf } from './arguments.js';
 import { withAccessStore } from './command-stores.js';
 import { CommandError, EXIT, UsageError } from './exit.js';
 import { type Io, report } from './io.js';
@@ -22,16 +22,17 @@ const MAX_DAYS = 397;
  * key passes through: its private key stays with it. The certificate PEM goes to FILE (never
  * overwritten) or to stdout.
  */
-export async function certsSign(args: string[], io: Io): Promise<number> {
-  const { values, positionals: rest } = parse(args, {
-    client: { type: 'string' },
-    days: { type: 'string' },
-    out: { type: 'string' },
-    'access-store': { type: 'string' },
-    json: { type: 'boolean' },
-  });
-  const [file] = positionals(rest, ['CSR_FILE']) as [string];
-  if (values.client === undefined) throw new UsageError('certs sign needs --client CN');
+export async function certsSign(
+  file: string,
+  values: {
+    client: string;
+    days?: string | undefined;
+    out?: string | undefined;
+    accessStore?: string | undefined;
+    json?: boolean | undefined;
+  },
+  io: Io,
+): Promise<number> {
   const client: string = clientIdOf(values.client);
   // Only what signing uses: never the server's key (TLS_KEY) or the bearer settings.
   const config = loadIssuerConfig(io.env, 'certs sign');
@@ -50,7 +51,7 @@ export async function certsSign(args: string[], io: Io): Promise<number> {
   if (request.commonName !== client) {
     throw new CommandError(`${file}: its subject is CN=${request.commonName}, not CN=${client}`);
   }
-  await withAccessStore(values['access-store'], io, async (store) => {
+  await withAccessStore(values.accessStore, io, async (store) => {
     if (!(await store.findClient(client))) {
       throw new CommandError(`no client ${client}; add it first with case-read clients add`);
     }

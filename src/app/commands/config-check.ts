@@ -8,7 +8,6 @@ import {
   witnessUrls,
 } from '../composition/operator.js';
 import { loadServiceConfig, STORE_REGISTRY } from '../composition/store-kinds.js';
-import { parse, positionals } from './arguments.js';
 import { EXIT } from './exit.js';
 import { type Io, report } from './io.js';
 
@@ -28,9 +27,7 @@ function display(value: unknown): string {
 }
 
 /** `config check`: validates the configuration as `serve` would, and prints it with secrets masked. */
-export async function configCheck(args: string[], io: Io): Promise<number> {
-  const { values, positionals: rest } = parse(args, { json: { type: 'boolean' } });
-  positionals(rest, []);
+export async function configCheck(values: { json?: boolean | undefined }, io: Io): Promise<number> {
   const config = loadServiceConfig(io.env);
   // Read and checked as `serve` does at start and on every reload.
   readListenerTls(config);

@@ -6,18 +6,8 @@
  */
 export const EXIT = { ok: 0, failure: 1, usage: 2, busy: 75 } as const;
 
-/** Bad arguments: the CLI prints the message and the usage, and exits 2. */
-export class UsageError extends Error {
-  /**
-   * The error of a command `group` (e.g. `keys`) run with no subcommand, or with one it does
-   * not have; `known` lists its subcommands for the message, e.g. `issue, list or revoke`.
-   */
-  static unknownSubcommand(group: string, known: string, sub: string | undefined): UsageError {
-    return new UsageError(
-      sub === undefined ? `${group} needs a subcommand: ${known}` : `unknown ${group} subcommand: ${sub}`,
-    );
-  }
-}
+/** Bad arguments: the CLI prints the message and where the command's help is, and exits 2. */
+export class UsageError extends Error {}
 
 /** A command that ran and failed for a reason the operator can act on: exit 1, or the status given. */
 export class CommandError extends Error {

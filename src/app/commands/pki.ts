@@ -6,23 +6,19 @@ import {
   issueServerCertificate,
   loadCa,
 } from '../composition/operator.js';
-import { clientIdOf, parse, positionals } from './arguments.js';
+import { clientIdOf } from './arguments.js';
 import { devFiles, ensureDir, readRequired, writePublicFile, writeSecretFile } from './dev-dir.js';
 import { CommandError, EXIT, UsageError } from './exit.js';
 import { type Io, report } from './io.js';
 
-const days = (raw: string | undefined, fallback: number) => {
-  if (raw === undefined) return fallback;
+const days = (raw: string) => {
   if (!/^\d{1,5}$/.test(raw) || Number(raw) < 1)
     throw new UsageError('--days must be a whole number of days, 1 or more');
   return Number(raw);
 };
 
 /** `pki init --dir DIR`: a development CA, a server certificate for localhost, and a dev token issuer. */
-async function init(args: string[], io: Io): Promise<number> {
-  const { values, positionals: rest } = parse(args, { dir: { type: 'string' }, json: { type: 'boolean' } });
-  positionals(rest, []);
-  if (values.dir === undefined) throw new UsageError('pki init needs --dir DIR');
+export async function init(values: { dir: string; json?: boolean | undefined }, io: Io): Promise<number> {
   const files = devFiles(values.dir);
   if (existsSync(files.caCert))
     throw new CommandError(`${files.caCert} already exists; this directory is initialised`);
@@ -46,16 +42,13 @@ async function init(args: string[], io: Io): Promise<number> {
 }
 
 /** `pki client CN --dir DIR [--days N]`: a client certificate and key signed by the dev CA. */
-async function client(args: string[], io: Io): Promise<number> {
-  const { values, positionals: rest } = parse(args, {
-    dir: { type: 'string' },
-    days: { type: 'string' },
-    json: { type: 'boolean' },
-  });
-  const [cnRaw] = positionals(rest, ['CN']);
-  const cn = clientIdOf(cnRaw as string);
-  if (values.dir === undefined) throw new UsageError('pki client needs --dir DIR');
-  const validDays = days(values.days, 365);
+export async function client(
+  cnRaw: string,
+  values: { dir: string; days: string; json?: boolean | undefined },
+  io: Io,
+): Promise<number> {
+  const cn = clientIdOf(cnRaw);
+  const validDays = days(values.days);
   const files = devFiles(values.dir);
   const hint = 'run case-read pki init --dir DIR first';
   const ca = await loadCa(readRequired(files.caCert, hint), readRequired(files.caKey, hint));
@@ -73,10 +66,4 @@ async function client(args: string[], io: Io): Promise<number> {
     ],
   );
   return EXIT.ok;
-}
-
-export async function pki(sub: string | undefined, args: string[], io: Io): Promise<number> {
-  if (sub === 'init') return init(args, io);
-  if (sub === 'client') return client(args, io);
-  throw UsageError.unknownSubcommand('pki', 'init or client', sub);
 }

@@ -14,12 +14,10 @@ import {
   loadServiceConfig,
   type Service,
 } from '../composition/service.js';
-import { parse, positionals } from './arguments.js';
 import { EXIT } from './exit.js';
 import type { Io } from './io.js';
 
-export async function serve(args: string[], io: Io): Promise<number> {
-  positionals(parse(args, {}).positionals, []);
+export async function serve(io: Io): Promise<number> {
   const config = loadServiceConfig(io.env);
   const logger = createLogger(config.LOG_LEVEL);
   const runtime = runtimeOf();

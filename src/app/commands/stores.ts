@@ -2,16 +2,15 @@
 // one's version said before and after; nothing else is changed.
 import { type SchemaMigration, StoreError } from '../../ports/stores.js';
 import { STORE_REGISTRY } from '../composition/store-kinds.js';
-import { parse, positionals } from './arguments.js';
 import { storeOption, storeWiringOf } from './command-stores.js';
-import { CommandError, EXIT, UsageError } from './exit.js';
+import { CommandError, EXIT } from './exit.js';
 import type { Io } from './io.js';
 
 /** The stores `stores migrate` visits, in order: each one's option (`--case-store`, …) and variable. */
 const MIGRATED = [
-  { what: 'case store', option: 'case-store', variable: 'CASE_STORE' },
-  { what: 'access store', option: 'access-store', variable: 'ACCESS_STORE' },
-  { what: 'audit store', option: 'audit-store', variable: 'AUDIT_STORE' },
+  { what: 'case store', option: 'case-store', given: 'caseStore', variable: 'CASE_STORE' },
+  { what: 'access store', option: 'access-store', given: 'accessStore', variable: 'ACCESS_STORE' },
+  { what: 'audit store', option: 'audit-store', given: 'auditStore', variable: 'AUDIT_STORE' },
 ] as const;
 
 /** What became of one store, as `--json` reports it. */
@@ -50,18 +49,19 @@ function lineOf(what: string, shown: string, result: Outcome): string {
   }
 }
 
-async function migrate(args: string[], io: Io): Promise<number> {
-  const { values, positionals: given } = parse(args, {
-    'case-store': { type: 'string' },
-    'access-store': { type: 'string' },
-    'audit-store': { type: 'string' },
-    json: { type: 'boolean' },
-  });
-  positionals(given, []);
+export async function migrate(
+  values: {
+    caseStore?: string | undefined;
+    accessStore?: string | undefined;
+    auditStore?: string | undefined;
+    json?: boolean | undefined;
+  },
+  io: Io,
+): Promise<number> {
   // Every store named is checked before any is touched: a mistyped URL migrates nothing.
   const refs = MIGRATED.map((store) => ({
     ...store,
-    ref: storeOption(`--${store.option}`, store.variable, values[store.option], io.env),
+    ref: storeOption(`--${store.option}`, store.variable, values[store.given], io.env),
   }));
   const wiring = storeWiringOf(io);
   const results: { store: string; url: string; result: Outcome }[] = [];
@@ -88,9 +88,4 @@ async function migrate(args: string[], io: Io): Promise<number> {
     );
   }
   return EXIT.ok;
-}
-
-export async function stores(sub: string | undefined, rest: string[], io: Io): Promise<number> {
-  if (sub === 'migrate') return migrate(rest, io);
-  throw UsageError.unknownSubcommand('stores', 'migrate', sub);
 }

@@ -7,7 +7,7 @@ import {
   thumbprintOfPem,
 } from '../composition/operator.js';
 import { parseDuration } from '../durations.js';
-import { clientIdOf, parse, positionals } from './arguments.js';
+import { clientIdOf } from './arguments.js';
 import { devFiles, readRequired } from './dev-dir.js';
 import { CommandError, EXIT, UsageError } from './exit.js';
 import { type Io, report } from './io.js';
@@ -17,24 +17,24 @@ import { type Io, report } from './io.js';
  * token from the development issuer, for `iss` BEARER_ISSUER and `aud` BEARER_AUDIENCE
  * (defaults: the dev issuer's). Prints the token alone on its line.
  */
-async function mint(args: string[], io: Io): Promise<number> {
-  const { values, positionals: rest } = parse(args, {
-    client: { type: 'string' },
-    dir: { type: 'string' },
-    'expires-in': { type: 'string' },
-    'bind-cert': { type: 'string' },
-    json: { type: 'boolean' },
-  });
-  positionals(rest, []);
-  if (values.client === undefined) throw new UsageError('tokens mint needs --client CN');
+export async function mint(
+  values: {
+    client: string;
+    dir: string;
+    expiresIn: string;
+    bindCert?: string | undefined;
+    json?: boolean | undefined;
+  },
+  io: Io,
+): Promise<number> {
   const clientId = clientIdOf(values.client);
   let expiresInMs: number;
   try {
-    expiresInMs = parseDuration(values['expires-in'] ?? '1h', '--expires-in');
+    expiresInMs = parseDuration(values.expiresIn, '--expires-in');
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
-  const dir = values.dir ?? '.dev';
+  const dir = values.dir;
   const files = devFiles(dir);
   let privateJwk: JWK;
   try {
@@ -44,8 +44,8 @@ async function mint(args: string[], io: Io): Promise<number> {
     throw new CommandError(`${files.issuerKey} is not a JSON key`);
   }
   let certificateThumbprint: string | undefined;
-  if (values['bind-cert'] !== undefined) {
-    const path = values['bind-cert'];
+  if (values.bindCert !== undefined) {
+    const path = values.bindCert;
     // A regular file (a FIFO is refused, never waited on), then a certificate.
     const pem = readRegularFileSync(
       '--bind-cert',
@@ -73,9 +73,4 @@ async function mint(args: string[], io: Io): Promise<number> {
     token,
   );
   return EXIT.ok;
-}
-
-export async function tokens(sub: string | undefined, args: string[], io: Io): Promise<number> {
-  if (sub === 'mint') return mint(args, io);
-  throw UsageError.unknownSubcommand('tokens', 'mint', sub);
 }

@@ -14,7 +14,7 @@ import { ConfigError } from '../config-error.js';
 import { witnessHandler } from '../witness/http.js';
 import { WitnessMetrics } from '../witness/metrics.js';
 import { startWitnessServer } from '../witness/server.js';
-import { parse, positionals, usage } from './arguments.js';
+import { usage } from './arguments.js';
 import { CommandError, EXIT, UsageError } from './exit.js';
 import { type Io, report } from './io.js';
 
@@ -29,15 +29,11 @@ const SHUTDOWN_GRACE_MS = 5000;
  * DIR/witness-key, mode 0600, never over an existing file; the last line printed is the
  * witness's verifier key, for the logs' policies.
  */
-async function keygen(args: string[], io: Io): Promise<number> {
-  const { values, positionals: rest } = parse(args, {
-    name: { type: 'string' },
-    dir: { type: 'string' },
-    json: { type: 'boolean' },
-  });
-  positionals(rest, []);
-  if (!values.name) throw new UsageError('witness keygen needs --name NAME (e.g. witness.example.org/w1)');
-  if (!values.dir) throw new UsageError('witness keygen needs --dir DIR');
+export async function keygen(
+  values: { name: string; dir: string; json?: boolean | undefined },
+  io: Io,
+): Promise<number> {
+  if (values.dir === '') throw new UsageError('--dir needs a directory');
   const name = values.name;
   const { skey, vkey } = usage(() => newCosignerKey(name));
   const path = join(values.dir, WITNESS_KEY_FILE);
@@ -71,8 +67,7 @@ const stopSignal = (): Promise<string> =>
  * `witness serve`: answers `POST /add-checkpoint` (tlog-witness v1.0.0), `GET /health` and
  * `GET /metrics` until SIGTERM or SIGINT; SIGHUP reads TLS_CERT and TLS_KEY again.
  */
-async function serve(args: string[], io: Io): Promise<number> {
-  positionals(parse(args, {}).positionals, []);
+export async function serve(io: Io): Promise<number> {
   const settings = readWitnessSettings(io.env);
   const witness = await buildWitness(settings);
   const metrics = new WitnessMetrics();
@@ -119,11 +114,4 @@ async function serve(args: string[], io: Io): Promise<number> {
   witness.log('info', {}, 'shutdown: stopped');
   witness.flush();
   return EXIT.ok;
-}
-
-/** `case-read witness keygen|serve`. */
-export function witness(sub: string | undefined, rest: string[], io: Io): Promise<number> {
-  if (sub === 'keygen') return keygen(rest, io);
-  if (sub === 'serve') return serve(rest, io);
-  throw UsageError.unknownSubcommand('witness', 'keygen or serve', sub);
 }

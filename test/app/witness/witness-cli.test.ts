@@ -75,7 +75,11 @@ describe('witness keygen', () => {
     expect(readFileSync(join(keys, 'witness-key'), 'utf8')).toBe(before);
     expect(await cli(['witness', 'keygen', '--dir', keys])).toMatchObject({
       status: 2,
-      stderr: expect.stringMatching(/needs --name NAME/),
+      stderr: expect.stringMatching(/required option '--name <NAME>' not specified/),
+    });
+    expect(await cli(['witness', 'keygen', '--name', 'w.example/c', '--dir', ''])).toMatchObject({
+      status: 2,
+      stderr: expect.stringMatching(/--dir needs a directory/),
     });
     expect(await cli(['witness', 'keygen', '--name', 'has space', '--dir', join(dir, 'x')])).toMatchObject({
       status: 2,
@@ -83,7 +87,7 @@ describe('witness keygen', () => {
     });
     expect(await cli(['witness', 'rotate'])).toMatchObject({
       status: 2,
-      stderr: expect.stringMatching(/unknown witness subcommand: rotate/),
+      stderr: expect.stringMatching(/unknown command 'rotate'/),
     });
   });
 });

@@ -23,19 +23,18 @@ import { archiveDirectory, openArchive } from '../../composition/audit-archive-t
 import { auditHashes, CheckpointKeyError, noteSigner } from '../../composition/audit-keys.js';
 import { auditOriginOf, ConfigError } from '../../composition/config.js';
 import { auditOriginPostureProblem } from '../../composition/posture.js';
-import { parse, positionals } from '../arguments.js';
 import { withAuditStore } from '../command-stores.js';
 import { CommandError, EXIT, UsageError } from '../exit.js';
 import { type Io, report } from '../io.js';
 import {
-  ARCHIVE_OPTIONS,
+  type ArchiveGiven,
   type NoteKeysGiven,
   noteKeysOf,
-  POLICY_OPTION,
+  type PolicyGiven,
   policyCheckOf,
   proving,
   readSigningKey,
-  STORE,
+  type StoreGiven,
   sameOriginAsTrail,
 } from './options.js';
 
@@ -67,28 +66,28 @@ const mib = (bytes: number | undefined) => (bytes === undefined ? '?' : `${(byte
  * accepted on the archive's checkpoint and the store's; the new one is signed with
  * AUDIT_SIGNING_KEY.
  */
-async function archive(args: string[], io: Io): Promise<number> {
-  const { values, positionals: rest } = parse(args, {
-    'audit-store': { type: 'string' },
-    json: { type: 'boolean' },
-    to: { type: 'string' },
-    before: { type: 'string' },
-    'older-than': { type: 'string' },
-    'keep-in-store': { type: 'boolean' },
-    'let-go-only': { type: 'boolean' },
-    // Keys signed with before AUDIT_SIGNING_KEY was rotated: the archive's checkpoint and the
-    // store's may still carry only their signatures.
-    'public-key': { type: 'string', multiple: true },
-  });
-  positionals(rest, []);
-  if (values.to === undefined) throw new UsageError('audit archive needs --to DIR');
-  const letGoOnly = values['let-go-only'] === true;
-  if (letGoOnly && (values.before ?? values['older-than'] ?? values['keep-in-store']) !== undefined) {
+export async function archive(
+  values: StoreGiven & {
+    readonly to: string;
+    readonly before?: string | undefined;
+    readonly olderThan?: string | undefined;
+    readonly keepInStore?: boolean | undefined;
+    readonly letGoOnly?: boolean | undefined;
+    /**
+     * Keys signed with before AUDIT_SIGNING_KEY was rotated: the archive's checkpoint and the
+     * store's may still carry only their signatures.
+     */
+    readonly publicKey?: readonly string[] | undefined;
+  },
+  io: Io,
+): Promise<number> {
+  const letGoOnly = values.letGoOnly === true;
+  if (letGoOnly && (values.before ?? values.olderThan ?? values.keepInStore) !== undefined) {
     throw new UsageError(
       '--let-go-only archives nothing: it takes no --before, --older-than or --keep-in-store',
     );
   }
-  if (!letGoOnly && (values.before === undefined) === (values['older-than'] === undefined)) {
+  if (!letGoOnly && (values.before === undefined) === (values.olderThan === undefined)) {
     throw new UsageError('audit archive needs --before TIME or --older-than DAYS (one of them)');
   }
   let cutoff = new Date(0);
@@ -99,8 +98,8 @@ async function archive(args: string[], io: Io): Promise<number> {
     if (!/^\d{4}-\d{2}-\d{2}T/.test(values.before) || Number.isNaN(cutoff.getTime())) {
       throw new UsageError('--before must be an ISO 8601 date-time, e.g. 2026-11-01T00:00:00Z');
     }
-  } else {
-    const days = values['older-than'] as string;
+  } else if (values.olderThan !== undefined) {
+    const days = values.olderThan;
     if (!/^\d{1,5}$/.test(days)) throw new UsageError('--older-than must be a whole number of days');
     cutoff = new Date(Date.now() - Number(days) * DAY_MS);
   }
@@ -119,10 +118,10 @@ async function archive(args: string[], io: Io): Promise<number> {
   }
   const dir = values.to;
   const earlierKeys =
-    values['public-key'] === undefined
+    values.publicKey === undefined
       ? []
-      : noteKeysOf({ 'public-key': values['public-key'], origin: auditOriginOf(io.env) }, io);
-  return withAuditStore(values['audit-store'], io, async (log) => {
+      : noteKeysOf({ publicKey: values.publicKey, origin: auditOriginOf(io.env) }, io);
+  return withAuditStore(values.auditStore, io, async (log) => {
     await sameOriginAsTrail(log, {}, io);
     if (!log.archives) {
       throw new CommandError(
@@ -142,7 +141,7 @@ async function archive(args: string[], io: Io): Promise<number> {
         // Only what the archive holds, written and synced to its disk, is let go of: up to what
         // the checkpoint on the disk covers, read back now.
         let forgotten: Awaited<ReturnType<AuditLog['forget']>> | undefined;
-        if (!values['keep-in-store'] && written.to > 0) {
+        if (!values.keepInStore && written.to > 0) {
           const upTo = Math.min(written.to, (await archivedSize(tiles, keys)).size);
           await assertArchiveHolds(tiles, (await log.archivedHead()).seq, upTo);
           await stillHolding(lock, 'lets go of records');
@@ -183,17 +182,14 @@ async function archive(args: string[], io: Io): Promise<number> {
  * policy's quorum, or be extended by a newer checkpoint of the store (`--audit-store`, else
  * AUDIT_STORE) that does: a store that cannot be read then is a refusal (fail closed).
  */
-async function verifyArchiveCommand(args: string[], io: Io): Promise<number> {
-  const { values, positionals: rest } = parse(args, {
-    ...STORE,
-    ...ARCHIVE_OPTIONS,
-    ...POLICY_OPTION,
-  });
-  positionals(rest, []);
+export async function verifyArchiveCommand(
+  values: StoreGiven & PolicyGiven & ArchiveGiven & { readonly archive: string },
+  io: Io,
+): Promise<number> {
   const keys = noteKeysOf(values, io);
   const check = policyCheckOf(values.policy);
   if (check !== undefined) await proving(async () => requireTrailLog(check, keys));
-  const tiles = archiveDirectory(values.archive as string);
+  const tiles = archiveDirectory(values.archive);
   const result = await verifyArchive(auditHashes, tiles, keys);
   if (!result.ok) {
     report(io, values.json, result, `audit archive BROKEN: ${result.reason}`);
@@ -204,7 +200,7 @@ async function verifyArchiveCommand(args: string[], io: Io): Promise<number> {
     report(io, values.json, result, intact);
     return EXIT.ok;
   }
-  const witnessing = await archiveWitnessing(tiles, keys, check, values['audit-store'], io);
+  const witnessing = await archiveWitnessing(tiles, keys, check, values.auditStore, io);
   if (!witnessing.ok) {
     report(
       io,
@@ -275,5 +271,3 @@ export async function queryArchive(
   const keys = noteKeysOf(given, io);
   return proving(async () => (await openArchive(dir, keys)).query(filter));
 }
-
-export const auditArchiveCommands = { archive, 'verify-archive': verifyArchiveCommand } as const;

@@ -23,34 +23,22 @@ import {
 } from '../../composition/audit-keys.js';
 import { auditOriginOf, ConfigError } from '../../composition/config.js';
 import { cosignerVerifier, readWitnessPolicyFile } from '../../composition/witness-policy-file.js';
-import type { Options } from '../arguments.js';
 import { CommandError, EXIT, UsageError } from '../exit.js';
 import type { Io } from '../io.js';
 
-/** The store an audit command reads (`AUDIT_STORE` unless given), and JSON output. */
-export const STORE = { 'audit-store': { type: 'string' }, json: { type: 'boolean' } } as const;
-
-/**
- * The keys a checkpoint note is checked with (decisions §14): a verifier key (`vkey`), line
- * or file, or public-key PEM files with the log's origin.
- */
-export const NOTE_KEY_OPTIONS = {
-  vkey: { type: 'string' },
-  'public-key': { type: 'string', multiple: true },
-  origin: { type: 'string' },
-} as const satisfies Options;
-
-/** An archive to read instead of the store (`--archive DIR`), and the keys its checkpoint is checked with. */
-export const ARCHIVE_OPTIONS = {
-  archive: { type: 'string' },
-  ...NOTE_KEY_OPTIONS,
-} as const satisfies Options;
+/** The store an audit command reads (`--audit-store`, else `AUDIT_STORE`), and JSON output. */
+export interface StoreGiven {
+  readonly auditStore?: string | undefined;
+  readonly json?: boolean | undefined;
+}
 
 /**
  * `--policy FILE`: a C2SP tlog-policy of witnesses (decisions §19); a checkpoint counts only
  * once a quorum of them cosigned it.
  */
-export const POLICY_OPTION = { policy: { type: 'string' } } as const satisfies Options;
+export interface PolicyGiven {
+  readonly policy?: string | undefined;
+}
 
 /**
  * The witness policy of `--policy FILE`, read (as `serve` reads AUDIT_WITNESS_POLICY) before
@@ -109,11 +97,19 @@ export function verifierKeyOf(given: string): NoteVerifier {
   return noteVerifier(key);
 }
 
-/** The {@link NOTE_KEY_OPTIONS} as a command parsed them. */
+/**
+ * The keys a checkpoint note is checked with (decisions §14): a verifier key (`--vkey`), line
+ * or file, or public-key PEM files (`--public-key`, any number) with the log's origin (`--origin`).
+ */
 export interface NoteKeysGiven {
   readonly vkey?: string | undefined;
-  readonly 'public-key'?: readonly string[] | undefined;
+  readonly publicKey?: readonly string[] | undefined;
   readonly origin?: string | undefined;
+}
+
+/** An archive to read instead of the store (`--archive DIR`), and the keys its checkpoint is checked with. */
+export interface ArchiveGiven extends NoteKeysGiven {
+  readonly archive?: string | undefined;
 }
 
 /**
@@ -123,7 +119,7 @@ export interface NoteKeysGiven {
  */
 export function noteKeysOf(given: NoteKeysGiven, io: Io): NoteVerifier[] {
   if (given.vkey !== undefined) return [verifierKeyOf(given.vkey)];
-  const publicKeys = given['public-key'];
+  const publicKeys = given.publicKey;
   const origin = given.origin ?? auditOriginOf(io.env);
   const signingKey = !publicKeys?.length ? io.env.AUDIT_SIGNING_KEY : undefined;
   const paths = publicKeys?.length ? publicKeys : signingKey ? [signingKey] : [];

@@ -4,6 +4,7 @@
 // an archive) and `audit verify --since`.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { AuditQuery } from '../../../domain/audit/record.js';
 import type { AuditLog } from '../../../ports/audit-log.js';
 import { type Hash, leafHash, verifyInclusion } from '../../../tlog/merkle.js';
 import { hashToBase64, NoteError, type NoteVerifier, openCheckpointNote } from '../../../tlog/note.js';
@@ -42,21 +43,19 @@ import {
   verifyNoteSignature,
 } from '../../composition/audit-keys.js';
 import { auditOriginOf } from '../../composition/config.js';
-import { parse, positionals } from '../arguments.js';
 import { withAuditStore } from '../command-stores.js';
 import { CommandError, EXIT, UsageError } from '../exit.js';
 import { type Io, report } from '../io.js';
 import {
-  ARCHIVE_OPTIONS,
-  NOTE_KEY_OPTIONS,
+  type ArchiveGiven,
   type NoteKeysGiven,
   noteKeysOf,
-  POLICY_OPTION,
+  type PolicyGiven,
   policyCheckOf,
   proving,
   readFile,
   readSigningKey,
-  STORE,
+  type StoreGiven,
   sameOriginAsTrail,
   verifierKeyOf,
   wholeOption,
@@ -66,20 +65,19 @@ import {
  * `audit vkey [--public-key PEM] [--origin O]`: the verifier key line of the log's key, by
  * default `AUDIT_SIGNING_KEY`'s public half under `AUDIT_ORIGIN`.
  */
-async function vkey(args: string[], io: Io): Promise<number> {
-  const { values, positionals: rest } = parse(args, {
-    'public-key': { type: 'string' },
-    origin: { type: 'string' },
-    json: { type: 'boolean' },
-  });
-  positionals(rest, []);
+export async function vkey(
+  values: {
+    readonly publicKey?: string | undefined;
+    readonly origin?: string | undefined;
+    readonly json?: boolean | undefined;
+  },
+  io: Io,
+): Promise<number> {
   const origin = values.origin ?? auditOriginOf(io.env);
-  const path = values['public-key'] ?? io.env.AUDIT_SIGNING_KEY;
+  const path = values.publicKey ?? io.env.AUDIT_SIGNING_KEY;
   if (!path) throw new UsageError('audit vkey needs --public-key PEM, or AUDIT_SIGNING_KEY set');
-  const what = values['public-key'] !== undefined ? '--public-key' : 'AUDIT_SIGNING_KEY:';
-  const pem = (values['public-key'] !== undefined ? readFile(what, path) : readSigningKey(path)).toString(
-    'utf8',
-  );
+  const what = values.publicKey !== undefined ? '--public-key' : 'AUDIT_SIGNING_KEY:';
+  const pem = (values.publicKey !== undefined ? readFile(what, path) : readSigningKey(path)).toString('utf8');
   let key: { readonly vkey: string; readonly keyId: number };
   try {
     key = /PRIVATE KEY/.test(pem) ? noteSigner(pem, origin) : notePublicKey(pem, origin);
@@ -104,14 +102,12 @@ async function vkey(args: string[], io: Io): Promise<number> {
  * witnesses' cosignatures, each verifying (decisions §19). Offline: no store, no network.
  * Exit 1 says which check failed.
  */
-async function verifyProof(args: string[], io: Io): Promise<number> {
-  const { values, positionals: rest } = parse(args, {
-    vkey: { type: 'string' },
-    json: { type: 'boolean' },
-    ...POLICY_OPTION,
-  });
-  const [proofPath, entryPath] = positionals(rest, ['PROOF', 'ENTRY']) as [string, string];
-  if (values.vkey === undefined) throw new UsageError('audit verify-proof needs --vkey VKEY_LINE_OR_FILE');
+export async function verifyProof(
+  proofPath: string,
+  entryPath: string,
+  values: PolicyGiven & { readonly vkey: string; readonly json?: boolean | undefined },
+  io: Io,
+): Promise<number> {
   const key = verifierKeyOf(values.vkey);
   const check = policyCheckOf(values.policy);
   if (check !== undefined) await proving(async () => requireTrailLog(check, [key]));
@@ -158,10 +154,8 @@ async function verifyProof(args: string[], io: Io): Promise<number> {
  * `audit checkpoint`: the newest stored checkpoint of the tree as one signed note, exactly: the
  * log's signature line, then every cosignature line kept with it (decisions §19).
  */
-async function checkpoint(args: string[], io: Io): Promise<number> {
-  const { values, positionals: rest } = parse(args, STORE);
-  positionals(rest, []);
-  return withAuditStore(values['audit-store'], io, async (log) => {
+export async function checkpoint(values: StoreGiven, io: Io): Promise<number> {
+  return withAuditStore(values.auditStore, io, async (log) => {
     const newest = await proving(() => newestNoted(log));
     const note = cosignedNote({ ...newest.checkpoint, note: newest.note });
     if (values.json) {
@@ -189,18 +183,21 @@ async function checkpoint(args: string[], io: Io): Promise<number> {
  * from its tiles); `audit prove --consistency OLD [--size NEW]`: the
  * consistency proof's hashes. Every proof is checked against the signed root before it is written.
  */
-async function prove(args: string[], io: Io): Promise<number> {
-  const { values, positionals: rest } = parse(args, {
-    ...STORE,
-    seq: { type: 'string' },
-    out: { type: 'string' },
-    consistency: { type: 'string' },
-    size: { type: 'string' },
-    ...ARCHIVE_OPTIONS,
-    ...POLICY_OPTION,
-  });
+export async function prove(
+  requestId: string | undefined,
+  values: StoreGiven &
+    ArchiveGiven &
+    PolicyGiven & {
+      readonly seq?: string | undefined;
+      readonly out?: string | undefined;
+      readonly consistency?: string | undefined;
+      readonly size?: string | undefined;
+    },
+  io: Io,
+): Promise<number> {
   if (values.consistency !== undefined) {
-    positionals(rest, []);
+    // The consistency proof is of the tree, not of a record.
+    if (requestId !== undefined) throw new UsageError(`unexpected argument: ${requestId}`);
     if (values.seq !== undefined || values.out !== undefined) {
       throw new UsageError('--consistency takes no --seq or --out: it writes the proof to stdout');
     }
@@ -215,7 +212,8 @@ async function prove(args: string[], io: Io): Promise<number> {
       if (given !== undefined)
         throw new UsageError("--archive proves up to the archive's checkpoint: no --size");
       const keys = noteKeysOf(values, io);
-      const reader = await proving(async () => openArchive(values.archive as string, keys));
+      const dir = values.archive;
+      const reader = await proving(async () => openArchive(dir, keys));
       const proof = await proving(async () => reader.proveConsistency(oldSize));
       report(
         io,
@@ -225,7 +223,7 @@ async function prove(args: string[], io: Io): Promise<number> {
       );
       return EXIT.ok;
     }
-    return withAuditStore(values['audit-store'], io, async (log) => {
+    return withAuditStore(values.auditStore, io, async (log) => {
       await sameOriginAsTrail(log, values, io);
       const signed = (await proving(() => newestNoted(log))).body;
       const newSize = given ?? signed.size;
@@ -235,15 +233,26 @@ async function prove(args: string[], io: Io): Promise<number> {
     });
   }
   if (values.size !== undefined) throw new UsageError('--size goes with --consistency');
-  if (rest.length > 1) throw new UsageError(`unexpected argument: ${rest.slice(1).join(' ')}`);
-  const [requestId] = rest;
   if ((requestId === undefined) === (values.seq === undefined)) {
     throw new UsageError('audit prove needs a REQUEST_ID or --seq N (one of them)');
   }
   if (values.out === undefined) throw new UsageError('audit prove needs --out DIR');
   const out = values.out;
   const bySeq = values.seq === undefined ? undefined : wholeOption('--seq', values.seq);
-  const notFound = () => new CommandError(`no audit record has request id ${JSON.stringify(requestId)}`);
+  /** The records asked for: the one `--seq` names, else those (at most 10) with the request id; none is a command error. */
+  const recordsAsked = async (
+    query: (filter: AuditQuery) => Promise<readonly { readonly seq: number }[]>,
+  ): Promise<number[]> => {
+    const seqs =
+      bySeq !== undefined
+        ? [bySeq]
+        : requestId === undefined
+          ? []
+          : (await query({ requestId, limit: 10 })).map((r) => r.seq);
+    if (seqs.length === 0)
+      throw new CommandError(`no audit record has request id ${JSON.stringify(requestId)}`);
+    return seqs;
+  };
   if (values.archive !== undefined) {
     if (values.policy !== undefined) {
       throw new UsageError(
@@ -251,24 +260,17 @@ async function prove(args: string[], io: Io): Promise<number> {
       );
     }
     const keys = noteKeysOf(values, io);
-    const reader = await proving(async () => openArchive(values.archive as string, keys));
-    const seqs =
-      bySeq !== undefined
-        ? [bySeq]
-        : (await reader.query({ requestId: requestId as string, limit: 10 })).map((r) => r.seq);
-    if (seqs.length === 0) throw notFound();
+    const dir = values.archive;
+    const reader = await proving(async () => openArchive(dir, keys));
+    const seqs = await recordsAsked((filter) => reader.query(filter));
     const proofs = [];
     for (const seq of seqs) proofs.push({ seq, ...(await proving(async () => reader.prove(seq))) });
     return writeProofs(io, values.json, out, proofs, { note: reader.note, size: reader.size });
   }
   const check = policyCheckOf(values.policy);
-  return withAuditStore(values['audit-store'], io, async (log) => {
+  return withAuditStore(values.auditStore, io, async (log) => {
     await sameOriginAsTrail(log, values, io);
-    const seqs =
-      bySeq !== undefined
-        ? [bySeq]
-        : (await log.query({ requestId: requestId as string, limit: 10 })).map((r) => r.seq);
-    if (seqs.length === 0) throw notFound();
+    const seqs = await recordsAsked((filter) => log.query(filter));
     const against =
       check === undefined
         ? await proving(() => newestNoted(log)).then((newest) => ({
@@ -308,7 +310,7 @@ async function newestWitnessed(
   io: Io,
 ): Promise<WitnessedCheckpoint> {
   const keysGiven =
-    given.vkey !== undefined || (given['public-key']?.length ?? 0) > 0 || io.env.AUDIT_SIGNING_KEY;
+    given.vkey !== undefined || (given.publicKey?.length ?? 0) > 0 || io.env.AUDIT_SIGNING_KEY;
   let keys: readonly NoteVerifier[];
   let keysFrom = '';
   if (keysGiven) {
@@ -383,15 +385,11 @@ function writeProofs(
  * saved one's cosignatures, if it carries any of the policy's witnesses, must verify. Exit 1
  * names what is wrong.
  */
-async function verifySinceCommand(args: string[], io: Io): Promise<number> {
-  const { values, positionals: rest } = parse(args, {
-    ...STORE,
-    since: { type: 'string' },
-    ...NOTE_KEY_OPTIONS,
-    ...POLICY_OPTION,
-  });
-  positionals(rest, []);
-  const path = values.since as string;
+export async function verifySinceCommand(
+  values: StoreGiven & NoteKeysGiven & PolicyGiven & { readonly since: string },
+  io: Io,
+): Promise<number> {
+  const path = values.since;
   const keys = noteKeysOf(values, io);
   const check = policyCheckOf(values.policy);
   if (check !== undefined) await proving(async () => requireTrailLog(check, keys));
@@ -400,7 +398,7 @@ async function verifySinceCommand(args: string[], io: Io): Promise<number> {
     report(io, values.json, { ok: false, reason }, `audit checkpoints REFUSED: ${reason}`);
     return EXIT.failure;
   };
-  return withAuditStore(values['audit-store'], io, async (log) => {
+  return withAuditStore(values.auditStore, io, async (log) => {
     await sameOriginAsTrail(log, values, io);
     let old: OpenedCheckpoint;
     let newest: OpenedCheckpoint;
@@ -467,11 +465,3 @@ async function verifySinceCommand(args: string[], io: Io): Promise<number> {
     return EXIT.ok;
   });
 }
-
-export const auditProofCommands = {
-  vkey,
-  'verify-proof': verifyProof,
-  checkpoint,
-  prove,
-  'verify-since': verifySinceCommand,
-} as const;

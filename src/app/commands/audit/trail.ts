@@ -29,18 +29,17 @@ import {
   witnessList,
 } from '../../audit/witnessed.js';
 import { generateCheckpointKeys, noteVerifier } from '../../composition/audit-keys.js';
-import { parse, positionals } from '../arguments.js';
 import { withAuditStore } from '../command-stores.js';
 import { CommandError, EXIT, UsageError } from '../exit.js';
 import { type Io, report } from '../io.js';
 import {
-  ARCHIVE_OPTIONS,
+  type ArchiveGiven,
   keyringOf,
   noteKeysOf,
-  POLICY_OPTION,
+  type PolicyGiven,
   policyCheckOf,
   proving,
-  STORE,
+  type StoreGiven,
 } from './options.js';
 
 const line = (r: StoredAuditRecord) =>
@@ -59,16 +58,16 @@ const checkpointLine = (c: AuditCheckpoint) => {
  * policy's `log` line must be) or, none given, by the policy's `log` key for the trail's origin.
  * Exit 1 names the first thing wrong.
  */
-async function verify(args: string[], io: Io): Promise<number> {
-  const { values, positionals: rest } = parse(args, {
-    ...STORE,
-    'public-key': { type: 'string', multiple: true },
-    checkpoints: { type: 'string', multiple: true },
-    origin: { type: 'string' },
-    ...POLICY_OPTION,
-  });
-  positionals(rest, []);
-  const keys = values['public-key'] ?? [];
+export async function verify(
+  values: StoreGiven &
+    PolicyGiven & {
+      readonly publicKey?: readonly string[] | undefined;
+      readonly checkpoints?: readonly string[] | undefined;
+      readonly origin?: string | undefined;
+    },
+  io: Io,
+): Promise<number> {
+  const keys = values.publicKey ?? [];
   const files = values.checkpoints ?? [];
   if (files.length > 0 && keys.length === 0) {
     throw new UsageError(
@@ -78,9 +77,9 @@ async function verify(args: string[], io: Io): Promise<number> {
   const check = policyCheckOf(values.policy);
   const keyring = keys.length > 0 ? await keyringOf(keys) : undefined;
   // The same keys, named by the log's origin, check the checkpoints' notes (decisions §14).
-  const noteKeys = keyring === undefined ? [] : noteKeysOf({ 'public-key': keys, origin: values.origin }, io);
+  const noteKeys = keyring === undefined ? [] : noteKeysOf({ publicKey: keys, origin: values.origin }, io);
   if (check !== undefined && noteKeys.length > 0) await proving(async () => requireTrailLog(check, noteKeys));
-  return withAuditStore(values['audit-store'], io, async (log) => {
+  return withAuditStore(values.auditStore, io, async (log) => {
     if (keyring === undefined) {
       // No key given: with a policy, its `log` line for the trail's origin opens the newest checkpoint.
       const origin = check === undefined ? undefined : await trailOrigin(log);
@@ -267,24 +266,24 @@ function reportVerification(
  * store's records, oldest first; with `--archive DIR` (and the keys its checkpoint is checked
  * with), the archived records instead, each bundle checked against its hash tile as it is read.
  */
-async function query(args: string[], io: Io): Promise<number> {
-  const { values, positionals: rest } = parse(args, {
-    ...STORE,
-    'request-id': { type: 'string' },
-    client: { type: 'string' },
-    crn: { type: 'string' },
-    since: { type: 'string' },
-    limit: { type: 'string' },
-    ...ARCHIVE_OPTIONS,
-  });
-  positionals(rest, []);
+export async function query(
+  values: StoreGiven &
+    ArchiveGiven & {
+      readonly requestId?: string | undefined;
+      readonly client?: string | undefined;
+      readonly crn?: string | undefined;
+      readonly since?: string | undefined;
+      readonly limit?: string | undefined;
+    },
+  io: Io,
+): Promise<number> {
   const since = values.since === undefined ? undefined : new Date(values.since);
   if (since !== undefined && Number.isNaN(since.getTime()))
     throw new UsageError('--since must be an ISO 8601 date-time, e.g. 2026-11-22T09:00:00Z');
   if (values.limit !== undefined && !/^\d{1,7}$/.test(values.limit))
     throw new UsageError('--limit must be a whole number');
   const filter: AuditQuery = {
-    ...(values['request-id'] ? { requestId: values['request-id'] } : {}),
+    ...(values.requestId ? { requestId: values.requestId } : {}),
     ...(values.client ? { clientId: values.client } : {}),
     ...(values.crn ? { crn: values.crn } : {}),
     ...(since ? { since } : {}),
@@ -297,13 +296,15 @@ async function query(args: string[], io: Io): Promise<number> {
   if (values.archive !== undefined) {
     return show(await (await import('./archive.js')).queryArchive(values.archive, filter, values, io));
   }
-  return withAuditStore(values['audit-store'], io, async (log) => show(await log.query(filter)));
+  return withAuditStore(values.auditStore, io, async (log) => show(await log.query(filter)));
 }
 
 /** `audit keygen --dir DIR`: a new Ed25519 signing key pair; an existing key is never overwritten. */
-async function keygen(args: string[], io: Io): Promise<number> {
-  const { values, positionals: rest } = parse(args, { dir: { type: 'string' }, json: { type: 'boolean' } });
-  positionals(rest, []);
+export async function keygen(
+  values: { readonly dir: string; readonly json?: boolean | undefined },
+  io: Io,
+): Promise<number> {
+  // `--dir ''` names no directory.
   if (!values.dir) throw new UsageError('audit keygen needs --dir DIR');
   const keys = await generateCheckpointKeys();
   const privateKey = join(values.dir, 'audit-signing-key.pem');
@@ -334,11 +335,9 @@ async function keygen(args: string[], io: Io): Promise<number> {
  * cosignatures verify and whether they meet its quorum (the log's own signature is `audit
  * verify`'s to check). `--json` writes one JSON line each.
  */
-async function checkpoints(args: string[], io: Io): Promise<number> {
-  const { values, positionals: rest } = parse(args, { ...STORE, ...POLICY_OPTION });
-  positionals(rest, []);
+export async function checkpoints(values: StoreGiven & PolicyGiven, io: Io): Promise<number> {
   const check = policyCheckOf(values.policy);
-  return withAuditStore(values['audit-store'], io, async (log) => {
+  return withAuditStore(values.auditStore, io, async (log) => {
     let count = 0;
     let bad = 0;
     for await (const read of log.checkpoints()) {
@@ -396,5 +395,3 @@ function policyColumn(
     },
   };
 }
-
-export const auditTrailCommands = { verify, query, keygen, checkpoints } as const;

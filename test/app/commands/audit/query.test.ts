@@ -3,19 +3,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { JsonlAuditLog } from '../../../../src/adapters/jsonl/audit-log.js';
-import { audit } from '../../../../src/app/commands/audit/index.js';
+import { main } from '../../../../src/app/cli.js';
 import type { Io } from '../../../../src/app/commands/io.js';
 import { auditRecord } from '../../../contract/audit-log.contract.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'case-read-audit-query-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** Runs `audit ARGS` in this process and returns what it wrote out. */
+/** Runs `case-read audit ARGS` in this process and returns what it wrote out. */
 async function run(args: string[]): Promise<{ code: number; out: string[] }> {
   const out: string[] = [];
   const io: Io = { out: (line) => out.push(line), err: () => {}, env: {}, stderrIsTty: false };
-  const [sub, ...rest] = args;
-  const code = await audit(sub, rest, io);
+  const code = await main(['audit', ...args], io);
   return { code, out };
 }
 

@@ -1,0 +1,267 @@
+// The `audit` commands: the audit trail checked, read, proven and archived
+// (docs/operations/audit-trail.md). Their work is in src/app/commands/audit/, one file per
+// family, loaded only when one of its commands runs:
+//   trail.ts   verify, query, checkpoints, keygen (decisions §9)
+//   proofs.ts  vkey, verify-proof, checkpoint, prove, verify --since (decisions §14)
+//   archive.ts archive, verify --archive, query --archive (decisions §15)
+//   options.ts what they share: options, files, keys, errors
+import { type Command, Option } from '@commander-js/extra-typings';
+import { UsageError } from '../commands/exit.js';
+import { auditStoreOption, type CliRun, example, jsonOption } from './program.js';
+
+/** A repeated option's values, in the order given: `--public-key A --public-key B`. */
+const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
+
+/** `--public-key PEM`, any number of times. */
+const publicKeysOption = (description: string) =>
+  new Option('--public-key <PEM>', `${description}; repeat it for each key`).argParser(collect);
+
+/** `--vkey VKEY`: the key a checkpoint note is checked with, before any `--public-key`. */
+const vkeyOption = () =>
+  new Option('--vkey <VKEY>', "the log's verifier key (the line `audit vkey` prints), or a file holding it");
+
+/** `--origin O`: the log's name, that `--public-key` keys sign checkpoint notes under. */
+const originOption = () =>
+  new Option('--origin <O>', "the log's origin, for --public-key (else AUDIT_ORIGIN, else its default)");
+
+/** `--policy FILE`: a C2SP tlog-policy of witnesses (decisions §19). */
+const policyOption = (what: string) =>
+  new Option('--policy <FILE>', `a witness policy (C2SP tlog-policy): ${what}`);
+
+/** How the checkpoint of `--since` and `--archive` is checked: named in the help of the commands that take them. */
+const NOTE_KEYS =
+  'its checkpoint is checked with --vkey, else each --public-key (under --origin), else the public half of AUDIT_SIGNING_KEY';
+
+export function auditCommands(root: Command, run: CliRun): void {
+  const trail = () => import('../commands/audit/trail.js');
+  const proofs = () => import('../commands/audit/proofs.js');
+  const archive = () => import('../commands/audit/archive.js');
+
+  const audit = root
+    .command('audit')
+    .summary('the audit trail: check it, read it, prove records in it, archive it');
+
+  audit
+    .command('verify')
+    .summary('check the audit trail, or what came since a saved checkpoint, or an archive')
+    .description(
+      [
+        'Checks the audit trail, in one of three forms; exit 1 names the first thing wrong.',
+        "audit verify: the store's hash chain; with --public-key, also every stored checkpoint (and each in a --checkpoints file): its signature, its note, and that the chain passes through its head.",
+        "audit verify --since CHECKPOINT_FILE: the store's newest checkpoint is signed and extends the one saved in CHECKPOINT_FILE (by `audit checkpoint`), and the records since it verify; " +
+          `${NOTE_KEYS}.`,
+        `audit verify --archive DIR: the archive in DIR on its own (of \`audit archive\`); ${NOTE_KEYS}.`,
+        "With --policy FILE, the newest checkpoint must also meet the policy's quorum of witnesses' cosignatures (with --archive: the archive's checkpoint, or a newer one of the store (--audit-store) that extends it).",
+      ].join('\n\n'),
+    )
+    .usage('[--since FILE | --archive DIR] [options]')
+    .addOption(
+      publicKeysOption('a public key (PEM) the checkpoints are signed with, as `audit keygen` wrote it'),
+    )
+    .addOption(
+      new Option(
+        '--checkpoints <FILE>',
+        "also check the checkpoints in FILE (the output of `audit checkpoints --json`, or the service's log); needs --public-key; repeat it for each file",
+      )
+        .argParser(collect)
+        .conflicts(['since', 'archive']),
+    )
+    .addOption(originOption())
+    .addOption(
+      new Option(
+        '--since <CHECKPOINT_FILE>',
+        'check what came after the checkpoint saved in CHECKPOINT_FILE',
+      ).conflicts('archive'),
+    )
+    .addOption(new Option('--archive <DIR>', 'check the archive in DIR instead of the store'))
+    .addOption(vkeyOption())
+    .addOption(policyOption('the newest checkpoint must meet its quorum'))
+    .addOption(auditStoreOption())
+    .addOption(jsonOption())
+    .addHelpText(
+      'after',
+      example(
+        'case-read audit verify --public-key audit-signing-key.pub.pem --checkpoints serve.log',
+        'case-read audit verify --since last-month.note --vkey audit.vkey',
+        'case-read audit verify --archive /archive/audit --vkey audit.vkey --policy policy.txt',
+      ),
+    )
+    .action(async (options) => {
+      if (options.archive !== undefined) {
+        const { verifyArchiveCommand } = await archive();
+        return run.done(await verifyArchiveCommand({ ...options, archive: options.archive }, run.io));
+      }
+      if (options.since !== undefined) {
+        const { verifySinceCommand } = await proofs();
+        return run.done(await verifySinceCommand({ ...options, since: options.since }, run.io));
+      }
+      if (options.vkey !== undefined) {
+        throw new UsageError(
+          "--vkey goes with --since or --archive: audit verify checks the store's checkpoints with --public-key",
+        );
+      }
+      return run.done(await (await trail()).verify(options, run.io));
+    });
+
+  audit
+    .command('query')
+    .summary('show audit records, oldest first, from the store or an archive')
+    .description(
+      [
+        'Shows the audit records that match every filter given, oldest first, one a line (--json: one JSON array).',
+        `audit query: the records the store holds. audit query --archive DIR: the records archived in DIR (by \`audit archive\`), each bundle checked against its hash tile as it is read; ${NOTE_KEYS}.`,
+      ].join('\n\n'),
+    )
+    .usage('[--archive DIR] [options]')
+    .option('--request-id <ID>', 'the records of this request')
+    .option('--client <CN>', 'the records of this client')
+    .option('--crn <CRN>', 'the records of this case')
+    .option('--since <ISO>', 'the records stored at or after this ISO 8601 date-time')
+    .option('--limit <N>', 'at most N records')
+    .option('--archive <DIR>', 'read the archive in DIR instead of the store')
+    .addOption(vkeyOption())
+    .addOption(publicKeysOption("a public key (PEM) of the log's"))
+    .addOption(originOption())
+    .addOption(auditStoreOption())
+    .addOption(jsonOption())
+    .addHelpText(
+      'after',
+      example(
+        'case-read audit query --client client-a --since 2026-11-22T09:00:00Z --limit 50',
+        'case-read audit query --archive /archive/audit --vkey audit.vkey --crn X123456',
+      ),
+    )
+    .action(async (options) => run.done(await (await trail()).query(options, run.io)));
+
+  audit
+    .command('checkpoints')
+    .summary('list the stored checkpoints, and who cosigned each')
+    .description(
+      "Lists the stored checkpoints, lowest seq first, each with the names its cosignatures are signed under (--json: one JSON line each). With --policy, the policy's witnesses whose cosignatures verify, and whether they meet its quorum. The log's own signature is `audit verify`'s to check.",
+    )
+    .addOption(policyOption("show each checkpoint's witnesses, and whether they meet its quorum"))
+    .addOption(auditStoreOption())
+    .addOption(jsonOption())
+    .addHelpText('after', example('case-read audit checkpoints --policy policy.txt'))
+    .action(async (options) => run.done(await (await trail()).checkpoints(options, run.io)));
+
+  audit
+    .command('checkpoint')
+    .summary('print the newest stored checkpoint, as its signed note')
+    .description(
+      "Prints the newest stored checkpoint that carries a note, exactly as signed: the log's signature line, then every cosignature kept with it. Save one now and then where the store's writers cannot reach it: `audit verify` checks what came after it.",
+    )
+    .addOption(auditStoreOption())
+    .addOption(jsonOption())
+    .addHelpText('after', example('case-read audit checkpoint > today.note'))
+    .action(async (options) => run.done(await (await proofs()).checkpoint(options, run.io)));
+
+  audit
+    .command('prove')
+    .summary("prove records are in the trail's tree, or that its tree extends an older one")
+    .description(
+      [
+        "Proves records are in the trail's tree, or that a tree extends an older one. Each proof is checked against the signed root before it is written.",
+        "audit prove REQUEST_ID | --seq N --out DIR: for each record of the request (at most 10), or record N, writes DIR/SEQ.entry, the record's exact bytes (personal data: readable by its owner only), and DIR/SEQ.tlog-proof, its C2SP tlog-proof against the newest stored checkpoint (with --policy: the newest one that meets the policy's quorum).",
+        "audit prove --consistency OLD_SIZE [--size NEW_SIZE]: prints the hashes (base64, one a line) proving the tree of NEW_SIZE records (else the newest checkpoint's) extends the tree of OLD_SIZE records.",
+        `With --archive DIR, either proof is made from the archive in DIR, against its own checkpoint (no --policy, no --size); ${NOTE_KEYS}. From the store, a log origin given (--vkey, --origin, AUDIT_ORIGIN) must be the trail's.`,
+      ].join('\n\n'),
+    )
+    .usage('REQUEST_ID|--seq N|--consistency OLD_SIZE [options]')
+    .argument('[REQUEST_ID]', 'the request whose records to prove')
+    .option('--seq <N>', 'prove record N')
+    .option('--out <DIR>', 'the directory to write the entries and proofs to')
+    .option('--consistency <OLD_SIZE>', 'prove the tree extends the tree of OLD_SIZE records')
+    .option('--size <NEW_SIZE>', "with --consistency: the tree to prove (else the newest checkpoint's)")
+    .option('--archive <DIR>', 'prove from the archive in DIR')
+    .addOption(vkeyOption())
+    .addOption(publicKeysOption("a public key (PEM) of the log's"))
+    .addOption(originOption())
+    .addOption(policyOption('prove against the newest checkpoint that meets its quorum'))
+    .addOption(auditStoreOption())
+    .addOption(jsonOption())
+    .addHelpText(
+      'after',
+      example(
+        'case-read audit prove --seq 41234 --out proofs/',
+        'case-read audit prove 9b2f0c1e-request-id --out proofs/ --policy policy.txt',
+        'case-read audit prove --consistency 1000000',
+        'case-read audit prove --archive /archive/audit --vkey audit.vkey --seq 41234 --out proofs/',
+      ),
+    )
+    .action(async (requestId, options) => run.done(await (await proofs()).prove(requestId, options, run.io)));
+
+  audit
+    .command('archive')
+    .summary('archive the older records to a directory; the store then lets go of them')
+    .description(
+      [
+        "Archives the older audit records to DIR as C2SP tlog-tiles, sealed by a checkpoint signed with AUDIT_SIGNING_KEY (under AUDIT_ORIGIN), for the store to stay bounded. One run at a time: another one running is exit 75. DIR must be this trail's, checked by its root.",
+        'audit archive --to DIR --before TIME | --older-than DAYS: writes the records stored before then, rounded down to whole tiles of 256 and to the newest checkpoint; then, unless --keep-in-store, the store lets go of every record DIR holds, once DIR holds it on its disk.',
+        'audit archive --to DIR --let-go-only: writes nothing, and the store lets go of what DIR holds (once it was copied elsewhere, say).',
+      ].join('\n\n'),
+    )
+    .usage('--to DIR --before|--older-than|--let-go-only [options]')
+    .requiredOption('--to <DIR>', 'the archive directory')
+    .option('--before <TIME>', 'archive the records stored before this ISO 8601 date-time')
+    .option('--older-than <DAYS>', 'archive the records older than DAYS days')
+    .option('--keep-in-store', 'keep the archived records in the store too')
+    .option('--let-go-only', 'archive nothing: the store lets go of what DIR holds')
+    .addOption(
+      publicKeysOption(
+        'the public key (PEM) of a key signed with before AUDIT_SIGNING_KEY was rotated, accepted on the checkpoints already signed',
+      ),
+    )
+    .addOption(auditStoreOption())
+    .addOption(jsonOption())
+    .addHelpText(
+      'after',
+      example(
+        'case-read audit archive --to /archive/audit --older-than 30',
+        'case-read audit archive --to /archive/audit --let-go-only',
+      ),
+    )
+    .action(async (options) => run.done(await (await archive()).archive(options, run.io)));
+
+  audit
+    .command('keygen')
+    .summary('create a key pair to sign the audit checkpoints with')
+    .description(
+      'Writes a new Ed25519 key pair to DIR: audit-signing-key.pem (mode 0600: for AUDIT_SIGNING_KEY, nowhere else) and audit-signing-key.pub.pem (for `audit verify` and auditors; keep a copy away from the store). An existing key is never overwritten.',
+    )
+    .requiredOption('--dir <DIR>', 'the directory to write the key pair in')
+    .addOption(jsonOption())
+    .addHelpText('after', example('case-read audit keygen --dir /secure/audit-key'))
+    .action(async (options) => run.done(await (await trail()).keygen(options, run.io)));
+
+  audit
+    .command('vkey')
+    .summary("print the log's verifier key, for auditors")
+    .description(
+      "Prints the verifier key line (ORIGIN+KEYID+KEY) auditors check checkpoints and proofs with: of --public-key, else of AUDIT_SIGNING_KEY's key, under --origin, else AUDIT_ORIGIN, else its default.",
+    )
+    .option('--public-key <PEM>', 'the public key (PEM) of the log')
+    .addOption(originOption())
+    .addOption(jsonOption())
+    .addHelpText('after', example('case-read audit vkey > audit.vkey'))
+    .action(async (options) => run.done(await (await proofs()).vkey(options, run.io)));
+
+  audit
+    .command('verify-proof')
+    .summary("check a record's proof offline, against the log's verifier key")
+    .description(
+      "Checks, offline (no store, no network), that the proof's checkpoint is signed by the key and names its log, and that ENTRY's leaf hash with the proof's hashes makes the signed root. With --policy, the checkpoint must also carry a quorum of the policy's witnesses' cosignatures. Exit 1 says which check failed.",
+    )
+    .argument('<PROOF>', 'the tlog-proof file (SEQ.tlog-proof of `audit prove`)')
+    .argument('<ENTRY>', 'the entry file (SEQ.entry of `audit prove`)')
+    .addOption(vkeyOption().makeOptionMandatory())
+    .addOption(policyOption("the proof's checkpoint must meet its quorum"))
+    .addOption(jsonOption())
+    .addHelpText(
+      'after',
+      example('case-read audit verify-proof proofs/41234.tlog-proof proofs/41234.entry --vkey audit.vkey'),
+    )
+    .action(async (proof, entry, options) =>
+      run.done(await (await proofs()).verifyProof(proof, entry, options, run.io)),
+    );
+}

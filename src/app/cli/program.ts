@@ -1,0 +1,145 @@
+// What every command of the CLI shares: the run it belongs to (its streams, the status its
+// command returned, which command that was), the options many commands take, and how help and
+// errors are worded. The command tree is commander's (docs/decisions/0025-the-cli-on-commander.md);
+// each group of commands is defined in a file of its own beside this one, and its work is
+// loaded only when it runs, from src/app/commands/.
+import { Command, Help, Option } from '@commander-js/extra-typings';
+import { PERMISSIONS } from '../../domain/access/permissions.js';
+import { EXIT } from '../commands/exit.js';
+import type { Io } from '../commands/io.js';
+import { STORE_VARIABLES } from '../composition/config.js';
+import { STORE_REGISTRY } from '../composition/store-kinds.js';
+
+/** One run of the CLI: what its command reads and writes, and what it ended with. */
+export class CliRun {
+  /** The exit status the command returned. */
+  status: number = EXIT.ok;
+  /** The command that ran, e.g. `clients add`: a usage error points to its help. */
+  path = '';
+
+  constructor(readonly io: Io) {}
+
+  /** A command's action ends with its status. */
+  readonly done = (status: number): void => {
+    this.status = status;
+  };
+}
+
+/** `clients add`: the words that name a command below `case-read`. */
+export function pathOf(command: { name(): string; parent: unknown }): string {
+  const names: string[] = [];
+  let at: { name(): string; parent: unknown } | null = command;
+  while (at !== null && typeof at.parent === 'object' && at.parent !== null) {
+    names.unshift(at.name());
+    at = at.parent as { name(): string; parent: unknown };
+  }
+  return names.join(' ');
+}
+
+/** The line that points from an error to the command's help. */
+export const helpPointer = (path: string): string =>
+  path === '' ? "Run 'case-read --help' for the commands." : `Run 'case-read ${path} --help' for its usage.`;
+
+/** The example a command's help ends with: one or more command lines. */
+export const example = (...lines: string[]): string =>
+  `\nExample${lines.length > 1 ? 's' : ''}:\n${lines.map((line) => `  $ ${line}`).join('\n')}`;
+
+/** `--json`: the result as one JSON object on stdout. */
+export const jsonOption = () => new Option('--json', 'print the result as one JSON object');
+
+/** `(else VARIABLE, else its default)`: where a store option's value comes from when not given. */
+function storeFallback(variable: keyof typeof STORE_VARIABLES): string {
+  return `(else ${variable}, else ${STORE_VARIABLES[variable].fallback})`;
+}
+
+/** `--access-store STORE`: the store of clients, keys, certificates and grants. */
+export const accessStoreOption = () =>
+  new Option(
+    '--access-store <STORE>',
+    `the access store: ${STORE_REGISTRY.formsFor('access', (k) => k.access?.openAdmin !== undefined)} ${storeFallback('ACCESS_STORE')}`,
+  );
+
+/** `--audit-store STORE`: the audit trail. */
+export const auditStoreOption = () =>
+  new Option(
+    '--audit-store <STORE>',
+    `the audit trail: ${STORE_REGISTRY.formsFor('audit')} ${storeFallback('AUDIT_STORE')}`,
+  );
+
+/** `--store STORE` of the cases commands: the case store. */
+export const caseStoreOption = (what: string) =>
+  new Option(
+    '--store <STORE>',
+    `${what}: ${STORE_REGISTRY.caseWriterForms()} ${storeFallback('CASE_STORE')}`,
+  );
+
+/** `--case-store STORE` of `stores migrate`. */
+export const migratedCaseStoreOption = () =>
+  new Option('--case-store <STORE>', `the case store ${storeFallback('CASE_STORE')}`);
+
+/** The permissions a client can be given, for the help of the commands that take them. */
+export const PERMISSION_LIST = PERMISSIONS.join(', ');
+
+/**
+ * What every command inherits from the root (commander copies these settings to a command when
+ * it is made): output through the run's Io, errors instead of process.exit, an error's line
+ * starting `case-read:`, no help subcommand (`case-read help COMMAND` is read by main).
+ */
+export function rootCommand(run: CliRun): Command {
+  const strip = (text: string) => text.replace(/\n$/, '');
+  return new Command('case-read')
+    .description(
+      'A read-only HTTPS service returning what is held about a person under supervision, by case reference number (crn); and the commands that run it.',
+    )
+    .configureOutput({
+      writeOut: (text) => run.io.out(strip(text)),
+      writeErr: (text) => run.io.err(strip(text)),
+      outputError: (text, write) => write(text.replace(/^error: /, 'case-read: ')),
+    })
+    .exitOverride()
+    .helpOption('-h, --help', 'show this help')
+    .helpCommand(false)
+    .allowExcessArguments(false)
+    .showSuggestionAfterError(true)
+    .hook('preAction', (_root, command) => {
+      run.path = pathOf(command);
+    });
+}
+
+/** Every command of the tree, depth first. */
+function* everyCommand(command: Command): Generator<Command> {
+  yield command;
+  for (const sub of command.commands) yield* everyCommand(sub as Command);
+}
+
+/**
+ * Once the tree is built: each command's errors point to its own help, and the root's help
+ * lists every command that runs (not the groups), one line each.
+ */
+export function finishTree(root: Command): void {
+  for (const command of everyCommand(root)) {
+    command.showHelpAfterError(helpPointer(pathOf(command))).helpCommand(false);
+  }
+  const leaves = [...everyCommand(root)].filter((c) => c.commands.length === 0 && c !== root);
+  const term = new Help();
+  root
+    .configureHelp({
+      visibleCommands: () => leaves,
+      // `clients add [options] <CN>`: the group's words, then the command's own term (not
+      // its usage line, which may spell out its forms: the command's help shows those).
+      subcommandTerm: (command) => {
+        const group = command.parent === root || command.parent === null ? '' : `${pathOf(command.parent)} `;
+        return `${group}${term.subcommandTerm(command)}`;
+      },
+      subcommandDescription: (command) => command.summary() || command.description(),
+    })
+    .addHelpText(
+      'after',
+      [
+        '',
+        "Run 'case-read help COMMAND' (or 'case-read COMMAND --help') for a command's usage, options and an example.",
+        'Exit status: 0 success, 1 failure, 2 usage (this help names why), 75 busy (try again later).',
+        'Configuration: docs/operations/configuration.md; the witness: docs/operations/witness.md.',
+      ].join('\n'),
+    );
+}
