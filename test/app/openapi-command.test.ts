@@ -1,3 +1,6 @@
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.js';
 import { fixtureApp, servedDocument } from '../support/http.js';
@@ -29,5 +32,35 @@ describe('case-read openapi', () => {
 
   it('takes no argument', () => {
     expect(runCli(['openapi', 'extra']).status).toBe(2);
+    expect(runCli(['openapi', '--html']).status).toBe(2);
+  });
+
+  // The page itself, opened in Chromium: test/app/openapi-html.test.ts.
+  it('--html FILE writes the page (mode 0644, through a temporary file renamed) and names it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'case-read-openapi-'));
+    try {
+      const file = join(dir, 'api-reference.html');
+      const result = runCli(['openapi', '--html', file]);
+      expect(result.status).toBe(0);
+      const { size, mode } = statSync(file);
+      expect(result.stdout).toBe(`API reference written to ${file} (${size} bytes)\n`);
+      expect(mode & 0o777).toBe(0o644);
+      expect(readdirSync(dir)).toEqual(['api-reference.html']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('--html FILE that cannot be written: exit 1, naming the file', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'case-read-openapi-'));
+    try {
+      const file = join(dir, 'missing', 'api-reference.html');
+      const result = runCli(['openapi', '--html', file]);
+      expect(result.status).toBe(1);
+      expect(result.stderr).toContain(`${file} cannot be written (ENOENT)`);
+      expect(result.stdout).toBe('');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

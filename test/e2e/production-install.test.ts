@@ -137,6 +137,8 @@ describe.each(LINES)('the production install on Node %s (what the image runs)', 
     expect(migrated.stderr).toBe('');
     expect(migrated.stdout).toMatch(/^case store sqlite:.*: version \d+, current \(nothing to do\)$/m);
     expect(migrated.stdout).toMatch(/^audit store sqlite:.*: absent, not created/m);
+    // The API reference page, from swagger-ui-dist as the production install holds it.
+    expect(run('openapi', '--html', join(data, 'api-reference.html'))).toMatch(/^API reference written to /);
     const apiKey = run('keys', 'issue', 'client-a').trim();
     const token = run('tokens', 'mint', '--client', 'client-a', '--dir', pki).trim();
 
