@@ -21,7 +21,7 @@ export type OperationObject = {
   summary?: string;
   description?: string;
   security?: Record<string, string[]>[];
-  parameters?: { name: string; in: string; required: boolean; schema: SchemaObject }[];
+  parameters?: { name: string; in: string; required: boolean; description?: string; schema: SchemaObject }[];
   responses: Record<string, { content?: Record<string, { schema: SchemaObject }> }>;
 };
 export type SchemaObject = Record<string, unknown> & {

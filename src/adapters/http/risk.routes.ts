@@ -10,14 +10,14 @@ import { crnParamsSchema, RiskScoresPageSchema } from './schemas.js';
  * The document says what it is, an integer in its range (the use case checks the range and
  * answers 400 outside it), so a generated client types it as a number, not a string.
  */
-const wholeNumber = (name: string, fallback: number, maximum?: number) =>
+const wholeNumber = (name: string, description: string, fallback: number, maximum?: number) =>
   z
     .string()
     .regex(/^\d{1,6}$/, { error: 'must be a whole number' })
     .default(String(fallback))
     .transform(Number)
     .openapi({
-      param: { name, in: 'query', required: false },
+      param: { name, in: 'query', required: false, description },
       type: 'integer',
       minimum: 1,
       ...(maximum === undefined ? {} : { maximum }),
@@ -39,7 +39,10 @@ export function riskRoutes(format: CrnFormat, guard: OperationGuard) {
       security: [{ mutualTLS: [], apiKey: [] }],
       request: {
         params: crnParamsSchema(format),
-        query: z.object({ page: wholeNumber('page', 1), perPage: wholeNumber('perPage', 10, MAX_PER_PAGE) }),
+        query: z.object({
+          page: wholeNumber('page', 'The page wanted, from 1 (the newest scores)', 1),
+          perPage: wholeNumber('perPage', `Scores a page, 1 to ${MAX_PER_PAGE}`, 10, MAX_PER_PAGE),
+        }),
       },
       responses: {
         200: {

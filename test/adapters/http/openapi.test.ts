@@ -194,6 +194,19 @@ describe('document metadata and security', () => {
     }
   });
 
+  // A consumer reading the reference page sees what each parameter is for (Spectral's full
+  // ruleset asks it; the risk scores' page and perPage had none).
+  it('describes every parameter of every operation', async () => {
+    const document = await documentPromise;
+    for (const [path, methods] of Object.entries(document.paths)) {
+      for (const [method, op] of Object.entries(methods)) {
+        for (const parameter of op.parameters ?? []) {
+          expect(parameter.description, `${method} ${path} ${parameter.name}`).toMatch(/\S/);
+        }
+      }
+    }
+  });
+
   it('declares the bearer JWT, x-api-key and mutual TLS schemes', async () => {
     const { securitySchemes } = (await documentPromise).components;
     expect(securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
