@@ -235,7 +235,9 @@ describe('an audit append that misses the deadline', () => {
       append: (record, deadline) => {
         appended.push(record);
         return new Promise((_resolve, reject) => {
-          setTimeout(reject, (deadline?.expiresAt ?? 0) - performance.now() + 10, new Error('not written'));
+          // Just after its deadline; a record written with none (the 503's own) at once.
+          const wait = deadline === undefined ? 0 : deadline.expiresAt - performance.now() + 10;
+          setTimeout(reject, Math.max(0, wait), new Error('not written'));
         });
       },
     };
