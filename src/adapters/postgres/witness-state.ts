@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { WitnessedCheckpoint, WitnessedHead, WitnessState } from '../../ports/witness-state.js';
+import { checkpointOf, rootText, type WitnessRow } from '../shared/witness-rows.js';
 import { createPool, migrate, type PostgresStoreDescription } from './database.js';
 import { displayPostgresUrl, targetOf } from './url.js';
 
@@ -29,18 +30,10 @@ const WITNESS_STATE: PostgresStoreDescription = {
   createHint: 'case-read witness serve (it creates the table)',
 };
 
-interface Row {
+/** A row as this driver reads it. */
+interface Row extends WitnessRow {
   readonly size: string;
-  readonly root: string;
-  readonly note: string;
 }
-
-const rootText = (root: Uint8Array): string => Buffer.from(root).toString('base64');
-
-const checkpointOf = (row: Row | undefined): WitnessedCheckpoint | undefined =>
-  row === undefined
-    ? undefined
-    : { size: Number(row.size), root: new Uint8Array(Buffer.from(row.root, 'base64')), note: row.note };
 
 class PostgresWitnessState implements WitnessState {
   constructor(

@@ -1,5 +1,6 @@
 import { StoreError } from '../../ports/stores.js';
 import type { WitnessedCheckpoint, WitnessedHead, WitnessState } from '../../ports/witness-state.js';
+import { checkpointOf, rootText, type WitnessRow } from '../shared/witness-rows.js';
 import { openWritableStore, type StoreDescription, transaction } from './database.js';
 import type { SqlDatabase, SqliteDriver } from './driver.js';
 
@@ -28,18 +29,10 @@ const WITNESS_STATE: StoreDescription = {
   error: (message) => new StoreError(message),
 };
 
-interface Row {
+/** A row as this driver reads it. */
+interface Row extends WitnessRow {
   readonly size: number;
-  readonly root: string;
-  readonly note: string;
 }
-
-const rootText = (root: Uint8Array): string => Buffer.from(root).toString('base64');
-
-const checkpointOf = (row: Row | undefined): WitnessedCheckpoint | undefined =>
-  row === undefined
-    ? undefined
-    : { size: row.size, root: new Uint8Array(Buffer.from(row.root, 'base64')), note: row.note };
 
 class SqliteWitnessState implements WitnessState {
   constructor(

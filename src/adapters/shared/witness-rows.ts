@@ -1,0 +1,20 @@
+// How a witness's record of a log is kept in a row, for every store that keeps it (SQLite,
+// PostgreSQL): the root in base64, as the checkpoint writes it; the size as the driver gives
+// it (a number, or PostgreSQL's BIGINT as text).
+import type { WitnessedCheckpoint } from '../../ports/witness-state.js';
+
+/** A row of `witness_logs` as read. */
+export interface WitnessRow {
+  readonly size: number | string;
+  readonly root: string;
+  readonly note: string;
+}
+
+/** The root as a row keeps it. */
+export const rootText = (root: Uint8Array): string => Buffer.from(root).toString('base64');
+
+/** The checkpoint a row holds; none when there is no row. */
+export const checkpointOf = (row: WitnessRow | undefined): WitnessedCheckpoint | undefined =>
+  row === undefined
+    ? undefined
+    : { size: Number(row.size), root: new Uint8Array(Buffer.from(row.root, 'base64')), note: row.note };
