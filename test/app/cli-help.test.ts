@@ -153,6 +153,20 @@ describe('a wrong argument', () => {
     expect(lines.at(-1)).toBe(`Run 'case-read ${path} --help' for its usage.`);
   });
 
+  it('a mistyped required option is the unknown option it is, with the one meant', async () => {
+    const result = await run(['clients', 'add', 'client-a', '--permission', 'getCase']);
+    expect(result.status).toBe(2);
+    expect(result.stderr.split('\n')).toEqual([
+      "case-read: unknown option '--permission'",
+      '(Did you mean --permissions?)',
+      "Run 'case-read clients add --help' for its usage.",
+    ]);
+    // And its help says it is required.
+    expect((await run(['clients', 'add', '--help'])).stdout.replace(/\s+/g, ' ')).toMatch(
+      /--permissions <P\[,P\.\.\.\]> .*renewCertificate \(required\)/,
+    );
+  });
+
   it('suggests the option meant', async () => {
     const result = await run(['cases', 'generate', '--count', '3', '--sed', '4']);
     expect(result.status).toBe(2);

@@ -120,6 +120,7 @@ export function finishTree(root: Command): void {
   for (const command of everyCommand(root)) {
     command.showHelpAfterError(helpPointer(pathOf(command))).helpCommand(false);
   }
+  checkRequiredOptionsLast(root);
   const leaves = [...everyCommand(root)].filter((c) => c.commands.length === 0 && c !== root);
   const term = new Help();
   root
@@ -142,4 +143,32 @@ export function finishTree(root: Command): void {
         'Configuration: docs/operations/configuration.md; the witness: docs/operations/witness.md.',
       ].join('\n'),
     );
+}
+
+/**
+ * A required option (`.requiredOption`, which also types it as given) is checked once the
+ * command's options and arguments have been read, not before as commander does: so a
+ * mistyped required option (`--permission` for `--permissions`) is reported as the unknown
+ * option it is, with the option meant, rather than as the required one missing. The check
+ * itself, and its words, are commander's; its help marks the option `(required)`.
+ */
+function checkRequiredOptionsLast(root: Command): void {
+  const required = new Set<Option>();
+  for (const command of everyCommand(root)) {
+    for (const option of command.options) {
+      if (!option.mandatory) continue;
+      option.mandatory = false;
+      option.description = `${option.description} (required)`;
+      required.add(option);
+    }
+  }
+  root.hook('preAction', (_root, command) => {
+    for (const option of command.options) {
+      if (required.has(option) && command.getOptionValue(option.attributeName()) === undefined) {
+        command.error(`error: required option '${option.flags}' not specified`, {
+          code: 'commander.missingMandatoryOptionValue',
+        });
+      }
+    }
+  });
 }
