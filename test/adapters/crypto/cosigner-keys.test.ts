@@ -72,11 +72,13 @@ describe('a cosigner key', () => {
     const seed = Buffer.from(key, 'base64');
     const asNoteKey = Buffer.concat([Buffer.of(0x01), seed.subarray(1)]).toString('base64');
     const otherId = ((Number.parseInt(id, 16) ^ 1) >>> 0).toString(16).padStart(8, '0');
+    // Upper case that differs from the id: an id of digits alone (1 in 43) has none to raise.
+    const upperId = /[a-f]/.test(id) ? id.toUpperCase() : `A${id.slice(1)}`;
     const cases: [string, RegExp][] = [
       [`${name}+${id}+${key}`, /not a private key line/],
       [`PRIVATE+KEY+${name}+${id}`, /not a private key line/],
       [`PRIVATE+KEY+${name}+${otherId}+${key}`, /its key id does not match its name and key/],
-      [`PRIVATE+KEY+${name}+${id.toUpperCase()}+${key}`, /its key id is not 8 lower-case hex digits/],
+      [`PRIVATE+KEY+${name}+${upperId}+${key}`, /its key id is not 8 lower-case hex digits/],
       [`PRIVATE+KEY+${name}+${id}+${asNoteKey}`, /not a cosigner key \(0x04/],
       [`PRIVATE+KEY+${name}+${id}+${key.slice(0, -4)}`, /not a cosigner key/],
       [`PRIVATE+KEY+wit ness+${id}+${key}`, /its name is not a key name/],
