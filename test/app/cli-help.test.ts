@@ -1,6 +1,5 @@
-import type { Command } from '@commander-js/extra-typings';
 import { describe, expect, it } from 'vitest';
-import { CliRun, pathOf } from '../../src/app/cli/program.js';
+import { CliRun, leavesOf, pathOf } from '../../src/app/cli/program.js';
 import { main, program } from '../../src/app/cli.js';
 import type { Io } from '../../src/app/commands/io.js';
 import { runCli } from '../support/cli.js';
@@ -24,20 +23,11 @@ async function run(argv: string[]) {
 }
 
 /** Every command that runs (the tree's leaves), with the long options it takes. */
-function leaves(): { path: string; options: string[] }[] {
-  const found: { path: string; options: string[] }[] = [];
-  const visit = (command: Command) => {
-    if (command.commands.length === 0 && command.parent !== null) {
-      found.push({
-        path: pathOf(command),
-        options: command.options.flatMap((o) => (o.long && o.long !== '--help' ? [o.long] : [])),
-      });
-    }
-    for (const sub of command.commands) visit(sub as Command);
-  };
-  visit(program(new CliRun(capture().io)));
-  return found;
-}
+const leaves = () =>
+  leavesOf(program(new CliRun(capture().io))).map((command) => ({
+    path: pathOf(command),
+    options: command.options.flatMap((o) => (o.long && o.long !== '--help' ? [o.long] : [])),
+  }));
 
 const LEAVES = leaves();
 const ALL_OPTIONS = new Set(LEAVES.flatMap((l) => l.options));

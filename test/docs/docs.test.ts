@@ -1,8 +1,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
-import type { Command } from '@commander-js/extra-typings';
 import { describe, expect, it } from 'vitest';
-import { CliRun, pathOf } from '../../src/app/cli/program.js';
+import { CliRun, leavesOf, pathOf } from '../../src/app/cli/program.js';
 import { program } from '../../src/app/cli.js';
 import { SERVICE_VARIABLES, STORE_VARIABLE_NAMES } from '../../src/app/composition/config.js';
 import { STORE_REGISTRY } from '../../src/app/composition/store-kinds.js';
@@ -44,16 +43,13 @@ function brokenLink(from: string, target: string): string | undefined {
 
 /** Each command the CLI runs (`clients add`, `serve`, …), from its tree, with the options it takes. */
 function cliCommands(): Map<string, Set<string>> {
-  const commands = new Map<string, Set<string>>();
   const io = { out: () => {}, err: () => {}, env: {}, stderrIsTty: false };
-  const visit = (command: Command) => {
-    if (command.commands.length === 0) {
-      commands.set(pathOf(command), new Set(command.options.flatMap((o) => (o.long ? [o.long] : []))));
-    }
-    for (const sub of command.commands) visit(sub as Command);
-  };
-  visit(program(new CliRun(io)));
-  return commands;
+  return new Map(
+    leavesOf(program(new CliRun(io))).map((command) => [
+      pathOf(command),
+      new Set(command.options.flatMap((o) => (o.long ? [o.long] : []))),
+    ]),
+  );
 }
 /** Options every command takes. */
 const EVERY_COMMAND = ['--help'];

@@ -3,7 +3,7 @@
 // errors are worded. The command tree is commander's (docs/decisions/0025-the-cli-on-commander.md);
 // each group of commands is defined in a file of its own beside this one, and its work is
 // loaded only when it runs, from src/app/commands/.
-import { Command, Help, Option } from '@commander-js/extra-typings';
+import { Command, type CommandUnknownOpts, Help, Option } from '@commander-js/extra-typings';
 import { PERMISSIONS } from '../../domain/access/permissions.js';
 import { EXIT } from '../commands/exit.js';
 import type { Io } from '../commands/io.js';
@@ -26,14 +26,10 @@ export class CliRun {
 }
 
 /** `clients add`: the words that name a command below `case-read`. */
-export function pathOf(command: { name(): string; parent: unknown }): string {
-  const names: string[] = [];
-  let at: { name(): string; parent: unknown } | null = command;
-  while (at !== null && typeof at.parent === 'object' && at.parent !== null) {
-    names.unshift(at.name());
-    at = at.parent as { name(): string; parent: unknown };
-  }
-  return names.join(' ');
+export function pathOf(command: CommandUnknownOpts): string {
+  if (command.parent === null) return '';
+  const above = pathOf(command.parent);
+  return above === '' ? command.name() : `${above} ${command.name()}`;
 }
 
 /** The line that points from an error to the command's help. */
@@ -107,10 +103,14 @@ export function rootCommand(run: CliRun): Command {
 }
 
 /** Every command of the tree, depth first. */
-function* everyCommand(command: Command): Generator<Command> {
+function* everyCommand(command: CommandUnknownOpts): Generator<CommandUnknownOpts> {
   yield command;
-  for (const sub of command.commands) yield* everyCommand(sub as Command);
+  for (const sub of command.commands) yield* everyCommand(sub);
 }
+
+/** The commands that run (the tree's leaves, not its groups), in the order they were defined. */
+export const leavesOf = (root: CommandUnknownOpts): CommandUnknownOpts[] =>
+  [...everyCommand(root)].filter((command) => command.commands.length === 0 && command !== root);
 
 /**
  * Once the tree is built: each command's errors point to its own help, and the root's help
@@ -121,7 +121,7 @@ export function finishTree(root: Command): void {
     command.showHelpAfterError(helpPointer(pathOf(command))).helpCommand(false);
   }
   checkRequiredOptionsLast(root);
-  const leaves = [...everyCommand(root)].filter((c) => c.commands.length === 0 && c !== root);
+  const leaves = leavesOf(root);
   const term = new Help();
   root
     .configureHelp({
@@ -129,8 +129,8 @@ export function finishTree(root: Command): void {
       // `clients add [options] <CN>`: the group's words, then the command's own term (not
       // its usage line, which may spell out its forms: the command's help shows those).
       subcommandTerm: (command) => {
-        const group = command.parent === root || command.parent === null ? '' : `${pathOf(command.parent)} `;
-        return `${group}${term.subcommandTerm(command)}`;
+        const group = command.parent === null ? '' : pathOf(command.parent);
+        return group === '' ? term.subcommandTerm(command) : `${group} ${term.subcommandTerm(command)}`;
       },
       subcommandDescription: (command) => command.summary() || command.description(),
     })
