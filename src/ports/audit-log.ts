@@ -85,6 +85,26 @@ export interface AuditTree {
   recordsFrom(from: number, limit?: number): AsyncIterable<readonly StoredAuditRecord[]>;
 }
 
+/** A window of time: from `from` (inclusive) to `to` (exclusive); an absent end is open. */
+export interface TimeWindow {
+  readonly from?: Date;
+  readonly to?: Date;
+}
+
+/**
+ * The records naming one crn, read through an index by crn (decisions §22): a subject access
+ * request reads only that person's records, never the whole trail, whatever its length.
+ */
+export interface AuditByCrn {
+  /**
+   * The records the store holds whose crn is `crn` and whose time is inside `window`, in seq
+   * order, a batch at a time (bounded memory, however many there are); none of those the store
+   * let go of (archived). Read through an index by crn: the work is that crn's records, not the
+   * trail's. Rejects when the store cannot be read (never ends early as if there were no more).
+   */
+  recordsNaming(crn: string, window?: TimeWindow): AsyncIterable<readonly StoredAuditRecord[]>;
+}
+
 /** What letting go of archived records did: the last one let go, how many, and the store's bytes on disk before and after. */
 export interface Forgotten {
   /** The highest seq no longer held (the archive's boundary). */
@@ -152,6 +172,8 @@ export interface AuditRetention {
  *   names the first record that was changed, removed or reordered; given checkpoints, also
  *   the first one the chain does not pass through or ends before;
  * - `query` filters by client, crn and time, oldest first;
+ * - `recordsNaming` gives exactly the held records of one crn inside a window, in seq order,
+ *   through an index by crn;
  * - `flush` resolves once every append made before it was stored or refused;
  * - checkpoints are stored and read back as given, several at one seq included;
  * - cosignatures added to a stored checkpoint, in one call or several, are read back with it
@@ -163,7 +185,7 @@ export interface AuditRetention {
  * - after `forget(n)` the records up to n are gone, appends continue the chain from the head,
  *   `verify` walks from record n + 1 and still checks every signed root after n.
  */
-export interface AuditLog extends AuditWriter, AuditCheckpointStore, AuditTree, AuditRetention {
+export interface AuditLog extends AuditWriter, AuditCheckpointStore, AuditTree, AuditRetention, AuditByCrn {
   append(record: AuditRecord, deadline?: Deadline): Promise<void>;
   flush(): Promise<void>;
   query(filter: AuditQuery): Promise<StoredAuditRecord[]>;

@@ -4,7 +4,7 @@ import { auditEntryOf } from '../../src/domain/audit/canonical-text.js';
 import { GENESIS_HASH } from '../../src/domain/audit/chain.js';
 import { type AuditCheckpoint, CheckpointSet } from '../../src/domain/audit/checkpoint.js';
 import type { AuditRecord, StoredAuditRecord } from '../../src/domain/audit/record.js';
-import type { AuditLog } from '../../src/ports/audit-log.js';
+import type { AuditLog, TimeWindow } from '../../src/ports/audit-log.js';
 import {
   consistencyRanges,
   inclusionRanges,
@@ -205,6 +205,57 @@ export function describeAuditLogContract(
       expect(await seqs({ clientId: 'nobody' })).toEqual([]);
     });
 
+    /** Every record `recordsNaming` gives, its batches flattened, each batch no larger than 1000. */
+    const naming = async (log: AuditLog, crn: string, window?: TimeWindow) => {
+      const out: StoredAuditRecord[] = [];
+      for await (const batch of log.recordsNaming(crn, window)) {
+        expect(batch.length).toBeGreaterThan(0);
+        expect(batch.length).toBeLessThanOrEqual(1000);
+        out.push(...batch);
+      }
+      return out;
+    };
+
+    it("gives exactly one crn's records, in seq order, every field as appended, inside a window", async () => {
+      await fresh();
+      const log = await open();
+      // Three kinds interleaved: X123456, A000001 and none.
+      const crnOf = (i: number) => (i % 3 === 0 ? null : i % 2 ? 'X123456' : 'A000001');
+      for (let i = 1; i <= 12; i++) await log.append(auditRecord(i, { crn: crnOf(i) }));
+      const x = await naming(log, 'X123456');
+      expect(x.map((r) => r.seq)).toEqual([1, 5, 7, 11]);
+      expect(x).toEqual(await log.query({ crn: 'X123456' }));
+      expect(x[0]).toMatchObject({ ...auditRecord(1, { crn: 'X123456' }), seq: 1 });
+      expect((await naming(log, 'A000001')).map((r) => r.seq)).toEqual([2, 4, 8, 10]);
+      expect(await naming(log, 'Z999999')).toEqual([]);
+      // From inclusive, to exclusive, either end open.
+      const at = (i: number) => auditRecord(i).at;
+      expect((await naming(log, 'X123456', { from: at(5) })).map((r) => r.seq)).toEqual([5, 7, 11]);
+      expect((await naming(log, 'X123456', { to: at(7) })).map((r) => r.seq)).toEqual([1, 5]);
+      expect((await naming(log, 'X123456', { from: at(5), to: at(11) })).map((r) => r.seq)).toEqual([5, 7]);
+      expect(await naming(log, 'X123456', { from: at(12) })).toEqual([]);
+    });
+
+    it("reads more than one batch of a crn's records with none lost or repeated", async () => {
+      await fresh();
+      const log = await open();
+      const records = Array.from({ length: 2300 }, (_, k) =>
+        auditRecord(k + 1, {
+          crn: k % 10 === 9 ? 'A000001' : 'X123456',
+          at: new Date(Date.UTC(2026, 0, 1, 0, 0, 0, k)),
+        }),
+      );
+      await Promise.all(records.map((record) => log.append(record)));
+      let batches = 0;
+      const seqs: number[] = [];
+      for await (const batch of log.recordsNaming('X123456')) {
+        batches++;
+        seqs.push(...batch.map((r) => r.seq));
+      }
+      expect(batches).toBeGreaterThanOrEqual(3);
+      expect(seqs).toEqual(Array.from({ length: 2300 }, (_, k) => k + 1).filter((i) => i % 10 !== 0));
+    });
+
     it.each<[string, AuditTamper, number, RegExp]>([
       ['a changed status', { seq: 2, set: { status: 404 } }, 2, /changed/],
       ['a removed record', { seq: 2, remove: true }, 3, /missing/],
@@ -378,6 +429,13 @@ export function describeAuditLogContract(
         await expect(log.forget(11)).rejects.toThrow(/not all in the stored tree/);
         const forgotten = await log.forget(6);
         expect(forgotten).toMatchObject({ upTo: 6, records: 6 });
+        // Through the index by crn too: only the records held.
+        expect((await naming(log, 'X123456')).map((r) => r.seq)).toEqual(
+          before
+            .filter((r) => r.crn === 'X123456' && r.seq > 6)
+            .map((r) => r.seq)
+            .concat([11].filter((i) => auditRecord(i).crn === 'X123456')),
+        );
         expect(await log.archivedHead()).toEqual({ seq: 6, hash: before[5]?.hash });
         expect((await log.query({})).map((r) => r.seq)).toEqual([7, 8, 9, 10, 11]);
         const from = [];

@@ -18,7 +18,7 @@ import {
   matchesAuditQuery,
   type StoredAuditRecord,
 } from '../../domain/audit/record.js';
-import type { AuditLog, Forgotten, TreeHead } from '../../ports/audit-log.js';
+import type { AuditLog, Forgotten, TimeWindow, TreeHead } from '../../ports/audit-log.js';
 import type { Deadline } from '../../ports/deadline.js';
 import { StoreError, type StoreLog } from '../../ports/stores.js';
 import type { Hash } from '../../tlog/merkle.js';
@@ -50,6 +50,7 @@ import {
   withCosignatures,
   witnessPathOf,
 } from './audit-witnesses.js';
+import { JsonlCrnIndex } from './crn-index.js';
 import { WriterLock } from './writer-lock.js';
 
 // The file's parts, each in a module of its own, named here as before.
@@ -92,6 +93,7 @@ export class JsonlAuditLog implements AuditLog {
   private readonly commits = new GroupCommit<AuditRecord>((batch) => this.write(batch));
   /** The file's length up to the last whole record this writer knows of. */
   private size = 0;
+  private readonly byCrn: JsonlCrnIndex;
   /** Set when a failed write could not be cut back: nothing is appended until it can. */
   private damaged = false;
   private seq = 0;
@@ -112,7 +114,9 @@ export class JsonlAuditLog implements AuditLog {
     private readonly identity: { dev: number; ino: number } | undefined,
     private readonly lock: WriterLock | undefined,
     private readonly writeText: WriteText,
-  ) {}
+  ) {
+    this.byCrn = new JsonlCrnIndex(path);
+  }
 
   static open(path: string, options: JsonlAuditOptions): JsonlAuditLog {
     if (options.mode === 'read') {
@@ -431,6 +435,11 @@ export class JsonlAuditLog implements AuditLog {
     for await (const { line, number } of linesOf(this.path)) {
       yield recordOf(line) ?? { unreadable: number };
     }
+  }
+
+  /** Through an index by crn held in memory, built by one read of the file when first asked (crn-index.ts). */
+  recordsNaming(crn: string, window: TimeWindow = {}): AsyncIterable<readonly StoredAuditRecord[]> {
+    return this.byCrn.recordsNaming(crn, window);
   }
 
   async query(filter: AuditQuery): Promise<StoredAuditRecord[]> {

@@ -3,10 +3,18 @@ import { GENESIS_HASH } from '../../domain/audit/chain.js';
 import type { AuditVerification } from '../../domain/audit/chain-walker.js';
 import type { AuditCheckpoint, ChainHead, CheckpointSet } from '../../domain/audit/checkpoint.js';
 import type { AuditQuery, AuditRecord, StoredAuditRecord } from '../../domain/audit/record.js';
-import type { ArchiveLock, ArchiveLockHolder, AuditLog, Forgotten, TreeHead } from '../../ports/audit-log.js';
+import type {
+  ArchiveLock,
+  ArchiveLockHolder,
+  AuditLog,
+  Forgotten,
+  TimeWindow,
+  TreeHead,
+} from '../../ports/audit-log.js';
 import { type Deadline, DeadlineExceededError } from '../../ports/deadline.js';
 import { StoreError } from '../../ports/stores.js';
 import type { Hash } from '../../tlog/merkle.js';
+import * as byCrn from '../shared/audit-by-crn.js';
 import * as chain from '../shared/audit-chain.js';
 import * as retention from '../shared/audit-retention.js';
 import * as tree from '../shared/audit-tree.js';
@@ -240,6 +248,14 @@ export class PostgresAuditLog implements AuditLog {
       async (after, page) => (await this.pool.query<chain.AuditRow>(text, [after, page])).rows,
       from,
       limit,
+    );
+  }
+
+  recordsNaming(crn: string, window: TimeWindow = {}): AsyncIterable<readonly StoredAuditRecord[]> {
+    const page = byCrn.crnPageSql(crn, window, (n) => `$${n}`);
+    return byCrn.recordsNamingByPages(
+      page,
+      async (text, values) => (await this.pool.query<chain.AuditRow>(text, values)).rows,
     );
   }
 

@@ -2,10 +2,18 @@ import { statSync } from 'node:fs';
 import type { AuditVerification } from '../../domain/audit/chain-walker.js';
 import type { AuditCheckpoint, ChainHead, CheckpointSet } from '../../domain/audit/checkpoint.js';
 import type { AuditQuery, AuditRecord, StoredAuditRecord } from '../../domain/audit/record.js';
-import type { ArchiveLock, ArchiveLockHolder, AuditLog, Forgotten, TreeHead } from '../../ports/audit-log.js';
+import type {
+  ArchiveLock,
+  ArchiveLockHolder,
+  AuditLog,
+  Forgotten,
+  TimeWindow,
+  TreeHead,
+} from '../../ports/audit-log.js';
 import { type Deadline, DeadlineExceededError } from '../../ports/deadline.js';
 import { StoreError } from '../../ports/stores.js';
 import type { Hash } from '../../tlog/merkle.js';
+import * as byCrn from '../shared/audit-by-crn.js';
 import * as chain from '../shared/audit-chain.js';
 import * as retention from '../shared/audit-retention.js';
 import * as tree from '../shared/audit-tree.js';
@@ -284,6 +292,13 @@ export class SqliteAuditLog implements AuditLog {
 
   recordsFrom(from: number, limit?: number): AsyncIterable<readonly StoredAuditRecord[]> {
     return chain.recordsByPages((after, page) => this.versionPage.all(after, page), from, limit);
+  }
+
+  recordsNaming(crn: string, window: TimeWindow = {}): AsyncIterable<readonly StoredAuditRecord[]> {
+    const page = byCrn.crnPageSql(crn, window, () => '?', 'INDEXED BY audit_by_crn');
+    return byCrn.recordsNamingByPages(page, (text, values) =>
+      this.db.prepare<unknown[], chain.AuditRow>(text).all(...values),
+    );
   }
 
   async query(filter: AuditQuery): Promise<StoredAuditRecord[]> {
