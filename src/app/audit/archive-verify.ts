@@ -18,6 +18,7 @@ import {
   tileWithin,
 } from '../../tlog/tiles.js';
 import { AuditArchiveError, archivedSize, CHECKPOINT_FILE } from './archive.js';
+import { CrnIndexCheck, MISSING_INDEX } from './crn-index-verify.js';
 import { AuditProofError, openCheckpoint, provesExtension, type SignedTree } from './proving.js';
 import {
   lastWitnessed,
@@ -43,17 +44,21 @@ export type ArchiveVerification =
 
 /**
  * Checks an archive on its own: its checkpoint is signed by `keys`; every file the tree of
- * that size needs is there and no other (an earlier archive's partial tiles excepted); every
- * hash tile holds what the entries make; and the entries make the signed root. A changed,
- * removed or added file is named.
+ * that size needs is there and no other (an earlier archive's partial tiles, and its crn index
+ * files of its smaller size, excepted); every hash tile holds what the entries make; the
+ * entries make the signed root; and the crn index (crn-index-verify.ts) is what the entries
+ * make, its note signed by `keys`. A changed, removed or added file is named. `crnGroupSize`:
+ * the records a group of the index covers (65536; tests make it small).
  */
 export async function verifyArchive(
   hashes: AuditHashes,
   tiles: ArchiveTiles,
   keys: readonly NoteVerifier[],
+  { crnGroupSize }: { readonly crnGroupSize?: number | undefined } = {},
 ): Promise<ArchiveVerification> {
   let size: number;
   let root: Hash;
+  let origin: string;
   try {
     const held = await archivedSize(tiles, keys);
     if (held.root === undefined)
@@ -64,6 +69,7 @@ export async function verifyArchive(
       };
     size = held.size;
     root = held.root;
+    origin = held.origin ?? '';
   } catch (error) {
     if (error instanceof AuditProofError)
       return { ok: false, reason: error.message, files: [CHECKPOINT_FILE] };
@@ -80,7 +86,8 @@ export async function verifyArchive(
   // own are counted, an earlier archive's narrower partial tiles kept aside (a few a run), any
   // other is added. Memory stays bounded whatever the number of files.
   const bundles = size / TILE_WIDTH;
-  const expected = bundles + tileCount(size);
+  const index = new CrnIndexCheck(hashes, tiles, keys, { origin, size, root }, crnGroupSize);
+  const expected = bundles + tileCount(size) + index.expectedCount;
   let present = 0;
   let seen = 0;
   const earlierPartials = new Map<string, Tile[]>();
@@ -88,6 +95,12 @@ export async function verifyArchive(
   for await (const file of tiles.paths()) {
     if (file === CHECKPOINT_FILE) continue;
     present++;
+    const indexFile = index.judge(file);
+    if (indexFile !== undefined) {
+      if (indexFile === 'current') seen++;
+      else if (indexFile === 'added') added.add(file);
+      continue;
+    }
     const bundle = bundleIndexOfPath(file);
     const tile = bundle === undefined ? tileOfPath(file) : undefined;
     if ((bundle !== undefined && bundle < bundles) || (tile !== undefined && isTileOf(tile, size))) {
@@ -103,16 +116,23 @@ export async function verifyArchive(
   if (seen < expected) {
     // Which: each expected file asked for in turn, until enough are named.
     const missing = new Named();
-    for (const path of expectedPaths(size)) {
-      if (!(await tiles.has(path))) missing.add(path);
-      if (missing.full) break;
+    for (const paths of [expectedPaths(size), index.expectedPaths()]) {
+      for (const path of paths) {
+        if (!(await tiles.has(path))) missing.add(path);
+        if (missing.full) break;
+      }
     }
     missing.more = expected - seen - missing.names.length;
-    return { ok: false, reason: `missing: ${missing}`, files: missing.names };
+    const ofIndex = missing.names.some((name) => index.judge(name) !== undefined);
+    return {
+      ok: false,
+      reason: `missing: ${missing}${ofIndex ? ` (${MISSING_INDEX})` : ''}`,
+      files: missing.names,
+    };
   }
   if (added.count > 0)
     return { ok: false, reason: `not part of the archive (added): ${added}`, files: added.names };
-  return verifyTiles(hashes, tiles, { size, root }, earlierPartials, present + 1);
+  return verifyTiles(hashes, tiles, { size, root }, earlierPartials, present + 1, index);
 }
 
 /** The archive's files for a tree of `size` leaves, in order: its entry bundles, then its hash tiles. */
@@ -147,6 +167,7 @@ async function verifyTiles(
   { size, root }: SignedTree,
   earlierPartials: ReadonlyMap<string, readonly Tile[]>,
   fileCount: number,
+  crnIndex: CrnIndexCheck,
 ): Promise<ArchiveVerification> {
   const bundles = size / TILE_WIDTH;
   const sha256 = hashes.sha256;
@@ -201,6 +222,7 @@ async function verifyTiles(
     const subtree = tileRoot(sha256, leaves);
     frontier.push(subtree);
     await add(1, subtree);
+    await crnIndex.bundle(index, entries, () => frontier.root());
   }
   // The right edge: each level's partial tile, and any earlier, narrower one of the same index.
   for (let level = 1; level < pending.length; level++) {
@@ -227,6 +249,8 @@ async function verifyTiles(
       files: tiles,
     };
   }
+  const wrongIndex = await crnIndex.finish();
+  if (wrongIndex !== undefined) return { ok: false, ...wrongIndex };
   return { ok: true, records: size, files: fileCount };
 }
 

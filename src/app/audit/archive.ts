@@ -14,6 +14,8 @@ import {
   tilePath,
   tilesOf,
 } from '../../tlog/tiles.js';
+import { AuditArchiveError } from './archive-error.js';
+import { CrnIndexWriter } from './crn-index-write.js';
 import {
   AuditProofError,
   newestNoted,
@@ -23,21 +25,18 @@ import {
   storedRoot,
 } from './proving.js';
 
+export { AuditArchiveError } from './archive-error.js';
+
 /**
  * The audit trail's archive (decisions §15): the older records as a C2SP `tlog-tiles` tree of
  * files, written once and never changed (a later archive adds files beside them; only
- * `checkpoint`, the signed note of what the archive holds, is replaced). Its check on its own
- * (`audit verify --archive`) is archive-verify.ts; one run at a time, archive-lock.ts. The
- * files are an {@link ArchiveTiles}'s (a directory: src/adapters/tile-directory); SHA-256 and
- * the keys' signature checks are handed in.
+ * `checkpoint`, the signed note of what the archive holds, is replaced), with its index by crn
+ * (crn-index.ts). Its check on its own (`audit verify --archive`) is archive-verify.ts; one run
+ * at a time, archive-lock.ts. The files are an {@link ArchiveTiles}'s (a directory:
+ * src/adapters/tile-directory); SHA-256 and the keys' signature checks are handed in.
  */
 
 export const CHECKPOINT_FILE = CHECKPOINT_PATH;
-
-/** An archive that cannot be written or read as asked; the message names the file or the record. */
-export class AuditArchiveError extends Error {
-  override readonly name = 'AuditArchiveError';
-}
 
 /**
  * Puts `bytes` at `path` unless a file is there; one that is must hold the same bytes. Whether
@@ -104,12 +103,12 @@ const BUNDLES_PER_LOCK_CHECK = 64;
 export async function archivedSize(
   tiles: ArchiveTiles,
   keys: readonly NoteVerifier[],
-): Promise<{ size: number; root?: Hash }> {
+): Promise<{ size: number; root?: Hash; origin?: string }> {
   const bytes = await tiles.read(CHECKPOINT_FILE);
   if (bytes === undefined) return { size: 0 };
   const note = new TextDecoder('utf-8', { ignoreBOM: true }).decode(bytes);
   const { body } = openCheckpoint(note, keys, tiles.locationOf(CHECKPOINT_FILE));
-  return { size: body.size, root: body.root };
+  return { size: body.size, root: body.root, origin: body.origin };
 }
 
 export interface ArchiveWritten {
@@ -118,12 +117,19 @@ export interface ArchiveWritten {
   readonly files: number;
 }
 
+/** How an archive is written: the records a group of its crn index covers (tests make it small; 65536 otherwise). */
+export interface ArchiveOptions {
+  readonly crnGroupSize?: number | undefined;
+}
+
 /**
  * Archives the records up to `size` (a multiple of 256, covered by a signed checkpoint of the
- * tree) to `tiles`: their entry bundles, the hash tiles of the tree of `size`, and its signed
- * checkpoint. Every entry is checked against the stored tree, and the stored tree against the
- * newest signed checkpoint (and the archive's own, when it holds one), before anything is
- * written: what does not match is refused, naming it. `keys` check the checkpoints' signatures.
+ * tree) to `tiles`: their entry bundles, the hash tiles of the tree of `size`, its crn index
+ * (crn-index.ts; an archive written without one gets it whole, even when nothing is new), and
+ * its signed checkpoint. Every entry is checked against the stored tree, and the stored tree
+ * against the newest signed checkpoint (and the archive's own, when it holds one), before
+ * anything is written: what does not match is refused, naming it. `keys` check the
+ * checkpoints' signatures.
  */
 export async function writeArchive(
   hashes: AuditHashes,
@@ -133,10 +139,11 @@ export async function writeArchive(
   signer: NoteSigner,
   keys: readonly NoteVerifier[],
   lock: ArchiveLock,
+  options: ArchiveOptions = {},
 ): Promise<ArchiveWritten> {
   const writer = await tiles.openWriter();
   try {
-    return await archiveWith(hashes, log, tiles, writer, size, signer, keys, lock);
+    return await archiveWith(hashes, log, tiles, writer, size, signer, keys, lock, options);
   } finally {
     await writer.close();
   }
@@ -151,6 +158,7 @@ async function archiveWith(
   signer: NoteSigner,
   keys: readonly NoteVerifier[],
   lock: ArchiveLock,
+  options: ArchiveOptions,
 ): Promise<ArchiveWritten> {
   const dir = tiles.location;
   const held = await afterRotation(() => archivedSize(tiles, keys));
@@ -169,7 +177,16 @@ async function archiveWith(
       `${dir} is not an archive of this trail: the tree of its ${held.size} records is not the stored one`,
     );
   }
-  if (size <= held.size) return { from: held.size, to: held.size, files: 0 };
+  const put = (path: string, bytes: Uint8Array) => writeOnce(tiles, writer, path, bytes);
+  const holding = () => stillHolding(lock, 'writes more');
+  const crnIndex = await CrnIndexWriter.open(
+    { hashes, log, tiles, keys, signer, put, stillHolding: holding, groupSize: options.crnGroupSize },
+    held,
+  );
+  if (size <= held.size) {
+    await crnIndex.seal(held.size, held.root);
+    return { from: held.size, to: held.size, files: crnIndex.written };
+  }
   const newest = await newestNoted(log);
   // The newest stored checkpoint is signed by the keys given: a stored note is not taken on trust.
   await afterRotation(() =>
@@ -196,6 +213,7 @@ async function archiveWith(
   }
   let files = 0;
   let bundle: Uint8Array[] = [];
+  let crns: (string | null)[] = [];
   let index = held.size / TILE_WIDTH;
   for await (const batch of log.recordsFrom(held.size + 1, size - held.size)) {
     for (const record of batch) {
@@ -209,6 +227,7 @@ async function archiveWith(
       if (text === undefined)
         throw new AuditArchiveError(`record ${record.seq} has a format this service does not know`);
       bundle.push(new TextEncoder().encode(text));
+      crns.push(record.crn);
       if (bundle.length < TILE_WIDTH) continue;
       // The entries' leaf hashes are the level-0 tile's: a record changed since the tree grew is refused.
       const indexes = tileHashIndexes({ level: 0, index, width: TILE_WIDTH });
@@ -222,7 +241,9 @@ async function archiveWith(
         }
       });
       if (await writeOnce(tiles, writer, bundlePath(index), bundleOf(bundle))) files++;
+      await crnIndex.bundle(index, crns);
       bundle = [];
+      crns = [];
       index++;
       if (index % BUNDLES_PER_LOCK_CHECK === 0) await stillHolding(lock, 'writes more');
     }
@@ -235,6 +256,8 @@ async function archiveWith(
     const tileHashes = Buffer.concat(indexes.map((i) => stored.get(i) as Hash));
     if (await writeOnce(tiles, writer, tilePath(tile), tileHashes)) files++;
   }
+  // The crn index's last group and its note before the checkpoint: a checkpoint is never without them.
+  await crnIndex.seal(size, root);
   // The checkpoint last, and whole: a reader never sees one that signs what is not written;
   // and once it is in place, everything it signs is (the store may then let go of them).
   const note = signNote(checkpointText(signer.name, size, root), signer);
@@ -250,5 +273,5 @@ async function archiveWith(
   }
   await stillHolding(lock, "replaces the archive's checkpoint");
   await writer.replaceCheckpoint(new TextEncoder().encode(note));
-  return { from: held.size, to: size, files: files + 1 };
+  return { from: held.size, to: size, files: files + crnIndex.written + 1 };
 }

@@ -46,21 +46,34 @@ beforeAll(async () => {
 describe('the archive over the port, in memory', () => {
   it('is written, verified and read without a disk', async () => {
     const tiles = new MemoryArchiveTiles();
+    // Its crn index (src/app/audit/crn-index.ts): the 16 shards and hashes of a partial group of
+    // two bundles, and the note of its size.
+    const index = [
+      ...[...'0123456789abcdef', 'hashes'].map((file) => `crn-index/000.p/2/${file}`),
+      'crn-index/signed/512',
+    ];
     expect(await writeArchive(auditHashes, log, tiles, 512, note, [note], HELD_ARCHIVE_LOCK)).toEqual({
       from: 0,
       to: 512,
-      files: 6,
+      files: 6 + index.length,
     });
-    expect([...tiles.files.keys()].sort()).toEqual([
-      'checkpoint',
-      'tile/0/000',
-      'tile/0/001',
-      'tile/1/000.p/2',
-      'tile/entries/000',
-      'tile/entries/001',
-    ]);
+    expect([...tiles.files.keys()].sort()).toEqual(
+      [
+        'checkpoint',
+        'tile/0/000',
+        'tile/0/001',
+        'tile/1/000.p/2',
+        'tile/entries/000',
+        'tile/entries/001',
+        ...index,
+      ].sort(),
+    );
     await expect(assertArchiveHolds(tiles, 0, 512)).resolves.toBeUndefined();
-    expect(await verifyArchive(auditHashes, tiles, [note])).toEqual({ ok: true, records: 512, files: 6 });
+    expect(await verifyArchive(auditHashes, tiles, [note])).toEqual({
+      ok: true,
+      records: 512,
+      files: 6 + index.length,
+    });
     // Again: nothing new, and the writer of the first run was closed (one at a time).
     expect(await writeArchive(auditHashes, log, tiles, 512, note, [note], HELD_ARCHIVE_LOCK)).toEqual({
       from: 512,

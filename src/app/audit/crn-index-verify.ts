@@ -1,0 +1,223 @@
+/**
+ * `audit verify --archive`'s check of the archive's crn index (crn-index.ts): which files below
+ * `crn-index/` are the archive's, and whether each holds what the entries make, the index made
+ * again group by group (one in memory at a time) as the verifier walks the bundles.
+ */
+import type { ArchiveTiles } from '../../ports/archive-tiles.js';
+import type { AuditHashes } from '../../ports/audit-hashes.js';
+import type { Hash } from '../../tlog/merkle.js';
+import { type NoteVerifier, noteTextOf, openNote, verifyWith } from '../../tlog/note.js';
+import { bundlePath, TILE_WIDTH } from '../../tlog/tiles.js';
+import {
+  CRN_GROUP_RECORDS,
+  CRN_INDEX_DIR,
+  CRN_SHARDS,
+  type CrnGroup,
+  CrnGroupIndex,
+  checkedGroupSize,
+  crnGroup,
+  crnGroupPaths,
+  crnGroupsOf,
+  crnHashesFileOf,
+  crnIndexDigest,
+  crnIndexNoteText,
+  crnNotePath,
+  crnsOfEntries,
+  type IndexedTree,
+} from './crn-index.js';
+
+/** What the check found wrong: why, and the files named. */
+export interface CrnIndexProblem {
+  readonly reason: string;
+  readonly files: readonly string[];
+}
+
+/** What a missing file of the index asks for. */
+export const MISSING_INDEX = "the archive's crn index: the next case-read audit archive writes it";
+
+const NOTE_PATH = new RegExp(`^${CRN_INDEX_DIR}/signed/(0|[1-9][0-9]{0,15})$`);
+const GROUP_PATH = new RegExp(
+  `^${CRN_INDEX_DIR}/((?:x\\d{3}/)*\\d{3})(?:\\.p/(\\d{1,3}))?/([0-9a-f]|hashes)$`,
+);
+/** Files named in a message, at most. */
+const NAMED = 100;
+
+/**
+ * The check of one archive's crn index, of the tree `tree` (its checkpoint's): {@link judge}
+ * each file below `crn-index/` as the verifier lists them, then {@link bundle} each bundle's
+ * entries in order, then {@link finish}. Besides the index of the archive's size, the files an
+ * earlier archive wrote of a smaller size stay (its last group's, its note): they are checked
+ * when present, as an earlier archive's narrower partial tiles are.
+ */
+export class CrnIndexCheck {
+  private readonly groupSize: number;
+  private readonly groupBundles: number;
+  /** An earlier archive's last groups present, by group: their sizes in bundles. */
+  private readonly earlierGroups = new Map<number, Set<number>>();
+  /** An earlier archive's notes present, by the size each signs. */
+  private readonly earlierNotes = new Set<number>();
+  private current = new CrnGroupIndex();
+  private bundles = 0;
+  /** The SHA-256 of each whole group's hashes file as the entries make it, in order. */
+  private readonly digests: Hash[] = [];
+  private readonly changed: string[] = [];
+  private changedCount = 0;
+  private readonly notes: CrnIndexProblem[] = [];
+  private broken: CrnIndexProblem | undefined;
+
+  constructor(
+    private readonly hashes: AuditHashes,
+    private readonly tiles: ArchiveTiles,
+    private readonly keys: readonly NoteVerifier[],
+    private readonly tree: IndexedTree,
+    groupSize: number = CRN_GROUP_RECORDS,
+  ) {
+    this.groupSize = checkedGroupSize(groupSize);
+    this.groupBundles = groupSize / TILE_WIDTH;
+  }
+
+  /**
+   * What the file at `path` is to the index, by its name alone: one of the index of the
+   * archive's size (`current`), one an earlier archive wrote (`earlier`, kept to be checked),
+   * or none of its files (`added`); undefined when the path is not below `crn-index/`.
+   */
+  judge(path: string): 'current' | 'earlier' | 'added' | undefined {
+    if (!path.startsWith(`${CRN_INDEX_DIR}/`)) return undefined;
+    const size = this.tree.size;
+    const note = NOTE_PATH.exec(path);
+    if (note) {
+      const signs = Number(note[1]);
+      if (signs === size) return 'current';
+      if (signs === 0 || signs > size || signs % TILE_WIDTH !== 0) return 'added';
+      this.earlierNotes.add(signs);
+      return 'earlier';
+    }
+    const file = GROUP_PATH.exec(path);
+    if (!file) return 'added';
+    const group = Number((file[1] as string).replaceAll('x', '').replaceAll('/', ''));
+    const bundles = file[2] === undefined ? this.groupBundles : Number(file[2]);
+    if (bundles < 1 || bundles > this.groupBundles || !Number.isSafeInteger(group)) return 'added';
+    if (!crnGroupPaths(crnGroup(group, bundles, this.groupSize)).includes(path)) return 'added';
+    const end = group * this.groupSize + bundles * TILE_WIDTH;
+    if (end > size) return 'added';
+    if (bundles === this.groupBundles || end === size) return 'current';
+    this.earlierGroups.set(group, (this.earlierGroups.get(group) ?? new Set()).add(bundles));
+    return 'earlier';
+  }
+
+  /** The files of the index of the archive's size, in order: each group's, then the note. */
+  *expectedPaths(): Generator<string> {
+    for (const group of crnGroupsOf(this.tree.size, this.groupSize)) yield* crnGroupPaths(group);
+    yield crnNotePath(this.tree.size);
+  }
+
+  /** How many files {@link expectedPaths} gives. */
+  get expectedCount(): number {
+    return Math.ceil(this.tree.size / this.groupSize) * (CRN_SHARDS + 1) + 1;
+  }
+
+  /**
+   * Bundle `index`'s entries (the next, in order), once read; `root` gives the root of the tree
+   * of the bundles so far (an earlier archive's note signs its tree's).
+   */
+  async bundle(index: number, entries: readonly Uint8Array[], root: () => Hash): Promise<void> {
+    if (this.broken !== undefined) return;
+    const crns = crnsOfEntries(entries, index * TILE_WIDTH + 1, true);
+    if ('notRecord' in crns) {
+      this.broken = {
+        reason: `${bundlePath(index)}: entry ${crns.notRecord} is not audit record ${index * TILE_WIDTH + crns.notRecord + 1}: the crn index cannot be made of it`,
+        files: [bundlePath(index)],
+      };
+      return;
+    }
+    crns.forEach((crn, i) => {
+      this.current.add(index * TILE_WIDTH + i + 1, crn);
+    });
+    this.bundles++;
+    const group = Math.floor((this.bundles - 1) / this.groupBundles);
+    const bundles = this.bundles - group * this.groupBundles;
+    let digest: Hash | undefined;
+    if (bundles === this.groupBundles) {
+      this.digests.push(await this.compare(crnGroup(group, bundles, this.groupSize), true));
+      this.current = new CrnGroupIndex();
+    } else if (this.earlierGroups.get(group)?.has(bundles)) {
+      digest = await this.compare(crnGroup(group, bundles, this.groupSize), false);
+    }
+    const size = this.bundles * TILE_WIDTH;
+    if (!this.earlierNotes.has(size)) return;
+    if (bundles < this.groupBundles)
+      digest ??= this.hashes.sha256(
+        crnHashesFileOf(this.hashes.sha256, this.current.shards(this.hashes.sha256Hex)),
+      );
+    await this.checkNote({ ...this.tree, size, root: root() }, digest, false);
+  }
+
+  /** Once every bundle was given: the last group and the note of the archive's size; what is wrong, if anything. */
+  async finish(): Promise<CrnIndexProblem | undefined> {
+    if (this.broken !== undefined) return this.broken;
+    const rest = (this.tree.size % this.groupSize) / TILE_WIDTH;
+    const group = Math.floor(this.tree.size / this.groupSize);
+    const last = rest > 0 ? await this.compare(crnGroup(group, rest, this.groupSize), true) : undefined;
+    await this.checkNote(this.tree, last, true);
+    if (this.changedCount > 0) {
+      const more = this.changedCount - this.changed.length;
+      return {
+        reason: `crn index files that do not hold what the entries make: ${this.changed.join(', ')}${more > 0 ? ` and ${more} more` : ''} changed`,
+        files: this.changed,
+      };
+    }
+    const note = this.notes[0];
+    return note === undefined
+      ? undefined
+      : { reason: this.notes.map((n) => n.reason).join('; '), files: this.notes.flatMap((n) => n.files) };
+  }
+
+  /**
+   * Compares the files of `group` with those the records taken so far make, naming each that
+   * differs (or, `required`, is missing): the SHA-256 of its hashes file as the entries make it.
+   */
+  private async compare(group: CrnGroup, required: boolean): Promise<Hash> {
+    const sha256 = this.hashes.sha256;
+    const shards = this.current.shards(this.hashes.sha256Hex);
+    const hashesFile = crnHashesFileOf(sha256, shards);
+    const made = [...shards, hashesFile];
+    for (const [i, path] of crnGroupPaths(group).entries()) {
+      const there = await this.tiles.read(path);
+      if (there === undefined ? required : !Buffer.from(there).equals(made[i] as Uint8Array))
+        this.change(path);
+    }
+    return sha256(hashesFile);
+  }
+
+  private change(path: string): void {
+    this.changedCount++;
+    if (this.changed.length < NAMED) this.changed.push(path);
+  }
+
+  /**
+   * The note of `tree`, against the text the entries make (`last`: the SHA-256 of its partial
+   * group's hashes file, if any). The archive's own must be signed by a key given; an earlier
+   * archive's may be signed by a key since rotated (none given), but not badly.
+   */
+  private async checkNote(tree: IndexedTree, last: Hash | undefined, own: boolean): Promise<void> {
+    const path = crnNotePath(tree.size);
+    const digests = last === undefined ? this.digests : [...this.digests, last];
+    const text = crnIndexNoteText(tree, crnIndexDigest(this.hashes.sha256, digests));
+    const bytes = await this.tiles.read(path);
+    if (bytes === undefined) {
+      if (own) this.notes.push({ reason: `${path} is missing (${MISSING_INDEX})`, files: [path] });
+      return;
+    }
+    const note = new TextDecoder('utf-8', { ignoreBOM: true }).decode(bytes);
+    const opened = openNote(note, this.keys, verifyWith(this.keys));
+    const signedBefore = !own && !opened.ok && opened.why === 'no-key';
+    if (!opened.ok && !signedBefore) {
+      this.notes.push({ reason: `${path}: ${opened.reason}`, files: [path] });
+    } else if ((opened.ok ? opened.text : noteTextOf(note)) !== text) {
+      this.notes.push({
+        reason: `${path} does not sign the crn index the entries make of ${tree.size} records: it was changed`,
+        files: [path],
+      });
+    }
+  }
+}
