@@ -37,6 +37,8 @@ COPY --from=build /app/dist ./dist
 COPY package.json ./
 COPY bin ./bin
 COPY fixtures ./fixtures
+# The subject access template (decisions §22), answered as its bytes by GET /subject-access-request/template.
+COPY templates ./templates
 # The image's files belong to root and cannot be changed by the process, which runs as `node`.
 USER node
 EXPOSE 8443 9464

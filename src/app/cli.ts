@@ -4,7 +4,7 @@
 import { CommanderError } from '@commander-js/extra-typings';
 import { StoreError } from '../ports/stores.js';
 import { accessCommands } from './cli/access.js';
-import { auditCommands } from './cli/audit.js';
+import { auditCommands, subjectAccessCommand } from './cli/audit.js';
 import { operatorCommands } from './cli/operator.js';
 import { CliRun, finishTree, helpPointer, rootCommand } from './cli/program.js';
 import { serviceCommands } from './cli/service.js';
@@ -28,6 +28,7 @@ export function program(run: CliRun) {
   operatorCommands(root, run);
   accessCommands(root, run);
   auditCommands(root, run);
+  subjectAccessCommand(root, run);
   finishTree(root);
   return root;
 }

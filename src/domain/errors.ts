@@ -22,7 +22,9 @@ export type DomainErrorCode =
   | 'CERTIFICATE_REQUEST_REFUSED'
   | 'ALREADY_RENEWED'
   | 'RENEW_TOO_EARLY'
-  | 'RENEWAL_NOT_CONFIGURED';
+  | 'RENEWAL_NOT_CONFIGURED'
+  | 'INVALID_SUBJECT_ACCESS_REQUEST'
+  | 'TRAIL_INCOMPLETE';
 
 export abstract class DomainError extends Error {
   abstract readonly code: DomainErrorCode;
@@ -251,5 +253,28 @@ export class RenewalNotConfiguredError extends DomainError {
   readonly code = 'RENEWAL_NOT_CONFIGURED';
   constructor() {
     super('certificate renewal is not offered by this service; ask the operator');
+  }
+}
+
+/** A subject access request's parameters are not well formed (400); `parameter` names the one at fault. */
+export class InvalidSubjectAccessRequestError extends DomainError {
+  readonly code = 'INVALID_SUBJECT_ACCESS_REQUEST';
+  constructor(
+    readonly parameter: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * The audit trail could not be read whole, or a record of it did not verify (decisions §22):
+ * a subject access request is answered complete or not at all (503). `reason` is for the
+ * operator's log, never the client's answer.
+ */
+export class TrailIncompleteError extends DomainError {
+  readonly code = 'TRAIL_INCOMPLETE';
+  constructor(readonly reason: string) {
+    super('the audit trail could not be read whole, so nothing is answered; try again later');
   }
 }

@@ -153,7 +153,7 @@ describe('a wrong argument', () => {
     ]);
     // And its help says it is required.
     expect((await run(['clients', 'add', '--help'])).stdout.replace(/\s+/g, ' ')).toMatch(
-      /--permissions <P\[,P\.\.\.\]> .*renewCertificate \(required\)/,
+      /--permissions <P\[,P\.\.\.\]> .*renewCertificate, getSubjectAccessRequest, getSubjectAccessRequestTemplate \(required\)/,
     );
   });
 

@@ -123,3 +123,12 @@ export const SPEC_EST_ENDPOINTS = [
   { method: 'post', path: '/.well-known/est/simplereenroll', operationId: 'renewCertificate' },
   { method: 'get', path: '/.well-known/est/cacerts', operationId: 'getCaCertificates' },
 ] as const;
+
+/**
+ * The estate's subject access request (decisions §22): not versioned, client certificate and
+ * API key, each operation its own permission.
+ */
+export const SPEC_SAR_ENDPOINTS = [
+  { method: 'get', path: '/subject-access-request', operationId: 'getSubjectAccessRequest' },
+  { method: 'get', path: '/subject-access-request/template', operationId: 'getSubjectAccessRequestTemplate' },
+] as const;

@@ -1,6 +1,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Tracer } from '@opentelemetry/api';
 import type { CrnFormat } from '../../domain/crn.js';
+import { TrailIncompleteError } from '../../domain/errors.js';
 import type { IssueQueueTokenDeps } from '../../domain/queue/credentials.js';
 import type { AuditWriter } from '../../ports/audit-log.js';
 import type { CaseRepository } from '../../ports/case-repository.js';
@@ -23,6 +24,8 @@ import { respond } from './respond.js';
 import { riskHandlers } from './risk.handlers.js';
 import { riskRoutes } from './risk.routes.js';
 import { createRouter } from './router.js';
+import { type SubjectAccessOptions, subjectAccessHandlers } from './subject-access.handlers.js';
+import { subjectAccessRoutes } from './subject-access.routes.js';
 import { tokenHandlers } from './token.handlers.js';
 import { tokenRoutes } from './token.routes.js';
 import { serverSpans } from './tracing.js';
@@ -61,7 +64,18 @@ export interface HttpAppOptions {
   readonly inFlight?: (count: () => number) => void;
   /** Where the records of answers already given wait to be stored: the service settles them at shutdown. */
   readonly lateAppends?: LateAppends;
+  /** The subject access request (decisions §22); without it (tests of the core) it answers 503 trail-unavailable. */
+  readonly subjectAccess?: SubjectAccessOptions;
 }
+
+/** No trail to read: every subject access request is refused as the trail being unavailable. */
+const NO_SUBJECT_ACCESS: SubjectAccessOptions = {
+  disclosures: {
+    of: () => Promise.reject(new TrailIncompleteError('no audit trail is configured for subject access')),
+  },
+  now: () => new Date(),
+  template: '',
+};
 
 const DEFAULT_DEADLINES: DeadlineOptions = {
   requestMs: DEFAULT_REQUEST_DEADLINE_MS,
@@ -111,6 +125,10 @@ export function createHttpApp(options: HttpAppOptions): OpenAPIHono<AppEnv> {
   const estHandler = estHandlers(options.certificates ?? NO_RENEWAL);
   app.openapi(est.simpleReenroll, estHandler.simpleReenroll);
   app.openapi(est.caCerts, estHandler.caCerts);
+  const sar = subjectAccessRoutes(crnFormat, guard(false));
+  const sarHandler = subjectAccessHandlers(options.subjectAccess ?? NO_SUBJECT_ACCESS, logger);
+  app.openapi(sar.getSubjectAccessRequest, sarHandler.getSubjectAccessRequest);
+  app.openapi(sar.getSubjectAccessRequestTemplate, sarHandler.getSubjectAccessRequestTemplate);
 
   const documentJson = buildOpenApiDocument(app, options.publicUrl ?? '/');
   app.get('/openapi.json', (c) => respond(c, 200, documentJson, 'application/json'));

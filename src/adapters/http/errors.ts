@@ -6,6 +6,7 @@ import {
   isDomainError,
   type RateLimitedError,
   type StoreUnavailableError,
+  type TrailIncompleteError,
   type UnauthenticatedError,
   UpstreamFailedError,
   UpstreamTimeoutError,
@@ -132,6 +133,20 @@ export function problemForDomainError(error: DomainError): ProblemInput {
         title: 'Renewal not configured',
         detail: error.message,
       };
+    case 'INVALID_SUBJECT_ACCESS_REQUEST':
+      return {
+        status: 400,
+        type: ProblemType.invalidRequest,
+        title: 'Invalid request',
+        detail: error.message,
+      };
+    case 'TRAIL_INCOMPLETE':
+      return {
+        status: 503,
+        type: ProblemType.trailUnavailable,
+        title: 'Service unavailable',
+        detail: error.message,
+      };
     case 'UPSTREAM_TIMEOUT':
       return {
         status: 504,
@@ -202,6 +217,13 @@ export function errorHandler(logger: HttpLogger) {
             label: (error as StoreUnavailableError).logLabel,
           },
           'store unavailable',
+        );
+      }
+      if (error.code === 'TRAIL_INCOMPLETE') {
+        // Why the trail could not be read whole is the operator's to act on (decisions §22).
+        logger.error(
+          { requestId: c.get('requestId'), code: error.code, reason: (error as TrailIncompleteError).reason },
+          'subject access request not answered: the audit trail could not be read whole',
         );
       }
       if (error.code === 'UPSTREAM_FAILED' || error.code === 'UPSTREAM_TIMEOUT') {

@@ -37,6 +37,10 @@ export function buildOpenApiDocument(app: OpenAPIHono<AppEnv>, serverUrl: string
       { name: 'Queue', description: "Temporary credentials for the consumer's own message queue" },
       { name: 'Risk', description: 'Risk predictor scores (versioned gateway path)' },
       { name: 'Certificates', description: 'Renewal of the client certificate, over EST (RFC 7030)' },
+      {
+        name: 'Subject access',
+        description: "The estate's subject access request: what is held about a person, and who was given it",
+      },
     ],
   });
   return JSON.stringify(document);

@@ -32,5 +32,6 @@ export const ProblemType = {
   alreadyRenewed: 'urn:case-read:problem:already-renewed',
   renewTooEarly: 'urn:case-read:problem:renew-too-early',
   renewalNotConfigured: 'urn:case-read:problem:renewal-not-configured',
+  trailUnavailable: 'urn:case-read:problem:trail-unavailable',
 } as const;
 export type ProblemTypeUri = (typeof ProblemType)[keyof typeof ProblemType];

@@ -46,9 +46,12 @@ export type AuditFailure = 'withheld' | 'lost';
 
 /**
  * What the cycle reads of a request's validated input: the crn route's `Crn` (its schema
- * parses it), absent when the route has no crn or the request never got that far.
+ * parses it), in its path or its query, absent when the route has no crn or the request never
+ * got that far.
  */
-type ValidatedCrn = { out: { param: { crn?: Crn } | undefined } };
+type ValidatedCrn = {
+  out: { param: { crn?: Crn } | undefined; query: { crn?: Crn } | undefined };
+};
 
 const DISPLAY: Record<Engine, string> = {
   accessStore: 'access store',
@@ -185,8 +188,9 @@ export function requestCycle({
           certificateSerial: certificate.serialNumber,
           onBehalfOf: c.get('caller')?.onBehalfOf?.email ?? null,
           operation,
-          // The crn of the request as its route validated it; none when refused before that.
-          crn: c.req.valid('param')?.crn?.value ?? null,
+          // The crn of the request as its route validated it (in its path, or the subject access
+          // request's query); none when refused before that.
+          crn: (c.req.valid('param')?.crn ?? c.req.valid('query')?.crn)?.value ?? null,
           status: c.res.status,
           problem: c.get('problem') ?? null,
           access: c.get('access') ?? null,

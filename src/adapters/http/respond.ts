@@ -51,12 +51,12 @@ export function setHeader(c: Context<AppEnv>, name: string, value: string): void
 export function respond(
   c: Context<AppEnv>,
   status: number,
-  body: string,
-  contentType: string,
+  body: string | ReadableStream<Uint8Array> | null,
+  contentType: string | null,
   extra?: Readonly<Record<string, string>>,
 ): Response {
   const headers = c.get('headers') ?? { ...BASE_HEADERS };
-  headers['content-type'] = contentType;
+  if (contentType !== null) headers['content-type'] = contentType;
   if (extra !== undefined) for (const name in extra) headers[name.toLowerCase()] = extra[name] as string;
   return new Response(body, { status, headers });
 }
@@ -76,6 +76,16 @@ export type JsonResponse<T, S extends ContentfulStatusCode> = Response &
 const typed = <T, S extends ContentfulStatusCode>(response: Response): JsonResponse<T, S> =>
   response as JsonResponse<T, S>;
 
+/** A text response whose status is known, as `c.text` gives it (the same phantom type). */
+export type TextResponse<S extends ContentfulStatusCode> = Response & TypedResponse<string, S, 'text'>;
+
+/** `respond` with `text` as a text/plain body. */
+export const respondText = <S extends ContentfulStatusCode>(
+  c: Context<AppEnv>,
+  status: S,
+  text: string,
+): TextResponse<S> => respond(c, status, text, 'text/plain; charset=utf-8') as TextResponse<S>;
+
 /** `respond` with `value` as the JSON body. */
 export const respondJson = <T, S extends ContentfulStatusCode>(
   c: Context<AppEnv>,
@@ -89,3 +99,13 @@ export const respondJsonText = <T, S extends ContentfulStatusCode>(
   status: S,
   text: JsonText<T>,
 ): JsonResponse<T, S> => typed(respond(c, status, text, 'application/json'));
+
+/** A response with no body (204, and the estate's 209), with the request's headers. */
+export const respondEmpty = (c: Context<AppEnv>, status: number): Response => respond(c, status, null, null);
+
+/** `respond` with a stream of JSON text that holds a `T`, sent as it is produced. */
+export const respondJsonStream = <T, S extends ContentfulStatusCode>(
+  c: Context<AppEnv>,
+  status: S,
+  stream: ReadableStream<Uint8Array>,
+): JsonResponse<T, S> => typed(respond(c, status, stream, 'application/json'));

@@ -32,9 +32,13 @@ const codeOf = (error: unknown): string | undefined => (error as { code?: string
  */
 export class ArchiveReader {
   private readonly files = new Map<string, Uint8Array>();
+  /** The last bundle read, by index: the records of one crn are often neighbours. */
+  private lastBundle:
+    | { index: number; records: { record: StoredAuditRecord; entry: Uint8Array }[] }
+    | undefined;
 
-  /** The archived tree's hashes, read from its hash tiles (Go's tlog.TileHashReader). */
-  private readonly tileHashes: HashSource = {
+  /** The archived tree's hashes, read from its hash tiles (Go's tlog.TileHashReader); each is inside the archived tree. */
+  readonly tileHashes: HashSource = {
     hashes: async (indexes) => {
       const found = new Map<number, Hash>();
       for (const index of indexes) found.set(index, await this.subtreeHash(storedSubtreeOf(index)));
@@ -96,6 +100,22 @@ export class ArchiveReader {
     if (path.startsWith('tile/entries/')) return bytes;
     this.files.set(path, bytes);
     return bytes;
+  }
+
+  /**
+   * Record `seq` and its entry, read back from its bundle (checked against the level-0 tile,
+   * as {@link bundle} does); a proof of it is the caller's.
+   */
+  async entryAt(seq: number): Promise<{ record: StoredAuditRecord; entry: Uint8Array }> {
+    if (!Number.isSafeInteger(seq) || seq < 1 || seq > this.size) {
+      throw new AuditProofError(`the archive holds records 1..${this.size}, not ${seq}`);
+    }
+    const index = Math.floor((seq - 1) / TILE_WIDTH);
+    if (this.lastBundle?.index !== index) this.lastBundle = { index, records: await this.bundle(index) };
+    return this.lastBundle.records[(seq - 1) % TILE_WIDTH] as {
+      record: StoredAuditRecord;
+      entry: Uint8Array;
+    };
   }
 
   /** The records of bundle `index`, each read back from its entry; an entry that is not a record is refused, naming the file. */

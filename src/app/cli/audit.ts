@@ -265,3 +265,42 @@ export function auditCommands(root: Command, run: CliRun): void {
       run.done(await (await proofs()).verifyProof(proof, entry, options, run.io)),
     );
 }
+
+/**
+ * `case-read subject-access`: the content of a subject access request (decisions §22) from the
+ * store and the archive, without serve. Its options are the audit commands' own.
+ */
+export function subjectAccessCommand(root: Command, run: CliRun): void {
+  root
+    .command('subject-access')
+    .summary('what is held about a crn, and who was given it, as GET /subject-access-request answers')
+    .description(
+      [
+        "Prints the content of a subject access request for the crn, as serve's GET /subject-access-request answers it (200), from the audit store and the archive (and the case store, with --case-store): every audit record naming the crn in the window, each with its exact bytes and a C2SP tlog-proof@v1 against the store's newest checkpoint, with the cosignatures held for it. Complete or nothing: a record that cannot be read or does not verify, or one newer than the newest checkpoint, is exit 1 naming why.",
+        `Nothing held about the crn in the window: nothing printed, exit 0 (serve answers 204). The archive's ${NOTE_KEYS}.`,
+      ].join('\n\n'),
+    )
+    .requiredOption('--crn <CRN>', 'the case reference number the request is about')
+    .option(
+      '--from <DATE>',
+      'the first day of the window, YYYY-MM-DD, Europe/London (default: the start of the trail)',
+    )
+    .option('--to <DATE>', 'the last day of the window, YYYY-MM-DD, Europe/London (default: today)')
+    .option('--archive <DIR>', "the trail's archive (of `audit archive`), read with the store")
+    .addOption(vkeyOption())
+    .addOption(publicKeysOption("a public key (PEM) of the log's"))
+    .addOption(originOption())
+    .addOption(auditStoreOption())
+    .addOption(
+      new Option('--case-store <STORE>', 'the case store whose copy of the case is included (default: none)'),
+    )
+    .addHelpText(
+      'after',
+      example(
+        'case-read subject-access --crn X123456 --from 2026-01-01 --archive /archive/audit --vkey audit.vkey',
+      ),
+    )
+    .action(async (options) =>
+      run.done(await (await import('../commands/subject-access.js')).subjectAccess(options, run.io)),
+    );
+}

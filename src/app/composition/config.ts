@@ -202,6 +202,8 @@ const variablesSchema = z.object({
   AUDIT_WITNESS_TIMEOUT_MS: wholeNumber('AUDIT_WITNESS_TIMEOUT_MS', 5_000, 100, 60_000),
   // The CA bundle that signs the witnesses' certificates, when not a public one (PEM file).
   AUDIT_WITNESS_TLS_CA: z.string().min(1).optional(),
+  // The trail's archive (`audit archive --to`), read by subject access requests (decisions §22).
+  AUDIT_ARCHIVE_DIR: z.string().min(1).optional(),
   // The audit log's name in its C2SP checkpoints and verifier key (decisions §14).
   AUDIT_ORIGIN: z
     .string()

@@ -21,6 +21,7 @@ import { peerCertificateOf } from '../../adapters/tls-listener/peer-certificate.
 import { upstreamStores } from '../../adapters/upstream-http/store-kind.js';
 import type { CertificateIssuer } from '../../ports/certificate-issuer.js';
 import type { CertificateRequests } from '../../ports/certificate-requests.js';
+import type { CheckpointSigner } from '../../ports/checkpoint-keys.js';
 import { systemClock } from '../../ports/clock.js';
 import type { CredentialsIssuer } from '../../ports/credentials-issuer.js';
 import type { AuditCheckpointing } from '../audit/checkpointing.js';
@@ -28,6 +29,7 @@ import type { CertificateExpiry } from '../certificate-expiry.js';
 import { countedFor } from './audit-wiring.js';
 import { type Config, ConfigError } from './config.js';
 import type { ServiceStores } from './service-stores.js';
+import { subjectAccessOf } from './subject-access.js';
 import { tracedStore } from './tracing.js';
 
 /**
@@ -98,6 +100,8 @@ export interface ServiceParts {
   readonly verifier: JoseTokenVerifier;
   readonly expiry: CertificateExpiry;
   readonly checkpointing: AuditCheckpointing | undefined;
+  /** The audit checkpoints' signing key (AUDIT_SIGNING_KEY), when given. */
+  readonly auditSigner: CheckpointSigner | undefined;
   /** The witnesses' submitting loop, with AUDIT_WITNESS_POLICY: stopped before the last checkpoint, which `last` sends. */
   readonly witnessing?: { stop(): Promise<void>; last(): Promise<void> } | undefined;
 }
@@ -198,6 +202,16 @@ export async function httpAppOf(
       durationSeconds: config.STS_DURATION_SECONDS,
     },
     perimeter: await perimeterOf(parts),
+    subjectAccess: await subjectAccessOf({
+      log: stores.audit.value,
+      caseCopies:
+        config.CASE_STORE.kind === upstreamStores.name
+          ? undefined
+          : tracedStore(tracing, stores.cases.value, config.CASE_STORE),
+      signer: parts.auditSigner,
+      checkpointing: parts.checkpointing,
+      archiveDir: config.AUDIT_ARCHIVE_DIR,
+    }),
   });
   return { app, late };
 }

@@ -150,10 +150,19 @@ export async function buildService(config: Config, logger: Logger): Promise<Serv
     verifier,
     expiry,
     checkpointing,
+    auditSigner,
     witnessing,
   };
   const { management, beginShutdown } = managementOf(parts);
-  const { app, late } = await httpAppOf(parts);
+  let built: Awaited<ReturnType<typeof httpAppOf>>;
+  try {
+    built = await httpAppOf(parts);
+  } catch (error) {
+    // A setting refused once the stores are open (AUDIT_ARCHIVE_DIR not this trail's): all closed again.
+    await closerOf(parts)().catch(() => {});
+    throw error;
+  }
+  const { app, late } = built;
   return {
     app,
     settleLateAudit: (until) => late.settle(until),

@@ -9,6 +9,8 @@ export const PERMISSIONS = [
   'getRiskScores',
   'issueQueueToken',
   'renewCertificate',
+  'getSubjectAccessRequest',
+  'getSubjectAccessRequestTemplate',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];

@@ -6,6 +6,7 @@ import {
   SPEC_EST_ENDPOINTS,
   SPEC_RESOURCES,
   SPEC_RISK_ENDPOINT,
+  SPEC_SAR_ENDPOINTS,
   SPEC_TOKEN_ENDPOINT,
 } from '../../spec/spec-tables.js';
 import { fixtureApp, servedDocument } from '../../support/http.js';
@@ -83,9 +84,13 @@ describe('the served OpenAPI document against the specification tables', () => {
     const operations = Object.entries(document.paths).flatMap(([path, methods]) =>
       Object.entries(methods).map(([method, op]) => `${method} ${path} ${op.operationId}`),
     );
-    const specified = [...SPEC_ENDPOINTS, SPEC_TOKEN_ENDPOINT, SPEC_RISK_ENDPOINT, ...SPEC_EST_ENDPOINTS].map(
-      (e) => `${e.method} ${e.path} ${e.operationId}`,
-    );
+    const specified = [
+      ...SPEC_ENDPOINTS,
+      SPEC_TOKEN_ENDPOINT,
+      SPEC_RISK_ENDPOINT,
+      ...SPEC_EST_ENDPOINTS,
+      ...SPEC_SAR_ENDPOINTS,
+    ].map((e) => `${e.method} ${e.path} ${e.operationId}`);
     expect(operations.sort()).toEqual(specified.sort());
   });
 

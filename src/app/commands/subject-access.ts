@@ -1,0 +1,113 @@
+// `case-read subject-access`: a subject access request answered offline (decisions §22), from
+// a copy of the audit store and its archive (and the case store, when given), with the content
+// `GET /subject-access-request` gives; so an oversight body holding a copy of the trail
+// reproduces any answer. Nothing is signed here: a record newer than the newest checkpoint is
+// refused until one covers it.
+import { Crn } from '../../domain/crn.js';
+import {
+  InvalidCrnError,
+  InvalidSubjectAccessRequestError,
+  TrailIncompleteError,
+} from '../../domain/errors.js';
+import { getSubjectAccessRequest } from '../../domain/use-cases/subject-access.js';
+import type { CaseRepository } from '../../ports/case-repository.js';
+import type { Opened } from '../../ports/stores.js';
+import { disclosuresOf } from '../audit/disclosures.js';
+import { auditHashes } from '../composition/audit-keys.js';
+import { ConfigError, crnFormatOf } from '../composition/config.js';
+import { STORE_REGISTRY } from '../composition/store-kinds.js';
+import { checkedArchive } from '../composition/subject-access.js';
+import { type NoteKeysGiven, noteKeysOf } from './audit/options.js';
+import { storeOption, storeWiringOf, withAuditStore } from './command-stores.js';
+import { CommandError, EXIT, UsageError } from './exit.js';
+import type { Io } from './io.js';
+
+export interface SubjectAccessGiven extends NoteKeysGiven {
+  readonly crn: string;
+  readonly from?: string | undefined;
+  readonly to?: string | undefined;
+  readonly archive?: string | undefined;
+  readonly auditStore?: string | undefined;
+  readonly caseStore?: string | undefined;
+}
+
+/** The option a window's error is about, as the command names it. */
+const OPTION_OF: Record<string, string> = { fromDate: '--from', toDate: '--to' };
+
+/** The case store given with `--case-store`, when it keeps copies (the upstream holds none). */
+async function openCaseCopies(
+  given: string | undefined,
+  io: Io,
+): Promise<Opened<CaseRepository> | undefined> {
+  if (given === undefined) return undefined;
+  const ref = storeOption('--case-store', 'CASE_STORE', given, io.env);
+  if (STORE_REGISTRY.decidesLimitedAccess(ref)) {
+    throw new UsageError(
+      '--case-store: the system of record keeps no copies of cases; give a store that does, or none',
+    );
+  }
+  return STORE_REGISTRY.openCaseRepository(ref, storeWiringOf(io));
+}
+
+export async function subjectAccess(given: SubjectAccessGiven, io: Io): Promise<number> {
+  let crn: Crn;
+  try {
+    crn = Crn.parse(given.crn, crnFormatOf(io.env));
+  } catch (error) {
+    if (error instanceof InvalidCrnError) throw new UsageError(`--crn: ${error.reason}`);
+    if (error instanceof ConfigError) throw error;
+    throw error;
+  }
+  const keys = noteKeysOf(given, io);
+  const cases = await openCaseCopies(given.caseStore, io);
+  try {
+    return await withAuditStore(given.auditStore, io, async (log) => {
+      const archive = await checkedArchive(given.archive, log, keys, '--archive').catch((error: unknown) => {
+        if (error instanceof ConfigError) throw new CommandError(error.problems.join('; '));
+        throw error;
+      });
+      const disclosures = disclosuresOf({
+        hashes: auditHashes,
+        log,
+        keys,
+        archive,
+      });
+      const answer = await getSubjectAccessRequest(
+        { disclosures, caseCopies: cases?.value, now: () => new Date() },
+        { crn, fromDate: given.from, toDate: given.to },
+      ).catch((error: unknown) => {
+        if (error instanceof InvalidSubjectAccessRequestError) {
+          throw new UsageError(`${OPTION_OF[error.parameter] ?? error.parameter}: ${error.message}`);
+        }
+        if (error instanceof TrailIncompleteError) throw new CommandError(error.reason);
+        throw error;
+      });
+      if (answer.kind !== 'content') {
+        io.err('case-read: nothing is held about that crn in the window (serve answers 204)');
+        return EXIT.ok;
+      }
+      // The content as serve sends it, a batch of disclosures a line.
+      const head = JSON.stringify({
+        crn: answer.crn,
+        ...(answer.case === undefined ? {} : { case: answer.case }),
+      });
+      io.out(`{"content":${head.slice(0, -1)},"disclosures":[`);
+      let first = true;
+      try {
+        for await (const batch of answer.disclosures.batches()) {
+          const text = batch.map((disclosure) => JSON.stringify(disclosure)).join(',');
+          io.out(first ? text : `,${text}`);
+          first = false;
+        }
+      } catch (error) {
+        throw new CommandError(
+          `${error instanceof TrailIncompleteError ? error.reason : (error as Error).message}: the output above is incomplete`,
+        );
+      }
+      io.out(']}}');
+      return EXIT.ok;
+    });
+  } finally {
+    await cases?.close();
+  }
+}

@@ -1,0 +1,154 @@
+import { describe, expect, it } from 'vitest';
+import { InMemoryCaseRepository } from '../../../src/adapters/memory/case-repository.js';
+import { TrailIncompleteError } from '../../../src/domain/errors.js';
+import type { TimeWindow } from '../../../src/ports/audit-log.js';
+import type { Disclosure, DisclosureList, Disclosures } from '../../../src/ports/disclosures.js';
+import { fixtureCases } from '../../support/fixtures.js';
+import { fixtureApp, recordingLogger, servedDocument } from '../../support/http.js';
+import { OpenApiValidator } from '../../support/openapi-validator.js';
+
+/**
+ * The subject access routes in the HTTP adapter (decisions §22), over a list of disclosures
+ * held here: the answers and their shapes as the document declares them, the stream's
+ * framing, and a stream broken off (never ended as if complete) when the second read fails.
+ */
+
+const disclosure = (n: number): Disclosure => ({
+  time: `2026-11-2${n % 10}T10:00:00.000Z`,
+  requestId: `request-${n}`,
+  operation: n % 2 === 0 ? 'getCase' : 'getRiskScores',
+  recipient: n % 3 === 0 ? 'client-b' : 'client-a',
+  onBehalfOf: n % 2 === 0 ? null : 'jane.doe@example.gov.uk',
+  status: 200,
+  entry: Buffer.from(`record ${n}`).toString('base64'),
+  proof: `c2sp.org/tlog-proof@v1\nindex ${n}\n\nlog\n1\nroot\n`,
+});
+
+/** Disclosures in batches of `size`; the batch at `failAt`, if any, throws. */
+function heldDisclosures(count: number, size = 100, failAt?: number) {
+  const asked: { crn: string; window: TimeWindow }[] = [];
+  const source: Disclosures = {
+    of: async (crn, window): Promise<DisclosureList> => {
+      asked.push({ crn, window });
+      const all = Array.from({ length: count }, (_, i) => disclosure(i + 1));
+      return {
+        count,
+        async *batches() {
+          for (let at = 0, n = 0; at < all.length; at += size, n++) {
+            if (n === failAt) throw new TrailIncompleteError('bundle 3 was changed');
+            yield all.slice(at, at + size);
+          }
+        },
+      };
+    },
+  };
+  return { source, asked };
+}
+
+const appWith = (disclosures: Disclosures, withCases = true, logger = recordingLogger()) =>
+  fixtureApp({
+    logger,
+    subjectAccess: {
+      disclosures,
+      caseCopies: withCases ? new InMemoryCaseRepository(fixtureCases()) : undefined,
+      now: () => new Date('2026-11-28T12:00:00Z'),
+      template: 'TEMPLATE {{crn}}\n',
+    },
+  });
+
+describe('GET /subject-access-request', () => {
+  it('answers the content as the document declares it: the case held and every disclosure, in order', async () => {
+    const { source, asked } = heldDisclosures(250, 100);
+    const app = appWith(source);
+    const res = await app.request('/subject-access-request?crn=X123456&fromDate=2026-11-01');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('application/json');
+    const body = (await res.json()) as { content: { crn: string; case: unknown; disclosures: Disclosure[] } };
+    expect(body.content.crn).toBe('X123456');
+    expect(body.content.disclosures).toEqual(Array.from({ length: 250 }, (_, i) => disclosure(i + 1)));
+    expect(body.content.case).toMatchObject({
+      personalDetails: expect.any(Object),
+      riskScores: expect.any(Array),
+    });
+    const validator = new OpenApiValidator(await servedDocument(app));
+    expect(validator.responseErrors('/subject-access-request', 'get', 200, 'application/json', body)).toEqual(
+      [],
+    );
+    // The window handed down: 1 November (GMT) to the end of today in London.
+    expect(asked[0]?.window.from?.toISOString()).toBe('2026-11-01T00:00:00.000Z');
+    expect(asked[0]?.window.to?.toISOString()).toBe('2026-11-29T00:00:00.000Z');
+  });
+
+  it('leaves the case out where the store keeps no copies; 200 with the disclosures alone', async () => {
+    const res = await appWith(heldDisclosures(1).source, false).request(
+      '/subject-access-request?crn=X123456',
+    );
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { content: Record<string, unknown> };
+    expect(Object.keys(body.content)).toEqual(['crn', 'disclosures']);
+  });
+
+  it('answers 204, no body, when nothing is held; 209 for a prn alone', async () => {
+    const none = await appWith(heldDisclosures(0).source, false).request(
+      '/subject-access-request?crn=X123456',
+    );
+    expect(none.status).toBe(204);
+    expect(await none.text()).toBe('');
+    expect(none.headers.get('content-type')).toBeNull();
+    // Held in the store (a case) with no disclosures is not nothing.
+    const caseOnly = await appWith(heldDisclosures(0).source).request('/subject-access-request?crn=X123456');
+    expect(caseOnly.status).toBe(200);
+    const prn = await appWith(heldDisclosures(0).source).request('/subject-access-request?prn=A1234BC');
+    expect(prn.status).toBe(209);
+    expect(await prn.text()).toBe('');
+  });
+
+  it.each([
+    ['', 'crn'],
+    ['crn=X12', 'crn'],
+    ['crn=X123456&fromDate=2026-02-30', 'fromDate'],
+    ['crn=X123456&toDate=28-11-2026', 'toDate'],
+    ['crn=X123456&fromDate=2026-11-29&toDate=2026-11-28', 'fromDate'],
+  ])('answers 400 problem+json naming the parameter for %j', async (query, parameter) => {
+    const res = await appWith(heldDisclosures(1).source).request(`/subject-access-request?${query}`);
+    expect(res.status).toBe(400);
+    expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(((await res.json()) as { detail: string }).detail).toContain(parameter);
+  });
+
+  it('answers 503 trail-unavailable when the trail cannot be read whole, the reason logged, not sent', async () => {
+    const logger = recordingLogger();
+    const failing: Disclosures = {
+      of: () =>
+        Promise.reject(new TrailIncompleteError('tile/entries/000 is missing from /archive (ENOENT)')),
+    };
+    const res = await appWith(failing, true, logger).request('/subject-access-request?crn=X123456');
+    expect(res.status).toBe(503);
+    const problem = (await res.json()) as { type: string; detail: string };
+    expect(problem.type).toBe('urn:case-read:problem:trail-unavailable');
+    expect(problem.detail).not.toContain('tile/entries');
+    const line = logger.lines.find((l) => l.message.startsWith('subject access request not answered'));
+    expect(line?.fields.reason).toBe('tile/entries/000 is missing from /archive (ENOENT)');
+  });
+
+  it('breaks the stream off, never ending it as if complete, when the second read fails', async () => {
+    const logger = recordingLogger();
+    const res = await appWith(heldDisclosures(250, 100, 1).source, true, logger).request(
+      '/subject-access-request?crn=X123456',
+    );
+    expect(res.status).toBe(200);
+    await expect(res.text()).rejects.toThrow();
+    expect(logger.lines.some((l) => l.message.startsWith('subject access answer broken off'))).toBe(true);
+  });
+});
+
+describe('GET /subject-access-request/template', () => {
+  it('answers the template as text/plain, the same bytes on every call', async () => {
+    const app = appWith(heldDisclosures(0).source);
+    const first = await app.request('/subject-access-request/template');
+    expect(first.status).toBe(200);
+    expect(first.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+    expect(await first.text()).toBe('TEMPLATE {{crn}}\n');
+    expect(await (await app.request('/subject-access-request/template')).text()).toBe('TEMPLATE {{crn}}\n');
+  });
+});
