@@ -39,6 +39,9 @@ COPY bin ./bin
 COPY fixtures ./fixtures
 # The subject access template (decisions §22), answered as its bytes by GET /subject-access-request/template.
 COPY templates ./templates
+# The commit /info names (docs/operations/health-and-metrics.md): docker build --build-arg GIT_COMMIT=$(git rev-parse HEAD).
+ARG GIT_COMMIT
+ENV GIT_COMMIT=${GIT_COMMIT}
 # The image's files belong to root and cannot be changed by the process, which runs as `node`.
 USER node
 EXPOSE 8443 9464

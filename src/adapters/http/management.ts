@@ -6,7 +6,18 @@ export interface ReadinessCheck {
   check(): Promise<void> | void;
 }
 
+/** What `/info` says of the running service, as the estate's services say it (Spring Boot actuator's shape). */
+export interface ServiceInfo {
+  readonly build: { readonly name: string; readonly version: string };
+  /** The commit it was built from, when known. */
+  readonly git?: { readonly commit: { readonly id: string } };
+  /** The estate's product id, when set. */
+  readonly productId?: string;
+}
+
 export interface ManagementOptions {
+  /** What `/info` answers. */
+  readonly info?: ServiceInfo;
   readonly checks: readonly ReadinessCheck[];
   readonly metrics: { readonly contentType: string; text(): Promise<string> };
   /** True once shutdown has begun: readiness is then 503 whatever the stores say. */
@@ -43,7 +54,8 @@ async function stateOf(check: ReadinessCheck['check'], withinMs: number): Promis
 
 /**
  * The management listener's app (plain HTTP, for the platform, not for consumers):
- * `/health/live` says the process is up; `/health/ready` says whether every store can be
+ * `/health/live` (and `/health/ping`, the estate's name for it) says the process is up; `/info`
+ * its build, commit and product id; `/health/ready` says whether every store can be
  * used, 503 naming the one that cannot (`DOWN`: it failed; `TIMEOUT`: it did not answer
  * within `checkWithinMs`, a stalled engine), within a second whatever the engines do, and
  * 503 from the moment shutdown begins; `/metrics`
@@ -51,6 +63,7 @@ async function stateOf(check: ReadinessCheck['check'], withinMs: number): Promis
  * carries an error's text.
  */
 export function createManagementApp({
+  info,
   checks,
   metrics,
   shuttingDown = () => false,
@@ -63,6 +76,9 @@ export function createManagementApp({
     await next();
   });
   app.get('/health/live', (c) => c.json({ status: 'UP' }));
+  // The estate's own liveness path: the process answers; no store is asked.
+  app.get('/health/ping', (c) => c.json({ status: 'UP' }));
+  app.get('/info', (c) => c.json(info ?? {}));
   app.get('/health/ready', async (c) => {
     if (shuttingDown()) return c.json({ status: 'DOWN', reason: 'shutting down' }, 503);
     const results = await Promise.all(

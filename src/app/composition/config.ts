@@ -301,6 +301,15 @@ const variablesSchema = z.object({
       }
     }),
   PUBLIC_URL: z.string().default('/'),
+  // What /info on the management listener says (the estate's conventions, decisions §22).
+  PRODUCT_ID: z
+    .string()
+    .regex(/^[\x21-\x7e]{1,64}$/, { error: 'expected 1 to 64 printable characters, no spaces' })
+    .optional(),
+  GIT_COMMIT: z
+    .string()
+    .regex(/^[0-9a-f]{7,40}$/i, { error: 'expected a git commit: 7 to 40 hex digits' })
+    .optional(),
   LOG_LEVEL: z.enum(LOG_LEVELS, { error: `expected one of ${LOG_LEVELS.join(', ')}` }).default('info'),
   // OpenTelemetry's own variables (decisions §10); tracing is off unless OTEL_TRACES_EXPORTER=otlp.
   OTEL_TRACES_EXPORTER: z.enum(['none', 'otlp'], { error: 'expected otlp or none' }).default('none'),

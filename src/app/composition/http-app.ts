@@ -28,6 +28,7 @@ import type { AuditCheckpointing } from '../audit/checkpointing.js';
 import type { CertificateExpiry } from '../certificate-expiry.js';
 import { countedFor } from './audit-wiring.js';
 import { type Config, ConfigError } from './config.js';
+import { serviceInfoOf } from './service-info.js';
 import type { ServiceStores } from './service-stores.js';
 import { subjectAccessOf } from './subject-access.js';
 import { tracedStore } from './tracing.js';
@@ -217,12 +218,17 @@ export async function httpAppOf(
 }
 
 /** The management listener: readiness over every store (503 once shutdown begins) and metrics. */
-export function managementOf({ metrics, stores }: Pick<ServiceParts, 'metrics' | 'stores'>): {
+export function managementOf({
+  config,
+  metrics,
+  stores,
+}: Pick<ServiceParts, 'config' | 'metrics' | 'stores'>): {
   management: Hono;
   beginShutdown: () => void;
 } {
   let shuttingDown = false;
   const management = createManagementApp({
+    info: serviceInfoOf(config),
     metrics,
     shuttingDown: () => shuttingDown,
     checks: [
