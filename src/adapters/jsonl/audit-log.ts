@@ -115,7 +115,8 @@ export class JsonlAuditLog implements AuditLog {
     private readonly lock: WriterLock | undefined,
     private readonly writeText: WriteText,
   ) {
-    this.byCrn = new JsonlCrnIndex(path);
+    // The writer's index reaches only the records it has acknowledged (a failed batch is cut off).
+    this.byCrn = new JsonlCrnIndex(path, () => (fd === undefined ? undefined : this.size));
   }
 
   static open(path: string, options: JsonlAuditOptions): JsonlAuditLog {
@@ -437,8 +438,8 @@ export class JsonlAuditLog implements AuditLog {
     }
   }
 
-  /** Through an index by crn held in memory, built by one read of the file when first asked (crn-index.ts). */
-  recordsNaming(crn: string, window: TimeWindow = {}): AsyncIterable<readonly StoredAuditRecord[]> {
+  /** Through an index by crn held in memory, caught up with the file when asked (crn-index.ts). */
+  recordsNaming(crn: string, window?: TimeWindow): AsyncIterable<readonly StoredAuditRecord[]> {
     return this.byCrn.recordsNaming(crn, window);
   }
 

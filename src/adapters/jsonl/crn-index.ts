@@ -3,93 +3,69 @@
  * offset, length), so a subject access request reads that crn's lines and no other. The file
  * keeps no index of its own: this one is built in memory by one read of the file the first time
  * it is asked, then caught up from where it stopped with what was appended since (by this
- * process or another). Every line read back must be the record the index says (its seq and its
- * crn), or the read is refused: a file changed under it is never answered short.
+ * process or another), after checking that the last line it indexed is still there, the same
+ * record (its seq and chain hash, which covers every record before it); when it is not (the
+ * file was cut back or replaced) the index is built again. Every line read back must be the
+ * record the index says (its seq and its crn), or the read is refused: a file changed under it
+ * is never answered short.
  */
-import { open } from 'node:fs/promises';
+import { type FileHandle, open } from 'node:fs/promises';
 import type { StoredAuditRecord } from '../../domain/audit/record.js';
 import type { TimeWindow } from '../../ports/audit-log.js';
 import { JsonlAuditStoreError, recordOf } from './audit-format.js';
 
-interface Place {
-  readonly seq: number;
-  readonly offset: number;
-  readonly length: number;
-}
-
 const NEWLINE = 0x0a;
+/** Bytes read at a time while indexing (more for a longer line). */
 const CHUNK = 1024 * 1024;
+/** Records per batch given. */
 const BATCH = 1000;
 
+/** The last line indexed: where it is, and the record it held. */
+interface Anchor {
+  readonly offset: number;
+  readonly length: number;
+  readonly seq: number;
+  readonly hash: string;
+}
+
 export class JsonlCrnIndex {
-  private readonly places = new Map<string, Place[]>();
-  /** The bytes read so far: up to the end of the last whole line. */
-  private indexedBytes = 0;
+  /** Per crn, its lines' places in seq order, as flat triples (seq, offset, length): compact. */
+  private places = new Map<string, number[]>();
+  /** The end of the last whole line indexed. */
+  private indexed = 0;
   private lines = 0;
+  private anchor: Anchor | undefined;
+  /** Catch-ups run one at a time: two at once would index the same lines twice. */
+  private catching: Promise<void> = Promise.resolve();
 
-  constructor(private readonly path: string) {}
-
-  /** Reads what was appended since the last call (all of the file the first time). */
-  private async catchUp(): Promise<void> {
-    const handle = await open(this.path, 'r');
-    try {
-      const { size } = await handle.stat();
-      if (size < this.indexedBytes) {
-        // The file is shorter than what was read (a torn last line cut off at open): read it anew.
-        this.places.clear();
-        this.indexedBytes = 0;
-        this.lines = 0;
-      }
-      const decoder = new TextDecoder();
-      let carry = new Uint8Array(0);
-      let position = this.indexedBytes;
-      while (position < size) {
-        const chunk = new Uint8Array(Math.min(CHUNK, size - position));
-        const { bytesRead } = await handle.read(chunk, 0, chunk.length, position);
-        if (bytesRead === 0) break;
-        position += bytesRead;
-        const bytes =
-          carry.length === 0 ? chunk.subarray(0, bytesRead) : concat(carry, chunk.subarray(0, bytesRead));
-        let start = 0;
-        for (let end = bytes.indexOf(NEWLINE); end !== -1; end = bytes.indexOf(NEWLINE, start)) {
-          this.lines++;
-          const offset = this.indexedBytes + start;
-          const record = recordOf(decoder.decode(bytes.subarray(start, end)));
-          if (record === undefined) {
-            throw new JsonlAuditStoreError(
-              `line ${this.lines} of audit store ${this.path} is not an audit record: it was changed`,
-            );
-          }
-          if (record.crn !== null) {
-            const held = this.places.get(record.crn) ?? [];
-            held.push({ seq: record.seq, offset, length: end - start });
-            this.places.set(record.crn, held);
-          }
-          start = end + 1;
-        }
-        this.indexedBytes += start;
-        carry = bytes.slice(start);
-      }
-    } finally {
-      await handle.close();
-    }
-  }
+  /**
+   * `end`: how much of the file holds acknowledged records, when this process is its writer
+   * (its lines past that are a batch still being written, or being cut off); undefined: the
+   * file's size, its last line only if whole.
+   */
+  constructor(
+    private readonly path: string,
+    private readonly end: () => number | undefined = () => undefined,
+  ) {}
 
   /** The records naming `crn` in `window`, in seq order, a batch at a time, each read back by its place. */
-  async *recordsNaming(crn: string, window: TimeWindow): AsyncGenerator<readonly StoredAuditRecord[]> {
-    await this.catchUp();
-    const places = [...(this.places.get(crn) ?? [])];
-    if (places.length === 0) return;
+  async *recordsNaming(crn: string, window: TimeWindow = {}): AsyncGenerator<readonly StoredAuditRecord[]> {
+    await this.caughtUp();
+    const places = this.places.get(crn);
+    if (places === undefined) return;
+    // Lines indexed after this point are not part of this answer.
+    const count = places.length;
     const handle = await open(this.path, 'r');
     try {
       let batch: StoredAuditRecord[] = [];
-      for (const place of places) {
-        const bytes = new Uint8Array(place.length);
-        const { bytesRead } = await handle.read(bytes, 0, place.length, place.offset);
-        const record = bytesRead === place.length ? recordOf(new TextDecoder().decode(bytes)) : undefined;
-        if (record?.seq !== place.seq || record.crn !== crn) {
+      for (let i = 0; i < count; i += 3) {
+        const [seq, offset, length] = places.slice(i, i + 3) as [number, number, number];
+        const bytes = new Uint8Array(length);
+        const { bytesRead } = await handle.read(bytes, 0, length, offset);
+        const record = bytesRead === length ? recordOf(new TextDecoder().decode(bytes)) : undefined;
+        if (record?.seq !== seq || record.crn !== crn) {
           throw new JsonlAuditStoreError(
-            `audit record ${place.seq} of audit store ${this.path} is not where it was: the file was changed`,
+            `audit record ${seq} of audit store ${this.path} is not where it was: the file was changed`,
           );
         }
         const time = record.at.getTime();
@@ -106,11 +82,72 @@ export class JsonlCrnIndex {
       await handle.close();
     }
   }
-}
 
-function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
-  const out = new Uint8Array(a.length + b.length);
-  out.set(a, 0);
-  out.set(b, a.length);
-  return out;
+  private caughtUp(): Promise<void> {
+    const done = this.catching.then(() => this.catchUp());
+    this.catching = done.catch(() => {});
+    return done;
+  }
+
+  /** Indexes the whole lines appended since the last call (all of the file the first time, or when it changed). */
+  private async catchUp(): Promise<void> {
+    const handle = await open(this.path, 'r');
+    try {
+      const size = Math.min((await handle.stat()).size, this.end() ?? Number.POSITIVE_INFINITY);
+      if (!(await this.anchorHolds(handle, size))) {
+        this.places = new Map();
+        this.indexed = 0;
+        this.lines = 0;
+        this.anchor = undefined;
+      }
+      const decoder = new TextDecoder();
+      let chunk = CHUNK;
+      while (this.indexed < size) {
+        const base = this.indexed;
+        const want = Math.min(chunk, size - base);
+        const buffer = new Uint8Array(want);
+        const bytes = buffer.subarray(0, (await handle.read(buffer, 0, want, base)).bytesRead);
+        let start = 0;
+        for (let end = bytes.indexOf(NEWLINE); end !== -1; end = bytes.indexOf(NEWLINE, start)) {
+          this.index(decoder.decode(bytes.subarray(start, end)), base + start, end - start);
+          start = end + 1;
+        }
+        // No whole line: the file ends in an unfinished one (not yet indexed), or the line is longer.
+        if (start === 0 && (bytes.length < want || want === size - base)) return;
+        chunk = start === 0 ? chunk * 2 : CHUNK;
+      }
+    } finally {
+      await handle.close();
+    }
+  }
+
+  /** Adds one line's place; a line that is not a record refuses (a record could be hidden in it). */
+  private index(line: string, offset: number, length: number): void {
+    const record = recordOf(line);
+    if (record === undefined) {
+      throw new JsonlAuditStoreError(
+        `line ${this.lines + 1} of audit store ${this.path} is not an audit record: it was changed`,
+      );
+    }
+    if (record.crn !== null) {
+      const held = this.places.get(record.crn);
+      if (held === undefined) this.places.set(record.crn, [record.seq, offset, length]);
+      else held.push(record.seq, offset, length);
+    }
+    this.lines++;
+    this.indexed = offset + length + 1;
+    this.anchor = { offset, length, seq: record.seq, hash: record.hash };
+  }
+
+  /** Whether the last line indexed is still where it was, whole, the same record: what was indexed still holds. */
+  private async anchorHolds(handle: FileHandle, size: number): Promise<boolean> {
+    const anchor = this.anchor;
+    if (anchor === undefined) return true;
+    if (size < this.indexed) return false;
+    const bytes = new Uint8Array(anchor.length + 1);
+    const { bytesRead } = await handle.read(bytes, 0, bytes.length, anchor.offset);
+    if (bytesRead !== bytes.length || bytes[anchor.length] !== NEWLINE) return false;
+    const record = recordOf(new TextDecoder().decode(bytes.subarray(0, anchor.length)));
+    return record?.seq === anchor.seq && record.hash === anchor.hash;
+  }
 }

@@ -3,14 +3,7 @@ import { GENESIS_HASH } from '../../domain/audit/chain.js';
 import type { AuditVerification } from '../../domain/audit/chain-walker.js';
 import type { AuditCheckpoint, ChainHead, CheckpointSet } from '../../domain/audit/checkpoint.js';
 import type { AuditQuery, AuditRecord, StoredAuditRecord } from '../../domain/audit/record.js';
-import type {
-  ArchiveLock,
-  ArchiveLockHolder,
-  AuditLog,
-  Forgotten,
-  TimeWindow,
-  TreeHead,
-} from '../../ports/audit-log.js';
+import type { ArchiveLock, ArchiveLockHolder, AuditLog, Forgotten, TreeHead } from '../../ports/audit-log.js';
 import { type Deadline, DeadlineExceededError } from '../../ports/deadline.js';
 import { StoreError } from '../../ports/stores.js';
 import type { Hash } from '../../tlog/merkle.js';
@@ -251,11 +244,12 @@ export class PostgresAuditLog implements AuditLog {
     );
   }
 
-  recordsNaming(crn: string, window: TimeWindow = {}): AsyncIterable<readonly StoredAuditRecord[]> {
-    const page = byCrn.crnPageSql(crn, window, (n) => `$${n}`);
-    return byCrn.recordsNamingByPages(
-      page,
-      async (text, values) => (await this.pool.query<chain.AuditRow>(text, values)).rows,
+  recordsNaming(crn: string, window?: byCrn.TimeWindow): AsyncIterable<readonly StoredAuditRecord[]> {
+    return byCrn.recordsNamingSql(
+      crn,
+      window,
+      byCrn.POSTGRES_CRN,
+      async (text, values) => (await this.pool.query(text, values)).rows,
     );
   }
 

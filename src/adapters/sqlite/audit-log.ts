@@ -2,14 +2,7 @@ import { statSync } from 'node:fs';
 import type { AuditVerification } from '../../domain/audit/chain-walker.js';
 import type { AuditCheckpoint, ChainHead, CheckpointSet } from '../../domain/audit/checkpoint.js';
 import type { AuditQuery, AuditRecord, StoredAuditRecord } from '../../domain/audit/record.js';
-import type {
-  ArchiveLock,
-  ArchiveLockHolder,
-  AuditLog,
-  Forgotten,
-  TimeWindow,
-  TreeHead,
-} from '../../ports/audit-log.js';
+import type { ArchiveLock, ArchiveLockHolder, AuditLog, Forgotten, TreeHead } from '../../ports/audit-log.js';
 import { type Deadline, DeadlineExceededError } from '../../ports/deadline.js';
 import { StoreError } from '../../ports/stores.js';
 import type { Hash } from '../../tlog/merkle.js';
@@ -294,10 +287,9 @@ export class SqliteAuditLog implements AuditLog {
     return chain.recordsByPages((after, page) => this.versionPage.all(after, page), from, limit);
   }
 
-  recordsNaming(crn: string, window: TimeWindow = {}): AsyncIterable<readonly StoredAuditRecord[]> {
-    const page = byCrn.crnPageSql(crn, window, () => '?', 'INDEXED BY audit_by_crn');
-    return byCrn.recordsNamingByPages(page, (text, values) =>
-      this.db.prepare<unknown[], chain.AuditRow>(text).all(...values),
+  recordsNaming(crn: string, window?: byCrn.TimeWindow): AsyncIterable<readonly StoredAuditRecord[]> {
+    return byCrn.recordsNamingSql(crn, window, byCrn.SQLITE_CRN, (text, values) =>
+      this.db.prepare(text).all(...values),
     );
   }
 
