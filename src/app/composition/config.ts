@@ -20,6 +20,7 @@ import { isNoteName } from '../../tlog/note.js';
 import { ConfigError } from '../config-error.js';
 import type { StoreRef, StoreRegistry } from '../stores.js';
 import { nodeEnvMode, servicePostureProblems } from './posture.js';
+import { SERVICE_INFO_VARIABLES } from './service-info.js';
 
 /**
  * The service's configuration, read from environment variables and validated at start-up,
@@ -301,15 +302,8 @@ const variablesSchema = z.object({
       }
     }),
   PUBLIC_URL: z.string().default('/'),
-  // What /info on the management listener says (the estate's conventions, decisions §22).
-  PRODUCT_ID: z
-    .string()
-    .regex(/^[\x21-\x7e]{1,64}$/, { error: 'expected 1 to 64 printable characters, no spaces' })
-    .optional(),
-  GIT_COMMIT: z
-    .string()
-    .regex(/^[0-9a-f]{7,40}$/i, { error: 'expected a git commit: 7 to 40 hex digits' })
-    .optional(),
+  // What /info on the management listener says (service-info.ts): PRODUCT_ID, GIT_COMMIT.
+  ...SERVICE_INFO_VARIABLES,
   LOG_LEVEL: z.enum(LOG_LEVELS, { error: `expected one of ${LOG_LEVELS.join(', ')}` }).default('info'),
   // OpenTelemetry's own variables (decisions §10); tracing is off unless OTEL_TRACES_EXPORTER=otlp.
   OTEL_TRACES_EXPORTER: z.enum(['none', 'otlp'], { error: 'expected otlp or none' }).default('none'),
