@@ -9,6 +9,17 @@ import { httpsRequest } from '../support/https-client.js';
 import { registryNode } from '../support/registry-node.js';
 
 /**
+ * What the image's runtime stage copies from the checkout (its `COPY` lines without `--from`),
+ * read from the Dockerfile so the two cannot drift: `serve` reads the subject access template
+ * at start, say. (dist and node_modules come from the build stage: built here, installed here.)
+ */
+const IMAGE_FILES = (() => {
+  const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
+  const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
+  return [...runtime.matchAll(/^COPY (?!--)(\S+) /gm)].map((m) => m[1] as string);
+})();
+
+/**
  * What the container image runs (`Dockerfile`; containers cannot run on this machine): a
  * fresh copy of what the image copies, `npm ci --omit=dev --ignore-scripts` into it, then
  * the CLI and `serve` from that install alone. No devDependency is installed, so one that
@@ -53,7 +64,7 @@ describe.each(LINES)('the production install on Node %s (what the image runs)', 
     nodeDir = registryNode(line);
     app = mkdtempSync(join(tmpdir(), 'case-read-image-'));
     data = mkdtempSync(join(tmpdir(), 'case-read-image-data-'));
-    for (const entry of ['package.json', 'package-lock.json', '.npmrc', 'bin', 'dist', 'fixtures']) {
+    for (const entry of ['package-lock.json', '.npmrc', 'dist', ...IMAGE_FILES]) {
       cpSync(join(ROOT, entry), join(app, entry), { recursive: true });
     }
     // npm itself runs on this line's node (first on PATH), as in an image built FROM it.
