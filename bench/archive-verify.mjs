@@ -2,16 +2,24 @@
 // node bench/archive-verify.mjs [--records 1000000,2500000,4000000,10000000] [--baseline DIR] [--keep DIR]
 //
 // What `case-read audit verify --archive` costs as an archive grows (decisions §18: linear in
-// files, in bounded memory). Writes one synthetic C2SP tlog-tiles archive directly (entries of
-// a record's size, about 290 bytes; its hash tiles; a signed checkpoint), growing it to each
-// size in turn (rounded up to whole tiles of 256) as daily runs would: the partial tiles of
-// each size stay beside the next. At each size a hard-linked snapshot is taken, and `audit
-// verify --archive` runs on it as a process of its own, reporting its wall time, CPU time and
-// peak memory (maxRSS); with --baseline, that checkout's build too, alternating. Prints each
-// size's figures, the rate, and the ratio of times from the second size to the last. Needs
-// `npm run build`. The archive is removed afterwards unless --keep names a directory.
+// files, in bounded memory). Writes one synthetic C2SP tlog-tiles archive directly, as `audit
+// archive` would write it: entry bundles of real audit records (the current format, chained
+// from the genesis hash, seq = leaf index + 1, each about 290 bytes: several clients, their
+// operations, crns from a pool in the default pattern, one in twenty naming none), their hash
+// tiles, the archive's index by crn (written by the service's own CrnIndexWriter: each group's
+// shard and hashes files, the last group's and the signed note of each size) and a signed
+// checkpoint. It grows the archive to each size in turn (rounded up to whole tiles of 256) as
+// daily runs would: each size is a run of its own, which opens the index the one before left
+// (reading back the bundles of its partial group), and the partial tiles and partial crn
+// index groups of each size stay beside the next. At each size a hard-linked snapshot is
+// taken, and `audit verify --archive` runs on it as a process of its own, reporting its wall
+// time, CPU time and peak memory (maxRSS); with --baseline, that checkout's build too,
+// alternating (a build from before the crn index is given the snapshot without crn-index/,
+// which it would call added). Prints each size's figures, the rate, and the ratio of times
+// from the second size (the first, when there are two) to the last. Needs `npm run build`.
+// The archive is removed afterwards unless --keep names a directory.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -25,12 +33,20 @@ const { values } = parseArgs({
 });
 const root = new URL('..', import.meta.url).pathname;
 const dist = (path) => new URL(`../dist/${path}`, import.meta.url).href;
-const { sha256Bytes } = await import(dist('adapters/shared/sha256.js'));
+const { sha256Bytes, sha256Hex } = await import(dist('adapters/shared/sha256.js'));
 const { generateCheckpointKeys } = await import(dist('adapters/crypto/checkpoint-keys.js'));
-const { noteSigner } = await import(dist('adapters/crypto/note-keys.js'));
-const { leafHash } = await import(dist('tlog/merkle.js'));
+const { ed25519Verify, noteSigner } = await import(dist('adapters/crypto/note-keys.js'));
+const { storedIndexOf } = await import(dist('tlog/merkle.js'));
 const { checkpointText, signNote } = await import(dist('tlog/note.js'));
-const { bundleOf, bundlePath, TILE_WIDTH, tilePath, tileRoot } = await import(dist('tlog/tiles.js'));
+const { bundleOf, bundlePath, TILE_HEIGHT, TILE_WIDTH, tilePath, tileRoot } = await import(
+  dist('tlog/tiles.js')
+);
+const { chainRecord, GENESIS_HASH } = await import(dist('domain/audit/chain.js'));
+const { auditEntryOf, auditLeafHash, auditRecordOfEntry } = await import(
+  dist('domain/audit/canonical-text.js')
+);
+const { CrnIndexWriter } = await import(dist('app/audit/crn-index-write.js'));
+const { TileDirectory } = await import(dist('adapters/tile-directory/tile-directory.js'));
 
 const ORIGIN = 'case-read.bench.example/audit';
 const sizes = values.records.split(',').map((n) => Math.ceil(Number(n) / TILE_WIDTH) * TILE_WIDTH);
@@ -39,6 +55,12 @@ const archive = join(dir, 'archive');
 mkdirSync(archive, { recursive: true, mode: 0o700 });
 const keys = await generateCheckpointKeys();
 const signer = noteSigner(keys.privatePem, ORIGIN);
+const verifier = {
+  name: signer.name,
+  keyId: signer.keyId,
+  publicKey: signer.publicKey,
+  verify: (message, signature) => ed25519Verify(signer.publicKey, message, signature),
+};
 const vkeyFile = join(dir, 'audit.vkey');
 writeFileSync(vkeyFile, `${signer.vkey}\n`);
 
@@ -47,17 +69,114 @@ const write = (path, bytes) => {
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   writeFileSync(file, bytes, { mode: 0o600 });
 };
-/** A record's entry, about 290 bytes, as the canonical text is. */
-const entryOf = (seq) =>
-  new TextEncoder().encode(
-    `case-read-audit/3\nseq ${seq}\nat 2026-01-01T00:00:00.${String(seq % 1000).padStart(3, '0')}Z\nrequest ${seq.toString(16).padStart(32, '0')}\nclient client-${seq % 17}\nserial 4A:0F:12:9C:33:71:0B:5E:AA:19:C2:7D:80:41:6E:93\noperation getCaseByCrn\ncrn X${String(seq % 1000000).padStart(6, '0')}\nstatus 200\nprev ${'0'.repeat(64)}\n`,
-  );
+
+// The records: seeded (mulberry32), so every run writes the same trail.
+let seed = 0x5eed;
+const u32 = () => {
+  seed = (seed + 0x6d2b79f5) >>> 0;
+  let t = seed;
+  t = Math.imul(t ^ (t >>> 15), t | 1);
+  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+  return (t ^ (t >>> 14)) >>> 0;
+};
+const random = () => u32() / 4294967296;
+const hex32 = () => u32().toString(16).padStart(8, '0');
+const uuid = () => {
+  const h = hex32() + hex32() + hex32() + hex32();
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-${'89ab'[u32() & 3]}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+};
+const CLIENTS = [
+  // [client id, certificate serial, share of requests, acts on behalf of officers]
+  ['probation-case-viewer', '4A0F129C33710B5EAA19C27D80416E93', 0.38, true],
+  ['community-manager-app', '1B7E55A0C2D94F31B6E08A7D22C5F019', 0.2, true],
+  ['risk-assessment-service', '7C3D90E14B2A6F85D01E9B3C47A8F260', 0.15, false],
+  ['home-office-gateway', '2E9A41F07D6C35B8E4A1029F5B3D7C16', 0.12, false],
+  ['court-bundle-builder', '5F18C3A92E7B40D6A95E1C0B83F4D27A', 0.1, true],
+  ['mi-reporting', '0D6B27E84F1A93C5B72E0D4A16C9F385', 0.05, false],
+];
+const OPERATIONS = [
+  // [operation, share of the requests naming a crn]
+  ['getCase', 0.55],
+  ['getRiskScores', 0.17],
+  ['getCommunityManagerByCrn', 0.15],
+  ['getHomeOfficeInterest', 0.12],
+  ['getSubjectAccessRequest', 0.01],
+];
+/** The row of `table` that `r` (0 to 1) falls in, by each row's share (its column `share`). */
+const pick = (table, share, r) => {
+  let sum = 0;
+  for (const row of table) {
+    sum += row[share];
+    if (r < sum) return row;
+  }
+  return table[table.length - 1];
+};
+/** The crns asked for: distinct, one capital letter and six digits (the default CRN_PATTERN). */
+const POOL = (() => {
+  const pool = new Set();
+  while (pool.size < 100_000)
+    pool.add(`${String.fromCharCode(65 + (u32() % 26))}${String(u32() % 1_000_000).padStart(6, '0')}`);
+  return [...pool];
+})();
+/** The records' times: 100 a second from the start of 2026. */
+const START = Date.UTC(2026, 0, 1);
+
+/** The record of `seq`, as a request leaves one: a client, an operation, a crn of the pool or none. */
+function recordOf(seq) {
+  const r = random();
+  const [clientId, certificateSerial, , officers] = pick(CLIENTS, 2, random());
+  const base = {
+    at: new Date(START + seq * 10 + (u32() % 10)),
+    requestId: uuid(),
+    clientId,
+    certificateSerial,
+    onBehalfOf: officers && random() < 0.6 ? `officer.${u32() % 400}@probation.example` : null,
+    access: null,
+    issued: null,
+  };
+  // 4% name no crn (a queue token, a renewed certificate); 1% asked for one that is not valid.
+  if (r < 0.04) {
+    const renew = r < 0.002;
+    return {
+      ...base,
+      onBehalfOf: null,
+      operation: renew ? 'renewCertificate' : 'issueQueueToken',
+      crn: null,
+      status: 200,
+      problem: null,
+      issued: renew ? (hex32() + hex32() + hex32() + hex32()).toUpperCase() : null,
+    };
+  }
+  const [operation] = pick(OPERATIONS, 1, random());
+  if (r < 0.05) return { ...base, operation, crn: null, status: 400, problem: 'invalid-crn' };
+  const s = random();
+  const [status, problem] =
+    s < 0.03
+      ? [404, 'case-not-found']
+      : s < 0.04
+        ? [403, 'limited-access']
+        : s < 0.045
+          ? [403, 'permission-denied']
+          : [200, null];
+  return {
+    ...base,
+    operation,
+    crn: POOL[u32() % POOL.length],
+    status,
+    problem,
+    access: status === 200 && s > 0.995 ? 'client-enforces' : null,
+  };
+}
 
 // The tree's hashes above the leaves, a row per tile level (its hashes not yet a full tile);
 // full tiles are written as they fill.
 const rows = [];
 const counts = [];
 let records = 0;
+/** The chain's last hash so far. */
+let previous = GENESIS_HASH;
+/** The hash of each bundle's 256 leaves, by where the store keeps it: what `audit archive` checks the bundles it reads back against. */
+const bundleRoots = new Map();
 const pushLevel = (level, hash) => {
   counts[level] = (counts[level] ?? 0) + 1;
   const row = rows[level] ?? [];
@@ -122,17 +241,69 @@ const verify = (checkout, snapshot) => {
   return { ...measured, line: run.stdout.trim() };
 };
 
+/** What one bundle of records is: its entries (canonical texts), their leaf hashes and crns. */
+const encoder = new TextEncoder();
+function nextBundle() {
+  const entries = [];
+  const leaves = [];
+  const crns = [];
+  for (let i = 0; i < TILE_WIDTH; i++) {
+    const seq = records + i + 1;
+    const stored = chainRecord(recordOf(seq), seq, previous, sha256Hex);
+    const text = auditEntryOf(stored);
+    // The first bundle read back as `audit archive` reads an entry: the record, chained, to the byte.
+    if (seq <= TILE_WIDTH) {
+      const read = auditRecordOfEntry(text, sha256Hex);
+      if (read?.seq !== seq || read.hash !== stored.hash || read.previousHash !== previous)
+        throw new Error(`record ${seq}'s entry is not the record it was made of`);
+    }
+    previous = stored.hash;
+    entries.push(encoder.encode(text));
+    leaves.push(auditLeafHash(stored, sha256Bytes));
+    crns.push(stored.crn);
+  }
+  return { entries, leaves, crns };
+}
+
+/** The index by crn is written as `audit archive` writes it, into the archive as it stands. */
+const crnIndexContext = {
+  hashes: { sha256: sha256Bytes, sha256Hex },
+  log: {
+    treeHashes: async (indexes) => new Map(indexes.map((index) => [index, bundleRoots.get(index)])),
+  },
+  tiles: new TileDirectory(archive),
+  keys: [verifier],
+  signer,
+  put: async (path, bytes) => {
+    const there = existsSync(join(archive, path)) ? readFileSync(join(archive, path)) : undefined;
+    if (there === undefined) write(path, bytes);
+    else if (!there.equals(bytes)) throw new Error(`${path} is in the archive with other bytes`);
+    return there === undefined;
+  },
+  stillHolding: async () => {},
+};
+
+/** Whether the build of `checkout` checks the crn index (one from before it calls its files added). */
+const checksCrnIndex = (checkout) => existsSync(join(checkout, 'dist/app/audit/crn-index-verify.js'));
+
 const results = [];
+/** What the last run archived: its size and root, which the next run's index opens on. */
+let held = { size: 0 };
 for (const size of sizes) {
   const started = Date.now();
+  const crnIndex = await CrnIndexWriter.open(crnIndexContext, held);
   for (; records < size; records += TILE_WIDTH) {
-    const entries = Array.from({ length: TILE_WIDTH }, (_, i) => entryOf(records + i + 1));
-    write(bundlePath(records / TILE_WIDTH), bundleOf(entries));
-    const leaves = entries.map((entry) => leafHash(sha256Bytes, entry));
-    write(tilePath({ level: 0, index: records / TILE_WIDTH, width: TILE_WIDTH }), Buffer.concat(leaves));
-    pushLevel(1, tileRoot(sha256Bytes, leaves));
+    const index = records / TILE_WIDTH;
+    const { entries, leaves, crns } = nextBundle();
+    write(bundlePath(index), bundleOf(entries));
+    write(tilePath({ level: 0, index, width: TILE_WIDTH }), Buffer.concat(leaves));
+    const bundleRoot = tileRoot(sha256Bytes, leaves);
+    bundleRoots.set(storedIndexOf({ level: TILE_HEIGHT, index }), bundleRoot);
+    pushLevel(1, bundleRoot);
+    await crnIndex.bundle(index, crns);
   }
-  // The partial tiles of this size at each level above 0, and the signed checkpoint.
+  // The partial tiles of this size at each level above 0, the crn index's last group and its
+  // note, and the signed checkpoint (a new file: the snapshots keep theirs).
   for (let level = 1; level < rows.length; level++) {
     const row = rows[level] ?? [];
     if (row.length > 0)
@@ -141,16 +312,27 @@ for (const size of sizes) {
         Buffer.concat(row),
       );
   }
-  write('checkpoint', signNote(checkpointText(ORIGIN, size, rootNow()), signer));
+  const treeRoot = rootNow();
+  await crnIndex.seal(size, treeRoot);
+  held = { size, root: treeRoot };
+  write('.checkpoint.new', signNote(checkpointText(ORIGIN, size, treeRoot), signer));
+  renameSync(join(archive, '.checkpoint.new'), join(archive, 'checkpoint'));
   const snapshot = join(dir, `snapshot-${size}`);
   if (spawnSync('cp', ['-al', archive, snapshot]).status !== 0) throw new Error('cp -al failed');
   process.stdout.write(
     `archive of ${size} records written in ${Math.round((Date.now() - started) / 1000)} s\n`,
   );
+  // A baseline built before the crn index is given the snapshot without it.
+  let baselineSnapshot = snapshot;
+  if (values.baseline && !checksCrnIndex(values.baseline)) {
+    baselineSnapshot = `${snapshot}-without-crn-index`;
+    if (spawnSync('cp', ['-al', snapshot, baselineSnapshot]).status !== 0) throw new Error('cp -al failed');
+    rmSync(join(baselineSnapshot, 'crn-index'), { recursive: true, force: true });
+  }
   const runs = { this: [], baseline: [] };
   for (let round = 0; round < 2; round++) {
     runs.this.push(verify(root.replace(/\/$/, ''), snapshot));
-    if (values.baseline) runs.baseline.push(verify(values.baseline, snapshot));
+    if (values.baseline) runs.baseline.push(verify(values.baseline, baselineSnapshot));
   }
   const best = (list) => list.reduce((a, b) => (a.wallMs <= b.wallMs ? a : b), list[0]);
   const row = { size, this: best(runs.this), baseline: values.baseline ? best(runs.baseline) : undefined };
@@ -158,13 +340,14 @@ for (const size of sizes) {
   process.stdout.write(
     `${size} records: ${row.this.line}\n  this: ${row.this.wallMs} ms wall, ${row.this.cpuMs} ms CPU, ${row.this.maxRssMiB} MiB peak, ${Math.round(size / (row.this.wallMs / 1000))} records/s` +
       (row.baseline
-        ? `\n  baseline: ${row.baseline.wallMs} ms wall, ${row.baseline.cpuMs} ms CPU, ${row.baseline.maxRssMiB} MiB peak`
+        ? `\n  baseline${baselineSnapshot === snapshot ? '' : ' (without the crn index)'}: ${row.baseline.wallMs} ms wall, ${row.baseline.cpuMs} ms CPU, ${row.baseline.maxRssMiB} MiB peak`
         : '') +
       '\n',
   );
 }
 if (results.length > 1) {
-  const [second, last] = [results[1], results.at(-1)];
+  // From the second size (the first only warms up), unless there are only two.
+  const [second, last] = [results[results.length > 2 ? 1 : 0], results.at(-1)];
   process.stdout.write(
     `time ${second.size} -> ${last.size} records (x${(last.size / second.size).toFixed(2)}): x${(last.this.wallMs / second.this.wallMs).toFixed(2)}` +
       (second.baseline ? ` (baseline x${(last.baseline.wallMs / second.baseline.wallMs).toFixed(2)})` : '') +
