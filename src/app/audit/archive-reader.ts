@@ -32,10 +32,10 @@ const codeOf = (error: unknown): string | undefined => (error as { code?: string
  */
 export class ArchiveReader {
   private readonly files = new Map<string, Uint8Array>();
-  /** The last bundle read, by index: the records of one crn are often neighbours. */
-  private lastBundle:
-    | { index: number; records: { record: StoredAuditRecord; entry: Uint8Array }[] }
-    | undefined;
+  /** The last bundle read, by index, its entries split out: the records of one crn are often neighbours. */
+  private lastBundle: { index: number; entries: Uint8Array[] } | undefined;
+  /** The level-0 tile kept in {@link files}: only the last one read. */
+  private lastLeafTile: string | undefined;
 
   /** The archived tree's hashes, read from its hash tiles (Go's tlog.TileHashReader); each is inside the archived tree. */
   readonly tileHashes: HashSource = {
@@ -96,8 +96,13 @@ export class ArchiveReader {
         `${path} is missing from ${this.tiles.location} (${code}); run case-read audit verify --archive`,
       );
     }
-    // Only a proof's few tiles are kept; bundles are read once each.
+    // Only a proof's few tiles are kept; bundles are read once each, and of the level-0 tiles
+    // (one for each bundle: a crn's records may touch thousands) only the last.
     if (path.startsWith('tile/entries/')) return bytes;
+    if (path.startsWith('tile/0/')) {
+      if (this.lastLeafTile !== undefined) this.files.delete(this.lastLeafTile);
+      this.lastLeafTile = path;
+    }
     this.files.set(path, bytes);
     return bytes;
   }
@@ -111,11 +116,28 @@ export class ArchiveReader {
       throw new AuditProofError(`the archive holds records 1..${this.size}, not ${seq}`);
     }
     const index = Math.floor((seq - 1) / TILE_WIDTH);
-    if (this.lastBundle?.index !== index) this.lastBundle = { index, records: await this.bundle(index) };
-    return this.lastBundle.records[(seq - 1) % TILE_WIDTH] as {
-      record: StoredAuditRecord;
-      entry: Uint8Array;
-    };
+    const path = bundlePath(index);
+    if (this.lastBundle?.index !== index) {
+      const entries = entriesOf(await this.read(path));
+      if (entries === undefined || entries.length !== TILE_WIDTH) {
+        throw new AuditArchiveError(`${path} does not hold ${TILE_WIDTH} whole entries: it was changed`);
+      }
+      this.lastBundle = { index, entries };
+    }
+    // This entry alone: checked against its hash in the level-0 tile, and read back as a record.
+    const i = (seq - 1) % TILE_WIDTH;
+    const entry = this.lastBundle.entries[i] as Uint8Array;
+    const leafTile = tilePath({ level: 0, index, width: TILE_WIDTH });
+    const tile = await this.read(leafTile);
+    if (!sameHash(leafHash(this.hashes.sha256, entry), tile.subarray(i * HASH_BYTES, (i + 1) * HASH_BYTES))) {
+      throw new AuditArchiveError(
+        `${path}: entry ${i} is not the leaf ${leafTile} holds: one of them was changed`,
+      );
+    }
+    const record = auditRecordOfEntry(new TextDecoder().decode(entry), this.hashes.sha256Hex);
+    if (record?.seq !== seq)
+      throw new AuditArchiveError(`${path}: entry ${i} is not audit record ${seq}: it was changed`);
+    return { record, entry };
   }
 
   /** The records of bundle `index`, each read back from its entry; an entry that is not a record is refused, naming the file. */

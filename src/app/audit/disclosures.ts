@@ -1,9 +1,10 @@
 import { auditEntryOf } from '../../domain/audit/canonical-text.js';
 import type { StoredAuditRecord } from '../../domain/audit/record.js';
-import { isDomainError, TrailIncompleteError } from '../../domain/errors.js';
+import { isDomainError, StoreUnavailableError, TrailIncompleteError } from '../../domain/errors.js';
 import type { ArchiveTiles } from '../../ports/archive-tiles.js';
 import type { AuditHashes } from '../../ports/audit-hashes.js';
 import type { AuditLog, TimeWindow } from '../../ports/audit-log.js';
+import { type Deadline, remainingMs } from '../../ports/deadline.js';
 import type { Disclosure, DisclosureList, Disclosures } from '../../ports/disclosures.js';
 import { type Hash, leafHash } from '../../tlog/merkle.js';
 import { type NoteVerifier, toBase64 } from '../../tlog/note.js';
@@ -82,9 +83,9 @@ function incomplete(error: unknown): Error {
 /** The disclosures of `sources`' trail. */
 export function disclosuresOf(sources: DisclosureSources): Disclosures {
   return {
-    of: async (crn, window) => {
+    of: async (crn, window, deadline) => {
       try {
-        return await listOf(sources, crn, window);
+        return await listOf(sources, crn, window, deadline);
       } catch (error) {
         throw incomplete(error);
       }
@@ -103,7 +104,17 @@ class Reading {
     private readonly window: TimeWindow,
     /** The last seq this reading is about: the second pass ends at the checked checkpoint's size, as the first found them. */
     private readonly upTo = Number.POSITIVE_INFINITY,
+    /** The request's deadline (the first pass only): past it, the reading stops; the request has been answered. */
+    private readonly deadline?: Deadline,
   ) {}
+
+  /** Throws once the deadline (if any) has passed: nobody waits for what is read after it. */
+  inTime(): void {
+    if (this.deadline !== undefined && remainingMs(this.deadline) === 0) {
+      // As the request cycle answers a deadline passed on a store: 503, never an error of its own.
+      throw new StoreUnavailableError('audit store', 'deadline');
+    }
+  }
 
   get archivedSize(): number {
     return this.archive?.reader.size ?? 0;
@@ -135,9 +146,9 @@ class Reading {
   /** The archived records naming the crn inside the window, by the archive's index, each checked to name it. */
   async *archived(): AsyncGenerator<{ record: StoredAuditRecord; entry: Uint8Array }> {
     if (!this.archive) return;
-    const { reader, tiles } = this.archive;
-    const { hashes, keys } = this.sources;
-    for (const seq of await archivedSeqsNaming(hashes, tiles, keys, reader.checkpoint, this.crn)) {
+    const { reader } = this.archive;
+    for (const seq of await this.archive.seqs(this.crn)) {
+      this.inTime();
       const read = await reader.entryAt(seq);
       if (read.record.crn !== this.crn) {
         throw new TrailIncompleteError(
@@ -151,6 +162,7 @@ class Reading {
   /** The store's records naming the crn inside the window, after the archived ones. */
   async *stored(): AsyncGenerator<{ record: StoredAuditRecord; entry: Uint8Array }> {
     for await (const batch of this.sources.log.recordsNaming(this.crn, this.window)) {
+      this.inTime();
       for (const record of batch) {
         if (record.seq <= this.archivedSize) continue;
         // Appended since the first pass (this request's own record among them): not part of this answer.
@@ -215,10 +227,12 @@ async function newestSigned(sources: DisclosureSources): Promise<Against | undef
   };
 }
 
-/** The archive as one answer reads it: opened once, its checkpoint checked. */
+/** The archive as one answer reads it: opened once, its checkpoint checked, its crn index read once. */
 interface OpenArchive {
   readonly tiles: ArchiveTiles;
   readonly reader: ArchiveReader;
+  /** The seqs the crn index lists for the crn (read at the first call; both passes use them). */
+  seqs(crn: string): Promise<readonly number[]>;
 }
 
 async function openArchive(sources: DisclosureSources): Promise<OpenArchive | undefined> {
@@ -239,14 +253,33 @@ async function openArchive(sources: DisclosureSources): Promise<OpenArchive | un
       `the archive in ${tiles.location} holds records 1..${reader.size}, but the store let go of 1..${letGo}`,
     );
   }
-  return { tiles, reader };
+  let listed: Promise<readonly number[]> | undefined;
+  return {
+    tiles,
+    reader,
+    seqs: (crn) => {
+      listed ??= archivedSeqsNaming(sources.hashes, tiles, sources.keys, reader.checkpoint, crn);
+      return listed;
+    },
+  };
 }
 
 /** Pass one: every disclosure read and its proof checked; what is kept is where each one is. */
-async function listOf(sources: DisclosureSources, crn: string, window: TimeWindow): Promise<DisclosureList> {
+async function listOf(
+  sources: DisclosureSources,
+  crn: string,
+  window: TimeWindow,
+  deadline?: Deadline,
+): Promise<DisclosureList> {
   const archive = await openArchive(sources);
-  const reading = new Reading(sources, archive, crn, window);
+  const reading = new Reading(sources, archive, crn, window, Number.POSITIVE_INFINITY, deadline);
   let against = await newestSigned(sources);
+  // Records after the newest checkpoint (under traffic, nearly always: the last SAR's own record
+  // among them): one covering them is signed first, rather than the list read twice.
+  if (sources.checkpointNow !== undefined && (await sources.log.head()).seq > (against?.size ?? 0)) {
+    await sources.checkpointNow();
+    against = await newestSigned(sources);
+  }
   let found: Found[] = [];
   let asked = false;
   for (;;) {

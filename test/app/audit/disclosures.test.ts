@@ -10,7 +10,7 @@ import { openCheckpoint } from '../../../src/app/audit/proving.js';
 import { auditHashes, noteSigner } from '../../../src/app/composition/audit-keys.js';
 import { auditEntryOf } from '../../../src/domain/audit/canonical-text.js';
 import { signCheckpoint } from '../../../src/domain/audit/checkpoint.js';
-import { TrailIncompleteError } from '../../../src/domain/errors.js';
+import { StoreUnavailableError, TrailIncompleteError } from '../../../src/domain/errors.js';
 import type { CheckpointSigner } from '../../../src/ports/checkpoint-keys.js';
 import type { Disclosure } from '../../../src/ports/disclosures.js';
 import { leafHash, verifyInclusion } from '../../../src/tlog/merkle.js';
@@ -199,6 +199,11 @@ describe('the disclosures of a crn, from the store and the archive', () => {
     const sent: Disclosure[] = [];
     for await (const batch of list.batches()) sent.push(...batch);
     expect(sent.map((d) => d.requestId)).toEqual(expectedSeqs().map((i) => `req-${i}`));
+  });
+
+  it("stop reading once the request's deadline has passed (it was answered at the deadline)", async () => {
+    const passed = { expiresAt: performance.now() - 1, passed: true, signal: AbortSignal.abort() };
+    await expect(disclosuresOf(sources()).of(CRN, {}, passed)).rejects.toThrow(StoreUnavailableError);
   });
 
   it('break off, never end short, when the trail changed between the check and the sending', async () => {
