@@ -308,7 +308,7 @@ export async function archivedSeqsNaming(
         `${path} is not the shard ${crnHashesPath(group)} lists: it was changed; ${VERIFY}`,
       );
     }
-    for (const seq of seqsInShard(bytes, crn, group, path)) seqs.push(seq);
+    for (const seq of seqsOfCrnInShard(bytes, crn, group, path)) seqs.push(seq);
   });
   if (!sameHash(crnIndexDigest(sha256, digests), signed)) throw notSigned(tree);
   return seqs;
@@ -368,4 +368,40 @@ export function seqsInShard(bytes: Uint8Array, crn: string, group: CrnGroup, pat
     if (line.crn === crn) found = line.seqs;
   }
   return [...found];
+}
+
+/**
+ * The seqs a shard file lists for `crn`, its own line found and read strictly, the rest left
+ * unread: what archivedSeqsNaming uses, once the file's SHA-256 has been checked against the
+ * signed note, so every line is the signer's (a strict read of each, `seqsInShard`, cost a SAR
+ * about 0.3 s on 9 million archived records). Its line must be there at most once.
+ */
+export function seqsOfCrnInShard(bytes: Uint8Array, crn: string, group: CrnGroup, path: string): number[] {
+  const refuse = (why: string) =>
+    new AuditArchiveError(`${path} is not a crn index shard: ${why}; ${VERIFY}`);
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
+  } catch {
+    throw refuse('it is not UTF-8');
+  }
+  const prefix = `[${JSON.stringify(crn)},[`;
+  const at = text.startsWith(prefix) ? 0 : text.indexOf(`\n${prefix}`);
+  if (at < 0) return [];
+  const start = at === 0 && text.startsWith(prefix) ? 0 : at + 1;
+  const end = text.indexOf('\n', start);
+  if (end < 0) throw refuse('its last line has no newline');
+  if (text.indexOf(`\n${prefix}`, end) >= 0) throw refuse('the crn has more than one line');
+  const line = lineOf(text.slice(start, end));
+  if (line?.crn !== crn) throw refuse(`the crn's line is not ["CRN",[SEQ,…]]`);
+  let before = group.first - 1;
+  for (const seq of line.seqs) {
+    if (seq <= before || seq > group.last) {
+      throw refuse(
+        `the crn's seqs are not ascending within the group's records ${group.first}..${group.last}`,
+      );
+    }
+    before = seq;
+  }
+  return [...line.seqs];
 }
