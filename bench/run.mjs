@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // npm run bench [-- SCENARIO...] [--smoke] [--audit sqlite|jsonl] [--rounds N] [--baseline DIR]
 //                                [--baseline-node PATH] [--baseline-node-options S] [--node-options S]
-//                                [--cpu-prof] [--postgres]
+//                                [--cpu-prof] [--postgres] [--records N] [--archived N]
 //
 // Drives the full service (mutual TLS, API key, bearer verification, permission, SQLite
 // lookup) and what it is compared with, with autocannon, in alternating rounds (A B A B ...),
@@ -12,7 +12,8 @@
 //
 // Scenarios, one file each under bench/scenarios/ (each file says what it measures):
 //   keepalive (default), handshake, scale, token, engines, audit, upstream, runtimes,
-//   limited, tracing, checkpoints, witnesses, tls-stores. The shared machinery is under bench/lib/.
+//   limited, tracing, checkpoints, witnesses, tls-stores, subject-access. The shared machinery is
+//   under bench/lib/.
 //   --smoke: half a second of each, to check the harness; nothing is judged.
 //   --audit jsonl: the service writes its audit trail to a JSONL file instead of SQLite.
 //   --rounds N: N measured rounds per server instead of 3.
@@ -24,6 +25,8 @@
 //            baseline (the image's --max-semi-space-size against none, say).
 //   --cpu-prof: profiles the service (under Node) and prints the newest profile's top costs.
 //   --postgres: `scale` generates its stores in PostgreSQL instead of SQLite.
+//   --records N, --archived N: subject-access's trail (10,000,000 and 9,000,000; under --smoke
+//            20,000 and 15,000), generated once and cached (bench/lib/sar-trail.mjs says where).
 // PostgreSQL and Redis: BENCH_POSTGRES_URL (postgres://root@127.0.0.1:5432/test) and
 // BENCH_REDIS_URL (redis://127.0.0.1:6379); each run uses its own schemas and key prefix.
 //
@@ -46,6 +49,7 @@ import { keepalive } from './scenarios/keepalive.mjs';
 import { limited } from './scenarios/limited.mjs';
 import { runtimes } from './scenarios/runtimes.mjs';
 import { scale } from './scenarios/scale.mjs';
+import { subjectAccess } from './scenarios/subject-access.mjs';
 import { tlsStores } from './scenarios/tls-stores.mjs';
 import { token } from './scenarios/token.mjs';
 import { tracing } from './scenarios/tracing.mjs';
@@ -68,11 +72,35 @@ const SCENARIOS = {
   checkpoints,
   witnesses,
   'tls-stores': tlsStores,
+  'subject-access': subjectAccess,
 };
+
+/**
+ * subject-access's `--records N` and `--archived N`, taken out of `argv` (lib/args.mjs knows
+ * nothing of them); a value that is not a whole number is a usage error.
+ */
+function trailSizes(argv) {
+  const rest = [...argv];
+  const sizes = {};
+  for (const [flag, key] of [
+    ['--records', 'sarRecords'],
+    ['--archived', 'sarArchived'],
+  ]) {
+    const at = rest.indexOf(flag);
+    if (at === -1) continue;
+    const value = Number(rest[at + 1]?.replaceAll('_', ''));
+    if (!(Number.isSafeInteger(value) && value > 0))
+      throw new UsageError(`${flag} takes a whole number above 0`);
+    sizes[key] = value;
+    rest.splice(at, 2);
+  }
+  return { rest, sizes };
+}
 
 let options;
 try {
-  options = parseArgs(process.argv.slice(2), Object.keys(SCENARIOS));
+  const { rest, sizes } = trailSizes(process.argv.slice(2));
+  options = { ...parseArgs(rest, Object.keys(SCENARIOS)), ...sizes };
 } catch (error) {
   if (!(error instanceof UsageError)) throw error;
   process.stderr.write(`bench: ${error.message}\n`);

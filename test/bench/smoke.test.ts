@@ -28,6 +28,7 @@ const SCENARIOS = [
   'runtimes',
   'checkpoints',
   'tls-stores',
+  'subject-access',
 ] as const;
 
 interface Saved {
