@@ -135,27 +135,29 @@ export const ProblemSchema = z
  * handler hands on as it is. The document states the same rule (pattern and length) for
  * consumers; the schema does not check it a second time.
  */
-export function crnParamsSchema(format: CrnFormat) {
+/** A crn of the configured pattern, read into a `Crn` (a 400 naming the pattern otherwise). */
+export function crnSchema(format: CrnFormat) {
   const message = `must match the pattern ${format.pattern}`;
+  return z.string().transform((raw, ctx) => {
+    try {
+      return Crn.parse(raw, format);
+    } catch {
+      ctx.addIssue({ code: 'custom', message });
+      return z.NEVER;
+    }
+  });
+}
+
+export function crnParamsSchema(format: CrnFormat) {
   return z.object({
-    crn: z
-      .string()
-      .transform((raw, ctx) => {
-        try {
-          return Crn.parse(raw, format);
-        } catch {
-          ctx.addIssue({ code: 'custom', message });
-          return z.NEVER;
-        }
-      })
-      .openapi({
-        param: { name: 'crn', in: 'path', required: true },
-        type: 'string',
-        minLength: 1,
-        maxLength: CRN_MAX_LENGTH,
-        pattern: format.pattern,
-        description: 'Case reference number',
-        example: 'X123456',
-      }),
+    crn: crnSchema(format).openapi({
+      param: { name: 'crn', in: 'path', required: true },
+      type: 'string',
+      minLength: 1,
+      maxLength: CRN_MAX_LENGTH,
+      pattern: format.pattern,
+      description: 'Case reference number',
+      example: 'X123456',
+    }),
   });
 }

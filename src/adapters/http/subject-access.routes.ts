@@ -1,9 +1,10 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { CRN_MAX_LENGTH, Crn, type CrnFormat } from '../../domain/crn.js';
+import { CRN_MAX_LENGTH, type CrnFormat } from '../../domain/crn.js';
 import type { OperationGuard } from './cases.routes.js';
 import { gatewayTimeout, problem, unavailable } from './route-responses.js';
 import {
   CommunityManagerSchema,
+  crnSchema,
   HomeOfficeInterestSchema,
   PersonalDetailsAndCircumstancesSchema,
   RiskPredictorScoreSchema,
@@ -46,16 +47,7 @@ function sarQuerySchema(format: CrnFormat) {
         },
         example: 'A1234BC',
       }),
-    crn: z
-      .string()
-      .transform((raw, ctx) => {
-        try {
-          return Crn.parse(raw, format);
-        } catch {
-          ctx.addIssue({ code: 'custom', message: `must match the pattern ${format.pattern}` });
-          return z.NEVER;
-        }
-      })
+    crn: crnSchema(format)
       .optional()
       .openapi({
         param: {

@@ -4,17 +4,11 @@
  * that its writer (`audit archive`, crn-index-write.ts) and its check (`audit verify --archive`,
  * crn-index-verify.ts) share.
  *
- * - Groups: group g covers bundles 256g … 256g + 255 (records 65536g + 1 … 65536(g + 1)); the
- *   size of a group is a parameter (in records, whole bundles) only so that tests use a small one.
- * - A full group's files are `crn-index/G/S` for each shard S (0 … f, the first hex digit of
- *   SHA-256(crn)), written even when empty, and `crn-index/G/hashes`: the SHA-256 of each shard
- *   file in shard order (G as a tile's index is written, `x001/234`). The last group, of B
- *   bundles (1 … 255), is `crn-index/G.p/B/…`, as partial tiles are named.
- * - A shard file: a line per crn, sorted by crn (code units), each `["CRN",[SEQ,SEQ,…]]` with
- *   the seqs ascending and a newline after it; records with no crn are not indexed.
- * - `crn-index/signed/N`, for the archive of N records: a signed note (the archive checkpoint's
- *   key) whose text is `case-read crn index v1`, the log's origin, N, the tree's root (base64),
- *   and base64 of SHA-256 over the SHA-256 of each group's hashes file, in order.
+ * Layout (docs/operations/audit-trail.md, "The index by crn"): group g (256 bundles, a
+ * parameter only for tests) is `crn-index/G/S` for each shard S (0 … f, the first hex digit of
+ * SHA-256(crn)) and `crn-index/G/hashes` (their SHA-256s), the partial last one
+ * `crn-index/G.p/B/…`; a shard is a line `["CRN",[SEQ,…]]` per crn, sorted; `crn-index/signed/N`
+ * a note signed by the archive's key over the header, origin, N, root and the groups' hashes.
  * Every file is written once and never replaced: a later archive adds the files of its size.
  */
 import { auditRecordOfEntry } from '../../domain/audit/canonical-text.js';
@@ -329,20 +323,42 @@ function lineOf(line: string): { readonly crn: string; readonly seqs: readonly n
   return JSON.stringify(parsed) === line ? { crn, seqs } : undefined;
 }
 
+/** A shard file's text, and the refusal that names it; one that is not UTF-8 is refused. */
+function shardText(bytes: Uint8Array, path: string) {
+  const refuse = (why: string) =>
+    new AuditArchiveError(`${path} is not a crn index shard: ${why}; ${VERIFY}`);
+  try {
+    return { text: new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes), refuse };
+  } catch {
+    throw refuse('it is not UTF-8');
+  }
+}
+
+/** Refuses seqs not ascending within the group's records, naming the line. */
+function checkAscending(
+  seqs: readonly number[],
+  group: CrnGroup,
+  refuse: (why: string) => Error,
+  which: string,
+): void {
+  let before = group.first - 1;
+  for (const seq of seqs) {
+    if (seq <= before || seq > group.last) {
+      throw refuse(
+        `${which} seqs are not ascending within the group's records ${group.first}..${group.last}`,
+      );
+    }
+    before = seq;
+  }
+}
+
 /**
  * The seqs the shard file lists for `crn` (none when it has no line), every line of it read
  * strictly: malformed, out of order (or repeated), or a seq not ascending or outside the
  * group, and the file is refused.
  */
 export function seqsInShard(bytes: Uint8Array, crn: string, group: CrnGroup, path: string): number[] {
-  const refuse = (why: string) =>
-    new AuditArchiveError(`${path} is not a crn index shard: ${why}; ${VERIFY}`);
-  let text: string;
-  try {
-    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
-  } catch {
-    throw refuse('it is not UTF-8');
-  }
+  const { text, refuse } = shardText(bytes, path);
   if (text === '') return [];
   if (!text.endsWith('\n')) throw refuse('its last line has no newline');
   let found: readonly number[] = [];
@@ -356,35 +372,19 @@ export function seqsInShard(bytes: Uint8Array, crn: string, group: CrnGroup, pat
     if (previous !== undefined && !(previous < line.crn))
       throw refuse(`line ${n}'s crn does not come after line ${n - 1}'s (repeated, or not sorted)`);
     previous = line.crn;
-    let before = group.first - 1;
-    for (const seq of line.seqs) {
-      if (seq <= before || seq > group.last) {
-        throw refuse(
-          `line ${n}'s seqs are not ascending within the group's records ${group.first}..${group.last}`,
-        );
-      }
-      before = seq;
-    }
+    checkAscending(line.seqs, group, refuse, `line ${n}'s`);
     if (line.crn === crn) found = line.seqs;
   }
   return [...found];
 }
 
 /**
- * The seqs a shard file lists for `crn`, its own line found and read strictly, the rest left
- * unread: what archivedSeqsNaming uses, once the file's SHA-256 has been checked against the
- * signed note, so every line is the signer's (a strict read of each, `seqsInShard`, cost a SAR
- * about 0.3 s on 9 million archived records). Its line must be there at most once.
+ * The seqs a shard lists for `crn`, its one line read strictly, the rest unread (the file's
+ * SHA-256 checked against the signed note first: every line is the signer's; reading each cost
+ * a SAR 0.3 s on 9M archived records).
  */
 export function seqsOfCrnInShard(bytes: Uint8Array, crn: string, group: CrnGroup, path: string): number[] {
-  const refuse = (why: string) =>
-    new AuditArchiveError(`${path} is not a crn index shard: ${why}; ${VERIFY}`);
-  let text: string;
-  try {
-    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
-  } catch {
-    throw refuse('it is not UTF-8');
-  }
+  const { text, refuse } = shardText(bytes, path);
   const prefix = `[${JSON.stringify(crn)},[`;
   const at = text.startsWith(prefix) ? 0 : text.indexOf(`\n${prefix}`);
   if (at < 0) return [];
@@ -394,14 +394,6 @@ export function seqsOfCrnInShard(bytes: Uint8Array, crn: string, group: CrnGroup
   if (text.indexOf(`\n${prefix}`, end) >= 0) throw refuse('the crn has more than one line');
   const line = lineOf(text.slice(start, end));
   if (line?.crn !== crn) throw refuse(`the crn's line is not ["CRN",[SEQ,…]]`);
-  let before = group.first - 1;
-  for (const seq of line.seqs) {
-    if (seq <= before || seq > group.last) {
-      throw refuse(
-        `the crn's seqs are not ascending within the group's records ${group.first}..${group.last}`,
-      );
-    }
-    before = seq;
-  }
+  checkAscending(line.seqs, group, refuse, "the crn's");
   return [...line.seqs];
 }
