@@ -139,6 +139,16 @@ describe('the disclosures of a crn, from the store and the archive', () => {
     }
   });
 
+  it("carry the checkpoint with the witnesses' cosignatures held for it", async () => {
+    const newest = await log.newestCheckpoint({ withNote: true });
+    if (newest === undefined) throw new Error('no checkpoint');
+    const line = `— witness.example/w1 ${Buffer.alloc(76, 7).toString('base64')}`;
+    await log.addCosignatures(newest, [line]);
+    const listed = await all();
+    expect(listed.length).toBeGreaterThan(0);
+    for (const d of listed) expect(d.proof.endsWith(`${line}\n`)).toBe(true);
+  });
+
   it('keep to the window, from inclusive, to exclusive', async () => {
     const from = at(300);
     const to = at(600);
