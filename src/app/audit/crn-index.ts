@@ -11,7 +11,7 @@
  * a note signed by the archive's key over the header, origin, N, root and the groups' hashes.
  * Every file is written once and never replaced: a later archive adds the files of its size.
  */
-import { auditRecordOfEntry } from '../../domain/audit/canonical-text.js';
+import { auditRecordOfEntry, seqAndCrnOfEntry } from '../../domain/audit/canonical-text.js';
 import type { ArchiveTiles } from '../../ports/archive-tiles.js';
 import type { AuditHashes } from '../../ports/audit-hashes.js';
 import { type Hash, type Sha256, sameHash } from '../../tlog/merkle.js';
@@ -165,26 +165,11 @@ export function crnsOfEntries(
   const crns: (string | null)[] = [];
   for (let i = 0; i < entries.length; i++) {
     const text = decoder.decode(entries[i]);
-    const read = leaves ? placesOf(text) : auditRecordOfEntry(text, () => '');
+    const read = leaves ? seqAndCrnOfEntry(text) : auditRecordOfEntry(text, () => '');
     if (read?.seq !== firstSeq + i) return { notRecord: i };
     crns.push(read.crn);
   }
   return crns;
-}
-
-/** A record's entry read as JSON: its seq and crn where every format version has them, or undefined. */
-function placesOf(text: string): { readonly seq: unknown; readonly crn: string | null } | undefined {
-  let fields: unknown;
-  try {
-    fields = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  if (!Array.isArray(fields)) return undefined;
-  // Version 1 has no leading version number and ten fields; the others lead with theirs.
-  const at = fields.length === 10 ? 0 : 1;
-  const crn: unknown = fields[at + 8];
-  return crn === null || typeof crn === 'string' ? { seq: fields[at], crn } : undefined;
 }
 
 /** An index file's bytes; missing or unreadable, an AuditArchiveError naming it and what to do. */

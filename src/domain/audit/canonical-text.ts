@@ -127,6 +127,35 @@ export function auditEntryOf(record: StoredAuditRecord): string | undefined {
 
 const textOrNull = (v: unknown): v is string | null => v === null || typeof v === 'string';
 
+/** An entry's JSON fields: its version (the leading number, or 1 for ten fields) and the rest, in record order. */
+function entryFields(
+  text: string,
+): { readonly version: unknown; readonly rest: readonly unknown[] } | undefined {
+  let fields: unknown;
+  try {
+    fields = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(fields)) return undefined;
+  // Version 1 has no leading version number and ten fields; the others lead with theirs.
+  return fields.length === 10 ? { version: 1, rest: fields } : { version: fields[0], rest: fields.slice(1) };
+}
+
+/**
+ * An entry's seq and crn, where every format version keeps them, read without the rest of the
+ * record (or undefined when it is not shaped as one): for a walk that has proved the entries
+ * against a signed root already (`audit verify --archive`'s crn index check).
+ */
+export function seqAndCrnOfEntry(
+  text: string,
+): { readonly seq: unknown; readonly crn: string | null } | undefined {
+  const read = entryFields(text);
+  if (read === undefined) return undefined;
+  const crn = read.rest[8];
+  return crn === null || typeof crn === 'string' ? { seq: read.rest[0], crn } : undefined;
+}
+
 /**
  * The stored record an archived entry is the text of (decisions §15), or undefined when it is
  * not one: read back field by field, then written out again, which must give the entry to the
@@ -136,16 +165,9 @@ export function auditRecordOfEntry(
   text: string,
   hash: (text: string) => string,
 ): StoredAuditRecord | undefined {
-  let fields: unknown;
-  try {
-    fields = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  if (!Array.isArray(fields)) return undefined;
-  // Version 1 has no leading version number and ten fields; the others lead with theirs.
-  const version = fields.length === 10 ? 1 : fields[0];
-  const rest = version === 1 ? fields : fields.slice(1);
+  const read = entryFields(text);
+  if (read === undefined) return undefined;
+  const { version, rest } = read;
   if (typeof version !== 'number' || !isAuditVersion(version)) return undefined;
   const [seq, previousHash, at, requestId, clientId, serial, onBehalfOf, operation, crn, status] = rest;
   const [problem = null, access = null, issued = null] = rest.slice(10);
