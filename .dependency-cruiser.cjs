@@ -55,11 +55,19 @@ module.exports = {
       name: 'only-entry-points-call-the-composition-root',
       severity: 'error',
       comment:
-        'src/app/composition composes; the application work beside it (src/app/audit, the TLS reload, the stores registry, …) is handed what it needs and never reaches up into it. Only the entry points do: the CLI (src/app/cli.ts, its tree src/app/cli/) and its commands (src/app/commands/).',
+        'src/app/composition composes; the application work beside it (src/app/audit, the TLS reload, the stores registry, the command tree src/app/cli/, …) is handed what it needs and never reaches up into it. Only the entry points do: the CLI (src/app/cli.ts) and its commands (src/app/commands/).',
       from: {
         path: '^src/app/',
         pathNot: ['^src/app/composition/', '^src/app/commands/', '^src/app/cli/', '^src/app/cli\\.ts$'],
       },
+      to: { path: '^src/app/composition/' },
+    },
+    {
+      name: 'the-command-tree-does-not-compose',
+      severity: 'error',
+      comment:
+        "The CLI's tree (src/app/cli/) describes the commands: their names, options, help and which work each runs. It is built on every run, --help included, so it never imports the composition root (src/app/composition/): what it says of the stores is handed to it by the entry point (src/app/cli.ts), and what a command composes is loaded by that command's work (src/app/commands/) when it runs.",
+      from: { path: '^src/app/cli/' },
       to: { path: '^src/app/composition/' },
     },
     {

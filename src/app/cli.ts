@@ -6,11 +6,13 @@ import { StoreError } from '../ports/stores.js';
 import { accessCommands } from './cli/access.js';
 import { auditCommands, subjectAccessCommand } from './cli/audit.js';
 import { operatorCommands } from './cli/operator.js';
+import { type StoreWords, storeOptions } from './cli/options.js';
 import { CliRun, finishTree, helpPointer, rootCommand } from './cli/program.js';
 import { serviceCommands } from './cli/service.js';
 import { CommandError, EXIT, UsageError } from './commands/exit.js';
 import type { Io } from './commands/io.js';
-import { ConfigError } from './composition/config.js';
+import { ConfigError, STORE_VARIABLES } from './composition/config.js';
+import { STORE_REGISTRY } from './composition/store-kinds.js';
 
 export { EXIT };
 
@@ -21,14 +23,23 @@ const defaultIo: Io = {
   stderrIsTty: Boolean(process.stderr.isTTY),
 };
 
-/** The whole tree of commands, for one run. */
-export function program(run: CliRun) {
+/** What the store options say: the forms of the store kinds this service knows, and each store variable's default. */
+const STORE_WORDS: StoreWords = {
+  accessForms: STORE_REGISTRY.formsFor('access', (k) => k.access?.openAdmin !== undefined),
+  auditForms: STORE_REGISTRY.formsFor('audit'),
+  caseWriterForms: STORE_REGISTRY.caseWriterForms(),
+  fallbackOf: (variable) => STORE_VARIABLES[variable].fallback,
+};
+
+/** The whole tree of commands, for one run: its store options say what `words` say of the stores. */
+export function program(run: CliRun, words: StoreWords = STORE_WORDS) {
   const root = rootCommand(run);
-  serviceCommands(root, run);
-  operatorCommands(root, run);
-  accessCommands(root, run);
-  auditCommands(root, run);
-  subjectAccessCommand(root, run);
+  const stores = storeOptions(words);
+  serviceCommands(root, run, stores);
+  operatorCommands(root, run, stores);
+  accessCommands(root, run, stores);
+  auditCommands(root, run, stores);
+  subjectAccessCommand(root, run, stores);
   finishTree(root);
   return root;
 }

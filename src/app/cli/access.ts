@@ -9,7 +9,9 @@ import {
 import { REDACTABLE_FIELDS } from '../../domain/access/redaction.js';
 import { DEFAULT_CLIENT_CERT_DAYS } from '../../domain/certificates/renew.js';
 import { QueueArn, RoleArn } from '../../domain/queue/arns.js';
-import { accessStoreOption, type CliRun, example, jsonOption, PERMISSION_LIST } from './program.js';
+import { jsonOption, type StoreOptions } from './options.js';
+import { type CliRun, example, PERMISSION_LIST } from './program.js';
+import { work } from './work.js';
 
 /** `FIELD[,FIELD...]`: the fields a client can have withheld, for the help of --redact. */
 const REDACT_LIST = `none, or one or more of ${REDACTABLE_FIELDS.join(', ')}`;
@@ -17,9 +19,7 @@ const REDACT_LIST = `none, or one or more of ${REDACTABLE_FIELDS.join(', ')}`;
 /** `deny|allow`: a client's setting for limited-access cases, for the help of --limited-access. */
 const LIMITED_ACCESS_HELP = `what it gets on a limited-access case when it acts as itself (no on-behalf-of user): ${LIMITED_ACCESS_SETTINGS.join(' or ')}; deny is refused (403), allow is answered and the client enforces the case's rules itself`;
 
-export function accessCommands(root: Command, run: CliRun): void {
-  const access = () => import('../commands/access.js');
-
+export function accessCommands(root: Command, run: CliRun, stores: StoreOptions): void {
   const clients = root
     .command('clients')
     .summary('the consumer services that may call the service, each named by its certificate CN');
@@ -65,7 +65,7 @@ export function accessCommands(root: Command, run: CliRun): void {
     .addOption(
       new Option('--limited-access <SETTING>', LIMITED_ACCESS_HELP).default(DEFAULT_LIMITED_ACCESS_SETTING),
     )
-    .addOption(accessStoreOption())
+    .addOption(stores.accessStore())
     .addOption(jsonOption())
     .addHelpText(
       'after',
@@ -74,7 +74,7 @@ export function accessCommands(root: Command, run: CliRun): void {
         'case-read clients add client-c --permissions getCase --obo required --obo-issuer https://login.example --obo-jwks https://login.example/jwks.json --obo-audience case-read --redact communityManager.emailAddress',
       ),
     )
-    .action(async (cn, options) => run.done(await (await access()).clientsAdd(cn, options, run.io)));
+    .action(async (cn, options) => run.done(await (await work.access()).clientsAdd(cn, options, run.io)));
   clients
     .command('update')
     .summary("change the fields withheld from a client's answers, or its limited-access setting")
@@ -87,7 +87,7 @@ export function accessCommands(root: Command, run: CliRun): void {
       `the fields withheld from now on, in place of those held: ${REDACT_LIST}`,
     )
     .option('--limited-access <SETTING>', LIMITED_ACCESS_HELP)
-    .addOption(accessStoreOption())
+    .addOption(stores.accessStore())
     .addOption(jsonOption())
     .addHelpText(
       'after',
@@ -95,17 +95,17 @@ export function accessCommands(root: Command, run: CliRun): void {
         'case-read clients update client-b --redact communityManager.emailAddress,communityManager.teamPhoneNumber',
       ),
     )
-    .action(async (cn, options) => run.done(await (await access()).clientsUpdate(cn, options, run.io)));
+    .action(async (cn, options) => run.done(await (await work.access()).clientsUpdate(cn, options, run.io)));
   clients
     .command('list')
     .summary('list the clients, with the certificate each last presented')
     .description(
       'Lists every client: whether it is suspended, its permissions, and the certificate it last presented to the service, with when it expires and the days it has left.',
     )
-    .addOption(accessStoreOption())
+    .addOption(stores.accessStore())
     .addOption(jsonOption())
     .addHelpText('after', example('case-read clients list --access-store sqlite:/srv/case-read/access.db'))
-    .action(async (options) => run.done(await (await access()).clientsList(options, run.io)));
+    .action(async (options) => run.done(await (await work.access()).clientsList(options, run.io)));
   clients
     .command('show')
     .summary('show a client as held, and its API keys')
@@ -113,10 +113,10 @@ export function accessCommands(root: Command, run: CliRun): void {
       'Shows the client CN as held: its permissions, rate limit, queue, on-behalf-of settings, withheld fields and limited-access setting, and its API keys with the status of each (never the keys themselves).',
     )
     .argument('<CN>', 'the client name')
-    .addOption(accessStoreOption())
+    .addOption(stores.accessStore())
     .addOption(jsonOption())
     .addHelpText('after', example('case-read clients show client-b'))
-    .action(async (cn, options) => run.done(await (await access()).clientsShow(cn, options, run.io)));
+    .action(async (cn, options) => run.done(await (await work.access()).clientsShow(cn, options, run.io)));
   clients
     .command('suspend')
     .summary('refuse a client until it is resumed')
@@ -124,10 +124,10 @@ export function accessCommands(root: Command, run: CliRun): void {
       'Suspends the client CN: its requests are refused (403) from the next one on, until `clients resume`. Its settings and keys are kept.',
     )
     .argument('<CN>', 'the client name')
-    .addOption(accessStoreOption())
+    .addOption(stores.accessStore())
     .addOption(jsonOption())
     .addHelpText('after', example('case-read clients suspend client-b'))
-    .action(async (cn, options) => run.done(await (await access()).clientsSuspend(cn, options, run.io)));
+    .action(async (cn, options) => run.done(await (await work.access()).clientsSuspend(cn, options, run.io)));
   clients
     .command('resume')
     .summary('serve a suspended client again')
@@ -135,10 +135,10 @@ export function accessCommands(root: Command, run: CliRun): void {
       'Resumes the client CN, suspended by `clients suspend`: it is served again from the next request.',
     )
     .argument('<CN>', 'the client name')
-    .addOption(accessStoreOption())
+    .addOption(stores.accessStore())
     .addOption(jsonOption())
     .addHelpText('after', example('case-read clients resume client-b'))
-    .action(async (cn, options) => run.done(await (await access()).clientsResume(cn, options, run.io)));
+    .action(async (cn, options) => run.done(await (await work.access()).clientsResume(cn, options, run.io)));
   clients
     .command('remove')
     .summary('remove a client and its API keys')
@@ -146,10 +146,10 @@ export function accessCommands(root: Command, run: CliRun): void {
       'Removes the client CN and every API key it holds; its requests are refused from the next one on.',
     )
     .argument('<CN>', 'the client name')
-    .addOption(accessStoreOption())
+    .addOption(stores.accessStore())
     .addOption(jsonOption())
     .addHelpText('after', example('case-read clients remove client-b'))
-    .action(async (cn, options) => run.done(await (await access()).clientsRemove(cn, options, run.io)));
+    .action(async (cn, options) => run.done(await (await work.access()).clientsRemove(cn, options, run.io)));
 
   const keys = root.command('keys').summary("a client's API keys: issue, list, revoke");
   keys
@@ -163,10 +163,10 @@ export function accessCommands(root: Command, run: CliRun): void {
       '--expires-in <DURATION>',
       'how long it works, e.g. 30s, 15m, 12h or 90d (default: it does not expire)',
     )
-    .addOption(accessStoreOption())
+    .addOption(stores.accessStore())
     .addOption(jsonOption())
     .addHelpText('after', example('case-read keys issue client-b --expires-in 90d'))
-    .action(async (cn, options) => run.done(await (await access()).keysIssue(cn, options, run.io)));
+    .action(async (cn, options) => run.done(await (await work.access()).keysIssue(cn, options, run.io)));
   keys
     .command('list')
     .summary("list a client's API keys and their status")
@@ -174,19 +174,21 @@ export function accessCommands(root: Command, run: CliRun): void {
       "Lists the API keys of the client CN: each one's id, its status (active, active until a time, expired or revoked) and when it was created. The keys themselves are never shown.",
     )
     .argument('<CN>', 'the client name')
-    .addOption(accessStoreOption())
+    .addOption(stores.accessStore())
     .addOption(jsonOption())
     .addHelpText('after', example('case-read keys list client-b'))
-    .action(async (cn, options) => run.done(await (await access()).keysList(cn, options, run.io)));
+    .action(async (cn, options) => run.done(await (await work.access()).keysList(cn, options, run.io)));
   keys
     .command('revoke')
     .summary('revoke an API key')
     .description('Revokes the API key KEY_ID: it stops working on the next request.')
     .argument('<KEY_ID>', 'the id of the key, as `keys list` shows it')
-    .addOption(accessStoreOption())
+    .addOption(stores.accessStore())
     .addOption(jsonOption())
     .addHelpText('after', example('case-read keys revoke KEY_ID'))
-    .action(async (keyId, options) => run.done(await (await access()).keysRevoke(keyId, options, run.io)));
+    .action(async (keyId, options) =>
+      run.done(await (await work.access()).keysRevoke(keyId, options, run.io)),
+    );
 
   const certs = root
     .command('certs')
@@ -204,11 +206,11 @@ export function accessCommands(root: Command, run: CliRun): void {
       `days the certificate is valid, 1..397 (else CLIENT_CERT_DAYS, else ${DEFAULT_CLIENT_CERT_DAYS})`,
     )
     .option('--out <FILE>', 'write the certificate to FILE, which must not exist, instead of stdout')
-    .addOption(accessStoreOption())
+    .addOption(stores.accessStore())
     .addOption(jsonOption())
     .addHelpText('after', example('case-read certs sign client.csr --client client-b --out client.pem'))
     .action(async (file, options) =>
-      run.done(await (await import('../commands/certs-sign.js')).certsSign(file, options, run.io)),
+      run.done(await (await work.certsSign()).certsSign(file, options, run.io)),
     );
   certs
     .command('revoke')
@@ -218,10 +220,12 @@ export function accessCommands(root: Command, run: CliRun): void {
     )
     .argument('<SERIAL>', 'the serial, hexadecimal, e.g. 4F1A09 or 4f:1a:09')
     .option('--client <CN>', 'revoke it for this client only (default: for every client)')
-    .addOption(accessStoreOption())
+    .addOption(stores.accessStore())
     .addOption(jsonOption())
     .addHelpText('after', example('case-read certs revoke 4F1A09 --client client-b'))
-    .action(async (serial, options) => run.done(await (await access()).certsRevoke(serial, options, run.io)));
+    .action(async (serial, options) =>
+      run.done(await (await work.access()).certsRevoke(serial, options, run.io)),
+    );
 
   const grants = root
     .command('grants')
@@ -234,11 +238,11 @@ export function accessCommands(root: Command, run: CliRun): void {
     )
     .argument('<EMAIL>', "the user's e-mail address, as their on-behalf-of token holds it")
     .argument('<P[,P...]>', `the permissions, comma-separated: ${PERMISSION_LIST}`)
-    .addOption(accessStoreOption())
+    .addOption(stores.accessStore())
     .addOption(jsonOption())
     .addHelpText('after', example('case-read grants add officer@probation.example getCommunityManagerByCrn'))
     .action(async (email, list, options) =>
-      run.done(await (await access()).grantsAdd(email, list, options, run.io)),
+      run.done(await (await work.access()).grantsAdd(email, list, options, run.io)),
     );
   grants
     .command('remove')
@@ -248,21 +252,21 @@ export function accessCommands(root: Command, run: CliRun): void {
     )
     .argument('<EMAIL>', "the user's e-mail address")
     .argument('<P[,P...]>', `the permissions, comma-separated: ${PERMISSION_LIST}`)
-    .addOption(accessStoreOption())
+    .addOption(stores.accessStore())
     .addOption(jsonOption())
     .addHelpText(
       'after',
       example('case-read grants remove officer@probation.example getCommunityManagerByCrn'),
     )
     .action(async (email, list, options) =>
-      run.done(await (await access()).grantsRemove(email, list, options, run.io)),
+      run.done(await (await work.access()).grantsRemove(email, list, options, run.io)),
     );
   grants
     .command('list')
     .summary('list the on-behalf-of users granted permissions')
     .description('Lists every on-behalf-of user that holds grants, with their permissions.')
-    .addOption(accessStoreOption())
+    .addOption(stores.accessStore())
     .addOption(jsonOption())
     .addHelpText('after', example('case-read grants list'))
-    .action(async (options) => run.done(await (await access()).grantsList(options, run.io)));
+    .action(async (options) => run.done(await (await work.access()).grantsList(options, run.io)));
 }

@@ -7,36 +7,26 @@
 //   options.ts what they share: options, files, keys, errors
 import { type Command, Option } from '@commander-js/extra-typings';
 import { UsageError } from '../commands/exit.js';
-import { auditStoreOption, type CliRun, example, jsonOption } from './program.js';
-
-/** A repeated option's values, in the order given: `--public-key A --public-key B`. */
-const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
-
-/** `--public-key PEM`, any number of times. */
-const publicKeysOption = (description: string) =>
-  new Option('--public-key <PEM>', `${description}; repeat it for each key`).argParser(collect);
-
-/** `--vkey VKEY`: the key a checkpoint note is checked with, before any `--public-key`. */
-const vkeyOption = () =>
-  new Option('--vkey <VKEY>', "the log's verifier key (the line `audit vkey` prints), or a file holding it");
-
-/** `--origin O`: the log's name, that `--public-key` keys sign checkpoint notes under. */
-const originOption = () =>
-  new Option('--origin <O>', "the log's origin, for --public-key (else AUDIT_ORIGIN, else its default)");
-
-/** `--policy FILE`: a C2SP tlog-policy of witnesses (decisions §19). */
-const policyOption = (what: string) =>
-  new Option('--policy <FILE>', `a witness policy (C2SP tlog-policy): ${what}`);
+import {
+  archiveOption,
+  collect,
+  jsonOption,
+  LOG_PUBLIC_KEY,
+  originOption,
+  policyOption,
+  publicKeyOption,
+  publicKeysOption,
+  type StoreOptions,
+  vkeyOption,
+} from './options.js';
+import { type CliRun, example } from './program.js';
+import { work } from './work.js';
 
 /** How the checkpoint of `--since` and `--archive` is checked: named in the help of the commands that take them. */
 const NOTE_KEYS =
   'its checkpoint is checked with --vkey, else each --public-key (under --origin), else the public half of AUDIT_SIGNING_KEY';
 
-export function auditCommands(root: Command, run: CliRun): void {
-  const trail = () => import('../commands/audit/trail.js');
-  const proofs = () => import('../commands/audit/proofs.js');
-  const archive = () => import('../commands/audit/archive.js');
-
+export function auditCommands(root: Command, run: CliRun, stores: StoreOptions): void {
   const audit = root
     .command('audit')
     .summary('the audit trail: check it, read it, prove records in it, archive it');
@@ -73,10 +63,10 @@ export function auditCommands(root: Command, run: CliRun): void {
         'check what came after the checkpoint saved in CHECKPOINT_FILE',
       ).conflicts('archive'),
     )
-    .addOption(new Option('--archive <DIR>', 'check the archive in DIR instead of the store'))
+    .addOption(archiveOption('check the archive in DIR instead of the store'))
     .addOption(vkeyOption())
     .addOption(policyOption('the newest checkpoint must meet its quorum'))
-    .addOption(auditStoreOption())
+    .addOption(stores.auditStore())
     .addOption(jsonOption())
     .addHelpText(
       'after',
@@ -88,11 +78,11 @@ export function auditCommands(root: Command, run: CliRun): void {
     )
     .action(async (options) => {
       if (options.archive !== undefined) {
-        const { verifyArchiveCommand } = await archive();
+        const { verifyArchiveCommand } = await work.archive();
         return run.done(await verifyArchiveCommand({ ...options, archive: options.archive }, run.io));
       }
       if (options.since !== undefined) {
-        const { verifySinceCommand } = await proofs();
+        const { verifySinceCommand } = await work.proofs();
         return run.done(await verifySinceCommand({ ...options, since: options.since }, run.io));
       }
       if (options.vkey !== undefined) {
@@ -100,7 +90,7 @@ export function auditCommands(root: Command, run: CliRun): void {
           "--vkey goes with --since or --archive: audit verify checks the store's checkpoints with --public-key",
         );
       }
-      return run.done(await (await trail()).verify(options, run.io));
+      return run.done(await (await work.trail()).verify(options, run.io));
     });
 
   audit
@@ -118,11 +108,11 @@ export function auditCommands(root: Command, run: CliRun): void {
     .option('--crn <CRN>', 'the records of this case')
     .option('--since <ISO>', 'the records stored at or after this ISO 8601 date-time')
     .option('--limit <N>', 'at most N records')
-    .option('--archive <DIR>', 'read the archive in DIR instead of the store')
+    .addOption(archiveOption('read the archive in DIR instead of the store'))
     .addOption(vkeyOption())
-    .addOption(publicKeysOption("a public key (PEM) of the log's"))
+    .addOption(publicKeysOption(LOG_PUBLIC_KEY))
     .addOption(originOption())
-    .addOption(auditStoreOption())
+    .addOption(stores.auditStore())
     .addOption(jsonOption())
     .addHelpText(
       'after',
@@ -131,7 +121,7 @@ export function auditCommands(root: Command, run: CliRun): void {
         'case-read audit query --archive /archive/audit --vkey audit.vkey --crn X123456',
       ),
     )
-    .action(async (options) => run.done(await (await trail()).query(options, run.io)));
+    .action(async (options) => run.done(await (await work.trail()).query(options, run.io)));
 
   audit
     .command('checkpoints')
@@ -140,10 +130,10 @@ export function auditCommands(root: Command, run: CliRun): void {
       "Lists the stored checkpoints, lowest seq first, each with the names its cosignatures are signed under (--json: one JSON line each). With --policy, the policy's witnesses whose cosignatures verify, and whether they meet its quorum. The log's own signature is `audit verify`'s to check.",
     )
     .addOption(policyOption("show each checkpoint's witnesses, and whether they meet its quorum"))
-    .addOption(auditStoreOption())
+    .addOption(stores.auditStore())
     .addOption(jsonOption())
     .addHelpText('after', example('case-read audit checkpoints --policy policy.txt'))
-    .action(async (options) => run.done(await (await trail()).checkpoints(options, run.io)));
+    .action(async (options) => run.done(await (await work.trail()).checkpoints(options, run.io)));
 
   audit
     .command('checkpoint')
@@ -151,10 +141,10 @@ export function auditCommands(root: Command, run: CliRun): void {
     .description(
       "Prints the newest stored checkpoint that carries a note, exactly as signed: the log's signature line, then every cosignature kept with it. Save one now and then where the store's writers cannot reach it: `audit verify` checks what came after it.",
     )
-    .addOption(auditStoreOption())
+    .addOption(stores.auditStore())
     .addOption(jsonOption())
     .addHelpText('after', example('case-read audit checkpoint > today.note'))
-    .action(async (options) => run.done(await (await proofs()).checkpoint(options, run.io)));
+    .action(async (options) => run.done(await (await work.proofs()).checkpoint(options, run.io)));
 
   audit
     .command('prove')
@@ -173,12 +163,12 @@ export function auditCommands(root: Command, run: CliRun): void {
     .option('--out <DIR>', 'the directory to write the entries and proofs to')
     .option('--consistency <OLD_SIZE>', 'prove the tree extends the tree of OLD_SIZE records')
     .option('--size <NEW_SIZE>', "with --consistency: the tree to prove (else the newest checkpoint's)")
-    .option('--archive <DIR>', 'prove from the archive in DIR')
+    .addOption(archiveOption('prove from the archive in DIR'))
     .addOption(vkeyOption())
-    .addOption(publicKeysOption("a public key (PEM) of the log's"))
+    .addOption(publicKeysOption(LOG_PUBLIC_KEY))
     .addOption(originOption())
     .addOption(policyOption('prove against the newest checkpoint that meets its quorum'))
-    .addOption(auditStoreOption())
+    .addOption(stores.auditStore())
     .addOption(jsonOption())
     .addHelpText(
       'after',
@@ -189,7 +179,9 @@ export function auditCommands(root: Command, run: CliRun): void {
         'case-read audit prove --archive /archive/audit --vkey audit.vkey --seq 41234 --out proofs/',
       ),
     )
-    .action(async (requestId, options) => run.done(await (await proofs()).prove(requestId, options, run.io)));
+    .action(async (requestId, options) =>
+      run.done(await (await work.proofs()).prove(requestId, options, run.io)),
+    );
 
   audit
     .command('archive')
@@ -212,7 +204,7 @@ export function auditCommands(root: Command, run: CliRun): void {
         'the public key (PEM) of a key signed with before AUDIT_SIGNING_KEY was rotated, accepted on the checkpoints already signed',
       ),
     )
-    .addOption(auditStoreOption())
+    .addOption(stores.auditStore())
     .addOption(jsonOption())
     .addHelpText(
       'after',
@@ -221,7 +213,7 @@ export function auditCommands(root: Command, run: CliRun): void {
         'case-read audit archive --to /archive/audit --let-go-only',
       ),
     )
-    .action(async (options) => run.done(await (await archive()).archive(options, run.io)));
+    .action(async (options) => run.done(await (await work.archive()).archive(options, run.io)));
 
   audit
     .command('keygen')
@@ -232,7 +224,7 @@ export function auditCommands(root: Command, run: CliRun): void {
     .requiredOption('--dir <DIR>', 'the directory to write the key pair in')
     .addOption(jsonOption())
     .addHelpText('after', example('case-read audit keygen --dir /secure/audit-key'))
-    .action(async (options) => run.done(await (await trail()).keygen(options, run.io)));
+    .action(async (options) => run.done(await (await work.trail()).keygen(options, run.io)));
 
   audit
     .command('vkey')
@@ -240,11 +232,11 @@ export function auditCommands(root: Command, run: CliRun): void {
     .description(
       "Prints the verifier key line (ORIGIN+KEYID+KEY) auditors check checkpoints and proofs with: of --public-key, else of AUDIT_SIGNING_KEY's key, under --origin, else AUDIT_ORIGIN, else its default.",
     )
-    .option('--public-key <PEM>', 'the public key (PEM) of the log')
+    .addOption(publicKeyOption())
     .addOption(originOption())
     .addOption(jsonOption())
     .addHelpText('after', example('case-read audit vkey > audit.vkey'))
-    .action(async (options) => run.done(await (await proofs()).vkey(options, run.io)));
+    .action(async (options) => run.done(await (await work.proofs()).vkey(options, run.io)));
 
   audit
     .command('verify-proof')
@@ -262,7 +254,7 @@ export function auditCommands(root: Command, run: CliRun): void {
       example('case-read audit verify-proof proofs/41234.tlog-proof proofs/41234.entry --vkey audit.vkey'),
     )
     .action(async (proof, entry, options) =>
-      run.done(await (await proofs()).verifyProof(proof, entry, options, run.io)),
+      run.done(await (await work.proofs()).verifyProof(proof, entry, options, run.io)),
     );
 }
 
@@ -270,7 +262,7 @@ export function auditCommands(root: Command, run: CliRun): void {
  * `case-read subject-access`: the content of a subject access request (decisions §22) from the
  * store and the archive, without serve. Its options are the audit commands' own.
  */
-export function subjectAccessCommand(root: Command, run: CliRun): void {
+export function subjectAccessCommand(root: Command, run: CliRun, stores: StoreOptions): void {
   root
     .command('subject-access')
     .summary('what is held about a crn, and who was given it, as GET /subject-access-request answers')
@@ -286,21 +278,17 @@ export function subjectAccessCommand(root: Command, run: CliRun): void {
       'the first day of the window, YYYY-MM-DD, Europe/London (default: the start of the trail)',
     )
     .option('--to <DATE>', 'the last day of the window, YYYY-MM-DD, Europe/London (default: today)')
-    .option('--archive <DIR>', "the trail's archive (of `audit archive`), read with the store")
+    .addOption(archiveOption("the trail's archive (of `audit archive`), read with the store"))
     .addOption(vkeyOption())
-    .addOption(publicKeysOption("a public key (PEM) of the log's"))
+    .addOption(publicKeysOption(LOG_PUBLIC_KEY))
     .addOption(originOption())
-    .addOption(auditStoreOption())
-    .addOption(
-      new Option('--case-store <STORE>', 'the case store whose copy of the case is included (default: none)'),
-    )
+    .addOption(stores.auditStore())
+    .addOption(stores.includedCaseStore())
     .addHelpText(
       'after',
       example(
         'case-read subject-access --crn X123456 --from 2026-01-01 --archive /archive/audit --vkey audit.vkey',
       ),
     )
-    .action(async (options) =>
-      run.done(await (await import('../commands/subject-access.js')).subjectAccess(options, run.io)),
-    );
+    .action(async (options) => run.done(await (await work.subjectAccess()).subjectAccess(options, run.io)));
 }

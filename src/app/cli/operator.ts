@@ -1,14 +1,12 @@
 // The commands that set a machine up for development and fill a case store: `pki`, `cases`,
-// `tokens`. Their work is in src/app/commands/{pki,cases,tokens}.ts, loaded when one runs.
+// `tokens`. Their work is in src/app/commands/{pki,cases,tokens}.ts, loaded when one runs (work.ts).
 import { type Command, Option } from '@commander-js/extra-typings';
 import { MAX_GENERATED_CASES } from '../generate.js';
-import { type CliRun, caseStoreOption, example, jsonOption } from './program.js';
+import { jsonOption, type StoreOptions } from './options.js';
+import { type CliRun, example } from './program.js';
+import { work } from './work.js';
 
-export function operatorCommands(root: Command, run: CliRun): void {
-  const pki = () => import('../commands/pki.js');
-  const cases = () => import('../commands/cases.js');
-  const tokens = () => import('../commands/tokens.js');
-
+export function operatorCommands(root: Command, run: CliRun, stores: StoreOptions): void {
   const pkiGroup = root
     .command('pki')
     .summary('a development PKI: a CA, a server certificate, client certificates, a token issuer');
@@ -21,7 +19,7 @@ export function operatorCommands(root: Command, run: CliRun): void {
     .requiredOption('--dir <DIR>', 'the directory to create the PKI in')
     .addOption(jsonOption())
     .addHelpText('after', example('case-read pki init --dir .dev/pki'))
-    .action(async (options) => run.done(await (await pki()).init(options, run.io)));
+    .action(async (options) => run.done(await (await work.pki()).init(options, run.io)));
   pkiGroup
     .command('client')
     .summary('issue a client certificate and key signed by the development CA')
@@ -33,7 +31,7 @@ export function operatorCommands(root: Command, run: CliRun): void {
     .addOption(new Option('--days <N>', 'days the certificate is valid').default('365'))
     .addOption(jsonOption())
     .addHelpText('after', example('case-read pki client client-a --dir .dev/pki --days 30'))
-    .action(async (cn, options) => run.done(await (await pki()).client(cn, options, run.io)));
+    .action(async (cn, options) => run.done(await (await work.pki()).client(cn, options, run.io)));
 
   const casesGroup = root.command('cases').summary('fill a case store, and show what it holds');
   casesGroup
@@ -43,10 +41,12 @@ export function operatorCommands(root: Command, run: CliRun): void {
       'Reads and validates every FILE (the format of fixtures/cases.json) before anything is written, then writes the cases; a case already held is replaced.',
     )
     .argument('<FILE...>', 'JSON files of cases')
-    .addOption(caseStoreOption('the store to write to'))
+    .addOption(stores.caseStore('the store to write to'))
     .addOption(jsonOption())
     .addHelpText('after', example('case-read cases import fixtures/cases.json --store sqlite:data/cases.db'))
-    .action(async (files, options) => run.done(await (await cases()).importCases(files, options, run.io)));
+    .action(async (files, options) =>
+      run.done(await (await work.cases()).importCases(files, options, run.io)),
+    );
   casesGroup
     .command('generate')
     .summary('write N synthetic cases to a case store')
@@ -55,22 +55,22 @@ export function operatorCommands(root: Command, run: CliRun): void {
     )
     .requiredOption('--count <N>', `how many cases, 1..${MAX_GENERATED_CASES}`)
     .addOption(new Option('--seed <S>', 'the seed, 0..4294967295').default('1'))
-    .addOption(caseStoreOption('the store to write to'))
+    .addOption(stores.caseStore('the store to write to'))
     .addOption(jsonOption())
     .addHelpText(
       'after',
       example('case-read cases generate --count 100000 --seed 7 --store sqlite:data/cases.db'),
     )
-    .action(async (options) => run.done(await (await cases()).generate(options, run.io)));
+    .action(async (options) => run.done(await (await work.cases()).generate(options, run.io)));
   casesGroup
     .command('access')
     .summary("show a case's limited-access rules as held")
     .description('Shows the exclusions and restriction held for the case CRN, each marked active or ended.')
     .argument('<CRN>', 'the case reference number')
-    .addOption(caseStoreOption('the store to read'))
+    .addOption(stores.caseStore('the store to read'))
     .addOption(jsonOption())
     .addHelpText('after', example('case-read cases access X123456 --store sqlite:data/cases.db'))
-    .action(async (crn, options) => run.done(await (await cases()).access(crn, options, run.io)));
+    .action(async (crn, options) => run.done(await (await work.cases()).access(crn, options, run.io)));
 
   root
     .command('tokens')
@@ -91,5 +91,5 @@ export function operatorCommands(root: Command, run: CliRun): void {
         'case-read tokens mint --client client-a --dir .dev/pki --expires-in 12h --bind-cert .dev/pki/client-a.pem',
       ),
     )
-    .action(async (options) => run.done(await (await tokens()).mint(options, run.io)));
+    .action(async (options) => run.done(await (await work.tokens()).mint(options, run.io)));
 }

@@ -1,14 +1,12 @@
 // What every command of the CLI shares: the run it belongs to (its streams, the status its
-// command returned, which command that was), the options many commands take, and how help and
-// errors are worded. The command tree is commander's (docs/decisions/0025-the-cli-on-commander.md);
-// each group of commands is defined in a file of its own beside this one, and its work is
-// loaded only when it runs, from src/app/commands/.
-import { Command, type CommandUnknownOpts, Help, Option } from '@commander-js/extra-typings';
+// command returned, which command that was), and how help and errors are worded. The command
+// tree is commander's (docs/decisions/0025-the-cli-on-commander.md); each group of commands is
+// defined in a file of its own beside this one, the options several take in options.ts, and a
+// command's work is loaded only when it runs, from src/app/commands/ (work.ts).
+import { Command, type CommandUnknownOpts, Help, type Option } from '@commander-js/extra-typings';
 import { PERMISSIONS } from '../../domain/access/permissions.js';
 import { EXIT } from '../commands/exit.js';
 import type { Io } from '../commands/io.js';
-import { STORE_VARIABLES } from '../composition/config.js';
-import { STORE_REGISTRY } from '../composition/store-kinds.js';
 
 /** One run of the CLI: what its command reads and writes, and what it ended with. */
 export class CliRun {
@@ -39,39 +37,6 @@ export const helpPointer = (path: string): string =>
 /** The example a command's help ends with: one or more command lines. */
 export const example = (...lines: string[]): string =>
   `\nExample${lines.length > 1 ? 's' : ''}:\n${lines.map((line) => `  $ ${line}`).join('\n')}`;
-
-/** `--json`: the result as one JSON object on stdout. */
-export const jsonOption = () => new Option('--json', 'print the result as one JSON object');
-
-/** `(else VARIABLE, else its default)`: where a store option's value comes from when not given. */
-function storeFallback(variable: keyof typeof STORE_VARIABLES): string {
-  return `(else ${variable}, else ${STORE_VARIABLES[variable].fallback})`;
-}
-
-/** `--access-store STORE`: the store of clients, keys, certificates and grants. */
-export const accessStoreOption = () =>
-  new Option(
-    '--access-store <STORE>',
-    `the access store: ${STORE_REGISTRY.formsFor('access', (k) => k.access?.openAdmin !== undefined)} ${storeFallback('ACCESS_STORE')}`,
-  );
-
-/** `--audit-store STORE`: the audit trail. */
-export const auditStoreOption = () =>
-  new Option(
-    '--audit-store <STORE>',
-    `the audit trail: ${STORE_REGISTRY.formsFor('audit')} ${storeFallback('AUDIT_STORE')}`,
-  );
-
-/** `--store STORE` of the cases commands: the case store. */
-export const caseStoreOption = (what: string) =>
-  new Option(
-    '--store <STORE>',
-    `${what}: ${STORE_REGISTRY.caseWriterForms()} ${storeFallback('CASE_STORE')}`,
-  );
-
-/** `--case-store STORE` of `stores migrate`. */
-export const migratedCaseStoreOption = () =>
-  new Option('--case-store <STORE>', `the case store ${storeFallback('CASE_STORE')}`);
 
 /** The permissions a client can be given, for the help of the commands that take them. */
 export const PERMISSION_LIST = PERMISSIONS.join(', ');

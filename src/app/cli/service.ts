@@ -1,16 +1,11 @@
 // The commands that run or describe the service and the witness: `serve`, `config check`,
 // `stores migrate`, `openapi`, `witness`. Their work is in src/app/commands/, loaded when one runs.
 import type { Command } from '@commander-js/extra-typings';
-import {
-  accessStoreOption,
-  auditStoreOption,
-  type CliRun,
-  example,
-  jsonOption,
-  migratedCaseStoreOption,
-} from './program.js';
+import { jsonOption, type StoreOptions } from './options.js';
+import { type CliRun, example } from './program.js';
+import { work } from './work.js';
 
-export function serviceCommands(root: Command, run: CliRun): void {
+export function serviceCommands(root: Command, run: CliRun, stores: StoreOptions): void {
   root
     .command('serve')
     .summary('run the service: the HTTPS API and the management listener')
@@ -21,7 +16,7 @@ export function serviceCommands(root: Command, run: CliRun): void {
       'after',
       example('TLS_CERT=server.pem TLS_KEY=server-key.pem TLS_CLIENT_CA=ca.pem case-read serve'),
     )
-    .action(async () => run.done(await (await import('../commands/serve.js')).serve(run.io)));
+    .action(async () => run.done(await (await work.serve()).serve(run.io)));
 
   root
     .command('config')
@@ -33,9 +28,7 @@ export function serviceCommands(root: Command, run: CliRun): void {
     )
     .addOption(jsonOption())
     .addHelpText('after', example('AUDIT_STORE=postgres://audit@db:5432/case_read case-read config check'))
-    .action(async (options) =>
-      run.done(await (await import('../commands/config-check.js')).configCheck(options, run.io)),
-    );
+    .action(async (options) => run.done(await (await work.configCheck()).configCheck(options, run.io)));
 
   root
     .command('stores')
@@ -45,17 +38,15 @@ export function serviceCommands(root: Command, run: CliRun): void {
     .description(
       "Migrates the case, access and audit stores (each option, else its variable, else its default) to this release's schema, saying each one's version before and after; a store that fails does not stop the others. Nothing else is changed.",
     )
-    .addOption(migratedCaseStoreOption())
-    .addOption(accessStoreOption())
-    .addOption(auditStoreOption())
+    .addOption(stores.migratedCaseStore())
+    .addOption(stores.accessStore())
+    .addOption(stores.auditStore())
     .addOption(jsonOption())
     .addHelpText(
       'after',
       example('case-read stores migrate --audit-store postgres://audit@db:5432/case_read'),
     )
-    .action(async (options) =>
-      run.done(await (await import('../commands/stores.js')).migrate(options, run.io)),
-    );
+    .action(async (options) => run.done(await (await work.stores()).migrate(options, run.io)));
 
   root
     .command('openapi')
@@ -68,11 +59,8 @@ export function serviceCommands(root: Command, run: CliRun): void {
       'after',
       example('case-read openapi > openapi.json', 'case-read openapi --html api-reference.html'),
     )
-    .action(async (options) =>
-      run.done(await (await import('../commands/openapi.js')).openapi(options, run.io)),
-    );
+    .action(async (options) => run.done(await (await work.openapi()).openapi(options, run.io)));
 
-  const witness = () => import('../commands/witness.js');
   const witnessGroup = root
     .command('witness')
     .summary("the C2SP tlog-witness that cosigns a log's checkpoints (docs/operations/witness.md)");
@@ -89,7 +77,7 @@ export function serviceCommands(root: Command, run: CliRun): void {
       'after',
       example('case-read witness keygen --name witness.example.org/w1 --dir /secrets/witness'),
     )
-    .action(async (options) => run.done(await (await witness()).keygen(options, run.io)));
+    .action(async (options) => run.done(await (await work.witness()).keygen(options, run.io)));
   witnessGroup
     .command('serve')
     .summary('run the witness')
@@ -102,5 +90,5 @@ export function serviceCommands(root: Command, run: CliRun): void {
         'WITNESS_KEY=/secrets/witness/witness-key WITNESS_LOGS=logs WITNESS_STORE=sqlite:witness.db case-read witness serve',
       ),
     )
-    .action(async () => run.done(await (await witness()).serve(run.io)));
+    .action(async () => run.done(await (await work.witness()).serve(run.io)));
 }
