@@ -19,7 +19,7 @@ import { STORE_REGISTRY } from '../composition/store-kinds.js';
 import { checkedArchive } from '../composition/subject-access.js';
 import { type NoteKeysGiven, noteKeysOf } from './audit/options.js';
 import { storeOption, storeWiringOf, withAuditStore } from './command-stores.js';
-import { CommandError, EXIT, UsageError } from './exit.js';
+import { CommandError, EXIT, OutputClosedError, UsageError } from './exit.js';
 import type { Io } from './io.js';
 
 export interface SubjectAccessGiven extends NoteKeysGiven {
@@ -100,6 +100,7 @@ export async function subjectAccess(given: SubjectAccessGiven, io: Io): Promise<
           first = false;
         }
       } catch (error) {
+        if (error instanceof OutputClosedError) throw error;
         throw new CommandError(
           `${error instanceof TrailIncompleteError ? error.reason : (error as Error).message}: the output above is incomplete`,
         );
