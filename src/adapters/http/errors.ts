@@ -1,8 +1,9 @@
 import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import {
-  type AccessDeniedError,
+  AccessDeniedError,
   type DomainError,
+  type DomainErrorCode,
   isDomainError,
   type RateLimitedError,
   type StoreUnavailableError,
@@ -34,127 +35,60 @@ function headersForDomainError(error: DomainError): Record<string, string> {
   return {};
 }
 
+/**
+ * Each domain error's problem but its detail, which is the error's message. A refused client
+ * (`ACCESS_DENIED` of kind `client`) has a problem of its own ({@link CLIENT_NOT_ALLOWED}).
+ */
+const PROBLEMS: { readonly [C in DomainErrorCode]: Omit<ProblemInput, 'detail'> } = {
+  INVALID_CRN: { status: 400, type: ProblemType.invalidCrn, title: 'Invalid crn' },
+  CASE_NOT_FOUND: { status: 404, type: ProblemType.caseNotFound, title: 'Case not found' },
+  COMMUNITY_MANAGER_NOT_FOUND: {
+    status: 404,
+    type: ProblemType.communityManagerNotFound,
+    title: 'Community manager not found',
+  },
+  ACCESS_DENIED: { status: 403, type: ProblemType.accessDenied, title: 'Forbidden' },
+  UNAUTHENTICATED: { status: 401, type: ProblemType.unauthenticated, title: 'Unauthorized' },
+  ON_BEHALF_OF_NOT_ALLOWED: {
+    status: 400,
+    type: ProblemType.onBehalfOfNotAllowed,
+    title: 'On-behalf-of not allowed',
+  },
+  PERMISSION_DENIED: { status: 403, type: ProblemType.permissionDenied, title: 'Permission denied' },
+  // The case's own message (or a generic one): it never names another user.
+  LIMITED_ACCESS: { status: 403, type: ProblemType.limitedAccess, title: 'Limited access' },
+  RATE_LIMITED: { status: 429, type: ProblemType.rateLimited, title: 'Too many requests' },
+  INVALID_PAGINATION: { status: 400, type: ProblemType.invalidRequest, title: 'Invalid request' },
+  NO_QUEUE_CONFIGURED: { status: 403, type: ProblemType.noQueueConfigured, title: 'No queue configured' },
+  STORE_UNAVAILABLE: { status: 503, type: ProblemType.storeUnavailable, title: 'Service unavailable' },
+  UPSTREAM_FAILED: { status: 502, type: ProblemType.upstreamFailed, title: 'Bad gateway' },
+  CERTIFICATE_REQUEST_REFUSED: {
+    status: 400,
+    type: ProblemType.badCertificateRequest,
+    title: 'Bad certificate request',
+  },
+  ALREADY_RENEWED: { status: 409, type: ProblemType.alreadyRenewed, title: 'Already renewed' },
+  RENEW_TOO_EARLY: { status: 409, type: ProblemType.renewTooEarly, title: 'Too early to renew' },
+  RENEWAL_NOT_CONFIGURED: {
+    status: 501,
+    type: ProblemType.renewalNotConfigured,
+    title: 'Renewal not configured',
+  },
+  INVALID_SUBJECT_ACCESS_REQUEST: { status: 400, type: ProblemType.invalidRequest, title: 'Invalid request' },
+  TRAIL_INCOMPLETE: { status: 503, type: ProblemType.trailUnavailable, title: 'Service unavailable' },
+  UPSTREAM_TIMEOUT: { status: 504, type: ProblemType.upstreamTimeout, title: 'Gateway timeout' },
+};
+
+/** An `ACCESS_DENIED` of kind `client`: the caller's key is good, but its client may not call (step 4). */
+const CLIENT_NOT_ALLOWED: Omit<ProblemInput, 'detail'> = {
+  status: 403,
+  type: ProblemType.clientNotAllowed,
+  title: 'Client not allowed',
+};
+
 export function problemForDomainError(error: DomainError): ProblemInput {
-  switch (error.code) {
-    case 'INVALID_CRN':
-      return { status: 400, type: ProblemType.invalidCrn, title: 'Invalid crn', detail: error.message };
-    case 'CASE_NOT_FOUND':
-      return { status: 404, type: ProblemType.caseNotFound, title: 'Case not found', detail: error.message };
-    case 'COMMUNITY_MANAGER_NOT_FOUND':
-      return {
-        status: 404,
-        type: ProblemType.communityManagerNotFound,
-        title: 'Community manager not found',
-        detail: error.message,
-      };
-    case 'ACCESS_DENIED':
-      return (error as AccessDeniedError).kind === 'client'
-        ? {
-            status: 403,
-            type: ProblemType.clientNotAllowed,
-            title: 'Client not allowed',
-            detail: error.message,
-          }
-        : { status: 403, type: ProblemType.accessDenied, title: 'Forbidden', detail: error.message };
-    case 'UNAUTHENTICATED':
-      return { status: 401, type: ProblemType.unauthenticated, title: 'Unauthorized', detail: error.message };
-    case 'ON_BEHALF_OF_NOT_ALLOWED':
-      return {
-        status: 400,
-        type: ProblemType.onBehalfOfNotAllowed,
-        title: 'On-behalf-of not allowed',
-        detail: error.message,
-      };
-    case 'PERMISSION_DENIED':
-      return {
-        status: 403,
-        type: ProblemType.permissionDenied,
-        title: 'Permission denied',
-        detail: error.message,
-      };
-    case 'LIMITED_ACCESS':
-      // The case's own message (or a generic one): it never names another user.
-      return { status: 403, type: ProblemType.limitedAccess, title: 'Limited access', detail: error.message };
-    case 'RATE_LIMITED':
-      return {
-        status: 429,
-        type: ProblemType.rateLimited,
-        title: 'Too many requests',
-        detail: error.message,
-      };
-    case 'INVALID_PAGINATION':
-      return {
-        status: 400,
-        type: ProblemType.invalidRequest,
-        title: 'Invalid request',
-        detail: error.message,
-      };
-    case 'NO_QUEUE_CONFIGURED':
-      return {
-        status: 403,
-        type: ProblemType.noQueueConfigured,
-        title: 'No queue configured',
-        detail: error.message,
-      };
-    case 'STORE_UNAVAILABLE':
-      return {
-        status: 503,
-        type: ProblemType.storeUnavailable,
-        title: 'Service unavailable',
-        detail: error.message,
-      };
-    case 'UPSTREAM_FAILED':
-      return { status: 502, type: ProblemType.upstreamFailed, title: 'Bad gateway', detail: error.message };
-    case 'CERTIFICATE_REQUEST_REFUSED':
-      return {
-        status: 400,
-        type: ProblemType.badCertificateRequest,
-        title: 'Bad certificate request',
-        detail: error.message,
-      };
-    case 'ALREADY_RENEWED':
-      return {
-        status: 409,
-        type: ProblemType.alreadyRenewed,
-        title: 'Already renewed',
-        detail: error.message,
-      };
-    case 'RENEW_TOO_EARLY':
-      return {
-        status: 409,
-        type: ProblemType.renewTooEarly,
-        title: 'Too early to renew',
-        detail: error.message,
-      };
-    case 'RENEWAL_NOT_CONFIGURED':
-      return {
-        status: 501,
-        type: ProblemType.renewalNotConfigured,
-        title: 'Renewal not configured',
-        detail: error.message,
-      };
-    case 'INVALID_SUBJECT_ACCESS_REQUEST':
-      return {
-        status: 400,
-        type: ProblemType.invalidRequest,
-        title: 'Invalid request',
-        detail: error.message,
-      };
-    case 'TRAIL_INCOMPLETE':
-      return {
-        status: 503,
-        type: ProblemType.trailUnavailable,
-        title: 'Service unavailable',
-        detail: error.message,
-      };
-    case 'UPSTREAM_TIMEOUT':
-      return {
-        status: 504,
-        type: ProblemType.upstreamTimeout,
-        title: 'Gateway timeout',
-        detail: error.message,
-      };
-  }
+  const refusedClient = error instanceof AccessDeniedError && error.kind === 'client';
+  return { ...(refusedClient ? CLIENT_NOT_ALLOWED : PROBLEMS[error.code]), detail: error.message };
 }
 
 /**
@@ -176,12 +110,7 @@ export function errorHandler(logger: HttpLogger) {
               title: 'Request too large',
               detail: error.message,
             }
-          : {
-              status: 400,
-              type: ProblemType.badCertificateRequest,
-              title: 'Bad certificate request',
-              detail: error.message,
-            },
+          : { ...PROBLEMS.CERTIFICATE_REQUEST_REFUSED, detail: error.message },
       );
     }
     if (error instanceof CertificateIssuerError) {
