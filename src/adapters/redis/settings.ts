@@ -1,6 +1,11 @@
 import * as z from 'zod';
 import type { RateLimitFailureMode } from '../../ports/stores.js';
-import { settingsReader, wholeNumber } from '../shared/variables.js';
+import {
+  certificateWithKey,
+  fileVariable as file,
+  settingsReader,
+  wholeNumber,
+} from '../shared/variables.js';
 
 /** How the shared rate-limit store is used: its key prefix, its patience, what stands in while it is down, and its TLS files. */
 export interface RedisSettings {
@@ -14,8 +19,6 @@ export interface RedisSettings {
   readonly tlsCertFile?: string;
   readonly tlsKeyFile?: string;
 }
-
-const file = () => z.string().min(1).optional();
 
 /**
  * `RATE_LIMIT_PREFIX`, `RATE_LIMIT_TIMEOUT_MS`, `RATE_LIMIT_ON_STORE_FAILURE` and
@@ -36,15 +39,7 @@ export const redisSettings = settingsReader(
       RATE_LIMIT_TLS_CERT: file(),
       RATE_LIMIT_TLS_KEY: file(),
     })
-    .superRefine((env, ctx) => {
-      if ((env.RATE_LIMIT_TLS_CERT === undefined) !== (env.RATE_LIMIT_TLS_KEY === undefined)) {
-        ctx.addIssue({
-          code: 'custom',
-          path: [env.RATE_LIMIT_TLS_CERT === undefined ? 'RATE_LIMIT_TLS_CERT' : 'RATE_LIMIT_TLS_KEY'],
-          message: 'RATE_LIMIT_TLS_CERT and RATE_LIMIT_TLS_KEY go together',
-        });
-      }
-    }),
+    .superRefine((env, ctx) => certificateWithKey(env, ctx, 'RATE_LIMIT_TLS_CERT', 'RATE_LIMIT_TLS_KEY')),
   (v): RedisSettings => ({
     prefix: v.RATE_LIMIT_PREFIX,
     timeoutMs: v.RATE_LIMIT_TIMEOUT_MS,

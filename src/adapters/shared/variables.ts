@@ -23,6 +23,28 @@ export const wholeNumber = (name: string, fallback: number, min: number, max: nu
       return n;
     });
 
+/** A variable naming a file: its path, or unset. */
+export const fileVariable = () => z.string().min(1).optional();
+
+/**
+ * A client certificate's variable and its key's are set together or not at all; the problem
+ * names the one that is missing.
+ */
+export function certificateWithKey<E extends Record<string, unknown>>(
+  env: E,
+  ctx: z.RefinementCtx,
+  cert: keyof E & string,
+  key: keyof E & string,
+): void {
+  if ((env[cert] === undefined) !== (env[key] === undefined)) {
+    ctx.addIssue({
+      code: 'custom',
+      path: [env[cert] === undefined ? cert : key],
+      message: `${cert} and ${key} go together`,
+    });
+  }
+}
+
 /** An http(s):// URL. */
 export const httpUrl = () => z.url({ protocol: /^https?$/, error: 'expected an http(s):// URL' });
 

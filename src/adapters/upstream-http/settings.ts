@@ -1,5 +1,11 @@
 import * as z from 'zod';
-import { httpsUrl, settingsReader, wholeNumber } from '../shared/variables.js';
+import {
+  certificateWithKey,
+  fileVariable as file,
+  httpsUrl,
+  settingsReader,
+  wholeNumber,
+} from '../shared/variables.js';
 import { isTimeZone } from './local-time.js';
 
 /** How the upstream-HTTP case store connects and authenticates (files hold the secrets). */
@@ -27,8 +33,6 @@ export interface UpstreamSettings {
   readonly clientId?: string;
   readonly clientSecretFile?: string;
 }
-
-const file = () => z.string().min(1).optional();
 
 /** `UPSTREAM_TOKEN_TLS_CA=system`: the runtime's public CAs, not a file (libpq's `sslrootcert=system`). */
 export const SYSTEM_CAS = 'system';
@@ -61,13 +65,7 @@ const variables = z
     UPSTREAM_CLIENT_SECRET_FILE: file(),
   })
   .superRefine((env, ctx) => {
-    if ((env.UPSTREAM_TLS_CERT === undefined) !== (env.UPSTREAM_TLS_KEY === undefined)) {
-      ctx.addIssue({
-        code: 'custom',
-        path: [env.UPSTREAM_TLS_CERT === undefined ? 'UPSTREAM_TLS_CERT' : 'UPSTREAM_TLS_KEY'],
-        message: 'UPSTREAM_TLS_CERT and UPSTREAM_TLS_KEY go together',
-      });
-    }
+    certificateWithKey(env, ctx, 'UPSTREAM_TLS_CERT', 'UPSTREAM_TLS_KEY');
     if (env.UPSTREAM_TOKEN_URL === undefined) {
       if (env.UPSTREAM_TOKEN_TLS_CA !== undefined) {
         ctx.addIssue({
