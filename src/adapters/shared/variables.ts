@@ -4,7 +4,7 @@ import { HTTPS_ONLY, isEncryptedOrLoopback } from './loopback.js';
 
 /**
  * Reading variables from the environment: the rules every setting follows, whether the
- * service's own (`src/app/composition/config.ts`) or a store kind's (each kind's `settings.ts`). An empty
+ * service's own (`src/app/composition/config/`, an area a file) or a store kind's (each kind's `settings.ts`). An empty
  * variable counts as unset, as shells and `.env` files commonly produce them; each problem
  * names its variable.
  */

@@ -2,7 +2,7 @@
  * What the management listener's `/info` says of this service (the estate's convention,
  * decisions §22), and the two variables it reads: its name and version from package.json, the
  * commit it was built from (`GIT_COMMIT`, set by the image build) and the estate's product id
- * (`PRODUCT_ID`), each only when set. config.ts reads and checks the variables with its own.
+ * (`PRODUCT_ID`), each only when set. config/service.ts reads and checks the variables with its own.
  */
 import { createRequire } from 'node:module';
 import * as z from 'zod';
@@ -11,7 +11,7 @@ import type { ServiceInfo } from '../../adapters/http/management.js';
 /** package.json, three levels above this file in `src/` and in `dist/` alike. */
 const PACKAGE = createRequire(import.meta.url)('../../../package.json') as { name: string; version: string };
 
-/** The variables' rules, spread into config.ts's schema: a bad value is refused at start, named. */
+/** The variables' rules, spread into config/service.ts's schema: a bad value is refused at start, named. */
 export const SERVICE_INFO_VARIABLES = {
   // Any text of 1 to 64 characters but a control character (an empty variable is unset).
   PRODUCT_ID: z

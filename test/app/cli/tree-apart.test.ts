@@ -15,14 +15,15 @@ const RULE = 'the-command-tree-does-not-compose';
 const require = createRequire(import.meta.url);
 const config = require('../../../.dependency-cruiser.cjs') as {
   forbidden: { name: string }[];
-  options: object;
+  options: { tsConfig: { fileName: string } };
 };
 
 async function violationsOf(paths: string[], baseDir?: string): Promise<string[]> {
   expect(config.forbidden.map((rule) => rule.name)).toContain(RULE);
+  // A scratch tree is plain JavaScript, cruised from its own directory, without the tsconfig.
+  const { tsConfig, ...plain } = config.options;
   const result: IReporterOutput = await cruise(paths, {
-    ...config.options,
-    ...(baseDir === undefined ? {} : { baseDir, tsConfig: undefined }),
+    ...(baseDir === undefined ? { ...plain, tsConfig } : { ...plain, baseDir }),
     validate: true,
     // biome-ignore lint/suspicious/noExplicitAny: dependency-cruiser's rule set type is its own JSON schema
     ruleSet: { forbidden: config.forbidden as any },
