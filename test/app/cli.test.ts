@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import {
   chmodSync,
@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  BIN,
   type CliResult,
   cliInProcess,
   ROOT,
@@ -244,6 +245,35 @@ describe('case-read cases import', () => {
     ]);
     expect(result.status).toBe(1);
     expect(result.stderr).toMatch(/crn X123456 is also in/);
+  });
+
+  it('refuses a directory or a FIFO given as a case file at once, naming it and what it is, and writes nothing', async () => {
+    const path = join(dir, 'not-files.db');
+    const folder = join(dir, 'cases-folder.json');
+    mkdirSync(folder);
+    const folderResult = await runCliInProcess([
+      'cases',
+      'import',
+      fixtures,
+      folder,
+      '--store',
+      `sqlite:${path}`,
+    ]);
+    expect(folderResult.status).toBe(1);
+    expect(folderResult.stderr).toBe(`case-read: ${folder} is not a regular file (a directory)\n`);
+    // A FIFO with no writer, in a process of its own: should the import wait on it, the
+    // timeout ends it and the test fails rather than hangs.
+    const fifo = join(dir, 'cases.fifo');
+    expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
+    const fifoResult = spawnSync(
+      CURRENT.command,
+      [...CURRENT.args, BIN, 'cases', 'import', fifo, '--store', `sqlite:${path}`],
+      { cwd: ROOT, env: { PATH: process.env.PATH ?? '' }, encoding: 'utf8', timeout: 20_000 },
+    );
+    expect(fifoResult.signal).toBeNull();
+    expect(fifoResult.status).toBe(1);
+    expect(fifoResult.stderr).toBe(`case-read: ${fifo} is not a regular file (a FIFO)\n`);
+    expect(() => openSqlite(path, { readonly: true })).toThrow();
   });
 });
 

@@ -1,5 +1,5 @@
 import { closeSync, constants, fstatSync, openSync, readSync, type Stats, statSync } from 'node:fs';
-import { open, stat } from 'node:fs/promises';
+import { type FileHandle, open, stat } from 'node:fs/promises';
 
 /**
  * The one way a file named by a variable or an option is read (a certificate, a key, a CA
@@ -14,7 +14,8 @@ import { open, stat } from 'node:fs/promises';
  *
  * Two forms: {@link readRegularFileSync} for start-up, and {@link readRegularFile}
  * (`fs.promises`) for a reload or a read while serving, so that a reload never blocks the
- * event loop. Both refuse in the same words: `LABEL PATH is not a regular file (a FIFO)`,
+ * event loop. Both run one body, each with its own calls (`node:fs`'s or `fs.promises`'), so
+ * they refuse in the same words: `LABEL PATH is not a regular file (a FIFO)`,
  * `LABEL PATH cannot be read (ENOENT)`, `LABEL PATH is over N bytes`, where LABEL is how
  * the caller names the file (`TLS_KEY:` for a variable, `--policy` for an option). A
  * refusal never holds the contents.
@@ -110,25 +111,58 @@ function judge(
 }
 
 /**
- * The file `path` that `label` names, read whole at start-up: opened without blocking,
- * refused with `refuse(message)` unless it is a regular file (symlinks followed) within the
- * size bound whose mode the caller allows, or when it cannot be read. Never waits on a FIFO.
+ * The calls of one form: `node:fs`'s, each giving its answer, or `fs.promises`', each a promise
+ * of it. A descriptor is `D`: a number, or a `FileHandle`.
  */
-export function readRegularFileSync(
+interface FileCalls<D> {
+  open(path: string): D | Promise<D>;
+  stat(path: string): Stats | Promise<Stats>;
+  fstat(fd: D): Stats | Promise<Stats>;
+  read(fd: D, into: Buffer): number | Promise<number>;
+  close(fd: D): void | Promise<void>;
+}
+
+/** The synchronous form's calls, for start-up. */
+const SYNC_CALLS: FileCalls<number> = {
+  open: (path) => openSync(path, FLAGS),
+  stat: statSync,
+  fstat: fstatSync,
+  read: (fd, into) => readSync(fd, into, 0, into.length, null),
+  close: closeSync,
+};
+
+/** The asynchronous form's calls, which never block the event loop. */
+const ASYNC_CALLS: FileCalls<FileHandle> = {
+  open: (path) => open(path, FLAGS),
+  stat: (path) => stat(path),
+  fstat: (handle) => handle.stat(),
+  read: async (handle, into) => (await handle.read(into, 0, into.length, null)).bytesRead,
+  close: (handle) => handle.close(),
+};
+
+/**
+ * The one body of a read, whichever form runs it: the open (a failure named by what the path
+ * is, for a socket), the checks on the descriptor opened, the read in chunks within the
+ * bound, and the close. Each call's answer is yielded: the synchronous form hands it straight
+ * back, the asynchronous one awaits it first (and throws its failure back in, where the
+ * synchronous call would have thrown). Every refusal is made here, in the same words for both.
+ */
+function* reading<D>(
+  calls: FileCalls<D>,
   label: string,
   path: string,
   refuse: Refusal,
-  options: RegularFileOptions = {},
-): RegularFile {
+  options: RegularFileOptions,
+): Generator<unknown, RegularFile, unknown> {
   const maxBytes = options.maxBytes ?? MAX_NAMED_FILE_BYTES;
   const refusals = refusalsOf(label, path, refuse, maxBytes);
-  let fd: number;
+  let fd: D;
   try {
-    fd = openSync(path, FLAGS);
+    fd = (yield calls.open(path)) as D;
   } catch (error) {
     let stats: Stats | undefined;
     try {
-      stats = isSocketLike(error) ? statSync(path) : undefined;
+      stats = isSocketLike(error) ? ((yield calls.stat(path)) as Stats) : undefined;
     } catch {
       // Gone since: the open's own error says it.
     }
@@ -137,7 +171,7 @@ export function readRegularFileSync(
   try {
     let stats: Stats;
     try {
-      stats = fstatSync(fd);
+      stats = (yield calls.fstat(fd)) as Stats;
     } catch (error) {
       throw refusals.unreadable(error);
     }
@@ -148,7 +182,7 @@ export function readRegularFileSync(
       const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
       let read: number;
       try {
-        read = readSync(fd, chunk, 0, CHUNK_BYTES, null);
+        read = (yield calls.read(fd, chunk)) as number;
       } catch (error) {
         throw refusals.unreadable(error);
       }
@@ -160,13 +194,31 @@ export function readRegularFileSync(
     }
     return { mode: stats.mode, bytes: Buffer.concat(chunks, total) };
   } finally {
-    closeSync(fd);
+    yield calls.close(fd);
   }
 }
 
 /**
+ * The file `path` that `label` names, read whole at start-up: opened without blocking,
+ * refused with `refuse(message)` unless it is a regular file (symlinks followed) within the
+ * size bound whose mode the caller allows, or when it cannot be read. Never waits on a FIFO.
+ */
+export function readRegularFileSync(
+  label: string,
+  path: string,
+  refuse: Refusal,
+  options: RegularFileOptions = {},
+): RegularFile {
+  const steps = reading(SYNC_CALLS, label, path, refuse, options);
+  // Each call has answered already (or thrown, inside the body): its answer goes straight back.
+  let next = steps.next();
+  while (!next.done) next = steps.next(next.value);
+  return next.value;
+}
+
+/**
  * {@link readRegularFileSync} without blocking the event loop (`fs.promises`): for a reload,
- * and for a file read while serving. The same checks, in the same words.
+ * and for a file read while serving. The same steps, checks and words.
  */
 export async function readRegularFile(
   label: string,
@@ -174,40 +226,17 @@ export async function readRegularFile(
   refuse: Refusal,
   options: RegularFileOptions = {},
 ): Promise<RegularFile> {
-  const maxBytes = options.maxBytes ?? MAX_NAMED_FILE_BYTES;
-  const refusals = refusalsOf(label, path, refuse, maxBytes);
-  let handle: Awaited<ReturnType<typeof open>>;
-  try {
-    handle = await open(path, FLAGS);
-  } catch (error) {
-    const stats = isSocketLike(error) ? await stat(path).catch(() => undefined) : undefined;
-    throw openFailure(error, stats, refusals);
-  }
-  try {
-    let stats: Stats;
+  const steps = reading(ASYNC_CALLS, label, path, refuse, options);
+  let next = steps.next();
+  while (!next.done) {
+    let answer: unknown;
     try {
-      stats = await handle.stat();
+      answer = await next.value;
     } catch (error) {
-      throw refusals.unreadable(error);
+      next = steps.throw(error);
+      continue;
     }
-    judge(stats, refusals, refuse, options, maxBytes);
-    const chunks: Buffer[] = [];
-    let total = 0;
-    for (;;) {
-      const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
-      let read: number;
-      try {
-        ({ bytesRead: read } = await handle.read(chunk, 0, CHUNK_BYTES, null));
-      } catch (error) {
-        throw refusals.unreadable(error);
-      }
-      if (read === 0) break;
-      total += read;
-      if (total > maxBytes) throw refusals.tooBig();
-      chunks.push(chunk.subarray(0, read));
-    }
-    return { mode: stats.mode, bytes: Buffer.concat(chunks, total) };
-  } finally {
-    await handle.close();
+    next = steps.next(answer);
   }
+  return next.value;
 }

@@ -1,10 +1,11 @@
+import { constants } from 'node:buffer';
 import cliProgress from 'cli-progress';
 import { isActive, type LimitedAccess } from '../../domain/access/limited-access.js';
-import { Crn } from '../../domain/crn.js';
+import { Crn, type CrnFormat } from '../../domain/crn.js';
 import type { CaseRecord } from '../../domain/types.js';
 import type { CaseWriter } from '../../ports/case-repository.js';
 import type { Opened, StoreWiring } from '../../ports/stores.js';
-import { CaseFileError, loadCaseFile } from '../composition/operator.js';
+import { CaseFileError, parseCaseFile, readRegularFileSync } from '../composition/operator.js';
 import { STORE_REGISTRY } from '../composition/store-kinds.js';
 import { generateCases, MAX_GENERATED_CASES } from '../generate.js';
 import type { StoreRef } from '../stores.js';
@@ -33,6 +34,30 @@ interface StoreGiven {
   readonly json?: boolean | undefined;
 }
 
+/**
+ * Most a case file may hold: as much as one string can (`JSON.parse` takes the file as one),
+ * so that every file that could be imported still can be, and no larger one is read.
+ */
+const MAX_CASE_FILE_BYTES = constants.MAX_STRING_LENGTH;
+
+/**
+ * A case file named on the command line, read as every named file is (decisions §20: a FIFO,
+ * a directory or a device refused at once, never waited on; `FILE cannot be read (ENOENT)`),
+ * then validated as the memory store validates its fixtures.
+ */
+function readCaseFile(file: string, crnFormat: CrnFormat): CaseRecord[] {
+  const { bytes } = readRegularFileSync('', file, (message) => new CommandError(message.trimStart()), {
+    maxBytes: MAX_CASE_FILE_BYTES,
+  });
+  let json: unknown;
+  try {
+    json = JSON.parse(bytes.toString('utf8'));
+  } catch (error) {
+    throw new CaseFileError(file, [`is not valid JSON: ${(error as Error).message}`]);
+  }
+  return parseCaseFile(json, { source: file, crnFormat });
+}
+
 export async function importCases(files: readonly string[], values: StoreGiven, io: Io): Promise<number> {
   const store = writableStore(values.store, io);
   const context = storeWiringOf(io);
@@ -41,7 +66,7 @@ export async function importCases(files: readonly string[], values: StoreGiven, 
   const records: CaseRecord[] = [];
   const seen = new Map<string, string>();
   for (const file of files) {
-    for (const record of loadCaseFile(file, { crnFormat })) {
+    for (const record of readCaseFile(file, crnFormat)) {
       const other = seen.get(record.crn);
       if (other !== undefined) throw new CaseFileError(file, [`crn ${record.crn} is also in ${other}`]);
       seen.set(record.crn, file);

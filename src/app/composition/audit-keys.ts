@@ -20,7 +20,7 @@ export {
   checkpointKeyring,
   generateCheckpointKeys,
 } from '../../adapters/crypto/checkpoint-keys.js';
-/** The files commands read (entries, proofs, keys, CSRs, --bind-cert): regular files, opened without blocking (decisions §20). */
+/** The files commands read (entries, proofs, keys, CSRs, --bind-cert, case files): regular files, opened without blocking (decisions §20). */
 export { readRegularFileSync } from '../../adapters/shared/named-files.js';
 /** `audit vkey`, `audit archive`, …: `AUDIT_SIGNING_KEY` refused when others can read it, as `serve` refuses it. */
 export { checkSecretFile, readSecretFile } from '../../adapters/shared/secret-files.js';
