@@ -98,7 +98,7 @@ module.exports = {
         path: [
           '^src/app/witness/',
           '^src/app/composition/witness\\.ts$',
-          '^src/adapters/[^/]+/witness-state\\.ts$',
+          '^src/adapters/[^/]+/witness-(state|metrics)\\.ts$',
         ],
       },
     },

@@ -12,7 +12,6 @@ import {
 } from '../composition/witness.js';
 import { ConfigError } from '../config-error.js';
 import { witnessHandler } from '../witness/http.js';
-import { WitnessMetrics } from '../witness/metrics.js';
 import { startWitnessServer } from '../witness/server.js';
 import { usage } from './arguments.js';
 import { CommandError, EXIT, UsageError } from './exit.js';
@@ -70,8 +69,7 @@ const stopSignal = (): Promise<string> =>
 export async function serve(io: Io): Promise<number> {
   const settings = readWitnessSettings(io.env);
   const witness = await buildWitness(settings);
-  const metrics = new WitnessMetrics();
-  const server = await startWitnessServer(witnessHandler(witness.parts, metrics, witness.log), {
+  const server = await startWitnessServer(witnessHandler(witness.parts, witness.metrics, witness.log), {
     host: settings.host,
     port: settings.port,
     ciphers: witness.ciphers,

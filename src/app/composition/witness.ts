@@ -21,6 +21,7 @@ import {
 import { verifyNoteSignature } from '../../adapters/crypto/note-keys.js';
 import { createLogger } from '../../adapters/pino/logger.js';
 import { postgresHop, postgresUrlProblem } from '../../adapters/postgres/url.js';
+import { PrometheusWitnessMetrics } from '../../adapters/prometheus/witness-metrics.js';
 import { CertificateFileError, certificateAndKey } from '../../adapters/shared/certificates.js';
 import { isLoopbackHost } from '../../adapters/shared/loopback.js';
 import {
@@ -36,6 +37,7 @@ import type { NoteVerifier } from '../../tlog/note.js';
 import { ConfigError } from '../config-error.js';
 import type { WitnessParts } from '../witness/add-checkpoint.js';
 import type { WitnessLog } from '../witness/http.js';
+import type { WitnessMetrics } from '../witness/metrics.js';
 import type { WitnessTls } from '../witness/server.js';
 import { parseTrustedLogs } from '../witness/trusted-logs.js';
 import { isProduction, isTrustedHop, nodeEnvProblem } from './posture.js';
@@ -226,9 +228,11 @@ async function openState(store: string, log: WitnessLog): Promise<WitnessState> 
   );
 }
 
-/** A witness ready to listen: its judgement's parts, its listener's TLS, its log, and what closes it. */
+/** A witness ready to listen: its judgement's parts, its listener's TLS, its log and metrics, and what closes it. */
 export interface Witness {
   readonly parts: WitnessParts;
+  /** Its `GET /metrics`, in a Prometheus registry of its own. */
+  readonly metrics: WitnessMetrics;
   readonly vkey: string;
   readonly tls?: WitnessTls;
   readonly ciphers: string;
@@ -240,8 +244,8 @@ export interface Witness {
 
 /**
  * The witness of `settings`: its key and logs read and checked, its TLS files too, then its
- * state opened (created if missing). Every refusal is a ConfigError naming the variable (a
- * store that cannot be opened, a StoreError).
+ * state opened (created if missing); its metrics by the Prometheus adapter. Every refusal is
+ * a ConfigError naming the variable (a store that cannot be opened, a StoreError).
  */
 export async function buildWitness(settings: WitnessSettings): Promise<Witness> {
   const cosigner = readCosigner(settings.keyFile);
@@ -258,6 +262,7 @@ export async function buildWitness(settings: WitnessSettings): Promise<Witness> 
       cosigner,
       now: () => Math.floor(Date.now() / 1000),
     },
+    metrics: new PrometheusWitnessMetrics(),
     vkey: cosigner.vkey,
     ...(tls !== undefined ? { tls } : {}),
     ciphers: TLS_CIPHERS,

@@ -12,7 +12,6 @@ import { sha256Bytes } from '../../../src/adapters/shared/sha256.js';
 import { main } from '../../../src/app/cli.js';
 import { buildWitness, readWitnessSettings, reloadWitnessTls } from '../../../src/app/composition/witness.js';
 import { witnessHandler } from '../../../src/app/witness/http.js';
-import { WitnessMetrics } from '../../../src/app/witness/metrics.js';
 import { startWitnessServer } from '../../../src/app/witness/server.js';
 import { parseCosignerKey } from '../../../src/tlog/cosignature.js';
 import { httpsRequest } from '../../support/https-client.js';
@@ -246,7 +245,7 @@ describe('witness serve over HTTPS', () => {
     });
     const witness = await buildWitness(settings);
     const server = await startWitnessServer(
-      witnessHandler(witness.parts, new WitnessMetrics(), () => {}),
+      witnessHandler(witness.parts, witness.metrics, () => {}),
       {
         host: '127.0.0.1',
         port: 0,

@@ -6,7 +6,6 @@ import { newCosignerKey, writeCosignerKeyFile } from '../../../src/adapters/cryp
 import { buildWitness, type Witness } from '../../../src/app/composition/witness.js';
 import { addCheckpoint } from '../../../src/app/witness/add-checkpoint.js';
 import { MAX_BODY_BYTES, type WitnessLog, witnessHandler } from '../../../src/app/witness/http.js';
-import { WitnessMetrics } from '../../../src/app/witness/metrics.js';
 import { type RunningWitness, startWitnessServer } from '../../../src/app/witness/server.js';
 import { EMPTY_ROOT, isCosignature, readingTogether, submit, TestLog } from './support.js';
 
@@ -39,7 +38,7 @@ async function start(): Promise<void> {
     logLevel: 'silent',
   });
   const log: WitnessLog = (level, fields, message) => lines.push({ level, fields, message });
-  server = await startWitnessServer(witnessHandler(witness.parts, new WitnessMetrics(), log), {
+  server = await startWitnessServer(witnessHandler(witness.parts, witness.metrics, log), {
     host: '127.0.0.1',
     port: 0,
   });

@@ -1,0 +1,53 @@
+// The witness's metrics in Prometheus form: what `case-read witness serve` shows on GET /metrics.
+import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+
+/**
+ * The witness's metrics (decisions §19), in a registry of its own: the witness is its own
+ * process and never shares the case service's. Labels are bounded: the HTTP status, and the
+ * origins of the logs `WITNESS_LOGS` names (a submission for another origin is never one).
+ * Built by the witness's composition root, which hands them to its request handler.
+ */
+export class PrometheusWitnessMetrics {
+  private readonly registry = new Registry();
+  private readonly answers: Counter<'status'>;
+  private readonly size: Gauge<'origin'>;
+  private readonly cosignedAt: Gauge<'origin'>;
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry, prefix: 'case_read_witness_' });
+    this.answers = new Counter({
+      name: 'case_read_witness_add_checkpoint_total',
+      help: 'add-checkpoint requests answered, by HTTP status (200 cosigned; 409 old size not the one held; 403, 404, 422 refused; 400, 413 malformed; 503 state unavailable)',
+      labelNames: ['status'],
+      registers: [this.registry],
+    });
+    this.size = new Gauge({
+      name: 'case_read_witness_cosigned_size',
+      help: 'The tree size of the latest checkpoint this process cosigned, by log origin',
+      labelNames: ['origin'],
+      registers: [this.registry],
+    });
+    this.cosignedAt = new Gauge({
+      name: 'case_read_witness_cosigned_timestamp_seconds',
+      help: 'When this process last cosigned a checkpoint (Unix time), by log origin',
+      labelNames: ['origin'],
+      registers: [this.registry],
+    });
+  }
+
+  /** One add-checkpoint answer. */
+  answered(status: number): void {
+    this.answers.inc({ status: String(status) });
+  }
+
+  /** A checkpoint of `origin`, of `size`, cosigned at `time` (POSIX seconds). */
+  cosigned(origin: string, size: number, time: number): void {
+    this.size.set({ origin }, size);
+    this.cosignedAt.set({ origin }, time);
+  }
+
+  /** The exposition text and its content type. */
+  async exposition(): Promise<{ readonly contentType: string; readonly text: string }> {
+    return { contentType: this.registry.contentType, text: await this.registry.metrics() };
+  }
+}
