@@ -11,6 +11,7 @@
  * disambiguation and Java's `LocalDateTime.atZone` both do: `2026-03-29T01:30:00` in London is
  * `2026-03-29T02:30:00+01:00`, and `2026-10-25T01:30:00` is `2026-10-25T01:30:00+01:00`.
  */
+import { wallClockOf } from '../../domain/wall-clock.js';
 
 const LOCAL = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?$/;
 const DAY_MS = 86_400_000;
@@ -43,33 +44,12 @@ function offsetText(minutes: number): string {
 
 /**
  * A converter for one zone: `toOffset(text)` answers `text` with its offset in the zone, or
- * `undefined` when `text` is not a local date-time of a real calendar day. Its formatter is
- * made once (making one costs far more than using it), and an offset once asked is kept.
+ * `undefined` when `text` is not a local date-time of a real calendar day. Its wall clock
+ * (the domain's, one formatter) is made once, and an offset once asked is kept.
  */
 export function localDateTimeReader(zone: string): (text: string) => string | undefined {
-  const format = new Intl.DateTimeFormat('en-GB', {
-    timeZone: zone,
-    hourCycle: 'h23',
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-    hour: '2-digit',
-    minute: '2-digit',
-    second: '2-digit',
-  });
   /** The zone's wall clock at instant `t`, as if it were UTC, in milliseconds. */
-  const wallAt = (t: number): number => {
-    const part: Record<string, number> = {};
-    for (const p of format.formatToParts(t)) if (p.type !== 'literal') part[p.type] = Number(p.value);
-    return Date.UTC(
-      part.year ?? 0,
-      (part.month ?? 1) - 1,
-      part.day ?? 1,
-      part.hour ?? 0,
-      part.minute ?? 0,
-      part.second ?? 0,
-    );
-  };
+  const wallAt = wallClockOf(zone);
   // Asking the formatter is by far the dearest step (a conversion asks up to six times), and
   // a zone's offset changes a few times a year. So a span's offset is kept once asked: a
   // (UTC) day's, where it is the same at the day's first and last second, else (the day of a

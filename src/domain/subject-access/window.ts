@@ -4,6 +4,7 @@
  * `fromDate` is the start of the trail; an absent `toDate` is today, in London.
  */
 import { InvalidSubjectAccessRequestError } from '../errors.js';
+import { wallClockOf } from '../wall-clock.js';
 
 /** The zone the estate's dates are days of. */
 export const SAR_TIME_ZONE = 'Europe/London';
@@ -17,23 +18,8 @@ export interface SarWindow {
 const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
 const DAY_MS = 86_400_000;
 
-const londonParts = new Intl.DateTimeFormat('en-GB', {
-  timeZone: SAR_TIME_ZONE,
-  hourCycle: 'h23',
-  year: 'numeric',
-  month: '2-digit',
-  day: '2-digit',
-  hour: '2-digit',
-  minute: '2-digit',
-  second: '2-digit',
-});
-
-/** London's wall clock at `instant`, as if it were UTC (ms): minus the instant, its offset. */
-function londonWallClock(instant: number): number {
-  const part = (type: Intl.DateTimeFormatPartTypes): number =>
-    Number(londonParts.formatToParts(instant).find((p) => p.type === type)?.value);
-  return Date.UTC(part('year'), part('month') - 1, part('day'), part('hour'), part('minute'), part('second'));
-}
+/** London's wall clock at an instant, as if it were UTC (ms): minus the instant, its offset. */
+const londonWallClock = wallClockOf(SAR_TIME_ZONE);
 
 /**
  * The instant London's day `utcMidnight` (that date's 00:00 UTC, ms) begins. Its clocks change
