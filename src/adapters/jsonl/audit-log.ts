@@ -1,15 +1,10 @@
-import { closeSync, fstatSync, ftruncateSync, openSync, readSync, statSync, writeSync } from 'node:fs';
+// The AuditLog port over a JSONL trail: each batch linked into the hash chain and handed to
+// the trail's file (audit-file.ts), and the tree, checkpoints and reads over that file and the
+// files beside it.
 import { auditFieldTexts, canonicalAuditText } from '../../domain/audit/canonical-text.js';
 import { GENESIS_HASH } from '../../domain/audit/chain.js';
 import { AuditChainWalker, type AuditVerification } from '../../domain/audit/chain-walker.js';
-import {
-  type AuditCheckpoint,
-  type ChainHead,
-  type CheckpointSet,
-  checkpointIdOf,
-  describeCheckpoint,
-  mergeCosignatures,
-} from '../../domain/audit/checkpoint.js';
+import type { AuditCheckpoint, ChainHead, CheckpointSet } from '../../domain/audit/checkpoint.js';
 import {
   type AuditQuery,
   type AuditRecord,
@@ -20,53 +15,40 @@ import {
 } from '../../domain/audit/record.js';
 import type { AuditLog, Forgotten, TimeWindow, TreeHead } from '../../ports/audit-log.js';
 import type { Deadline } from '../../ports/deadline.js';
-import { StoreError, type StoreLog } from '../../ports/stores.js';
 import type { Hash } from '../../tlog/merkle.js';
 import { VERIFY_BATCH } from '../shared/audit-chain.js';
-import { witnessSizeProblem } from '../shared/audit-witnesses.js';
 import { GroupCommit } from '../shared/group-commit.js';
 import { sha256Bytes, sha256Hex } from '../shared/sha256.js';
-import {
-  appendCheckpoint,
-  checkpointPathOf,
-  checkpointsOf,
-  type HeldCheckpoints,
-  hold,
-} from './audit-checkpoints.js';
-import {
-  cutUnfinishedLine,
-  JsonlAuditStoreError,
-  lineOf,
-  linesOf,
-  newlineBefore,
-  recordOf,
-} from './audit-format.js';
+import { CheckpointFiles } from './audit-checkpoint-files.js';
+import { JsonlAuditFile, type JsonlAuditOptions, openingError } from './audit-file.js';
+import { JsonlAuditStoreError, lineOf } from './audit-format.js';
 import { hashesOfFile, treeFileSize, treePathOf, WrittenTree } from './audit-tree-file.js';
-import {
-  appendCosigned,
-  appendWitnessSize,
-  readWitnessFile,
-  type WitnessFile,
-  withCosignatures,
-  witnessPathOf,
-} from './audit-witnesses.js';
-import { JsonlCrnIndex } from './crn-index.js';
-import { WriterLock } from './writer-lock.js';
 
 // The file's parts, each in a module of its own, named here as before.
 export { checkpointPathOf } from './audit-checkpoints.js';
+export type { JsonlAuditOptions, WriteText } from './audit-file.js';
 export { JsonlAuditStoreError } from './audit-format.js';
 export { treePathOf } from './audit-tree-file.js';
 export { witnessPathOf } from './audit-witnesses.js';
 
-/** The one call that puts a batch in the file (bytes written); tests replace it to act out a full disk. */
-export type WriteText = (fd: number, text: string) => number;
-
-export interface JsonlAuditOptions {
-  /** `write`: `serve` appends (the file is created if absent, one writer at a time). `read`: the audit commands. */
-  readonly mode: 'write' | 'read';
-  readonly log?: StoreLog;
-  readonly writeText?: WriteText;
+/** A batch's lines, each record chained onto the one before it from `from`, and the hashes and head they end at. */
+function linked(
+  records: readonly AuditRecord[],
+  from: ChainHead,
+): { readonly text: string; readonly hashes: string[]; readonly head: ChainHead } {
+  let seq = from.seq;
+  let head = from.hash;
+  let text = '';
+  const hashes: string[] = [];
+  for (const record of records) {
+    seq++;
+    const texts = auditFieldTexts(record);
+    const hash = chainHashOf(sha256Hex, canonicalAuditText(record, seq, head, texts), CURRENT_AUDIT_VERSION);
+    text += lineOf(texts, seq, head, hash);
+    head = hash;
+    hashes.push(hash);
+  }
+  return { text, hashes, head: { seq, hash: head } };
 }
 
 /**
@@ -80,122 +62,53 @@ export interface JsonlAuditOptions {
  * lose the last moments (no fsync per batch).
  *
  * One writer: the file is the chain, so only one process may append to it, which a lock
- * file beside it (`PATH.lock`, holding the writer's pid) enforces. Several instances need
- * `sqlite:` (one machine) or `postgres://`. A write that fails (a full disk) is cut back off
- * the file, so a refused batch leaves no half line behind, and the chain stays where it was.
+ * file beside it (`PATH.lock`, holding the writer's pid) enforces ({@link JsonlAuditFile}).
+ * Several instances need `sqlite:` (one machine) or `postgres://`. A write that fails (a full
+ * disk) is cut back off the file, so a refused batch leaves no half line behind, and the chain
+ * stays where it was.
  *
  * Signed checkpoints go to a file of their own beside it, `PATH.checkpoints` (one JSON
  * line each), the witnesses' cosignatures of them and each witness's size to
- * `PATH.witnesses` (audit-witnesses.ts), and the tree's stored hashes to `PATH.tree`
+ * `PATH.witnesses` ({@link CheckpointFiles}), and the tree's stored hashes to `PATH.tree`
  * ({@link WrittenTree}), all written by the same writer.
  */
 export class JsonlAuditLog implements AuditLog {
   private readonly commits = new GroupCommit<AuditRecord>((batch) => this.write(batch));
-  /** The file's length up to the last whole record this writer knows of. */
-  private size = 0;
-  private readonly byCrn: JsonlCrnIndex;
-  /** Set when a failed write could not be cut back: nothing is appended until it can. */
-  private damaged = false;
-  private seq = 0;
-  private headHash = GENESIS_HASH;
-  /**
-   * The checkpoint file as this writer knows it, once read (it is the only writer): the
-   * highest checkpoint, and every one's signature, so a checkpoint given twice is kept once.
-   */
-  private held: HeldCheckpoints | undefined;
+  private seq: number;
+  private headHash: string;
+  private readonly checkpointFiles: CheckpointFiles;
   /** The tree as the writer grows it (none when read only). */
   private tree: WrittenTree | undefined;
-  /** The witness file as this store knows it, once read (the writer keeps it as it appends). */
-  private witnesses: WitnessFile | undefined;
 
-  private constructor(
-    private readonly path: string,
-    private readonly fd: number | undefined,
-    private readonly identity: { dev: number; ino: number } | undefined,
-    private readonly lock: WriterLock | undefined,
-    private readonly writeText: WriteText,
-  ) {
-    // The writer's index reaches only the records it has acknowledged (a failed batch is cut off).
-    this.byCrn = new JsonlCrnIndex(path, () => (fd === undefined ? undefined : this.size));
+  private constructor(private readonly file: JsonlAuditFile) {
+    this.seq = file.last?.seq ?? 0;
+    this.headHash = file.last?.hash ?? GENESIS_HASH;
+    this.checkpointFiles = new CheckpointFiles(file.path);
   }
 
   static open(path: string, options: JsonlAuditOptions): JsonlAuditLog {
-    if (options.mode === 'read') {
-      try {
-        if (!statSync(path).isFile()) throw new Error('not a file');
-      } catch (error) {
-        throw new JsonlAuditStoreError(`audit store ${path} cannot be read (${(error as Error).message})`);
-      }
-      return new JsonlAuditLog(path, undefined, undefined, undefined, () => 0);
-    }
-    const lock = WriterLock.take(`${path}.lock`, (message) => new JsonlAuditStoreError(message), path);
-    let fd: number | undefined;
+    const file = JsonlAuditFile.open(path, options);
+    const log = new JsonlAuditLog(file);
+    if (file.fd === undefined) return log;
     try {
-      fd = openSync(path, 'a+', 0o600);
-      const stat = fstatSync(fd);
-      const log = new JsonlAuditLog(
-        path,
-        fd,
-        { dev: stat.dev, ino: stat.ino },
-        lock,
-        options.writeText ?? ((fd, text) => writeSync(fd, text)),
-      );
-      log.recoverTail(stat.size, options.log);
-      log.tree = WrittenTree.open(path, fd, log.size, log.seq);
-      const cut = cutUnfinishedLine(witnessPathOf(path));
-      if (cut > 0) {
-        options.log?.(
-          'warn',
-          { store: 'audit', path: witnessPathOf(path), bytes: cut },
-          'the witness file ended in an unfinished line; it was cut off',
-        );
-      }
+      log.tree = WrittenTree.open(path, file.fd, file.size, log.seq);
+      log.checkpointFiles.cutUnfinished(options.log);
       return log;
     } catch (error) {
-      if (fd !== undefined) closeSync(fd);
-      lock.release();
-      if (error instanceof StoreError) throw error;
-      throw new JsonlAuditStoreError(
-        `audit store ${path} cannot be opened for writing (${(error as Error).message})`,
-      );
+      file.close();
+      throw openingError(path, error);
     }
   }
 
-  /**
-   * Finds the chain head: the last whole line. An unfinished last line (a write cut off by
-   * the machine stopping) was never acknowledged, so no response depended on it: it is cut
-   * off and logged.
-   */
-  private recoverTail(size: number, log: StoreLog | undefined): void {
-    const fd = this.fd as number;
-    const lastNewline = newlineBefore(fd, size);
-    const end = lastNewline + 1;
-    if (end !== size) {
-      ftruncateSync(fd, end);
-      log?.(
-        'warn',
-        { store: 'audit', path: this.path, bytes: size - end },
-        'the audit file ended in an unfinished line (never acknowledged); it was cut off',
-      );
-    }
-    this.size = end;
-    if (end === 0) return;
-    const from = newlineBefore(fd, lastNewline) + 1;
-    const line = new Uint8Array(lastNewline - from);
-    readSync(fd, line, 0, line.length, from);
-    const last = recordOf(new TextDecoder().decode(line));
-    if (last === undefined) {
-      throw new JsonlAuditStoreError(
-        `the last line of audit store ${this.path} is not an audit record; run case-read audit verify --audit-store jsonl:${this.path}`,
-      );
-    }
-    this.seq = last.seq;
-    this.headHash = last.hash;
+  private get path(): string {
+    return this.file.path;
   }
 
   append(record: AuditRecord, deadline?: Deadline): Promise<void> {
-    if (this.fd === undefined) {
-      return Promise.reject(new JsonlAuditStoreError(`audit store ${this.path} was opened to be read`));
+    try {
+      this.file.requireWriter();
+    } catch (error) {
+      return Promise.reject(error);
     }
     return this.commits.append(record, deadline);
   }
@@ -206,122 +119,37 @@ export class JsonlAuditLog implements AuditLog {
 
   /** The last record written: this writer is the only one, so what it wrote is the head. */
   async head(): Promise<ChainHead> {
-    this.requireWriter();
+    this.file.requireWriter();
     return { seq: this.seq, hash: this.headHash };
   }
 
-  /**
-   * Appends the checkpoint's line to `PATH.checkpoints`; a line that cannot be written whole
-   * is cut off again. The newest checkpoint given again (a retry) is not written twice.
-   */
+  /** Kept in `PATH.checkpoints`, once ({@link CheckpointFiles.save}). */
   async saveCheckpoint(checkpoint: AuditCheckpoint): Promise<void> {
-    this.requireWriter();
-    const held = await this.heldCheckpoints();
-    if (!held.signatures.has(checkpointIdOf(checkpoint))) {
-      appendCheckpoint(checkpointPathOf(this.path), checkpoint);
-      const { cosignatures: _added, ...bare } = checkpoint;
-      hold(held, bare);
-    }
-    if (checkpoint.cosignatures?.length) await this.addCosignatures(checkpoint, checkpoint.cosignatures);
+    this.file.requireWriter();
+    await this.checkpointFiles.save(checkpoint);
   }
 
-  /**
-   * The newest checkpoint (with `withNote`, the newest that carries a note), with the
-   * cosignatures the witness file holds for it; when those are not well formed, without them
-   * (`checkpoints` names the line).
-   */
-  async newestCheckpoint(options?: { readonly withNote?: boolean }): Promise<AuditCheckpoint | undefined> {
-    const held = await this.heldCheckpoints();
-    const newest = options?.withNote ? held.newestNoted : held.newest;
-    if (newest === undefined) return undefined;
-    const read = withCosignatures(newest, await this.witnessFile());
-    return 'invalid' in read ? newest : read;
+  newestCheckpoint(options?: { readonly withNote?: boolean }): Promise<AuditCheckpoint | undefined> {
+    return this.checkpointFiles.newest(options);
   }
 
-  /**
-   * Appends the lines the checkpoint does not hold yet to `PATH.witnesses`, in one line (cut
-   * off again if it cannot be written whole). The checkpoint must be in the checkpoint file.
-   */
+  /** Kept in `PATH.witnesses` ({@link CheckpointFiles.addCosignatures}). */
   async addCosignatures(checkpoint: AuditCheckpoint, lines: readonly string[]): Promise<void> {
-    this.requireWriter();
-    const id = checkpointIdOf(checkpoint);
-    if (!(await this.heldCheckpoints()).signatures.has(id)) {
-      throw new JsonlAuditStoreError(
-        `cannot add cosignatures to the ${describeCheckpoint(checkpoint)}: it is not stored in ${checkpointPathOf(this.path)}`,
-      );
-    }
-    const file = await this.witnessFile();
-    const held = file.cosigned.get(id);
-    const merged = mergeCosignatures(held?.lines, lines);
-    if ('invalid' in merged) {
-      throw new JsonlAuditStoreError(
-        `cannot add cosignatures to the ${describeCheckpoint(checkpoint)}: ${merged.invalid}`,
-      );
-    }
-    if (merged.fresh.length === 0) return;
-    appendCosigned(witnessPathOf(this.path), checkpoint, merged.fresh);
-    if (held === undefined) file.cosigned.set(id, { lines: merged.lines, line: 0 });
-    else held.lines = merged.lines;
+    this.file.requireWriter();
+    await this.checkpointFiles.addCosignatures(checkpoint, lines);
   }
 
-  async witnessSizes(): Promise<ReadonlyMap<string, number>> {
-    return new Map((await this.witnessFile()).sizes);
+  witnessSizes(): Promise<ReadonlyMap<string, number>> {
+    return this.checkpointFiles.witnessSizes();
   }
 
-  /** Appends the witness's size to `PATH.witnesses`, unless it is the size already recorded. */
   async saveWitnessSize(vkey: string, size: number): Promise<void> {
-    this.requireWriter();
-    const problem = witnessSizeProblem(vkey, size);
-    if (problem !== undefined) throw new JsonlAuditStoreError(problem);
-    const file = await this.witnessFile();
-    if (file.sizes.get(vkey) === size) return;
-    appendWitnessSize(witnessPathOf(this.path), vkey, size, new Date());
-    file.sizes.set(vkey, size);
+    this.file.requireWriter();
+    await this.checkpointFiles.saveWitnessSize(vkey, size);
   }
 
-  private async witnessFile(): Promise<WitnessFile> {
-    this.witnesses ??= await readWitnessFile(witnessPathOf(this.path));
-    return this.witnesses;
-  }
-
-  private async heldCheckpoints(): Promise<HeldCheckpoints> {
-    if (this.held === undefined) {
-      const held: HeldCheckpoints = { newest: undefined, newestNoted: undefined, signatures: new Set() };
-      for await (const c of checkpointsOf(checkpointPathOf(this.path))) if (!('invalid' in c)) hold(held, c);
-      this.held = held;
-    }
-    return this.held;
-  }
-
-  /**
-   * The checkpoint file's lines, in the order written (which is seq order: one writer), each
-   * with its cosignatures from the witness file. That file is read first, so every checkpoint
-   * it names is in the checkpoint file read after it; then, after the checkpoints, each of its
-   * lines that is not a well-formed event, and each cosigning a checkpoint the checkpoint file
-   * does not hold, comes as `{ invalid }`.
-   */
-  async *checkpoints(): AsyncGenerator<AuditCheckpoint | { readonly invalid: string }> {
-    const file = witnessPathOf(this.path);
-    const witnesses = await readWitnessFile(file);
-    const found = new Set<string>();
-    for await (const read of checkpointsOf(checkpointPathOf(this.path))) {
-      if ('invalid' in read) {
-        yield read;
-        continue;
-      }
-      found.add(checkpointIdOf(read));
-      const cosigned = withCosignatures(read, witnesses);
-      yield 'invalid' in cosigned
-        ? { invalid: `the cosignatures in ${file} of the ${describeCheckpoint(read)}: ${cosigned.invalid}` }
-        : cosigned;
-    }
-    for (const invalid of witnesses.invalid) yield { invalid };
-    for (const [id, { line }] of witnesses.cosigned) {
-      if (!found.has(id))
-        yield {
-          invalid: `line ${line} of ${file} cosigns a checkpoint ${checkpointPathOf(this.path)} does not hold`,
-        };
-    }
+  checkpoints(): AsyncGenerator<AuditCheckpoint | { readonly invalid: string }> {
+    return this.checkpointFiles.checkpoints();
   }
 
   /**
@@ -330,7 +158,7 @@ export class JsonlAuditLog implements AuditLog {
    * records stay pending).
    */
   async growTree(): Promise<TreeHead> {
-    this.requireWriter();
+    this.file.requireWriter();
     await this.commits.drain();
     return (this.tree as WrittenTree).grow({ seq: this.seq, hash: this.headHash });
   }
@@ -344,110 +172,28 @@ export class JsonlAuditLog implements AuditLog {
   }
 
   /** The records from `from` on: the lines before it are counted, not parsed. */
-  async *recordsFrom(
-    from: number,
-    limit = Number.POSITIVE_INFINITY,
-  ): AsyncGenerator<readonly StoredAuditRecord[]> {
-    let batch: StoredAuditRecord[] = [];
-    for await (const { line, number } of linesOf(this.path)) {
-      if (number < from) continue;
-      if (number >= from + limit) break;
-      const record = recordOf(line);
-      if (record === undefined) {
-        throw new JsonlAuditStoreError(
-          `line ${number} of audit store ${this.path} is not an audit record: it was changed`,
-        );
-      }
-      batch.push(record);
-      if (batch.length === VERIFY_BATCH) {
-        yield batch;
-        batch = [];
-      }
-    }
-    if (batch.length > 0) yield batch;
+  recordsFrom(from: number, limit?: number): AsyncGenerator<readonly StoredAuditRecord[]> {
+    return this.file.recordsFrom(from, limit);
   }
 
-  private requireWriter(): void {
-    if (this.fd === undefined) {
-      throw new JsonlAuditStoreError(`audit store ${this.path} was opened to be read`);
-    }
-  }
-
+  /** The batch, chained onto the head, goes to the file in one write; the head moves only once it is there. */
   private write(records: readonly AuditRecord[]): void {
-    const fd = this.fd as number;
-    this.checkStillTheFile();
-    if (this.damaged) {
-      ftruncateSync(fd, this.size);
-      this.damaged = false;
-    }
-    let seq = this.seq;
-    let head = this.headHash;
-    let text = '';
-    const hashes: string[] = [];
-    for (const record of records) {
-      seq++;
-      const texts = auditFieldTexts(record);
-      const hash = chainHashOf(
-        sha256Hex,
-        canonicalAuditText(record, seq, head, texts),
-        CURRENT_AUDIT_VERSION,
-      );
-      text += lineOf(texts, seq, head, hash);
-      head = hash;
-      hashes.push(hash);
-    }
-    const length = Buffer.byteLength(text, 'utf8');
-    let written = 0;
-    try {
-      written = this.writeText(fd, text);
-      if (written !== length) throw new Error(`short write: ${written} of ${length} bytes`);
-    } catch (error) {
-      // Whatever part of the batch reached the file is cut off again; if even that fails,
-      // the next batch tries before it writes.
-      try {
-        ftruncateSync(fd, this.size);
-      } catch {
-        this.damaged = true;
-      }
-      throw error;
-    }
-    this.size += length;
-    this.seq = seq;
-    this.headHash = head;
-    this.tree?.add(hashes, { seq, hash: head });
-  }
-
-  /** A file moved or removed while open would take records nobody can find: refuse instead. */
-  private checkStillTheFile(): void {
-    let now: { dev: number; ino: number };
-    try {
-      now = statSync(this.path);
-    } catch {
-      now = { dev: -1, ino: -1 };
-    }
-    if (now.dev !== this.identity?.dev || now.ino !== this.identity.ino) {
-      throw new JsonlAuditStoreError(
-        `audit store ${this.path} was moved or removed while open; restart the service to start a new file`,
-      );
-    }
-  }
-
-  private async *records(): AsyncGenerator<StoredAuditRecord | { unreadable: number }> {
-    for await (const { line, number } of linesOf(this.path)) {
-      yield recordOf(line) ?? { unreadable: number };
-    }
+    const { hashes, head } = this.file.append(() => linked(records, { seq: this.seq, hash: this.headHash }));
+    this.seq = head.seq;
+    this.headHash = head.hash;
+    this.tree?.add(hashes, head);
   }
 
   /** Through an index by crn held in memory, caught up with the file when asked (crn-index.ts). */
   recordsNaming(crn: string, window?: TimeWindow): AsyncIterable<readonly StoredAuditRecord[]> {
-    return this.byCrn.recordsNaming(crn, window);
+    return this.file.recordsNaming(crn, window);
   }
 
   async query(filter: AuditQuery): Promise<StoredAuditRecord[]> {
     const limit = filter.limit ?? 1000;
     const found: StoredAuditRecord[] = [];
     if (limit <= 0) return found;
-    for await (const record of this.records()) {
+    for await (const record of this.file.records()) {
       if ('unreadable' in record || !matchesAuditQuery(record, filter)) continue;
       found.push(record);
       if (found.length >= limit) break;
@@ -479,7 +225,7 @@ export class JsonlAuditLog implements AuditLog {
     const walker = new AuditChainWalker(sha256Hex, checkpoints, sha256Bytes);
     let checked = 0;
     let lastSeq = 0;
-    for await (const record of this.records()) {
+    for await (const record of this.file.records()) {
       if ('unreadable' in record) {
         return {
           ok: false,
@@ -499,18 +245,12 @@ export class JsonlAuditLog implements AuditLog {
 
   /** For readiness: the file at the path is still the one being written, and nothing is left damaged. */
   async ping(): Promise<void> {
-    if (this.fd === undefined) return;
-    this.checkStillTheFile();
-    if (this.damaged) {
-      ftruncateSync(this.fd, this.size);
-      this.damaged = false;
-    }
+    this.file.ping();
   }
 
   /** Writes anything still pending, then closes and gives up the writer lock. */
   close(): void {
     this.commits.flushNow();
-    if (this.fd !== undefined) closeSync(this.fd);
-    this.lock?.release();
+    this.file.close();
   }
 }
