@@ -1,10 +1,11 @@
-import { statSync } from 'node:fs';
+// The AuditLog port over a SQLite audit store: appends linked onto the chain in group commits,
+// the tree, checkpoints and their cosignatures, and the reads, in one file the processes of
+// one machine may share.
 import type { AuditVerification } from '../../domain/audit/chain-walker.js';
 import type { AuditCheckpoint, ChainHead, CheckpointSet } from '../../domain/audit/checkpoint.js';
 import type { AuditQuery, AuditRecord, StoredAuditRecord } from '../../domain/audit/record.js';
 import type { ArchiveLock, ArchiveLockHolder, AuditLog, Forgotten, TreeHead } from '../../ports/audit-log.js';
-import { type Deadline, DeadlineExceededError } from '../../ports/deadline.js';
-import { StoreError } from '../../ports/stores.js';
+import type { Deadline } from '../../ports/deadline.js';
 import type { Hash } from '../../tlog/merkle.js';
 import * as byCrn from '../shared/audit-by-crn.js';
 import * as chain from '../shared/audit-chain.js';
@@ -12,78 +13,18 @@ import * as retention from '../shared/audit-retention.js';
 import * as tree from '../shared/audit-tree.js';
 import * as witnesses from '../shared/audit-witnesses.js';
 import { GroupCommit } from '../shared/group-commit.js';
-import { archiveLeaseSql, takeArchiveLease } from './archive-lease.js';
-import { openWritableStore, type StoreDescription, transaction } from './database.js';
-import {
-  BUSY_TIMEOUT_MS,
-  type SqlDatabase,
-  type SqliteDriver,
-  type SqlStatement,
-  sqliteErrorCode,
-} from './driver.js';
+import { takeArchiveLease } from './archive-lease.js';
+import { whenNotBusy, writeWhenFree } from './audit-busy.js';
+import { forgetArchived } from './audit-forget.js';
+import { AUDIT_STORE, AuditStoreError } from './audit-schema.js';
+import { openWritableStore, transaction } from './database.js';
+import { BUSY_TIMEOUT_MS, type SqlDatabase, type SqliteDriver, type SqlStatement } from './driver.js';
 
-/** Times as ISO 8601 text, which sorts as time does. */
-const MIGRATIONS: readonly string[] = [
-  chain.auditTableSql({ seq: 'INTEGER', at: 'TEXT' }),
-  chain.auditVersion2Sql,
-  chain.auditCheckpointsSql({ seq: 'INTEGER' }),
-  chain.auditVersion3Sql,
-  tree.auditTreeSql({ seq: 'INTEGER', bytes: 'BLOB' }),
-  retention.auditArchivedSql({ seq: 'INTEGER', bytes: 'BLOB' }),
-  archiveLeaseSql,
-  witnesses.auditWitnessesSql({ size: 'INTEGER' }),
-];
-
-export class AuditStoreError extends StoreError {
-  override readonly name = 'AuditStoreError';
-}
+// The store's schema, in a module of its own, named here as before.
+export { AUDIT_STORE, AuditStoreError } from './audit-schema.js';
 
 /** How long readiness lets the write lock be held by another writer before it says so. */
 const PING_WITHIN_MS = 500;
-/** How soon a write held by another writer's lock is tried again. */
-const BUSY_RETRY_MS = 10;
-
-/**
- * Runs `work`, a synchronous write; while SQLite answers SQLITE_BUSY (another writer holds the
- * lock), again every {@link BUSY_RETRY_MS} until `until` (`performance.now()` ms), never
- * blocking the event loop in between and never beginning after `until`. Then: a
- * DeadlineExceededError when `until` was a request's deadline, the busy error otherwise.
- */
-function whenNotBusy(work: () => void, until: number, isDeadline: boolean): void | Promise<void> {
-  const attempt = (): boolean => {
-    if (performance.now() >= until) {
-      throw isDeadline
-        ? new DeadlineExceededError('audit store')
-        : new AuditStoreError('the audit store is locked by another writer');
-    }
-    try {
-      work();
-      return true;
-    } catch (error) {
-      if (sqliteErrorCode(error) !== 'SQLITE_BUSY') throw error;
-      return false;
-    }
-  };
-  if (attempt()) return;
-  return (async () => {
-    do {
-      await new Promise((resolve) => setTimeout(resolve, Math.min(BUSY_RETRY_MS, until - performance.now())));
-    } while (!attempt());
-  })();
-}
-
-export const AUDIT_STORE: StoreDescription = {
-  what: 'audit store',
-  migrations: MIGRATIONS,
-  usableFrom: 4,
-  createHint: 'case-read serve (it creates the audit store)',
-  error: (message) => new AuditStoreError(message),
-  // Pages freed by letting go of archived records go back to the disk (decisions §15).
-  incrementalVacuum: true,
-};
-
-/** Pages given back to the disk per step of incremental vacuum (4 MiB at 4 KiB a page). */
-const VACUUM_STEP_PAGES = 1024;
 
 /**
  * The audit trail in a SQLite file (`AUDIT_STORE=sqlite:PATH`).
@@ -190,7 +131,7 @@ export class SqliteAuditLog implements AuditLog {
     );
     const write = this.db.prepare<[string, number, string, string]>(witnesses.setCosignaturesSql(() => '?'));
     const key = witnesses.checkpointKeyOf(checkpoint);
-    await this.writeWhenFree(() =>
+    await writeWhenFree(() =>
       transaction(
         this.db,
         () => {
@@ -217,7 +158,7 @@ export class SqliteAuditLog implements AuditLog {
     const problem = witnesses.witnessSizeProblem(vkey, size);
     if (problem !== undefined) throw new AuditStoreError(problem);
     const save = this.db.prepare<[string, number, string]>(witnesses.saveWitnessSizeSql(() => '?'));
-    await this.writeWhenFree(() => save.run(vkey, size, new Date().toISOString()));
+    await writeWhenFree(() => save.run(vkey, size, new Date().toISOString()));
   }
 
   async newestCheckpoint(options?: { readonly withNote?: boolean }): Promise<AuditCheckpoint | undefined> {
@@ -258,14 +199,7 @@ export class SqliteAuditLog implements AuditLog {
       },
     };
     for (;;) {
-      let grown: TreeHead | undefined;
-      await whenNotBusy(
-        () => {
-          grown = transaction(this.db, () => tree.growStepSync(io), 'immediate');
-        },
-        performance.now() + BUSY_TIMEOUT_MS,
-        false,
-      );
+      const grown = await writeWhenFree(() => transaction(this.db, () => tree.growStepSync(io), 'immediate'));
       if (grown !== undefined) return grown;
       await new Promise((resolve) => setImmediate(resolve));
     }
@@ -314,107 +248,24 @@ export class SqliteAuditLog implements AuditLog {
 
   readonly archives = true;
 
-  /** A write (synchronous) run once no other writer holds the lock: asked again while one does, as an append is. */
-  private readonly writeWhenFree = async <T>(work: () => T): Promise<T> => {
-    let done: T | undefined;
-    await whenNotBusy(
-      () => {
-        done = work();
-      },
-      performance.now() + BUSY_TIMEOUT_MS,
-      false,
-    );
-    return done as T;
-  };
-
   /** The archive lock: a lease row in the store ({@link takeArchiveLease}). */
   lockArchive(who: string): Promise<{ readonly held: ArchiveLock } | { readonly busy: ArchiveLockHolder }> {
-    return takeArchiveLease(this.db, who, this.writeWhenFree);
+    return takeArchiveLease(this.db, who, writeWhenFree);
   }
 
   async archivedHead(): Promise<ChainHead> {
     return retention.archivedHeadOf(this.archivedRow.get()) ?? chain.EMPTY_CHAIN;
   }
 
-  /**
-   * Lets go of archived records ({@link retention.forgetWith}): each write takes the write
-   * lock briefly, as an append does, and asks again while another writer holds it. The freed
-   * pages go back to the disk by incremental vacuum, a step at a time, when the file was made
-   * with it (audit stores created from version 6 are); an older file reuses them instead, and
-   * stops growing.
-   */
+  /** Lets go of archived records ({@link forgetArchived}), reading the trail through this log. */
   async forget(asked: number): Promise<Forgotten> {
-    const insert = this.db.prepare<[number, string, string]>(retention.insertArchivedSql(() => '?'));
-    const remove = this.db.prepare<[number, number]>(retention.forgetBatchSql(() => '?'));
-    const held = this.db.prepare<[], { seq: number | null }>(retention.HELD_FROM_SQL);
-    const write = this.writeWhenFree;
-    return retention.forgetWith(
-      {
-        treeSize: () => this.treeSize(),
-        headSeq: async () => this.headNow().seq,
-        boundary: async () => (await this.archivedHead()).seq,
-        recordBoundary: (upTo) =>
-          write(() => {
-            const last = this.headAtRow.get(upTo, upTo);
-            if (last !== undefined) insert.run(upTo, last.hash, new Date().toISOString());
-            return last !== undefined;
-          }),
-        heldFrom: async () => held.get()?.seq ?? undefined,
-        deleteBatch: (lo, hi) => write(() => remove.run(lo, hi).changes),
-        trimTreeStep: (upTo) => write(() => transaction(this.db, () => this.trimTreeNow(upTo), 'immediate')),
-        giveSpaceBack: () => this.giveSpaceBack(),
-        bytes: async () => this.bytesOnDisk(),
-      },
-      asked,
-      (message) => new AuditStoreError(message),
-    );
-  }
-
-  /**
-   * Lets a step of the tree's rows over the archived range go, keeping the hashes of 256
-   * leaves and more (in the write transaction); how many rows went.
-   */
-  private trimTreeNow(upTo: number): number {
-    const rows = this.db
-      .prepare<[number], retention.TreeRowPlace>(retention.trimmableRowsSql(() => '?'))
-      .all(upTo);
-    const span = retention.leavesOfRows(rows);
-    if (span === undefined) return 0;
-    const indexes = retention.keptIndexes(span.from, span.to);
-    const found = this.hashesNow(indexes);
-    const insert = this.db.prepare<[number, Uint8Array]>(retention.insertKeptSql(() => '?'));
-    for (const i of indexes) insert.run(i, found.get(i) as Hash);
-    this.db.prepare<[number]>(retention.deleteTreeRowsSql(() => '?')).run(span.lastIdx);
-    return rows.length;
-  }
-
-  private async giveSpaceBack(): Promise<void> {
-    const mode = this.db.prepare<[], { auto_vacuum: number }>('PRAGMA auto_vacuum').get()?.auto_vacuum;
-    if (mode !== 2) return;
-    const free = this.db.prepare<[], { freelist_count: number }>('PRAGMA freelist_count');
-    while ((free.get()?.freelist_count ?? 0) > 0) {
-      await whenNotBusy(
-        () => this.db.exec(`PRAGMA incremental_vacuum(${VACUUM_STEP_PAGES})`),
-        performance.now() + BUSY_TIMEOUT_MS,
-        false,
-      );
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-    // The file shrinks when the WAL is checkpointed; a reader in the way leaves it to the next one.
-    this.db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
-  }
-
-  /** The file and its WAL, in bytes; undefined in memory. */
-  private bytesOnDisk(): number | undefined {
-    if (this.path === undefined || this.path === ':memory:') return undefined;
-    const size = (file: string) => {
-      try {
-        return statSync(file).size;
-      } catch {
-        return 0;
-      }
-    };
-    return size(this.path) + size(`${this.path}-wal`);
+    return forgetArchived(this.db, this.path, asked, {
+      treeSize: () => this.treeSize(),
+      headSeq: () => this.headNow().seq,
+      boundary: async () => (await this.archivedHead()).seq,
+      headAt: (seq) => this.headAtRow.get(seq, seq),
+      hashes: (indexes) => this.hashesNow(indexes),
+    });
   }
 
   /** For readiness: throws when the store cannot be written (a write lock can be taken soon). */

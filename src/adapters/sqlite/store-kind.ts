@@ -70,6 +70,6 @@ export const sqliteStores: StoreKind<NoSettings> = {
       const log = SqliteAuditLog.open(path);
       return { value: log, description: url, ping: () => log.ping(), close: async () => log.close() };
     },
-    migrate: async (url) => migrateStore(url, (await import('./audit-log.js')).AUDIT_STORE),
+    migrate: async (url) => migrateStore(url, (await import('./audit-schema.js')).AUDIT_STORE),
   },
 };
