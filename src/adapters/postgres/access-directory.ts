@@ -1,6 +1,4 @@
 import type pg from 'pg';
-import type { ApiKeyRecord, Client } from '../../domain/access/model.js';
-import { isPermission, type Permission } from '../../domain/access/permissions.js';
 import type {
   AccessDirectory,
   CertificateSeen,
@@ -10,14 +8,18 @@ import type {
 import type { AccessListenerFailure, StoreLog } from '../../ports/stores.js';
 import { AccessCache } from '../shared/access-cache.js';
 import {
-  claimRenewalSql,
-  completeRenewalSql,
-  noteCertificateSql,
-  releaseRenewalSql,
-} from '../shared/access-rows.js';
+  type AccessReadName,
+  accessReadsSql,
+  accessWrites,
+  CachedAccessReads,
+  type CachedRead,
+} from '../shared/access-requests.js';
 import { ACCESS_CHANNEL, type PostgresClientRow, type PostgresKeyRow, ROWS, WHAT } from './access-schema.js';
 import { describeFailure, onRequestPath, sideConnection } from './database.js';
 import type { PostgresTarget } from './url.js';
+
+const READS = accessReadsSql((n) => `$${n}`);
+const WRITES = accessWrites((n) => `$${n}`, ROWS, '::timestamptz');
 
 /** How often the listening connection is asked to answer while it is up. */
 const HEARTBEAT_MS = 1000;
@@ -53,8 +55,10 @@ export interface AccessListenerReports {
  * database; it is made again after 1 s, then 2, 4 … up to 10 s, each failure logged with its
  * reason and counted.
  */
-export class PostgresAccessDirectory implements AccessDirectory {
-  private readonly cache = new AccessCache();
+export class PostgresAccessDirectory
+  extends CachedAccessReads<PostgresClientRow, PostgresKeyRow>
+  implements AccessDirectory
+{
   private listener: pg.Client | undefined;
   /** When the newest heartbeat answered was sent (ms, monotonic): every change committed before it has been heard. */
   private heardAt = Number.NEGATIVE_INFINITY;
@@ -77,6 +81,7 @@ export class PostgresAccessDirectory implements AccessDirectory {
     private readonly target: PostgresTarget,
     private readonly reports: AccessListenerReports = {},
   ) {
+    super(ROWS);
     this.log = reports.log ?? (() => {});
   }
 
@@ -252,19 +257,18 @@ export class PostgresAccessDirectory implements AccessDirectory {
     this.cache.clear();
   }
 
-  private async cached<V>(
-    cache: Map<string, V>,
-    key: string,
-    load: () => Promise<V | undefined>,
-  ): Promise<V | undefined> {
+  /** A read through the cache, when trusted; what is read is kept only if nothing was heard to change meanwhile. */
+  protected async readThroughCache<R, V>(read: CachedRead<R, V>): Promise<V | undefined> {
     if (this.trusted()) {
-      const hit = cache.get(key);
+      const hit = read.cache.get(read.key);
       if (hit !== undefined) return hit;
     }
     const generation = this.generation;
-    const value = await onRequestPath(WHAT, load);
+    const value = await onRequestPath(WHAT, async () =>
+      read.answer(await this.rowsOf<R>(read.name, read.values)),
+    );
     if (value !== undefined && generation === this.generation && this.trusted()) {
-      AccessCache.remember(cache, key, value);
+      AccessCache.remember(read.cache, read.key, value);
     }
     return value;
   }
@@ -278,13 +282,15 @@ export class PostgresAccessDirectory implements AccessDirectory {
     await listener?.end().catch(() => {});
   }
 
-  /** The rows of one prepared read on the request path. */
-  private async rowsOf<R extends pg.QueryResultRow>(
-    name: string,
-    text: string,
-    values: unknown[],
-  ): Promise<R[]> {
-    return (await this.pool.query<R>({ name, text, values })).rows;
+  /** The rows of one read of the request path, a statement prepared by name (`access-NAME`). */
+  private async rowsOf<R>(name: AccessReadName, values: readonly unknown[]): Promise<R[]> {
+    return (
+      await this.pool.query<R & pg.QueryResultRow>({
+        name: `access-${name}`,
+        text: READS[name],
+        values: [...values],
+      })
+    ).rows;
   }
 
   /** Held only while the change listener is up and answering: without it nothing cached is trusted. */
@@ -292,48 +298,8 @@ export class PostgresAccessDirectory implements AccessDirectory {
     return this.trusted() ? this.cache.admission(keyId, clientId, serialNumber) : undefined;
   }
 
-  findClient(id: string): Promise<Client | undefined> {
-    return this.cached(this.cache.clients, id, async () => {
-      const [row] = await this.rowsOf<PostgresClientRow>(
-        'access-client',
-        'SELECT * FROM clients WHERE id = $1',
-        [id],
-      );
-      return row && ROWS.toClient(row);
-    });
-  }
-
-  findApiKey(id: string): Promise<ApiKeyRecord | undefined> {
-    return this.cached(this.cache.keys, id, async () => {
-      const [row] = await this.rowsOf<PostgresKeyRow>('access-key', 'SELECT * FROM api_keys WHERE id = $1', [
-        id,
-      ]);
-      return row && ROWS.toKey(row);
-    });
-  }
-
-  async isCertificateRevoked(serialNumber: string, clientId: string): Promise<boolean> {
-    const revoked = await this.cached(
-      this.cache.revoked,
-      AccessCache.revocationKey(serialNumber, clientId),
-      async () =>
-        (
-          await this.rowsOf(
-            'access-revoked',
-            "SELECT 1 FROM certificate_revocations WHERE serial_number = $1 AND client_id IN ('', $2) LIMIT 1",
-            [serialNumber, clientId],
-          )
-        ).length > 0,
-    );
-    return revoked === true;
-  }
-
   async noteCertificate(seen: CertificateSeen): Promise<void> {
-    await this.pool.query({
-      name: 'access-note-certificate',
-      text: noteCertificateSql((n) => `$${n}`, '::timestamptz'),
-      values: ROWS.certificateSeenValues(seen),
-    });
+    await this.pool.query(WRITES.noteCertificate(seen));
   }
 
   /**
@@ -342,41 +308,13 @@ export class PostgresAccessDirectory implements AccessDirectory {
    * is a `StoreUnavailableError` (503).
    */
   async claimRenewal(claim: RenewalClaim): Promise<boolean> {
-    const { rowCount } = await onRequestPath(WHAT, () =>
-      this.pool.query({
-        name: 'access-claim-renewal',
-        text: claimRenewalSql((n) => `$${n}`),
-        values: ROWS.renewalClaimValues(claim),
-      }),
-    );
+    const { rowCount } = await onRequestPath(WHAT, () => this.pool.query(WRITES.claimRenewal(claim)));
     return (rowCount ?? 0) > 0;
   }
 
   async completeRenewal(serialNumber: string, issuedSerialNumber: string | null): Promise<void> {
     await onRequestPath(WHAT, () =>
-      issuedSerialNumber === null
-        ? this.pool.query({
-            name: 'access-release-renewal',
-            text: releaseRenewalSql((n) => `$${n}`),
-            values: [serialNumber],
-          })
-        : this.pool.query({
-            name: 'access-complete-renewal',
-            text: completeRenewalSql((n) => `$${n}`),
-            values: [issuedSerialNumber, serialNumber],
-          }),
+      this.pool.query(WRITES.completeRenewal(serialNumber, issuedSerialNumber)),
     );
-  }
-
-  async grantsFor(email: string): Promise<readonly Permission[]> {
-    const grants = await this.cached(this.cache.grants, email.toLowerCase(), async () => {
-      const rows = await this.rowsOf<{ permission: string }>(
-        'access-grants',
-        'SELECT permission FROM user_grants WHERE email = $1 ORDER BY permission',
-        [email.toLowerCase()],
-      );
-      return rows.map((r) => r.permission).filter(isPermission);
-    });
-    return grants ?? [];
   }
 }

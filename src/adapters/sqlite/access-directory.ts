@@ -1,5 +1,3 @@
-import type { ApiKeyRecord, Client } from '../../domain/access/model.js';
-import { isPermission, type Permission } from '../../domain/access/permissions.js';
 import type {
   AccessDirectory,
   CertificateSeen,
@@ -8,11 +6,12 @@ import type {
 } from '../../ports/access-directory.js';
 import { AccessCache } from '../shared/access-cache.js';
 import {
-  claimRenewalSql,
-  completeRenewalSql,
-  noteCertificateSql,
-  releaseRenewalSql,
-} from '../shared/access-rows.js';
+  type AccessWrite,
+  accessReadsSql,
+  accessWrites,
+  CachedAccessReads,
+  type CachedRead,
+} from '../shared/access-requests.js';
 import {
   ACCESS_STORE,
   AccessStoreError,
@@ -22,7 +21,10 @@ import {
   type SqliteKeyRow,
 } from './access-schema.js';
 import { openReadOnlyStore, openWritableStore, reading } from './database.js';
-import type { SqlDatabase, SqliteDriver } from './driver.js';
+import type { SqlDatabase, SqliteDriver, SqlStatement } from './driver.js';
+
+const READS = accessReadsSql(() => '?');
+const WRITES = accessWrites(() => '?', ROWS);
 
 /**
  * The access directory in a SQLite file, as the request path reads it: `serve` opens it
@@ -35,10 +37,12 @@ import type { SqlDatabase, SqliteDriver } from './driver.js';
  * on the very next request, while a steady stream of requests costs one cheap pragma per
  * turn instead of three lookups per request.
  */
-export class SqliteAccessDirectory implements AccessDirectory {
+export class SqliteAccessDirectory
+  extends CachedAccessReads<SqliteClientRow, SqliteKeyRow>
+  implements AccessDirectory
+{
   protected readonly reads;
   private version = Number.NaN;
-  private readonly cache = new AccessCache();
 
   /**
    * The connection that records presented certificates and renewal claims, opened when
@@ -51,15 +55,12 @@ export class SqliteAccessDirectory implements AccessDirectory {
     private readonly path?: string,
     private readonly driver?: SqliteDriver,
   ) {
+    super(ROWS);
     this.reads = {
-      client: db.prepare<[string], SqliteClientRow>('SELECT * FROM clients WHERE id = ?'),
-      key: db.prepare<[string], SqliteKeyRow>('SELECT * FROM api_keys WHERE id = ?'),
-      revoked: db.prepare<[string, string], { found: 1 }>(
-        "SELECT 1 AS found FROM certificate_revocations WHERE serial_number = ? AND client_id IN ('', ?) LIMIT 1",
-      ),
-      grants: db.prepare<[string], { permission: string }>(
-        'SELECT permission FROM user_grants WHERE email = ? ORDER BY permission',
-      ),
+      client: db.prepare<[string], SqliteClientRow>(READS.client),
+      key: db.prepare<[string], SqliteKeyRow>(READS.key),
+      revoked: db.prepare<[string, string], { found: 1 }>(READS.revoked),
+      grants: db.prepare<[string], { permission: string }>(READS.grants),
       dataVersion: db.prepare<[], { data_version: number }>('PRAGMA data_version'),
     };
   }
@@ -83,9 +84,7 @@ export class SqliteAccessDirectory implements AccessDirectory {
   }
 
   async noteCertificate(seen: CertificateSeen): Promise<void> {
-    this.noteWriter()
-      .prepare(noteCertificateSql(() => '?'))
-      .run(...ROWS.certificateSeenValues(seen));
+    this.runNote(WRITES.noteCertificate(seen));
   }
 
   /**
@@ -94,21 +93,18 @@ export class SqliteAccessDirectory implements AccessDirectory {
    * No cached answer depends on a claim, so it counts in no `localWrites`.
    */
   async claimRenewal(claim: RenewalClaim): Promise<boolean> {
-    return reading(
-      'access store',
-      () =>
-        this.noteWriter()
-          .prepare(claimRenewalSql(() => '?'))
-          .run(...ROWS.renewalClaimValues(claim)).changes > 0,
-    );
+    return reading('access store', () => this.runNote(WRITES.claimRenewal(claim)) > 0);
   }
 
   async completeRenewal(serialNumber: string, issuedSerialNumber: string | null): Promise<void> {
-    reading('access store', () => {
-      const writer = this.noteWriter();
-      if (issuedSerialNumber === null) writer.prepare(releaseRenewalSql(() => '?')).run(serialNumber);
-      else writer.prepare(completeRenewalSql(() => '?')).run(issuedSerialNumber, serialNumber);
-    });
+    reading('access store', () => this.runNote(WRITES.completeRenewal(serialNumber, issuedSerialNumber)));
+  }
+
+  /** Runs a write of the request path through {@link noteWriter}; how many rows it changed. */
+  private runNote(write: AccessWrite): number {
+    return this.noteWriter()
+      .prepare(write.text)
+      .run(...write.values).changes;
   }
 
   /** True while this event-loop turn has already asked SQLite for `data_version`… */
@@ -147,18 +143,15 @@ export class SqliteAccessDirectory implements AccessDirectory {
     this.db.prepare('SELECT 1 FROM clients LIMIT 1').get();
   }
 
-  /** A cached read: the cache's answer, else `load`'s (kept when it found something). */
-  private async lookup<V>(
-    cache: Map<string, V>,
-    key: string,
-    load: () => V | undefined,
-  ): Promise<V | undefined> {
+  /** A cached read: the cache's answer, else the answer its rows make (kept when it found something). */
+  protected async readThroughCache<R, V>(read: CachedRead<R, V>): Promise<V | undefined> {
     return reading('access store', () => {
       this.fresh();
-      const cached = cache.get(key);
+      const cached = read.cache.get(read.key);
       if (cached !== undefined) return cached;
-      const value = load();
-      return value === undefined ? undefined : AccessCache.remember(cache, key, value);
+      const statement = this.reads[read.name] as SqlStatement<readonly unknown[], R>;
+      const value = read.answer(statement.all(...read.values));
+      return value === undefined ? undefined : AccessCache.remember(read.cache, read.key, value);
     });
   }
 
@@ -167,40 +160,5 @@ export class SqliteAccessDirectory implements AccessDirectory {
       this.fresh();
       return this.cache.admission(keyId, clientId, serialNumber);
     });
-  }
-
-  findClient(id: string): Promise<Client | undefined> {
-    return this.lookup(this.cache.clients, id, () => {
-      const row = this.reads.client.get(id);
-      return row && ROWS.toClient(row);
-    });
-  }
-
-  findApiKey(id: string): Promise<ApiKeyRecord | undefined> {
-    return this.lookup(this.cache.keys, id, () => {
-      const row = this.reads.key.get(id);
-      return row && ROWS.toKey(row);
-    });
-  }
-
-  async isCertificateRevoked(serialNumber: string, clientId: string): Promise<boolean> {
-    const key = AccessCache.revocationKey(serialNumber, clientId);
-    const revoked = await this.lookup(
-      this.cache.revoked,
-      key,
-      () => this.reads.revoked.get(serialNumber, clientId) !== undefined,
-    );
-    return revoked === true;
-  }
-
-  async grantsFor(email: string): Promise<readonly Permission[]> {
-    const key = email.toLowerCase();
-    const grants = await this.lookup(this.cache.grants, key, () =>
-      this.reads.grants
-        .all(key)
-        .map((r) => r.permission)
-        .filter(isPermission),
-    );
-    return grants ?? [];
   }
 }
