@@ -3,12 +3,12 @@
 // scripts/start.mjs). Each command's work is in src/app/commands/, loaded only when it runs.
 import { CommanderError } from '@commander-js/extra-typings';
 import { StoreError } from '../ports/stores.js';
-import { accessCommands } from './cli/access.js';
-import { auditCommands, subjectAccessCommand } from './cli/audit.js';
-import { operatorCommands } from './cli/operator.js';
+import { ACCESS_WORDS, accessCommands } from './cli/access.js';
+import { AUDIT_WORDS, auditCommands, subjectAccessCommand } from './cli/audit.js';
+import { OPERATOR_WORDS, operatorCommands } from './cli/operator.js';
 import { type StoreWords, storeOptions } from './cli/options.js';
 import { CliRun, finishTree, helpPointer, rootCommand } from './cli/program.js';
-import { serviceCommands } from './cli/service.js';
+import { SERVICE_WORDS, serviceCommands } from './cli/service.js';
 import { CommandError, EXIT, OutputClosedError, UsageError } from './commands/exit.js';
 import type { Io } from './commands/io.js';
 import { ConfigError, STORE_VARIABLES } from './composition/config.js';
@@ -64,7 +64,7 @@ export function program(run: CliRun, words: StoreWords = STORE_WORDS) {
   accessCommands(root, run, stores);
   auditCommands(root, run, stores);
   subjectAccessCommand(root, run, stores);
-  finishTree(root);
+  finishTree(root, { ...SERVICE_WORDS, ...OPERATOR_WORDS, ...ACCESS_WORDS, ...AUDIT_WORDS });
   return root;
 }
 

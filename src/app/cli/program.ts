@@ -21,7 +21,35 @@ export class CliRun {
   readonly done = (status: number): void => {
     this.status = status;
   };
+
+  /**
+   * The actions of the commands whose work is the module `load` loads (src/app/commands/, see
+   * work.ts): `access((m, cn, options) => m.clientsShow(cn, options, run.io))` loads it when the
+   * command runs, not before, and calls what it picks with the command's arguments and options,
+   * their types checked against the command's own; the status returned is the run's.
+   */
+  readonly loads =
+    <M>(load: () => Promise<M>) =>
+    <A extends unknown[]>(pick: (module: M, ...given: A) => Promise<number>) =>
+    async (...given: A): Promise<void> => {
+      this.done(await pick(await load(), ...given));
+    };
 }
+
+/**
+ * What a command says of itself in its help: a one-line summary (the lists), a description
+ * (its paragraphs, each a string), a usage line where commander's would not say its forms,
+ * and the examples its help ends with. A group says only its summary.
+ */
+export interface Words {
+  readonly summary: string;
+  readonly description?: string | readonly string[];
+  readonly usage?: string;
+  readonly examples?: readonly string[];
+}
+
+/** The words of each command, by its path (`clients add`): a group file's prose, apart from its tree. */
+export type WordsByPath = Readonly<Record<string, Words>>;
 
 /** `clients add`: the words that name a command below `case-read`. */
 export function pathOf(command: CommandUnknownOpts): string {
@@ -78,10 +106,35 @@ export const leavesOf = (root: CommandUnknownOpts): CommandUnknownOpts[] =>
   [...everyCommand(root)].filter((command) => command.commands.length === 0 && command !== root);
 
 /**
- * Once the tree is built: each command's errors point to its own help, and the root's help
- * lists every command that runs (not the groups), one line each.
+ * Each command's words, by its path: every command has its own, and every path named is a
+ * command (either missing stops the tree being built, so no command goes without its help).
  */
-export function finishTree(root: Command): void {
+function describe(root: Command, words: WordsByPath): void {
+  const unused = new Set(Object.keys(words));
+  for (const command of everyCommand(root)) {
+    if (command === root) continue;
+    const path = pathOf(command);
+    const said = words[path];
+    if (said === undefined) throw new Error(`the command 'case-read ${path}' has no words for its help`);
+    unused.delete(path);
+    command.summary(said.summary);
+    if (said.description !== undefined) {
+      command.description(
+        typeof said.description === 'string' ? said.description : said.description.join('\n\n'),
+      );
+    }
+    if (said.usage !== undefined) command.usage(said.usage);
+    if (said.examples !== undefined) command.addHelpText('after', example(...said.examples));
+  }
+  if (unused.size > 0) throw new Error(`words for no command: ${[...unused].join(', ')}`);
+}
+
+/**
+ * Once the tree is built: each command says its words, its errors point to its own help, and
+ * the root's help lists every command that runs (not the groups), one line each.
+ */
+export function finishTree(root: Command, words: WordsByPath): void {
+  describe(root, words);
   for (const command of everyCommand(root)) {
     command.showHelpAfterError(helpPointer(pathOf(command))).helpCommand(false);
   }
