@@ -12,13 +12,13 @@ import {
   archiveOption,
   collect,
   jsonOption,
-  LOG_PUBLIC_KEY,
   originOption,
   policyOption,
   publicKeyOption,
   publicKeysOption,
   type StoreOptions,
   vkeyOption,
+  withLogKeys,
 } from './options.js';
 import type { CliRun, WordsByPath } from './program.js';
 import { work } from './work.js';
@@ -184,33 +184,30 @@ export function auditCommands(root: Command, run: CliRun, stores: StoreOptions):
     return run.done(await (await work.trail()).verify(options, run.io));
   });
   stored('query', (c) =>
-    c
-      .option('--request-id <ID>', 'the records of this request')
-      .option('--client <CN>', 'the records of this client')
-      .option('--crn <CRN>', 'the records of this case')
-      .option('--since <ISO>', 'the records stored at or after this ISO 8601 date-time')
-      .option('--limit <N>', 'at most N records')
-      .addOption(archiveOption('read the archive in DIR instead of the store'))
-      .addOption(vkeyOption())
-      .addOption(publicKeysOption(LOG_PUBLIC_KEY))
-      .addOption(originOption()),
+    withLogKeys(
+      c
+        .option('--request-id <ID>', 'the records of this request')
+        .option('--client <CN>', 'the records of this client')
+        .option('--crn <CRN>', 'the records of this case')
+        .option('--since <ISO>', 'the records stored at or after this ISO 8601 date-time')
+        .option('--limit <N>', 'at most N records')
+        .addOption(archiveOption('read the archive in DIR instead of the store')),
+    ),
   ).action(trail((m, options) => m.query(options, run.io)));
   stored('checkpoints', (c) =>
     c.addOption(policyOption("show each checkpoint's witnesses, and whether they meet its quorum")),
   ).action(trail((m, options) => m.checkpoints(options, run.io)));
   stored('checkpoint', (c) => c).action(proofs((m, options) => m.checkpoint(options, run.io)));
   stored('prove', (c) =>
-    c
-      .argument('[REQUEST_ID]', 'the request whose records to prove')
-      .option('--seq <N>', 'prove record N')
-      .option('--out <DIR>', 'the directory to write the entries and proofs to')
-      .option('--consistency <OLD_SIZE>', 'prove the tree extends the tree of OLD_SIZE records')
-      .option('--size <NEW_SIZE>', "with --consistency: the tree to prove (else the newest checkpoint's)")
-      .addOption(archiveOption('prove from the archive in DIR'))
-      .addOption(vkeyOption())
-      .addOption(publicKeysOption(LOG_PUBLIC_KEY))
-      .addOption(originOption())
-      .addOption(policyOption('prove against the newest checkpoint that meets its quorum')),
+    withLogKeys(
+      c
+        .argument('[REQUEST_ID]', 'the request whose records to prove')
+        .option('--seq <N>', 'prove record N')
+        .option('--out <DIR>', 'the directory to write the entries and proofs to')
+        .option('--consistency <OLD_SIZE>', 'prove the tree extends the tree of OLD_SIZE records')
+        .option('--size <NEW_SIZE>', "with --consistency: the tree to prove (else the newest checkpoint's)")
+        .addOption(archiveOption('prove from the archive in DIR')),
+    ).addOption(policyOption('prove against the newest checkpoint that meets its quorum')),
   ).action(proofs((m, requestId, options) => m.prove(requestId, options, run.io)));
   stored('archive', (c) =>
     c
@@ -245,18 +242,17 @@ export function auditCommands(root: Command, run: CliRun, stores: StoreOptions):
  * store and the archive, without serve. Its options are the audit commands' own.
  */
 export function subjectAccessCommand(root: Command, run: CliRun, stores: StoreOptions): void {
-  root
-    .command('subject-access')
-    .requiredOption('--crn <CRN>', 'the case reference number the request is about')
-    .option(
-      '--from <DATE>',
-      'the first day of the window, YYYY-MM-DD, Europe/London (default: the start of the trail)',
-    )
-    .option('--to <DATE>', 'the last day of the window, YYYY-MM-DD, Europe/London (default: today)')
-    .addOption(archiveOption("the trail's archive (of `audit archive`), read with the store"))
-    .addOption(vkeyOption())
-    .addOption(publicKeysOption(LOG_PUBLIC_KEY))
-    .addOption(originOption())
+  withLogKeys(
+    root
+      .command('subject-access')
+      .requiredOption('--crn <CRN>', 'the case reference number the request is about')
+      .option(
+        '--from <DATE>',
+        'the first day of the window, YYYY-MM-DD, Europe/London (default: the start of the trail)',
+      )
+      .option('--to <DATE>', 'the last day of the window, YYYY-MM-DD, Europe/London (default: today)')
+      .addOption(archiveOption("the trail's archive (of `audit archive`), read with the store")),
+  )
     .addOption(stores.auditStore())
     .addOption(stores.includedCaseStore())
     .action(run.loads(work.subjectAccess)((m, options) => m.subjectAccess(options, run.io)));

@@ -1,7 +1,7 @@
 // The commands that set a machine up for development and fill a case store: `pki`, `cases`,
 // `tokens`: what each says in its help (OPERATOR_WORDS), then the tree of them. Their work is
 // in src/app/commands/{pki,cases,tokens}.ts, loaded when one runs (work.ts).
-import { type Command, Option } from '@commander-js/extra-typings';
+import { type Command, Option, type OptionValues } from '@commander-js/extra-typings';
 import { MAX_GENERATED_CASES } from '../generate.js';
 import { jsonOption, type StoreOptions } from './options.js';
 import type { CliRun, WordsByPath } from './program.js';
@@ -75,25 +75,23 @@ export function operatorCommands(root: Command, run: CliRun, stores: StoreOption
     .action(pki((m, cn, options) => m.client(cn, options, run.io)));
 
   const casesGroup = root.command('cases');
-  casesGroup
-    .command('import')
-    .argument('<FILE...>', 'JSON files of cases')
-    .addOption(stores.caseStore('the store to write to'))
-    .addOption(jsonOption())
-    .action(cases((m, files, options) => m.importCases(files, options, run.io)));
-  casesGroup
-    .command('generate')
-    .requiredOption('--count <N>', `how many cases, 1..${MAX_GENERATED_CASES}`)
-    .addOption(new Option('--seed <S>', 'the seed, 0..4294967295').default('1'))
-    .addOption(stores.caseStore('the store to write to'))
-    .addOption(jsonOption())
-    .action(cases((m, options) => m.generate(options, run.io)));
-  casesGroup
-    .command('access')
-    .argument('<CRN>', 'the case reference number')
-    .addOption(stores.caseStore('the store to read'))
-    .addOption(jsonOption())
-    .action(cases((m, crn, options) => m.access(crn, options, run.io)));
+  /** A `cases` command: its own arguments and options, then --store (`what` it is to it) and --json. */
+  const onCases = <A extends unknown[], O extends OptionValues>(
+    name: string,
+    what: string,
+    own: (command: Command) => Command<A, O>,
+  ) => own(casesGroup.command(name)).addOption(stores.caseStore(what)).addOption(jsonOption());
+  onCases('import', 'the store to write to', (c) => c.argument('<FILE...>', 'JSON files of cases')).action(
+    cases((m, files, options) => m.importCases(files, options, run.io)),
+  );
+  onCases('generate', 'the store to write to', (c) =>
+    c
+      .requiredOption('--count <N>', `how many cases, 1..${MAX_GENERATED_CASES}`)
+      .addOption(new Option('--seed <S>', 'the seed, 0..4294967295').default('1')),
+  ).action(cases((m, options) => m.generate(options, run.io)));
+  onCases('access', 'the store to read', (c) => c.argument('<CRN>', 'the case reference number')).action(
+    cases((m, crn, options) => m.access(crn, options, run.io)),
+  );
 
   root
     .command('tokens')

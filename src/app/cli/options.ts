@@ -3,7 +3,7 @@
 // --origin), --archive, --policy and --json. A command attaches the ones it takes; an option
 // whose purpose differs by command (--archive, --policy, --public-key) is given that purpose
 // in a few words, and the rest of its help is said here.
-import { Option } from '@commander-js/extra-typings';
+import { type Command, Option, type OptionValues } from '@commander-js/extra-typings';
 
 /**
  * What the store options say of the stores: the forms each role takes and the default of
@@ -76,6 +76,13 @@ export const publicKeyOption = () => new Option('--public-key <PEM>', 'the publi
 /** `--origin O`: the log's name, that `--public-key` keys sign checkpoint notes under. */
 export const originOption = () =>
   new Option('--origin <O>', "the log's origin, for --public-key (else AUDIT_ORIGIN, else its default)");
+
+/**
+ * `--vkey`, `--public-key` (of the log's) and `--origin`, in that order: the keys a command
+ * that reads an archive checks its checkpoint with, added to `command` after its own options.
+ */
+export const withLogKeys = <A extends unknown[], O extends OptionValues>(command: Command<A, O>) =>
+  command.addOption(vkeyOption()).addOption(publicKeysOption(LOG_PUBLIC_KEY)).addOption(originOption());
 
 /** `--archive DIR`: an archive of `audit archive`, and what the command does with it. */
 export const archiveOption = (what: string) => new Option('--archive <DIR>', what);
