@@ -1,5 +1,6 @@
 import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import {
   AccessDeniedError,
   type DomainError,
@@ -15,7 +16,7 @@ import {
 import { CertificateIssuerError } from '../../ports/certificate-issuer.js';
 import { CertificateRequestError } from '../../ports/certificate-requests.js';
 import type { AppEnv, HttpLogger } from './env.js';
-import { type ProblemInput, ProblemType, problemResponse } from './problem.js';
+import { type ProblemInput, ProblemType, type ProblemTypeUri, problemResponse } from './problem.js';
 
 const REALM = 'case-read-service';
 const ISSUER = 'certificate issuer';
@@ -35,60 +36,52 @@ function headersForDomainError(error: DomainError): Record<string, string> {
   return {};
 }
 
+/** A problem but its detail: `[status, type, title]`. */
+type Kind = readonly [ContentfulStatusCode, ProblemTypeUri, string];
+
 /**
- * Each domain error's problem but its detail, which is the error's message. A refused client
- * (`ACCESS_DENIED` of kind `client`) has a problem of its own ({@link CLIENT_NOT_ALLOWED}).
+ * Each domain error's problem but its detail, which is the error's message: a row each, its
+ * status, type and title. A refused client (`ACCESS_DENIED` of kind `client`) has a problem
+ * of its own ({@link CLIENT_NOT_ALLOWED}).
  */
-const PROBLEMS: { readonly [C in DomainErrorCode]: Omit<ProblemInput, 'detail'> } = {
-  INVALID_CRN: { status: 400, type: ProblemType.invalidCrn, title: 'Invalid crn' },
-  CASE_NOT_FOUND: { status: 404, type: ProblemType.caseNotFound, title: 'Case not found' },
-  COMMUNITY_MANAGER_NOT_FOUND: {
-    status: 404,
-    type: ProblemType.communityManagerNotFound,
-    title: 'Community manager not found',
-  },
-  ACCESS_DENIED: { status: 403, type: ProblemType.accessDenied, title: 'Forbidden' },
-  UNAUTHENTICATED: { status: 401, type: ProblemType.unauthenticated, title: 'Unauthorized' },
-  ON_BEHALF_OF_NOT_ALLOWED: {
-    status: 400,
-    type: ProblemType.onBehalfOfNotAllowed,
-    title: 'On-behalf-of not allowed',
-  },
-  PERMISSION_DENIED: { status: 403, type: ProblemType.permissionDenied, title: 'Permission denied' },
+const PROBLEMS: { readonly [C in DomainErrorCode]: Kind } = {
+  INVALID_CRN: [400, ProblemType.invalidCrn, 'Invalid crn'],
+  CASE_NOT_FOUND: [404, ProblemType.caseNotFound, 'Case not found'],
+  COMMUNITY_MANAGER_NOT_FOUND: [404, ProblemType.communityManagerNotFound, 'Community manager not found'],
+  ACCESS_DENIED: [403, ProblemType.accessDenied, 'Forbidden'],
+  UNAUTHENTICATED: [401, ProblemType.unauthenticated, 'Unauthorized'],
+  ON_BEHALF_OF_NOT_ALLOWED: [400, ProblemType.onBehalfOfNotAllowed, 'On-behalf-of not allowed'],
+  PERMISSION_DENIED: [403, ProblemType.permissionDenied, 'Permission denied'],
   // The case's own message (or a generic one): it never names another user.
-  LIMITED_ACCESS: { status: 403, type: ProblemType.limitedAccess, title: 'Limited access' },
-  RATE_LIMITED: { status: 429, type: ProblemType.rateLimited, title: 'Too many requests' },
-  INVALID_PAGINATION: { status: 400, type: ProblemType.invalidRequest, title: 'Invalid request' },
-  NO_QUEUE_CONFIGURED: { status: 403, type: ProblemType.noQueueConfigured, title: 'No queue configured' },
-  STORE_UNAVAILABLE: { status: 503, type: ProblemType.storeUnavailable, title: 'Service unavailable' },
-  UPSTREAM_FAILED: { status: 502, type: ProblemType.upstreamFailed, title: 'Bad gateway' },
-  CERTIFICATE_REQUEST_REFUSED: {
-    status: 400,
-    type: ProblemType.badCertificateRequest,
-    title: 'Bad certificate request',
-  },
-  ALREADY_RENEWED: { status: 409, type: ProblemType.alreadyRenewed, title: 'Already renewed' },
-  RENEW_TOO_EARLY: { status: 409, type: ProblemType.renewTooEarly, title: 'Too early to renew' },
-  RENEWAL_NOT_CONFIGURED: {
-    status: 501,
-    type: ProblemType.renewalNotConfigured,
-    title: 'Renewal not configured',
-  },
-  INVALID_SUBJECT_ACCESS_REQUEST: { status: 400, type: ProblemType.invalidRequest, title: 'Invalid request' },
-  TRAIL_INCOMPLETE: { status: 503, type: ProblemType.trailUnavailable, title: 'Service unavailable' },
-  UPSTREAM_TIMEOUT: { status: 504, type: ProblemType.upstreamTimeout, title: 'Gateway timeout' },
+  LIMITED_ACCESS: [403, ProblemType.limitedAccess, 'Limited access'],
+  RATE_LIMITED: [429, ProblemType.rateLimited, 'Too many requests'],
+  INVALID_PAGINATION: [400, ProblemType.invalidRequest, 'Invalid request'],
+  NO_QUEUE_CONFIGURED: [403, ProblemType.noQueueConfigured, 'No queue configured'],
+  STORE_UNAVAILABLE: [503, ProblemType.storeUnavailable, 'Service unavailable'],
+  UPSTREAM_FAILED: [502, ProblemType.upstreamFailed, 'Bad gateway'],
+  CERTIFICATE_REQUEST_REFUSED: [400, ProblemType.badCertificateRequest, 'Bad certificate request'],
+  ALREADY_RENEWED: [409, ProblemType.alreadyRenewed, 'Already renewed'],
+  RENEW_TOO_EARLY: [409, ProblemType.renewTooEarly, 'Too early to renew'],
+  RENEWAL_NOT_CONFIGURED: [501, ProblemType.renewalNotConfigured, 'Renewal not configured'],
+  INVALID_SUBJECT_ACCESS_REQUEST: [400, ProblemType.invalidRequest, 'Invalid request'],
+  TRAIL_INCOMPLETE: [503, ProblemType.trailUnavailable, 'Service unavailable'],
+  UPSTREAM_TIMEOUT: [504, ProblemType.upstreamTimeout, 'Gateway timeout'],
 };
 
 /** An `ACCESS_DENIED` of kind `client`: the caller's key is good, but its client may not call (step 4). */
-const CLIENT_NOT_ALLOWED: Omit<ProblemInput, 'detail'> = {
-  status: 403,
-  type: ProblemType.clientNotAllowed,
-  title: 'Client not allowed',
-};
+const CLIENT_NOT_ALLOWED: Kind = [403, ProblemType.clientNotAllowed, 'Client not allowed'];
+
+/** The problem of `kind`, with `detail`. */
+const problemOf = ([status, type, title]: Kind, detail: string): ProblemInput => ({
+  status,
+  type,
+  title,
+  detail,
+});
 
 export function problemForDomainError(error: DomainError): ProblemInput {
   const refusedClient = error instanceof AccessDeniedError && error.kind === 'client';
-  return { ...(refusedClient ? CLIENT_NOT_ALLOWED : PROBLEMS[error.code]), detail: error.message };
+  return problemOf(refusedClient ? CLIENT_NOT_ALLOWED : PROBLEMS[error.code], error.message);
 }
 
 /**
@@ -110,7 +103,7 @@ export function errorHandler(logger: HttpLogger) {
               title: 'Request too large',
               detail: error.message,
             }
-          : { ...PROBLEMS.CERTIFICATE_REQUEST_REFUSED, detail: error.message },
+          : problemOf(PROBLEMS.CERTIFICATE_REQUEST_REFUSED, error.message),
       );
     }
     if (error instanceof CertificateIssuerError) {
