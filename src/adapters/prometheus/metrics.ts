@@ -1,82 +1,63 @@
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { AccessListenerFailure } from '../../ports/stores.js';
+import { MetricsRegistry } from './registry.js';
 
 /**
  * Request metrics in Prometheus form, served on the management listener's `/metrics`.
  * Labels are bounded: the operation id (or the route template for other paths) and the
  * status code, never a crn or anything a client chose.
  */
-export class PrometheusMetrics {
-  private readonly registry = new Registry();
-  private readonly requests: Counter<'operation' | 'status'>;
-  private readonly duration: Histogram<'operation'>;
-  private readonly rateLimitFallback: Gauge;
-  private readonly upstreamDuration: Histogram<'outcome'>;
-  private readonly upstreamErrors: Counter<'kind'>;
-  private readonly rateLimitTransitions: Counter<'to'>;
-  private readonly certificateExpiry: Gauge<'certificate' | 'subject'>;
-  private readonly clientCertificateExpiry: Gauge<'client'>;
-  private readonly tlsReloadFailures: Counter<'certificate'>;
+export class PrometheusMetrics extends MetricsRegistry {
+  private readonly requests = this.counter(
+    'case_read_http_requests_total',
+    'Requests answered, by operation and status',
+    ['operation', 'status'],
+  );
+  private readonly duration = this.histogram(
+    'case_read_http_request_duration_seconds',
+    'Time from request to response, by operation',
+    ['operation'],
+    [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+  );
+  private readonly rateLimitFallback = this.gauge(
+    'case_read_rate_limit_store_fallback',
+    '1 while the shared rate-limit store is unreachable and the failure mode is in force',
+  );
+  private readonly upstreamDuration = this.histogram(
+    'case_read_upstream_request_duration_seconds',
+    'Calls to the upstream case store (retries included), by outcome',
+    ['outcome'],
+    [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+  );
+  private readonly upstreamErrors = this.counter(
+    'case_read_upstream_errors_total',
+    'Failed calls to the upstream case store, by kind (timeout, 5xx, invalid-body, refused-by-upstream, connection, circuit-open)',
+    ['kind'],
+  );
+  private readonly rateLimitTransitions = this.counter(
+    'case_read_rate_limit_store_transitions_total',
+    'Switches between the shared rate-limit store and its failure mode',
+    ['to'],
+  );
+  private readonly certificateExpiry = this.gauge(
+    'case_read_certificate_expiry_timestamp_seconds',
+    'When each certificate in use ends (Unix time): certificate is server, client-ca (one per CA of the bundle) or upstream-client; subject is its CN',
+    ['certificate', 'subject'],
+  );
+  private readonly clientCertificateExpiry = this.gauge(
+    'case_read_client_certificate_expiry_timestamp_seconds',
+    'When the certificate each registered client last presented ends (Unix time)',
+    ['client'],
+  );
+  private readonly tlsReloadFailures = this.counter(
+    'case_read_tls_reload_failures_total',
+    'Sets of TLS files refused on reload (the set in use stays), by certificate (server, upstream-client)',
+    ['certificate'],
+  );
   /** The subjects each `certificate` label has series for, so a reload can drop the old. */
   private readonly certificateSubjects = new Map<string, readonly string[]>();
 
   constructor() {
-    collectDefaultMetrics({ register: this.registry, prefix: 'case_read_' });
-    this.requests = new Counter({
-      name: 'case_read_http_requests_total',
-      help: 'Requests answered, by operation and status',
-      labelNames: ['operation', 'status'],
-      registers: [this.registry],
-    });
-    this.duration = new Histogram({
-      name: 'case_read_http_request_duration_seconds',
-      help: 'Time from request to response, by operation',
-      labelNames: ['operation'],
-      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-      registers: [this.registry],
-    });
-    this.upstreamDuration = new Histogram({
-      name: 'case_read_upstream_request_duration_seconds',
-      help: 'Calls to the upstream case store (retries included), by outcome',
-      labelNames: ['outcome'],
-      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-      registers: [this.registry],
-    });
-    this.upstreamErrors = new Counter({
-      name: 'case_read_upstream_errors_total',
-      help: 'Failed calls to the upstream case store, by kind (timeout, 5xx, invalid-body, refused-by-upstream, connection, circuit-open)',
-      labelNames: ['kind'],
-      registers: [this.registry],
-    });
-    this.rateLimitFallback = new Gauge({
-      name: 'case_read_rate_limit_store_fallback',
-      help: '1 while the shared rate-limit store is unreachable and the failure mode is in force',
-      registers: [this.registry],
-    });
-    this.certificateExpiry = new Gauge({
-      name: 'case_read_certificate_expiry_timestamp_seconds',
-      help: 'When each certificate in use ends (Unix time): certificate is server, client-ca (one per CA of the bundle) or upstream-client; subject is its CN',
-      labelNames: ['certificate', 'subject'],
-      registers: [this.registry],
-    });
-    this.clientCertificateExpiry = new Gauge({
-      name: 'case_read_client_certificate_expiry_timestamp_seconds',
-      help: 'When the certificate each registered client last presented ends (Unix time)',
-      labelNames: ['client'],
-      registers: [this.registry],
-    });
-    this.tlsReloadFailures = new Counter({
-      name: 'case_read_tls_reload_failures_total',
-      help: 'Sets of TLS files refused on reload (the set in use stays), by certificate (server, upstream-client)',
-      labelNames: ['certificate'],
-      registers: [this.registry],
-    });
-    this.rateLimitTransitions = new Counter({
-      name: 'case_read_rate_limit_store_transitions_total',
-      help: 'Switches between the shared rate-limit store and its failure mode',
-      labelNames: ['to'],
-      registers: [this.registry],
-    });
+    super('case_read_');
   }
 
   /** The certificates in use under one name now (replacing what it had): their ends, in seconds. */
@@ -114,31 +95,27 @@ export class PrometheusMetrics {
       this.upstreamErrors.inc({ kind: outcome });
   };
 
-  private readonly deadlines = new Counter<'engine'>({
-    name: 'case_read_deadline_exceeded_total',
-    help: 'Requests answered at their deadline (503, or 504 for another service), by the engine they waited on',
-    labelNames: ['engine'],
-    registers: [this.registry],
-  });
-  private readonly overloads = new Counter({
-    name: 'case_read_overloaded_total',
-    help: 'Requests refused at once (503 overloaded) because MAX_IN_FLIGHT were waiting on engines',
-    registers: [this.registry],
-  });
+  private readonly deadlines = this.counter(
+    'case_read_deadline_exceeded_total',
+    'Requests answered at their deadline (503, or 504 for another service), by the engine they waited on',
+    ['engine'],
+  );
+  private readonly overloads = this.counter(
+    'case_read_overloaded_total',
+    'Requests refused at once (503 overloaded) because MAX_IN_FLIGHT were waiting on engines',
+  );
 
-  private readonly renewals = new Counter<'outcome'>({
-    name: 'case_read_certificate_renewals_total',
-    help: 'Client certificate renewals (EST simplereenroll): issued, or refused by reason',
-    labelNames: ['outcome'],
-    registers: [this.registry],
-  });
+  private readonly renewals = this.counter(
+    'case_read_certificate_renewals_total',
+    'Client certificate renewals (EST simplereenroll): issued, or refused by reason',
+    ['outcome'],
+  );
 
-  private readonly auditFailures = new Counter<'outcome'>({
-    name: 'case_read_audit_append_failures_total',
-    help: 'Audit records the store refused: withheld (the answer was withheld, 503 audit-unavailable) or lost (given up after every attempt)',
-    labelNames: ['outcome'],
-    registers: [this.registry],
-  });
+  private readonly auditFailures = this.counter(
+    'case_read_audit_append_failures_total',
+    'Audit records the store refused: withheld (the answer was withheld, 503 audit-unavailable) or lost (given up after every attempt)',
+    ['outcome'],
+  );
 
   /** An audit record the store refused: its answer `withheld`, or the record `lost` after every attempt. */
   readonly auditAppendFailed = (outcome: string): void => {
@@ -162,14 +139,12 @@ export class PrometheusMetrics {
 
   /** The gauge of requests waiting on engines now, read when scraped. */
   readonly inFlight = (count: () => number): void => {
-    void new Gauge({
-      name: 'case_read_in_flight_requests',
-      help: 'Requests admitted and not yet answered (waiting on engines), on this instance',
-      registers: [this.registry],
-      collect() {
-        this.set(count());
-      },
-    });
+    this.gauge(
+      'case_read_in_flight_requests',
+      'Requests admitted and not yet answered (waiting on engines), on this instance',
+      [],
+      (gauge) => gauge.set(count()),
+    );
   };
 
   /** The rate-limit store was lost (`fallback`) or is back (`store`). */
@@ -178,12 +153,11 @@ export class PrometheusMetrics {
     this.rateLimitFallback.set(to === 'fallback' ? 1 : 0);
   };
 
-  private readonly accessListenerFailures = new Counter<'failure'>({
-    name: 'case_read_access_listener_failures_total',
-    help: "Failures of the PostgreSQL access store's change listener, by failure: connect-failed (a connection or reconnection refused), lost (it ended), silent (a heartbeat unanswered); the access cache is not used until it is back",
-    labelNames: ['failure'],
-    registers: [this.registry],
-  });
+  private readonly accessListenerFailures = this.counter(
+    'case_read_access_listener_failures_total',
+    "Failures of the PostgreSQL access store's change listener, by failure: connect-failed (a connection or reconnection refused), lost (it ended), silent (a heartbeat unanswered); the access cache is not used until it is back",
+    ['failure'],
+  );
 
   /** The access store's change listener failed (`StoreWiring.onAccessListenerFailure`); reads go uncached until it is back. */
   readonly accessListenerFailed = (failure: AccessListenerFailure): void => {
@@ -224,29 +198,26 @@ export class PrometheusMetrics {
     // Registered once there is a newest checkpoint: before, there is no age to show.
     let ageShown = false;
     const showAge = () =>
-      new Gauge({
-        name: 'case_read_audit_checkpoint_age_seconds',
-        help: 'Seconds since the newest stored audit checkpoint was signed (absent before the first)',
-        registers: [this.registry],
-        collect() {
-          if (newestAt !== undefined) this.set((Date.now() - newestAt) / 1000);
+      this.gauge(
+        'case_read_audit_checkpoint_age_seconds',
+        'Seconds since the newest stored audit checkpoint was signed (absent before the first)',
+        [],
+        (gauge) => {
+          if (newestAt !== undefined) gauge.set((Date.now() - newestAt) / 1000);
         },
-      });
-    const after = new Gauge({
-      name: 'case_read_audit_records_after_checkpoint',
-      help: 'Audit records after the newest stored checkpoint, covered by the chain alone (as of the last check)',
-      registers: [this.registry],
-    });
-    const signed = new Counter({
-      name: 'case_read_audit_checkpoints_total',
-      help: 'Audit checkpoints this instance signed',
-      registers: [this.registry],
-    });
-    const failed = new Counter({
-      name: 'case_read_audit_checkpoint_failures_total',
-      help: 'Audit checkpoints that could not be taken or stored (each is tried again)',
-      registers: [this.registry],
-    });
+      );
+    const after = this.gauge(
+      'case_read_audit_records_after_checkpoint',
+      'Audit records after the newest stored checkpoint, covered by the chain alone (as of the last check)',
+    );
+    const signed = this.counter(
+      'case_read_audit_checkpoints_total',
+      'Audit checkpoints this instance signed',
+    );
+    const failed = this.counter(
+      'case_read_audit_checkpoint_failures_total',
+      'Audit checkpoints that could not be taken or stored (each is tried again)',
+    );
     return {
       observed: (headSeq, newest) => {
         if (newest !== undefined) {
@@ -271,24 +242,21 @@ export class PrometheusMetrics {
     answered(witness: string, outcome: 'cosigned' | 'conflict' | 'refused' | 'unreachable'): void;
     quorum(newestSignedAtMs: number, met: boolean): void;
   } {
-    const submissions = new Counter({
-      name: 'case_read_audit_witness_submissions_total',
-      help: 'Checkpoints submitted to each witness, by outcome: cosigned, conflict (a 409 followed), refused (it would not cosign: a possible fork), unreachable (tried again)',
-      labelNames: ['witness', 'outcome'],
-      registers: [this.registry],
-    });
+    const submissions = this.counter(
+      'case_read_audit_witness_submissions_total',
+      'Checkpoints submitted to each witness, by outcome: cosigned, conflict (a 409 followed), refused (it would not cosign: a possible fork), unreachable (tried again)',
+      ['witness', 'outcome'],
+    );
     for (const witness of witnesses)
       for (const outcome of ['cosigned', 'conflict', 'refused', 'unreachable'] as const)
         submissions.inc({ witness, outcome }, 0);
     let lackingSince: number | undefined;
-    new Gauge({
-      name: 'case_read_audit_witness_quorum_lacking_seconds',
-      help: "Seconds the newest audit checkpoint has lacked the witness policy's quorum (0 while it meets it)",
-      registers: [this.registry],
-      collect() {
-        this.set(lackingSince === undefined ? 0 : Math.max(0, (Date.now() - lackingSince) / 1000));
-      },
-    });
+    this.gauge(
+      'case_read_audit_witness_quorum_lacking_seconds',
+      "Seconds the newest audit checkpoint has lacked the witness policy's quorum (0 while it meets it)",
+      [],
+      (gauge) => gauge.set(lackingSince === undefined ? 0 : Math.max(0, (Date.now() - lackingSince) / 1000)),
+    );
     return {
       answered: (witness, outcome) => submissions.inc({ witness, outcome }),
       quorum: (signedAt, met) => {
@@ -296,13 +264,5 @@ export class PrometheusMetrics {
         else lackingSince ??= signedAt;
       },
     };
-  }
-
-  get contentType(): string {
-    return this.registry.contentType;
-  }
-
-  text(): Promise<string> {
-    return this.registry.metrics();
   }
 }

@@ -1,5 +1,5 @@
 // The witness's metrics in Prometheus form: what `case-read witness serve` shows on GET /metrics.
-import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { MetricsRegistry } from './registry.js';
 
 /**
  * The witness's metrics (decisions §19), in a registry of its own: the witness is its own
@@ -7,32 +7,25 @@ import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
  * origins of the logs `WITNESS_LOGS` names (a submission for another origin is never one).
  * Built by the witness's composition root, which hands them to its request handler.
  */
-export class PrometheusWitnessMetrics {
-  private readonly registry = new Registry();
-  private readonly answers: Counter<'status'>;
-  private readonly size: Gauge<'origin'>;
-  private readonly cosignedAt: Gauge<'origin'>;
+export class PrometheusWitnessMetrics extends MetricsRegistry {
+  private readonly answers = this.counter(
+    'case_read_witness_add_checkpoint_total',
+    'add-checkpoint requests answered, by HTTP status (200 cosigned; 409 old size not the one held; 403, 404, 422 refused; 400, 413 malformed; 503 state unavailable)',
+    ['status'],
+  );
+  private readonly size = this.gauge(
+    'case_read_witness_cosigned_size',
+    'The tree size of the latest checkpoint this process cosigned, by log origin',
+    ['origin'],
+  );
+  private readonly cosignedAt = this.gauge(
+    'case_read_witness_cosigned_timestamp_seconds',
+    'When this process last cosigned a checkpoint (Unix time), by log origin',
+    ['origin'],
+  );
 
   constructor() {
-    collectDefaultMetrics({ register: this.registry, prefix: 'case_read_witness_' });
-    this.answers = new Counter({
-      name: 'case_read_witness_add_checkpoint_total',
-      help: 'add-checkpoint requests answered, by HTTP status (200 cosigned; 409 old size not the one held; 403, 404, 422 refused; 400, 413 malformed; 503 state unavailable)',
-      labelNames: ['status'],
-      registers: [this.registry],
-    });
-    this.size = new Gauge({
-      name: 'case_read_witness_cosigned_size',
-      help: 'The tree size of the latest checkpoint this process cosigned, by log origin',
-      labelNames: ['origin'],
-      registers: [this.registry],
-    });
-    this.cosignedAt = new Gauge({
-      name: 'case_read_witness_cosigned_timestamp_seconds',
-      help: 'When this process last cosigned a checkpoint (Unix time), by log origin',
-      labelNames: ['origin'],
-      registers: [this.registry],
-    });
+    super('case_read_witness_');
   }
 
   /** One add-checkpoint answer. */
@@ -48,6 +41,6 @@ export class PrometheusWitnessMetrics {
 
   /** The exposition text and its content type. */
   async exposition(): Promise<{ readonly contentType: string; readonly text: string }> {
-    return { contentType: this.registry.contentType, text: await this.registry.metrics() };
+    return { contentType: this.contentType, text: await this.text() };
   }
 }
