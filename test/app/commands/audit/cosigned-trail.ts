@@ -1,5 +1,7 @@
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll } from 'vitest';
 import { checkpointSigner, generateCheckpointKeys } from '../../../../src/adapters/crypto/checkpoint-keys.js';
 import {
   type CosignerSigner,
@@ -64,6 +66,30 @@ export function policyFile(
   const path = join(dir, name);
   writeFileSync(path, `${lines.join('\n')}\n`);
   return path;
+}
+
+/**
+ * What a test file of witnessed trails is set up with, once: a temporary directory (removed
+ * after the file's tests), the log's keys in it, three witnesses (w1, w2, w3), a policy of any 2
+ * of them (`policy`), and a SQLite store by name in the directory. Awaited at the file's top.
+ */
+export async function witnessedSetting(prefix: string) {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const keys = await logKeys(dir);
+  const w1 = witness('w1');
+  const w2 = witness('w2');
+  const w3 = witness('w3');
+  return {
+    dir,
+    keys,
+    w1,
+    w2,
+    w3,
+    policy: policyFile(dir, 'policy', keys.vkey, [w1, w2, w3]),
+    /** The store `sqlite:DIR/NAME.db`. */
+    storeAt: (name: string) => `sqlite:${join(dir, `${name}.db`)}`,
+  };
 }
 
 /** One cosignature line (no newline) by `by` over the checkpoint `note`, at `time` (seconds). */

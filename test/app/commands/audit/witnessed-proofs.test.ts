@@ -1,20 +1,17 @@
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CosignerSigner } from '../../../../src/adapters/crypto/cosigner-keys.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { signatureLinesOf } from '../../../../src/tlog/cosignature.js';
 import { auditRecord } from '../../../contract/audit-log.contract.js';
 import { goChecks, skipWithoutGoReference } from '../../../support/go-reference.js';
 import {
   cosign,
   cosignedTrail,
-  type LogKeys,
   logKeys,
   ORIGIN,
   policyFile,
   run,
-  witness,
+  witnessedSetting,
 } from './cosigned-trail.js';
 
 /**
@@ -25,27 +22,8 @@ import {
  * newer witnessed checkpoint of the store that extends it, and never when the store cannot say).
  */
 
-const dir = mkdtempSync(join(tmpdir(), 'case-read-witnessed-proofs-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-let keys: LogKeys;
-let w1: CosignerSigner;
-let w2: CosignerSigner;
-let w3: CosignerSigner;
-let policy: string;
-let env: Record<string, string>;
-const storeAt = (name: string) => `sqlite:${join(dir, `${name}.db`)}`;
-
-beforeAll(async () => {
-  keys = await logKeys(dir);
-  [w1, w2, w3] = [witness('w1'), witness('w2'), witness('w3')] as [
-    CosignerSigner,
-    CosignerSigner,
-    CosignerSigner,
-  ];
-  policy = policyFile(dir, 'policy', keys.vkey, [w1, w2, w3]);
-  env = { AUDIT_ORIGIN: ORIGIN };
-});
+const { dir, keys, w1, w2, w3, policy, storeAt } = await witnessedSetting('case-read-witnessed-proofs-');
+const env = { AUDIT_ORIGIN: ORIGIN };
 
 describe('audit prove and audit verify-proof --policy', () => {
   let store: string;

@@ -1,19 +1,16 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CosignerSigner } from '../../../../src/adapters/crypto/cosigner-keys.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { signatureLinesOf } from '../../../../src/tlog/cosignature.js';
 import { goChecks, skipWithoutGoReference } from '../../../support/go-reference.js';
 import {
   cosign,
   cosignedTrail,
-  type LogKeys,
   logKeys,
   ORIGIN,
   policyFile,
   run,
-  witness,
+  witnessedSetting,
 } from './cosigned-trail.js';
 
 /**
@@ -23,27 +20,8 @@ import {
  * cosignatures that verify, naming the quorum, who did cosign, and the newest that met it.
  */
 
-const dir = mkdtempSync(join(tmpdir(), 'case-read-witnessed-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-let keys: LogKeys;
-let w1: CosignerSigner;
-let w2: CosignerSigner;
-let w3: CosignerSigner;
-let policy: string;
+const { dir, keys, w1, w2, w3, policy, storeAt } = await witnessedSetting('case-read-witnessed-');
 const HOUR = 3_600_000;
-
-beforeAll(async () => {
-  keys = await logKeys(dir);
-  [w1, w2, w3] = [witness('w1'), witness('w2'), witness('w3')] as [
-    CosignerSigner,
-    CosignerSigner,
-    CosignerSigner,
-  ];
-  policy = policyFile(dir, 'policy', keys.vkey, [w1, w2, w3]);
-});
-
-const storeAt = (name: string) => `sqlite:${join(dir, `${name}.db`)}`;
 
 describe('audit checkpoint and audit checkpoints', () => {
   let store: string;
