@@ -13,18 +13,14 @@ import {
   CRN_INDEX_DIR,
   CRN_SHARDS,
   type CrnGroup,
-  CrnGroupIndex,
-  checkedGroupSize,
   crnGroup,
   crnGroupPaths,
-  crnGroupsOf,
-  crnHashesFileOf,
-  crnIndexDigest,
-  crnIndexNoteText,
+  crnIndexPaths,
   crnNotePath,
   crnsOfEntries,
   type IndexedTree,
 } from './crn-index.js';
+import { CrnIndexMaker } from './crn-index-make.js';
 
 /** What the check found wrong: why, and the files named. */
 export interface CrnIndexProblem {
@@ -50,30 +46,25 @@ const NAMED = 100;
  * when present, as an earlier archive's narrower partial tiles are.
  */
 export class CrnIndexCheck {
-  private readonly groupSize: number;
-  private readonly groupBundles: number;
+  /** The index as the entries make it. */
+  private readonly made: CrnIndexMaker;
   /** An earlier archive's last groups present, by group: their sizes in bundles. */
   private readonly earlierGroups = new Map<number, Set<number>>();
   /** An earlier archive's notes present, by the size each signs. */
   private readonly earlierNotes = new Set<number>();
-  private current = new CrnGroupIndex();
-  private bundles = 0;
-  /** The SHA-256 of each whole group's hashes file as the entries make it, in order. */
-  private readonly digests: Hash[] = [];
   private readonly changed: string[] = [];
   private changedCount = 0;
   private readonly notes: CrnIndexProblem[] = [];
   private broken: CrnIndexProblem | undefined;
 
   constructor(
-    private readonly hashes: AuditHashes,
+    hashes: AuditHashes,
     private readonly tiles: ArchiveTiles,
     private readonly keys: readonly NoteVerifier[],
     private readonly tree: IndexedTree,
     groupSize: number = CRN_GROUP_RECORDS,
   ) {
-    this.groupSize = checkedGroupSize(groupSize);
-    this.groupBundles = groupSize / TILE_WIDTH;
+    this.made = new CrnIndexMaker(hashes, groupSize);
   }
 
   /**
@@ -84,6 +75,7 @@ export class CrnIndexCheck {
   judge(path: string): 'current' | 'earlier' | 'added' | undefined {
     if (!path.startsWith(`${CRN_INDEX_DIR}/`)) return undefined;
     const size = this.tree.size;
+    const { groupSize, groupBundles } = this.made;
     const note = NOTE_PATH.exec(path);
     if (note) {
       const signs = Number(note[1]);
@@ -95,25 +87,24 @@ export class CrnIndexCheck {
     const file = GROUP_PATH.exec(path);
     if (!file) return 'added';
     const group = Number((file[1] as string).replaceAll('x', '').replaceAll('/', ''));
-    const bundles = file[2] === undefined ? this.groupBundles : Number(file[2]);
-    if (bundles < 1 || bundles > this.groupBundles || !Number.isSafeInteger(group)) return 'added';
-    if (!crnGroupPaths(crnGroup(group, bundles, this.groupSize)).includes(path)) return 'added';
-    const end = group * this.groupSize + bundles * TILE_WIDTH;
+    const bundles = file[2] === undefined ? groupBundles : Number(file[2]);
+    if (bundles < 1 || bundles > groupBundles || !Number.isSafeInteger(group)) return 'added';
+    if (!crnGroupPaths(crnGroup(group, bundles, groupSize)).includes(path)) return 'added';
+    const end = group * groupSize + bundles * TILE_WIDTH;
     if (end > size) return 'added';
-    if (bundles === this.groupBundles || end === size) return 'current';
+    if (bundles === groupBundles || end === size) return 'current';
     this.earlierGroups.set(group, (this.earlierGroups.get(group) ?? new Set()).add(bundles));
     return 'earlier';
   }
 
   /** The files of the index of the archive's size, in order: each group's, then the note. */
   *expectedPaths(): Generator<string> {
-    for (const group of crnGroupsOf(this.tree.size, this.groupSize)) yield* crnGroupPaths(group);
-    yield crnNotePath(this.tree.size);
+    yield* crnIndexPaths(this.tree.size, this.made.groupSize);
   }
 
   /** How many files {@link expectedPaths} gives. */
   get expectedCount(): number {
-    return Math.ceil(this.tree.size / this.groupSize) * (CRN_SHARDS + 1) + 1;
+    return Math.ceil(this.tree.size / this.made.groupSize) * (CRN_SHARDS + 1) + 1;
   }
 
   /**
@@ -130,34 +121,25 @@ export class CrnIndexCheck {
       };
       return;
     }
-    crns.forEach((crn, i) => {
-      this.current.add(index * TILE_WIDTH + i + 1, crn);
-    });
-    this.bundles++;
-    const group = Math.floor((this.bundles - 1) / this.groupBundles);
-    const bundles = this.bundles - group * this.groupBundles;
+    const group = this.made.take(index, crns);
+    const whole = this.made.isWhole(group);
     let digest: Hash | undefined;
-    if (bundles === this.groupBundles) {
-      this.digests.push(await this.compare(crnGroup(group, bundles, this.groupSize), true));
-      this.current = new CrnGroupIndex();
-    } else if (this.earlierGroups.get(group)?.has(bundles)) {
-      digest = await this.compare(crnGroup(group, bundles, this.groupSize), false);
-    }
-    const size = this.bundles * TILE_WIDTH;
+    if (whole || this.earlierGroups.get(group.group)?.has(group.bundles))
+      digest = await this.compare(group, whole);
+    const size = this.made.bundles * TILE_WIDTH;
     if (!this.earlierNotes.has(size)) return;
-    if (bundles < this.groupBundles)
-      digest ??= this.hashes.sha256(
-        crnHashesFileOf(this.hashes.sha256, this.current.shards(this.hashes.sha256Hex)),
-      );
-    await this.checkNote({ ...this.tree, size, root: root() }, digest, false);
+    // A whole group's digest is among the note's already; a partial one's is its last.
+    const last = whole ? undefined : (digest ?? this.made.files(group).digest);
+    await this.checkNote({ ...this.tree, size, root: root() }, last, false);
   }
 
   /** Once every bundle was given: the last group and the note of the archive's size; what is wrong, if anything. */
   async finish(): Promise<CrnIndexProblem | undefined> {
     if (this.broken !== undefined) return this.broken;
-    const rest = (this.tree.size % this.groupSize) / TILE_WIDTH;
-    const group = Math.floor(this.tree.size / this.groupSize);
-    const last = rest > 0 ? await this.compare(crnGroup(group, rest, this.groupSize), true) : undefined;
+    const { groupSize } = this.made;
+    const rest = (this.tree.size % groupSize) / TILE_WIDTH;
+    const group = Math.floor(this.tree.size / groupSize);
+    const last = rest > 0 ? await this.compare(crnGroup(group, rest, groupSize), true) : undefined;
     await this.checkNote(this.tree, last, true);
     if (this.changedCount > 0) {
       const more = this.changedCount - this.changed.length;
@@ -177,16 +159,13 @@ export class CrnIndexCheck {
    * differs (or, `required`, is missing): the SHA-256 of its hashes file as the entries make it.
    */
   private async compare(group: CrnGroup, required: boolean): Promise<Hash> {
-    const sha256 = this.hashes.sha256;
-    const shards = this.current.shards(this.hashes.sha256Hex);
-    const hashesFile = crnHashesFileOf(sha256, shards);
-    const made = [...shards, hashesFile];
-    for (const [i, path] of crnGroupPaths(group).entries()) {
+    const made = this.made.files(group);
+    for (const [i, path] of made.paths.entries()) {
       const there = await this.tiles.read(path);
-      if (there === undefined ? required : !Buffer.from(there).equals(made[i] as Uint8Array))
+      if (there === undefined ? required : !Buffer.from(there).equals(made.files[i] as Uint8Array))
         this.change(path);
     }
-    return sha256(hashesFile);
+    return made.digest;
   }
 
   private change(path: string): void {
@@ -201,8 +180,7 @@ export class CrnIndexCheck {
    */
   private async checkNote(tree: IndexedTree, last: Hash | undefined, own: boolean): Promise<void> {
     const path = crnNotePath(tree.size);
-    const digests = last === undefined ? this.digests : [...this.digests, last];
-    const text = crnIndexNoteText(tree, crnIndexDigest(this.hashes.sha256, digests));
+    const text = this.made.noteText(tree, last);
     const bytes = await this.tiles.read(path);
     if (bytes === undefined) {
       if (own) this.notes.push({ reason: `${path} is missing (${MISSING_INDEX})`, files: [path] });

@@ -13,19 +13,16 @@ import { bundlePath, entriesOf, TILE_HEIGHT, TILE_WIDTH, tileRoot } from '../../
 import { AuditArchiveError } from './archive-error.js';
 import {
   CRN_GROUP_RECORDS,
-  CrnGroupIndex,
+  type CrnGroup,
   checkedGroupSize,
   crnGroup,
-  crnGroupPaths,
-  crnGroupsOf,
-  crnHashesFileOf,
-  crnIndexDigest,
-  crnIndexNoteText,
+  crnIndexPaths,
   crnNotePath,
   crnsOfEntries,
   type IndexedTree,
   signedGroupDigests,
 } from './crn-index.js';
+import { CrnIndexMaker } from './crn-index-make.js';
 
 /** What the index is written with: the archive run's own. */
 export interface CrnIndexContext {
@@ -62,9 +59,8 @@ async function wholeIndex(
     if (error instanceof AuditArchiveError) return undefined;
     throw error;
   }
-  for (const group of crnGroupsOf(tree.size, groupSize)) {
-    for (const path of crnGroupPaths(group)) if (!(await context.tiles.has(path))) return undefined;
-  }
+  for (const path of crnIndexPaths(tree.size, groupSize))
+    if (!(await context.tiles.has(path))) return undefined;
   return digests;
 }
 
@@ -83,22 +79,18 @@ const BUNDLES_PER_LOCK_CHECK = 64;
 export class CrnIndexWriter {
   /** Index files this run wrote. */
   written = 0;
-  private readonly groupSize: number;
-  /** The SHA-256 of each whole group's hashes file so far, in order. */
-  private readonly digests: Hash[] = [];
-  private current = new CrnGroupIndex();
-  /** Bundles the index has taken (each one below). */
-  private bundles: number;
+  /** The index as the bundles taken make it (each one below). */
+  private readonly made: CrnIndexMaker;
 
   private constructor(
     private readonly context: CrnIndexContext,
     private readonly held: IndexedTree | undefined,
     /** Whether the note of the held size was found whole: the index of that size is written. */
     private readonly sealed: boolean,
-    from: number,
+    /** The SHA-256 of each whole group's hashes file it is made on from. */
+    digests: readonly Hash[] = [],
   ) {
-    this.groupSize = checkedGroupSize(context.groupSize ?? CRN_GROUP_RECORDS);
-    this.bundles = from / TILE_WIDTH;
+    this.made = new CrnIndexMaker(context.hashes, context.groupSize ?? CRN_GROUP_RECORDS, digests);
   }
 
   /** Opens the index of the archive that holds `held` (its checkpoint's size and root; none yet: size 0). */
@@ -107,27 +99,20 @@ export class CrnIndexWriter {
     held: { readonly size: number; readonly root?: Hash },
   ): Promise<CrnIndexWriter> {
     const groupSize = checkedGroupSize(context.groupSize ?? CRN_GROUP_RECORDS);
-    if (held.root === undefined) return new CrnIndexWriter(context, undefined, false, 0);
+    if (held.root === undefined) return new CrnIndexWriter(context, undefined, false);
     const tree = { origin: context.signer.name, size: held.size, root: held.root };
     const digests = await wholeIndex(context, tree, groupSize);
     // No index, or not a whole one: made again from the first bundle.
-    if (digests === undefined) return new CrnIndexWriter(context, tree, false, 0);
-    const full = Math.floor(held.size / groupSize);
-    const writer = new CrnIndexWriter(context, tree, true, full * groupSize);
-    for (const digest of digests.slice(0, full)) writer.digests.push(digest);
-    return writer;
+    if (digests === undefined) return new CrnIndexWriter(context, tree, false);
+    // On from its whole groups.
+    return new CrnIndexWriter(context, tree, true, digests.slice(0, Math.floor(held.size / groupSize)));
   }
 
   /** Bundle `index`, just archived: its records' crns, in seq order. */
   async bundle(index: number, crns: readonly (string | null)[]): Promise<void> {
     await this.catchUp(index);
-    crns.forEach((crn, i) => {
-      this.current.add(index * TILE_WIDTH + i + 1, crn);
-    });
-    this.bundles++;
-    const groupBundles = this.groupSize / TILE_WIDTH;
-    if (this.bundles % groupBundles === 0)
-      this.digests.push(await this.writeGroup(this.bundles / groupBundles - 1, groupBundles));
+    const group = this.made.take(index, crns);
+    if (this.made.isWhole(group)) await this.writeGroup(group);
   }
 
   /**
@@ -138,16 +123,12 @@ export class CrnIndexWriter {
     if (root === undefined || size === 0) return;
     if (this.sealed && this.held?.size === size) return;
     await this.catchUp(size / TILE_WIDTH);
-    const rest = (size % this.groupSize) / TILE_WIDTH;
-    const digests =
-      rest > 0
-        ? [...this.digests, await this.writeGroup(Math.floor(size / this.groupSize), rest)]
-        : this.digests;
-    const { hashes, tiles, keys, signer } = this.context;
-    const text = crnIndexNoteText(
-      { origin: signer.name, size, root },
-      crnIndexDigest(hashes.sha256, digests),
-    );
+    const { groupSize } = this.made;
+    const rest = (size % groupSize) / TILE_WIDTH;
+    const last =
+      rest > 0 ? await this.writeGroup(crnGroup(Math.floor(size / groupSize), rest, groupSize)) : undefined;
+    const { tiles, keys, signer } = this.context;
+    const text = this.made.noteText({ origin: signer.name, size, root }, last);
     const path = crnNotePath(size);
     const there = await tiles.read(path);
     if (there !== undefined) {
@@ -165,17 +146,13 @@ export class CrnIndexWriter {
     if (await this.context.put(path, new TextEncoder().encode(signNote(text, signer)))) this.written++;
   }
 
-  /** Group `group`'s files, of `bundles` bundles (the records taken so far): the SHA-256 of its hashes file. */
-  private async writeGroup(group: number, bundles: number): Promise<Hash> {
-    const sha256 = this.context.hashes.sha256;
-    const shards = this.current.shards(this.context.hashes.sha256Hex);
-    const hashesFile = crnHashesFileOf(sha256, shards);
-    const paths = crnGroupPaths(crnGroup(group, bundles, this.groupSize));
-    for (const [i, bytes] of [...shards, hashesFile].entries()) {
-      if (await this.context.put(paths[i] as string, bytes)) this.written++;
+  /** `group`'s files, of the bundles taken so far, written: the SHA-256 of its hashes file. */
+  private async writeGroup(group: CrnGroup): Promise<Hash> {
+    const made = this.made.files(group);
+    for (const [i, bytes] of made.files.entries()) {
+      if (await this.context.put(made.paths[i] as string, bytes)) this.written++;
     }
-    if (bundles === this.groupSize / TILE_WIDTH) this.current = new CrnGroupIndex();
-    return sha256(hashesFile);
+    return made.digest;
   }
 
   /**
@@ -185,15 +162,16 @@ export class CrnIndexWriter {
    */
   private async catchUp(to: number): Promise<void> {
     const { hashes, log, tiles, stillHolding } = this.context;
-    if (to < this.bundles) throw new AuditArchiveError(`bundle ${to} was given to the crn index twice`);
-    while (this.bundles < to) {
-      const upTo = Math.min(to, this.bundles + BUNDLES_PER_LOCK_CHECK);
-      const indexes = Array.from({ length: upTo - this.bundles }, (_, i) =>
-        storedIndexOf({ level: TILE_HEIGHT, index: this.bundles + i }),
+    if (to < this.made.bundles) throw new AuditArchiveError(`bundle ${to} was given to the crn index twice`);
+    while (this.made.bundles < to) {
+      const from = this.made.bundles;
+      const upTo = Math.min(to, from + BUNDLES_PER_LOCK_CHECK);
+      const indexes = Array.from({ length: upTo - from }, (_, i) =>
+        storedIndexOf({ level: TILE_HEIGHT, index: from + i }),
       );
       const stored = await log.treeHashes(indexes);
       for (const at of indexes) {
-        const index = this.bundles;
+        const index = this.made.bundles;
         const path = bundlePath(index);
         const bytes = await tiles.read(path);
         if (bytes === undefined) {

@@ -2,7 +2,7 @@
  * Reads the archive's index by crn (decisions §15, §22): where the archived records naming one
  * crn are, from a few small files a group, never the bundles; and the index's files and formats
  * that its writer (`audit archive`, crn-index-write.ts) and its check (`audit verify --archive`,
- * crn-index-verify.ts) share.
+ * crn-index-verify.ts) share, which both make of the records with crn-index-make.ts.
  *
  * Layout (docs/operations/audit-trail.md, "The index by crn"): group g (256 bundles, a
  * parameter only for tests) is `crn-index/G/S` for each shard S (0 … f, the first hex digit of
@@ -17,7 +17,6 @@ import type { AuditHashes } from '../../ports/audit-hashes.js';
 import { type Hash, type Sha256, sameHash } from '../../tlog/merkle.js';
 import {
   type CheckpointBody,
-  concat,
   fromBase64,
   type NoteVerifier,
   openNote,
@@ -34,7 +33,6 @@ export const CRN_SHARDS = 16;
 /** The index note's first line: no checkpoint begins so (an origin holds no space). */
 export const CRN_INDEX_HEADER = 'case-read crn index v1';
 const HASH_BYTES = 32;
-const encoder = new TextEncoder();
 
 /** What a missing index asks for. */
 export const WRITE_THE_INDEX = "run case-read audit archive to write the archive's crn index";
@@ -89,37 +87,14 @@ export const crnGroupPaths = (group: CrnGroup): string[] => [
   crnHashesPath(group),
 ];
 export const crnNotePath = (size: number): string => `${CRN_INDEX_DIR}/signed/${size}`;
+/** The files of the index of `size` records, in order: each group's, then its note. */
+export function* crnIndexPaths(size: number, groupSize: number): Generator<string> {
+  for (const group of crnGroupsOf(size, groupSize)) yield* crnGroupPaths(group);
+  yield crnNotePath(size);
+}
 /** The shard a crn is in: the first hex digit of SHA-256 of its UTF-8 (`sha256Hex`: the chain's, one call a crn). */
 export const crnShardOf = (sha256Hex: (text: string) => string, crn: string): number =>
   Number.parseInt(sha256Hex(crn).charAt(0), 16);
-
-/** One group's crns as they are gathered, record by record in seq order; then its files. */
-export class CrnGroupIndex {
-  private readonly byCrn = new Map<string, number[]>();
-
-  /** Record `seq` names `crn` (a record naming none is not indexed). */
-  add(seq: number, crn: string | null): void {
-    if (crn === null) return;
-    const seqs = this.byCrn.get(crn);
-    if (seqs === undefined) this.byCrn.set(crn, [seq]);
-    else seqs.push(seq);
-  }
-
-  /** Its 16 shard files, in shard order. */
-  shards(sha256Hex: (text: string) => string): Uint8Array[] {
-    const lines: string[][] = Array.from({ length: CRN_SHARDS }, () => []);
-    // By UTF-16 code units, as `<` compares (the default order of sort).
-    const crns = [...this.byCrn.keys()].sort();
-    for (const crn of crns) {
-      (lines[crnShardOf(sha256Hex, crn)] as string[]).push(`${JSON.stringify([crn, this.byCrn.get(crn)])}\n`);
-    }
-    return lines.map((shard) => encoder.encode(shard.join('')));
-  }
-}
-
-/** A group's hashes file: the SHA-256 of each of its shard files, in shard order. */
-export const crnHashesFileOf = (sha256: Sha256, shards: readonly Uint8Array[]): Uint8Array =>
-  concat(...shards.map((shard) => sha256(shard)));
 
 /**
  * What the index note signs of the groups: SHA-256 over the SHA-256 of each group's hashes
@@ -132,10 +107,6 @@ export function crnIndexDigest(sha256: Sha256, digests: readonly Hash[]): Hash {
   });
   return sha256(all);
 }
-
-/** The text the index note of `tree` signs, `digest` over its groups' hashes files. */
-export const crnIndexNoteText = (tree: IndexedTree, digest: Hash): string =>
-  `${CRN_INDEX_HEADER}\n${tree.origin}\n${tree.size}\n${toBase64(tree.root)}\n${toBase64(digest)}\n`;
 
 /** The digest an index note's text signs, or undefined when the text is not the note of `tree`. */
 function digestOfNote(text: string, tree: IndexedTree): Hash | undefined {

@@ -18,7 +18,7 @@ import {
   witnessedThroughStore,
 } from '../../audit/archive-verify.js';
 import { AuditProofError, newestNoted, openCheckpoint, recordAt } from '../../audit/proving.js';
-import { type PolicyCheck, requireTrailLog, WitnessPolicyError } from '../../audit/witnessed.js';
+import { type PolicyCheck, WitnessPolicyError } from '../../audit/witnessed.js';
 import { archiveDirectory, openArchive } from '../../composition/audit-archive-tiles.js';
 import { auditHashes, CheckpointKeyError, noteSigner } from '../../composition/audit-keys.js';
 import { auditOriginOf, ConfigError } from '../../composition/config.js';
@@ -31,11 +31,11 @@ import {
   type NoteKeysGiven,
   noteKeysOf,
   type PolicyGiven,
-  policyCheckOf,
   proving,
   readSigningKey,
   type StoreGiven,
   sameOriginAsTrail,
+  trailPolicyOf,
 } from './options.js';
 
 const DAY_MS = 86_400_000;
@@ -187,8 +187,7 @@ export async function verifyArchiveCommand(
   io: Io,
 ): Promise<number> {
   const keys = noteKeysOf(values, io);
-  const check = policyCheckOf(values.policy);
-  if (check !== undefined) await proving(async () => requireTrailLog(check, keys));
+  const check = await trailPolicyOf(values.policy, keys);
   const tiles = archiveDirectory(values.archive);
   const result = await verifyArchive(auditHashes, tiles, keys);
   if (!result.ok) {

@@ -10,7 +10,7 @@ import { AuditArchiveError } from '../../audit/archive.js';
 import { ArchiveBusyError } from '../../audit/archive-lock.js';
 import { OriginMismatchError, requireTrailOrigin } from '../../audit/origin.js';
 import { AuditProofError } from '../../audit/proving.js';
-import { type PolicyCheck, WitnessPolicyError } from '../../audit/witnessed.js';
+import { type PolicyCheck, requireTrailLog, WitnessPolicyError } from '../../audit/witnessed.js';
 import {
   CheckpointKeyError,
   checkpointKeyring,
@@ -57,6 +57,20 @@ export function policyCheckOf(path: string | undefined): PolicyCheck | undefined
     if (error instanceof ConfigError) throw new CommandError(error.problems.join('; '));
     throw error;
   }
+}
+
+/**
+ * `--policy FILE` read as {@link policyCheckOf} reads it, and refused unless it is the policy of
+ * the trail `keys` open (one of them a `log` line of it, as `serve` requires): a command error
+ * naming the line, before any store is opened. Undefined when no `--policy` was given.
+ */
+export async function trailPolicyOf(
+  path: string | undefined,
+  keys: readonly NoteVerifier[],
+): Promise<PolicyCheck | undefined> {
+  const check = policyCheckOf(path);
+  if (check !== undefined) await proving(async () => requireTrailLog(check, keys));
+  return check;
 }
 
 /** Most of a file read here: an entry is a record of a few hundred bytes, a proof or a key a few KB. */

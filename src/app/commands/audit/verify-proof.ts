@@ -4,17 +4,11 @@
 import { leafHash, verifyInclusion } from '../../../tlog/merkle.js';
 import { openCheckpointNote } from '../../../tlog/note.js';
 import { parseTlogProof } from '../../../tlog/tlog-proof.js';
-import {
-  quorumOf,
-  requireTrailLog,
-  type Witnessing,
-  witnessingOf,
-  witnessList,
-} from '../../audit/witnessed.js';
+import { quorumOf, type Witnessing, witnessingOf, witnessList } from '../../audit/witnessed.js';
 import { sha256Bytes, verifyNoteSignature } from '../../composition/audit-keys.js';
 import { CommandError, EXIT } from '../exit.js';
 import { type Io, report } from '../io.js';
-import { type PolicyGiven, policyCheckOf, proving, readFile, verifierKeyOf } from './options.js';
+import { type PolicyGiven, readFile, trailPolicyOf, verifierKeyOf } from './options.js';
 
 /**
  * `audit verify-proof PROOF ENTRY --vkey VKEY [--policy FILE]`: the proof's checkpoint is
@@ -30,8 +24,7 @@ export async function verifyProof(
   io: Io,
 ): Promise<number> {
   const key = verifierKeyOf(values.vkey);
-  const check = policyCheckOf(values.policy);
-  if (check !== undefined) await proving(async () => requireTrailLog(check, [key]));
+  const check = await trailPolicyOf(values.policy, [key]);
   const proof = parseTlogProof(readFile('PROOF', proofPath).toString('utf8'));
   if ('invalid' in proof)
     throw new CommandError(`${proofPath} is not a c2sp.org/tlog-proof@v1: ${proof.invalid}`);

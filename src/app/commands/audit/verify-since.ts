@@ -13,7 +13,6 @@ import {
   lastWitnessed,
   notWitnessedReason,
   quorumOf,
-  requireTrailLog,
   witnessedCheckpoints,
   witnessingOf,
   witnessList,
@@ -26,11 +25,11 @@ import {
   type NoteKeysGiven,
   noteKeysOf,
   type PolicyGiven,
-  policyCheckOf,
   proving,
   readFile,
   type StoreGiven,
   sameOriginAsTrail,
+  trailPolicyOf,
 } from './options.js';
 
 /**
@@ -46,8 +45,7 @@ export async function verifySinceCommand(
 ): Promise<number> {
   const path = values.since;
   const keys = noteKeysOf(values, io);
-  const check = policyCheckOf(values.policy);
-  if (check !== undefined) await proving(async () => requireTrailLog(check, keys));
+  const check = await trailPolicyOf(values.policy, keys);
   const saved = readFile('--since', path).toString('utf8');
   const refused = (reason: string) => {
     report(io, values.json, { ok: false, reason }, `audit checkpoints REFUSED: ${reason}`);
