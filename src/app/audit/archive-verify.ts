@@ -1,6 +1,5 @@
 import type { ArchiveTiles } from '../../ports/archive-tiles.js';
 import type { AuditHashes } from '../../ports/audit-hashes.js';
-import type { AuditLog } from '../../ports/audit-log.js';
 import { Frontier, type Hash, leafHash, sameHash } from '../../tlog/merkle.js';
 import type { NoteVerifier } from '../../tlog/note.js';
 import {
@@ -18,23 +17,14 @@ import {
   tileWithin,
 } from '../../tlog/tiles.js';
 import { AuditArchiveError, archivedSize, CHECKPOINT_FILE } from './archive.js';
+import { keptSizeOf } from './archive-witnessed.js';
+import { keptWitnessedProblem } from './archive-witnessing.js';
 import { CrnIndexCheck, MISSING_INDEX } from './crn-index-verify.js';
-import { AuditProofError, openCheckpoint, provesExtension, type SignedTree } from './proving.js';
-import {
-  lastWitnessed,
-  notWitnessedReason,
-  type OpenNote,
-  type PolicyCheck,
-  quorumOf,
-  type Witnessing,
-  witnessedCheckpoints,
-  witnessingOf,
-  witnessList,
-} from './witnessed.js';
+import { AuditProofError, type SignedTree } from './proving.js';
 
 /**
  * `audit verify --archive` (decisions §15): an archive checked on its own, naming the file
- * that was changed, removed or added.
+ * that was changed, removed or added. Against a witness policy: archive-witnessing.ts.
  */
 
 /** What `audit verify --archive` found: the records checked, or what is wrong, naming the file. */
@@ -46,9 +36,11 @@ export type ArchiveVerification =
  * Checks an archive on its own: its checkpoint is signed by `keys`; every file the tree of
  * that size needs is there and no other (an earlier archive's partial tiles, and its crn index
  * files of its smaller size, excepted); every hash tile holds what the entries make; the
- * entries make the signed root; and the crn index (crn-index-verify.ts) is what the entries
- * make, its note signed by `keys`. A changed, removed or added file is named. `crnGroupSize`:
- * the records a group of the index covers (65536; tests make it small).
+ * entries make the signed root; the crn index (crn-index-verify.ts) is what the entries make,
+ * its note signed by `keys`; and each witnessed checkpoint it keeps (archive-witnessed.ts) is
+ * shown by its proof to extend the archive's tree (archive-witnessing.ts). A changed, removed
+ * or added file is named. `crnGroupSize`: the records a group of the index covers (65536;
+ * tests make it small).
  */
 export async function verifyArchive(
   hashes: AuditHashes,
@@ -92,6 +84,8 @@ export async function verifyArchive(
   let seen = 0;
   const earlierPartials = new Map<string, Tile[]>();
   const added = new Named();
+  /** The sizes of the archive's checkpoints (this one's, earlier ones') whose witnessed checkpoints it keeps: one file each. */
+  const kept: number[] = [];
   for await (const file of tiles.paths()) {
     if (file === CHECKPOINT_FILE) continue;
     present++;
@@ -99,6 +93,12 @@ export async function verifyArchive(
     if (indexFile !== undefined) {
       if (indexFile === 'current') seen++;
       else if (indexFile === 'added') added.add(file);
+      continue;
+    }
+    const keptWith = keptSizeOf(file, size);
+    if (keptWith !== undefined) {
+      if (keptWith === 'added') added.add(file);
+      else kept.push(keptWith);
       continue;
     }
     const bundle = bundleIndexOfPath(file);
@@ -132,7 +132,10 @@ export async function verifyArchive(
   }
   if (added.count > 0)
     return { ok: false, reason: `not part of the archive (added): ${added}`, files: added.names };
-  return verifyTiles(hashes, tiles, { size, root }, earlierPartials, present + 1, index);
+  const verified = await verifyTiles(hashes, tiles, { size, root }, earlierPartials, present + 1, index);
+  if (!verified.ok || kept.length === 0) return verified;
+  const wrong = await keptWitnessedProblem(hashes, tiles, keys, { origin, size, root }, kept);
+  return wrong === undefined ? verified : { ok: false, ...wrong };
 }
 
 /** The archive's files for a tree of `size` leaves, in order: its entry bundles, then its hash tiles. */
@@ -253,96 +256,3 @@ async function verifyTiles(
   if (wrongIndex !== undefined) return { ok: false, ...wrongIndex };
   return { ok: true, records: size, files: fileCount };
 }
-
-/**
- * `audit verify --archive --policy` (decisions §19): the archive's checkpoint against the
- * witness policy. It is witnessed when it meets the quorum itself (an archive's checkpoint is
- * signed at a size of whole tiles, rarely one a witness saw), or when the store holds a newer
- * checkpoint that meets it and the store's tree proves that one extends the archive's: then the
- * witnesses vouched for every archived record too. Anything less is refused, naming why.
- */
-
-/** How the archive stood against the policy: witnessed (by itself or through the store), or why not. */
-export type ArchiveWitnessing =
-  | {
-      readonly ok: true;
-      /** `itself`, or `the store`: a newer witnessed checkpoint of the store shown to extend it. */
-      readonly through: 'itself' | 'the store';
-      /** The size of the witnessed checkpoint. */
-      readonly size: number;
-      readonly witnesses: readonly string[];
-    }
-  | { readonly ok: false; readonly reason: string };
-
-/** The archive's checkpoint, opened with `keys`, and how it stands against the policy by its own cosignatures. */
-export async function archiveCheckpointWitnessing(
-  tiles: ArchiveTiles,
-  keys: readonly NoteVerifier[],
-  check: PolicyCheck,
-): Promise<{ readonly body: SignedTree; readonly witnessing: Witnessing }> {
-  const bytes = await tiles.read(CHECKPOINT_FILE);
-  if (bytes === undefined) throw new AuditArchiveError(`${tiles.location} holds no ${CHECKPOINT_FILE}`);
-  const note = new TextDecoder('utf-8', { ignoreBOM: true }).decode(bytes);
-  const { body } = openCheckpoint(note, keys, tiles.locationOf(CHECKPOINT_FILE));
-  return { body, witnessing: witnessingOf(note, check) };
-}
-
-/**
- * Whether the store `log` shows the archive's checkpoint `archived` extended by a checkpoint
- * that meets the policy: its newest witnessed one (each note opened by `open`), no older than the
- * archive's, with the same root at the same size or a consistency proof from the store's tree.
- */
-export async function witnessedThroughStore(
-  hashes: AuditHashes,
-  log: AuditLog,
-  archived: SignedTree,
-  check: PolicyCheck,
-  open: OpenNote,
-  now: Date,
-): Promise<ArchiveWitnessing> {
-  const own = `its checkpoint (${archived.size} records) is not witnessed`;
-  const found = await witnessedCheckpoints(log, check, open, (reason) => new AuditProofError(reason));
-  const met = found.met;
-  if (met === undefined) {
-    return {
-      ok: false,
-      reason: `${own}, and no stored checkpoint meets ${quorumOf(check)} to extend it: ${notWitnessedReason(found, check, now) ?? lastWitnessed(met, now)}`,
-    };
-  }
-  const witnessed = {
-    ok: true,
-    through: 'the store',
-    size: met.body.size,
-    witnesses: met.witnessing.witnesses,
-  } as const;
-  if (met.body.size < archived.size) {
-    return {
-      ok: false,
-      reason: `${own}, and the store's newest checkpoint that meets ${quorumOf(check)} (${met.body.size} records, ${met.checkpoint.time}) is older than it: the records after ${met.body.size} are vouched for by no witness yet`,
-    };
-  }
-  if (met.body.size === archived.size) {
-    return sameHash(met.body.root, archived.root)
-      ? witnessed
-      : {
-          ok: false,
-          reason: `the store's witnessed checkpoint of ${met.body.size} records signs another root than the archive's checkpoint: two different trails were signed`,
-        };
-  }
-  if (!(await provesExtension(hashes, log, archived, met.body, true))) {
-    return {
-      ok: false,
-      reason: `${own}, and the store's tree does not show the witnessed checkpoint of ${met.body.size} records extending it: the archive, or the store, holds another trail`,
-    };
-  }
-  return witnessed;
-}
-
-/** The witnesses named, for an {@link ArchiveWitnessing} that is ok. */
-export const describeArchiveWitnessing = (
-  witnessing: Extract<ArchiveWitnessing, { ok: true }>,
-  check: PolicyCheck,
-): string =>
-  witnessing.through === 'itself'
-    ? `its checkpoint is witnessed: cosigned by ${witnessList(witnessing.witnesses)}, meeting ${quorumOf(check)}`
-    : `its checkpoint is extended by the store's checkpoint of ${witnessing.size} records, cosigned by ${witnessList(witnessing.witnesses)}, meeting ${quorumOf(check)}`;

@@ -15,6 +15,7 @@ import {
   tilesOf,
 } from '../../tlog/tiles.js';
 import { AuditArchiveError } from './archive-error.js';
+import { keepWitnessed } from './archive-witnessed.js';
 import { CrnIndexWriter } from './crn-index-write.js';
 import {
   AuditProofError,
@@ -31,8 +32,9 @@ export { AuditArchiveError } from './archive-error.js';
  * The audit trail's archive (decisions §15): the older records as a C2SP `tlog-tiles` tree of
  * files, written once and never changed (a later archive adds files beside them; only
  * `checkpoint`, the signed note of what the archive holds, is replaced), with its index by crn
- * (crn-index.ts). Its check on its own (`audit verify --archive`) is archive-verify.ts; one run
- * at a time, archive-lock.ts. The files are an {@link ArchiveTiles}'s (a directory:
+ * (crn-index.ts) and the store's witnessed checkpoints that extend it (archive-witnessed.ts).
+ * Its check on its own (`audit verify --archive`) is archive-verify.ts; one run at a time,
+ * archive-lock.ts. The files are an {@link ArchiveTiles}'s (a directory:
  * src/adapters/tile-directory); SHA-256 and the keys' signature checks are handed in.
  */
 
@@ -125,11 +127,12 @@ export interface ArchiveOptions {
 /**
  * Archives the records up to `size` (a multiple of 256, covered by a signed checkpoint of the
  * tree) to `tiles`: their entry bundles, the hash tiles of the tree of `size`, its crn index
- * (crn-index.ts; an archive written without one gets it whole, even when nothing is new), and
- * its signed checkpoint. Every entry is checked against the stored tree, and the stored tree
- * against the newest signed checkpoint (and the archive's own, when it holds one), before
- * anything is written: what does not match is refused, naming it. `keys` check the
- * checkpoints' signatures.
+ * (crn-index.ts; an archive written without one gets it whole, even when nothing is new), the
+ * store's checkpoints of `size` records or more that witnesses cosigned, each with its proof
+ * from the tree of `size` (archive-witnessed.ts), and its signed checkpoint. Every entry is
+ * checked against the stored tree, and the stored tree against the newest signed checkpoint
+ * (and the archive's own, when it holds one), before anything is written: what does not match
+ * is refused, naming it. `keys` check the checkpoints' signatures.
  */
 export async function writeArchive(
   hashes: AuditHashes,
@@ -258,6 +261,8 @@ async function archiveWith(
   }
   // The crn index's last group and its note before the checkpoint: a checkpoint is never without them.
   await crnIndex.seal(size, root);
+  // The witnessed checkpoints that extend it: the archive is held to a policy without the store.
+  if (await keepWitnessed(hashes, log, tiles, put, archived, keys)) files++;
   // The checkpoint last, and whole: a reader never sees one that signs what is not written;
   // and once it is in place, everything it signs is (the store may then let go of them).
   const note = signNote(checkpointText(signer.name, size, root), signer);

@@ -10,13 +10,14 @@ import type { NoteVerifier } from '../../../tlog/note.js';
 import { TILE_WIDTH } from '../../../tlog/tiles.js';
 import { archivedSize, assertArchiveHolds, stillHolding, writeArchive } from '../../audit/archive.js';
 import { underArchiveLock } from '../../audit/archive-lock.js';
+import { verifyArchive } from '../../audit/archive-verify.js';
 import {
   type ArchiveWitnessing,
   archiveCheckpointWitnessing,
   describeArchiveWitnessing,
-  verifyArchive,
+  keptWitnessing,
   witnessedThroughStore,
-} from '../../audit/archive-verify.js';
+} from '../../audit/archive-witnessing.js';
 import { AuditProofError, newestNoted, openCheckpoint, recordAt } from '../../audit/proving.js';
 import { type PolicyCheck, WitnessPolicyError } from '../../audit/witnessed.js';
 import { archiveDirectory, openArchive } from '../../composition/audit-archive-tiles.js';
@@ -179,8 +180,9 @@ export async function archive(
 /**
  * `audit verify --archive DIR (--vkey V | --public-key PEM [--origin O]) [--policy FILE]`: the
  * archive on its own. With `--policy` (decisions §19), its checkpoint must also meet the
- * policy's quorum, or be extended by a newer checkpoint of the store (`--audit-store`, else
- * AUDIT_STORE) that does: a store that cannot be read then is a refusal (fail closed).
+ * policy's quorum, or be extended by a checkpoint that does: one the archive keeps, shown so
+ * by the archive's files alone (the store is then not opened), else a newer one of the store
+ * (`--audit-store`, else AUDIT_STORE): a store that cannot be read then is a refusal (fail closed).
  */
 export async function verifyArchiveCommand(
   values: StoreGiven & PolicyGiven & ArchiveGiven & { readonly archive: string },
@@ -217,9 +219,10 @@ export async function verifyArchiveCommand(
 }
 
 /**
- * The archive's checkpoint against the policy: by its own cosignatures, else through the
- * store's newest witnessed checkpoint. What the store cannot answer (not reachable, a hash it
- * does not hold) is a refusal naming it.
+ * The archive's checkpoint against the policy: by its own cosignatures, else by a witnessed
+ * checkpoint it keeps (no store), else through the store's newest witnessed checkpoint. What
+ * the store cannot answer (not reachable, a hash it does not hold) is a refusal naming it, and
+ * what the archive keeps.
  */
 async function archiveWitnessing(
   tiles: ArchiveTiles,
@@ -233,6 +236,13 @@ async function archiveWitnessing(
     return { ok: false, reason: `its checkpoint is refused: ${own.witnessing.refused}` };
   if (own.witnessing.met)
     return { ok: true, through: 'itself', size: own.body.size, witnesses: own.witnessing.witnesses };
+  const kept = await proving(() => keptWitnessing(auditHashes, tiles, keys, check, own.body));
+  if ('refused' in kept) return { ok: false, reason: kept.refused };
+  if ('met' in kept) {
+    const { path, size, witnesses } = kept.met;
+    return { ok: true, through: 'the archive', size, witnesses, kept: path };
+  }
+  const unwitnessed = `its checkpoint (${own.body.size} records) is not witnessed, ${kept.short}`;
   try {
     return await withAuditStore(store, io, (log) =>
       witnessedThroughStore(
@@ -242,6 +252,7 @@ async function archiveWitnessing(
         check,
         (note, what) => openCheckpoint(note, keys, what).body,
         new Date(),
+        unwitnessed,
       ),
     );
   } catch (error) {
@@ -253,7 +264,7 @@ async function archiveWitnessing(
     ) {
       return {
         ok: false,
-        reason: `its checkpoint (${own.body.size} records) is not witnessed, and the store cannot show it extended by one that is: ${error.message}`,
+        reason: `${unwitnessed}, and the store cannot show it extended by one that is: ${error.message}`,
       };
     }
     throw error;

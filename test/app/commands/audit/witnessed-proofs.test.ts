@@ -1,4 +1,4 @@
-import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { signatureLinesOf } from '../../../../src/tlog/cosignature.js';
@@ -19,7 +19,8 @@ import {
  * with its cosignatures, and with `--policy` the newest one that meets the quorum;
  * `audit verify-proof --policy`, `audit verify --since --policy` and `audit verify --archive
  * --policy` accept only what a quorum of witnesses cosigned (an archive's checkpoint through a
- * newer witnessed checkpoint of the store that extends it, and never when the store cannot say).
+ * witnessed checkpoint it keeps, or else of the store, that extends it, and never when neither
+ * can say; the archive alone: archive-witnessed.test.ts).
  */
 
 const { dir, keys, w1, w2, w3, policy, storeAt } = await witnessedSetting('case-read-witnessed-proofs-');
@@ -251,6 +252,9 @@ describe('audit verify --archive --policy', () => {
   let store: string;
   let archive: string;
   let older: string;
+  /** The archive and the older one as a release before they kept witnessed checkpoints wrote them. */
+  let bare: string;
+  let olderBare: string;
   beforeAll(async () => {
     store = storeAt('archived');
     await cosignedTrail(
@@ -278,6 +282,15 @@ describe('audit verify --archive --policy', () => {
       archiveEnv,
     );
     if (second.status !== 0) throw new Error(second.stderr);
+    bare = join(dir, 'archive-bare');
+    olderBare = join(dir, 'archive-768-bare');
+    for (const [from, to] of [
+      [archive, bare],
+      [older, olderBare],
+    ] as const) {
+      cpSync(from, to, { recursive: true });
+      rmSync(join(to, 'witnessed'), { recursive: true });
+    }
   }, 60_000);
   const verifyArchive = (dirPath: string, auditStore: string, policyPath = policy) =>
     run([
@@ -293,15 +306,24 @@ describe('audit verify --archive --policy', () => {
       auditStore,
     ]);
 
-  it('accepts an archive whose checkpoint a newer witnessed checkpoint of the store extends', async () => {
-    const verified = await verifyArchive(archive, store);
+  it('accepts an archive through the witnessed checkpoint it keeps, which extends it', async () => {
+    const verified = await verifyArchive(archive, storeAt('not-there'));
+    expect(verified.stderr).toBe('');
+    expect(verified.stdout).toMatch(
+      /\nwitnessed: its checkpoint is extended by the checkpoint of 1290 records it keeps \(witnessed\/1280\), cosigned by w1, w2, meeting the quorum/,
+    );
+    expect(verified.status).toBe(0);
+  });
+
+  it('accepts an archive that keeps none whose checkpoint a newer witnessed checkpoint of the store extends', async () => {
+    const verified = await verifyArchive(bare, store);
     expect(verified.stderr).toBe('');
     expect(verified.stdout).toBe(
       `audit archive intact: 1280 record(s) in ${verified.stdout.match(/in (\d+) file/)?.[1]} file(s), its checkpoint verified\nwitnessed: its checkpoint is extended by the store's checkpoint of 1290 records, cosigned by w1, w2, meeting the quorum 2 of (w1, w2, w3) of --policy ${policy}\n`,
     );
     expect(verified.status).toBe(0);
     // An older archive, whose records the store let go of past its end: the store's kept hashes prove it.
-    const fromOlder = await verifyArchive(older, store);
+    const fromOlder = await verifyArchive(olderBare, store);
     expect(fromOlder.stderr).toBe('');
     expect(fromOlder.stdout).toMatch(
       /witnessed: its checkpoint is extended by the store's checkpoint of 1290 records/,
@@ -310,10 +332,10 @@ describe('audit verify --archive --policy', () => {
   });
 
   it('refuses when the store cannot be read: fail closed', async () => {
-    const refused = await verifyArchive(archive, storeAt('not-there'));
+    const refused = await verifyArchive(bare, storeAt('not-there'));
     expect(refused.status).toBe(1);
     expect(refused.stdout).toMatch(
-      /^audit archive NOT WITNESSED: its checkpoint \(1280 records\) is not witnessed, and the store cannot show it extended by one that is: /,
+      /^audit archive NOT WITNESSED: its checkpoint \(1280 records\) is not witnessed, it keeps no witnessed checkpoint that extends it \(no witnessed\/1280\), and the store cannot show it extended by one that is: /,
     );
   });
 
@@ -322,7 +344,7 @@ describe('audit verify --archive --policy', () => {
     const refused = await verifyArchive(archive, store, onlyOne);
     expect(refused.status).toBe(1);
     expect(refused.stdout).toMatch(
-      /^audit archive NOT WITNESSED: its checkpoint \(1280 records\) is not witnessed, and no stored checkpoint meets the quorum 3 of \(w1, w2, w3\) of --policy \S+ to extend it: the newest checkpoint \(1290 records, seq 1290, \S+\) does not meet the quorum .*: cosigned by w1, w2; no checkpoint of this trail ever met it\n$/,
+      /^audit archive NOT WITNESSED: its checkpoint \(1280 records\) is not witnessed, nor is any checkpoint it keeps that extends it \(witnessed\/1280: 1290 records, cosigned by w1, w2\), and no stored checkpoint meets the quorum 3 of \(w1, w2, w3\) of --policy \S+ to extend it: the newest checkpoint \(1290 records, seq 1290, \S+\) does not meet the quorum .*: cosigned by w1, w2; no checkpoint of this trail ever met it\n$/,
     );
   });
 
