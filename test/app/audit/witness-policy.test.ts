@@ -153,7 +153,8 @@ describe('cosignedBy and meetsPolicy', () => {
     const cosigned = withSignatureLines(note, [line(a), line(b), line(c)]);
     const changed = cosigned.replace(
       line(b),
-      line(b).replace(/.(.{10})$/, (_, rest) => `${rest.startsWith('A') ? 'B' : 'A'}${rest}`),
+      // One base64 digit of the signature changed: to B where it was A, else to A.
+      line(b).replace(/(.)(.{10})$/, (_, digit, rest) => `${digit === 'A' ? 'B' : 'A'}${rest}`),
     );
     expect(changed).not.toBe(cosigned);
     expect(cosignedBy(changed, policyOf('quorum any'), cosignerVerifier)).toEqual({
