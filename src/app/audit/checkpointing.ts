@@ -1,6 +1,7 @@
 import { type AuditCheckpoint, type ChainHead, signCheckpoint } from '../../domain/audit/checkpoint.js';
 import type { AuditCheckpointStore, AuditTree } from '../../ports/audit-log.js';
 import type { CheckpointSigner } from '../../ports/checkpoint-keys.js';
+import { backgroundInterval, backgroundTimeout } from './background-timers.js';
 
 /**
  * Signed checkpoints of the audit chain, taken by `serve` (decisions §9, §14), each with the
@@ -52,8 +53,7 @@ export class AuditCheckpointing {
 
   /** Starts the timer (unreferenced: it never keeps the process alive) and reads the store's state once. */
   start(): void {
-    this.interval = setInterval(() => void this.checkpoint(), this.options.everySeconds * 1000);
-    this.interval.unref?.();
+    this.interval = backgroundInterval(() => void this.checkpoint(), this.options.everySeconds * 1000);
     void this.checkpoint();
   }
 
@@ -115,11 +115,10 @@ export class AuditCheckpointing {
       if (!this.stopped && this.retry === undefined) {
         const delay = Math.min(this.retryMs, this.options.everySeconds * 1000);
         this.retryMs *= 2;
-        this.retry = setTimeout(() => {
+        this.retry = backgroundTimeout(() => {
           this.retry = undefined;
           void this.checkpoint();
         }, delay);
-        this.retry.unref?.();
       }
     }
   }

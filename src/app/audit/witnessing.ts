@@ -13,6 +13,7 @@ import {
 } from '../../tlog/note.js';
 import { describeQuorum, type PolicyWitness, quorumMet, type WitnessPolicy } from '../../tlog/policy.js';
 import { addCheckpointBody, parseCosignatureLines } from '../../tlog/witness-protocol.js';
+import { backgroundInterval, backgroundTimeout } from './background-timers.js';
 import { proveConsistency } from './proving.js';
 import { cosignedBy } from './witness-policy.js';
 import { cosignedNote } from './witnessed.js';
@@ -98,8 +99,7 @@ export class AuditWitnessing {
 
   /** Starts the round timer (unreferenced) and runs a first round: the newest checkpoint may lack cosignatures. */
   start(): void {
-    this.interval = setInterval(() => void this.nudge(), this.options.everySeconds * 1000);
-    this.interval.unref?.();
+    this.interval = backgroundInterval(() => void this.nudge(), this.options.everySeconds * 1000);
     void this.nudge();
   }
 
@@ -318,11 +318,10 @@ export class AuditWitnessing {
     if (this.retry !== undefined && this.retryAt <= at) return;
     clearTimeout(this.retry);
     this.retryAt = at;
-    this.retry = setTimeout(() => {
+    this.retry = backgroundTimeout(() => {
       this.retry = undefined;
       void this.nudge();
     }, ms);
-    this.retry.unref?.();
   }
 
   /** The quorum in words, for messages. */

@@ -7,24 +7,21 @@ import { type ArchiveGiven, type PolicyGiven, type StoreGiven, wholeOption } fro
 import { proveConsistencyAsked } from './prove-consistency.js';
 import { proveRecords } from './prove-inclusion.js';
 
+/** What `audit prove` is given: the store or an archive, a policy, and which proof. */
+export interface ProveGiven extends StoreGiven, ArchiveGiven, PolicyGiven {
+  readonly seq?: string | undefined;
+  readonly out?: string | undefined;
+  readonly consistency?: string | undefined;
+  readonly size?: string | undefined;
+}
+
 /**
  * `audit prove REQUEST_ID | --seq N --out DIR`: each record's entry and its tlog-proof against
  * the newest checkpoint of the tree (with `--archive DIR`, against the archive's checkpoint,
  * from its tiles); `audit prove --consistency OLD [--size NEW]`: the
  * consistency proof's hashes. Every proof is checked against the signed root before it is written.
  */
-export async function prove(
-  requestId: string | undefined,
-  values: StoreGiven &
-    ArchiveGiven &
-    PolicyGiven & {
-      readonly seq?: string | undefined;
-      readonly out?: string | undefined;
-      readonly consistency?: string | undefined;
-      readonly size?: string | undefined;
-    },
-  io: Io,
-): Promise<number> {
+export async function prove(requestId: string | undefined, values: ProveGiven, io: Io): Promise<number> {
   if (values.consistency !== undefined) {
     // The consistency proof is of the tree, not of a record.
     if (requestId !== undefined) throw new UsageError(`unexpected argument: ${requestId}`);
