@@ -1,11 +1,6 @@
 import * as z from 'zod';
 import type { RateLimitFailureMode } from '../../ports/stores.js';
-import {
-  certificateWithKey,
-  fileVariable as file,
-  settingsReader,
-  wholeNumber,
-} from '../shared/variables.js';
+import { certificateWithKey, oneOf, optionalText, settingsReader, wholeNumber } from '../shared/variables.js';
 
 /** How the shared rate-limit store is used: its key prefix, its patience, what stands in while it is down, and its TLS files. */
 export interface RedisSettings {
@@ -32,12 +27,10 @@ export const redisSettings = settingsReader(
         .regex(/^[A-Za-z0-9:._-]{1,64}$/, { error: 'expected 1-64 letters, digits or : . _ -' })
         .default('case-read:'),
       RATE_LIMIT_TIMEOUT_MS: wholeNumber('RATE_LIMIT_TIMEOUT_MS', 50, 1, 10_000),
-      RATE_LIMIT_ON_STORE_FAILURE: z
-        .enum(['local', 'allow', 'deny'], { error: 'expected local, allow or deny' })
-        .default('local'),
-      RATE_LIMIT_TLS_CA: file(),
-      RATE_LIMIT_TLS_CERT: file(),
-      RATE_LIMIT_TLS_KEY: file(),
+      RATE_LIMIT_ON_STORE_FAILURE: oneOf(['local', 'allow', 'deny'], 'local'),
+      RATE_LIMIT_TLS_CA: optionalText(),
+      RATE_LIMIT_TLS_CERT: optionalText(),
+      RATE_LIMIT_TLS_KEY: optionalText(),
     })
     .superRefine((env, ctx) => certificateWithKey(env, ctx, 'RATE_LIMIT_TLS_CERT', 'RATE_LIMIT_TLS_KEY')),
   (v): RedisSettings => ({

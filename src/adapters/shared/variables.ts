@@ -23,8 +23,16 @@ export const wholeNumber = (name: string, fallback: number, min: number, max: nu
       return n;
     });
 
-/** A variable naming a file: its path, or unset. */
-export const fileVariable = () => z.string().min(1).optional();
+/** A variable set to something (a path, a name, a URL checked elsewhere), or unset. */
+export const optionalText = () => z.string().min(1).optional();
+
+/** `a, b or c`: the words of a list of choices. */
+const orWords = (choices: readonly string[]): string =>
+  choices.length === 1 ? `${choices[0]}` : `${choices.slice(0, -1).join(', ')} or ${choices.at(-1)}`;
+
+/** One of `choices`, else `fallback`; any other value is refused naming them all, in their order. */
+export const oneOf = <const T extends readonly [string, ...string[]]>(choices: T, fallback: T[number]) =>
+  z.enum(choices, { error: `expected ${orWords(choices)}` }).default(fallback);
 
 /**
  * A client certificate's variable and its key's are set together or not at all; the problem

@@ -1,8 +1,8 @@
 import * as z from 'zod';
 import {
   certificateWithKey,
-  fileVariable as file,
   httpsUrl,
+  optionalText,
   settingsReader,
   wholeNumber,
 } from '../shared/variables.js';
@@ -54,15 +54,15 @@ const variables = z
       .string()
       .default('Europe/London')
       .refine(isTimeZone, 'UPSTREAM_TIME_ZONE must be an IANA time zone, such as Europe/London or UTC'),
-    UPSTREAM_TLS_CERT: file(),
-    UPSTREAM_TLS_KEY: file(),
-    UPSTREAM_TLS_CA: file(),
-    UPSTREAM_API_KEY_FILE: file(),
-    UPSTREAM_BEARER_FILE: file(),
+    UPSTREAM_TLS_CERT: optionalText(),
+    UPSTREAM_TLS_KEY: optionalText(),
+    UPSTREAM_TLS_CA: optionalText(),
+    UPSTREAM_API_KEY_FILE: optionalText(),
+    UPSTREAM_BEARER_FILE: optionalText(),
     UPSTREAM_TOKEN_URL: httpsUrl().optional(),
-    UPSTREAM_TOKEN_TLS_CA: file(),
-    UPSTREAM_CLIENT_ID: z.string().min(1).optional(),
-    UPSTREAM_CLIENT_SECRET_FILE: file(),
+    UPSTREAM_TOKEN_TLS_CA: optionalText(),
+    UPSTREAM_CLIENT_ID: optionalText(),
+    UPSTREAM_CLIENT_SECRET_FILE: optionalText(),
   })
   .superRefine((env, ctx) => {
     certificateWithKey(env, ctx, 'UPSTREAM_TLS_CERT', 'UPSTREAM_TLS_KEY');

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { wholeNumber } from '../../../adapters/shared/variables.js';
+import { optionalText, wholeNumber } from '../../../adapters/shared/variables.js';
 import type { Environment } from '../../../ports/stores.js';
 import { isNoteName } from '../../../tlog/note.js';
 import { ConfigError } from '../../config-error.js';
@@ -33,18 +33,18 @@ export function auditOriginOf(env: Environment): string {
 
 export const AUDIT_VARIABLES = {
   // Signed audit checkpoints (decisions §9): on when a key is given.
-  AUDIT_SIGNING_KEY: z.string().min(1).optional(),
+  AUDIT_SIGNING_KEY: optionalText(),
   AUDIT_CHECKPOINT_RECORDS: wholeNumber('AUDIT_CHECKPOINT_RECORDS', 1000, 1, 10_000_000),
   AUDIT_CHECKPOINT_SECONDS: wholeNumber('AUDIT_CHECKPOINT_SECONDS', 60, 1, 86_400),
   // Witnessed checkpoints (decisions §19): a C2SP tlog-policy file naming the witnesses each
   // checkpoint is sent to and the quorum; read and checked at start (app/composition/audit-witnesses.ts).
-  AUDIT_WITNESS_POLICY: z.string().min(1).optional(),
+  AUDIT_WITNESS_POLICY: optionalText(),
   // Each call to a witness is given this long.
   AUDIT_WITNESS_TIMEOUT_MS: wholeNumber('AUDIT_WITNESS_TIMEOUT_MS', 5_000, 100, 60_000),
   // The CA bundle that signs the witnesses' certificates, when not a public one (PEM file).
-  AUDIT_WITNESS_TLS_CA: z.string().min(1).optional(),
+  AUDIT_WITNESS_TLS_CA: optionalText(),
   // The trail's archive (`audit archive --to`), read by subject access requests (decisions §22).
-  AUDIT_ARCHIVE_DIR: z.string().min(1).optional(),
+  AUDIT_ARCHIVE_DIR: optionalText(),
   // The audit log's name in its C2SP checkpoints and verifier key (decisions §14).
   AUDIT_ORIGIN: z
     .string()

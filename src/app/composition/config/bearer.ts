@@ -1,4 +1,5 @@
-import * as z from 'zod';
+import type * as z from 'zod';
+import { oneOf, optionalText } from '../../../adapters/shared/variables.js';
 import { jwksSourceProblem } from '../../../domain/access/jwks-source.js';
 
 /**
@@ -7,12 +8,10 @@ import { jwksSourceProblem } from '../../../domain/access/jwks-source.js';
  */
 
 export const BEARER_VARIABLES = {
-  BEARER_MODE: z
-    .enum(['required', 'optional', 'off'], { error: 'expected required, optional or off' })
-    .default('required'),
-  BEARER_JWKS: z.string().min(1).optional(),
-  BEARER_ISSUER: z.string().min(1).optional(),
-  BEARER_AUDIENCE: z.string().min(1).optional(),
+  BEARER_MODE: oneOf(['required', 'optional', 'off'], 'required'),
+  BEARER_JWKS: optionalText(),
+  BEARER_ISSUER: optionalText(),
+  BEARER_AUDIENCE: optionalText(),
 };
 
 type BearerVariables = z.output<z.ZodObject<typeof BEARER_VARIABLES>>;

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { httpsUrl, wholeNumber } from '../../../adapters/shared/variables.js';
+import { httpsUrl, oneOf, wholeNumber } from '../../../adapters/shared/variables.js';
 import { RoleArn } from '../../../domain/queue/arns.js';
 
 /**
@@ -8,7 +8,7 @@ import { RoleArn } from '../../../domain/queue/arns.js';
  */
 
 export const CREDENTIALS_VARIABLES = {
-  CREDENTIALS_ISSUER: z.enum(['sts', 'local'], { error: 'expected sts or local' }).default('sts'),
+  CREDENTIALS_ISSUER: oneOf(['sts', 'local'], 'sts'),
   STS_REGION: z
     .string()
     .regex(/^[a-z]{2}(-[a-z]+)+-\d$/, { error: 'expected an AWS region such as eu-west-2' })

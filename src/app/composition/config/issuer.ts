@@ -1,5 +1,12 @@
 import * as z from 'zod';
-import { httpsUrl, presentIn, problemsOf, wholeNumber } from '../../../adapters/shared/variables.js';
+import {
+  httpsUrl,
+  oneOf,
+  optionalText,
+  presentIn,
+  problemsOf,
+  wholeNumber,
+} from '../../../adapters/shared/variables.js';
 import { DEFAULT_CLIENT_CERT_DAYS, DEFAULT_RENEW_WITHIN_DAYS } from '../../../domain/certificates/renew.js';
 import type { Environment } from '../../../ports/stores.js';
 import { ConfigError } from '../../config-error.js';
@@ -14,11 +21,9 @@ import { LISTENER_VARIABLES } from './listener.js';
 
 /** Client certificates from a CSR, renewed over EST (decisions §12). */
 export const ISSUER_VARIABLES = {
-  CLIENT_CERT_ISSUER: z
-    .enum(['none', 'local', 'acm-pca'], { error: 'expected none, local or acm-pca' })
-    .default('none'),
-  CLIENT_CA_CERT: z.string().min(1).optional(),
-  CLIENT_CA_KEY: z.string().min(1).optional(),
+  CLIENT_CERT_ISSUER: oneOf(['none', 'local', 'acm-pca'], 'none'),
+  CLIENT_CA_CERT: optionalText(),
+  CLIENT_CA_KEY: optionalText(),
   CLIENT_CERT_DAYS: wholeNumber('CLIENT_CERT_DAYS', DEFAULT_CLIENT_CERT_DAYS, 1, 397),
   CLIENT_CERT_RENEW_WITHIN_DAYS: wholeNumber(
     'CLIENT_CERT_RENEW_WITHIN_DAYS',

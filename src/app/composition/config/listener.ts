@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { wholeNumber } from '../../../adapters/shared/variables.js';
+import { oneOf, optionalText, wholeNumber } from '../../../adapters/shared/variables.js';
 import { SERVER_LIMITS } from '../../../adapters/tls-listener/limits.js';
 import { DEFAULT_MAX_IN_FLIGHT, DEFAULT_REQUEST_DEADLINE_MS } from '../../../ports/deadline.js';
 
@@ -28,13 +28,11 @@ export const LISTENER_VARIABLES = {
   TLS_CERT: filePath('the server certificate (PEM)'),
   TLS_KEY: filePath("the server certificate's private key (PEM)"),
   TLS_CLIENT_CA: filePath('the CA bundle trusted for client certificates (PEM)'),
-  TLS_CRL: z.string().min(1).optional(),
+  TLS_CRL: optionalText(),
   // How often the certificate files are read for a change (a mounted secret swapped
   // underneath); 0: only on SIGHUP.
   TLS_WATCH_MS: wholeNumber('TLS_WATCH_MS', 1_000, 0, 3_600_000),
-  IDENTITY_MODE: z
-    .enum(['tls', 'trusted-header'], { error: 'expected tls or trusted-header' })
-    .default('tls'),
+  IDENTITY_MODE: oneOf(['tls', 'trusted-header'], 'tls'),
   TRUSTED_GATEWAYS: z
     .string()
     .optional()
