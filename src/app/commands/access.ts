@@ -244,12 +244,13 @@ export async function clientsRemove(id: string, values: StoreGiven, io: Io): Pro
   return EXIT.ok;
 }
 
+/** What `keys issue` is given: the access store, and how long the key works (else for good). */
+export interface KeysIssueGiven extends StoreGiven {
+  readonly expiresIn?: string | undefined;
+}
+
 /** `keys issue CN [--expires-in DURATION]`: a new API key, printed once; only its hash is stored. */
-export async function keysIssue(
-  id: string,
-  values: StoreGiven & { readonly expiresIn?: string | undefined },
-  io: Io,
-): Promise<number> {
+export async function keysIssue(id: string, values: KeysIssueGiven, io: Io): Promise<number> {
   const expiresIn = values.expiresIn;
   const lifetime = expiresIn === undefined ? null : usage(() => parseDuration(expiresIn, '--expires-in'));
   const now = new Date();
