@@ -23,6 +23,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, w
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { CLIENTS, crnlessRecord, OPERATIONS, outcomeOf, pick } from './lib/traffic.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -85,32 +86,6 @@ const uuid = () => {
   const h = hex32() + hex32() + hex32() + hex32();
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-${'89ab'[u32() & 3]}${h.slice(17, 20)}-${h.slice(20, 32)}`;
 };
-const CLIENTS = [
-  // [client id, certificate serial, share of requests, acts on behalf of officers]
-  ['probation-case-viewer', '4A0F129C33710B5EAA19C27D80416E93', 0.38, true],
-  ['community-manager-app', '1B7E55A0C2D94F31B6E08A7D22C5F019', 0.2, true],
-  ['risk-assessment-service', '7C3D90E14B2A6F85D01E9B3C47A8F260', 0.15, false],
-  ['home-office-gateway', '2E9A41F07D6C35B8E4A1029F5B3D7C16', 0.12, false],
-  ['court-bundle-builder', '5F18C3A92E7B40D6A95E1C0B83F4D27A', 0.1, true],
-  ['mi-reporting', '0D6B27E84F1A93C5B72E0D4A16C9F385', 0.05, false],
-];
-const OPERATIONS = [
-  // [operation, share of the requests naming a crn]
-  ['getCase', 0.55],
-  ['getRiskScores', 0.17],
-  ['getCommunityManagerByCrn', 0.15],
-  ['getHomeOfficeInterest', 0.12],
-  ['getSubjectAccessRequest', 0.01],
-];
-/** The row of `table` that `r` (0 to 1) falls in, by each row's share (its column `share`). */
-const pick = (table, share, r) => {
-  let sum = 0;
-  for (const row of table) {
-    sum += row[share];
-    if (r < sum) return row;
-  }
-  return table[table.length - 1];
-};
 /** The crns asked for: distinct, one capital letter and six digits (the default CRN_PATTERN). */
 const POOL = (() => {
   const pool = new Set();
@@ -136,28 +111,12 @@ function recordOf(seq) {
   };
   // 4% name no crn (a queue token, a renewed certificate); 1% asked for one that is not valid.
   if (r < 0.04) {
-    const renew = r < 0.002;
-    return {
-      ...base,
-      onBehalfOf: null,
-      operation: renew ? 'renewCertificate' : 'issueQueueToken',
-      crn: null,
-      status: 200,
-      problem: null,
-      issued: renew ? (hex32() + hex32() + hex32() + hex32()).toUpperCase() : null,
-    };
+    return crnlessRecord(base, r, () => (hex32() + hex32() + hex32() + hex32()).toUpperCase());
   }
   const [operation] = pick(OPERATIONS, 1, random());
   if (r < 0.05) return { ...base, operation, crn: null, status: 400, problem: 'invalid-crn' };
   const s = random();
-  const [status, problem] =
-    s < 0.03
-      ? [404, 'case-not-found']
-      : s < 0.04
-        ? [403, 'limited-access']
-        : s < 0.045
-          ? [403, 'permission-denied']
-          : [200, null];
+  const [status, problem] = outcomeOf(s);
   return {
     ...base,
     operation,

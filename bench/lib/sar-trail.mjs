@@ -24,6 +24,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, wr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { distUrl, ROOT } from './paths.mjs';
+import { CLIENTS, crnlessRecord, OPERATIONS, outcomeOf, pick } from './traffic.mjs';
 
 /** Bumped whenever what is generated changes: a cache of another version is not reused. */
 const GENERATOR_VERSION = 1;
@@ -53,32 +54,6 @@ function prng(seed) {
   };
 }
 
-const CLIENTS = [
-  // [client id, certificate serial, share of requests, acts on behalf of officers]
-  ['probation-case-viewer', '4A0F129C33710B5EAA19C27D80416E93', 0.38, true],
-  ['community-manager-app', '1B7E55A0C2D94F31B6E08A7D22C5F019', 0.2, true],
-  ['risk-assessment-service', '7C3D90E14B2A6F85D01E9B3C47A8F260', 0.15, false],
-  ['home-office-gateway', '2E9A41F07D6C35B8E4A1029F5B3D7C16', 0.12, false],
-  ['court-bundle-builder', '5F18C3A92E7B40D6A95E1C0B83F4D27A', 0.1, true],
-  ['mi-reporting', '0D6B27E84F1A93C5B72E0D4A16C9F385', 0.05, false],
-];
-const OPERATIONS = [
-  // [operation, share of the requests naming a crn]
-  ['getCase', 0.55],
-  ['getRiskScores', 0.17],
-  ['getCommunityManagerByCrn', 0.15],
-  ['getHomeOfficeInterest', 0.12],
-  ['getSubjectAccessRequest', 0.01],
-];
-/** The row of `table` that `r` (0 to 1) falls in, by each row's share (its column `share`). */
-const pick = (table, share, r) => {
-  let sum = 0;
-  for (const row of table) {
-    sum += row[share];
-    if (r < sum) return row;
-  }
-  return table[table.length - 1];
-};
 const hex = (random, n) => {
   let s = '';
   for (let i = 0; i < n; i++) s += Math.floor(random() * 16).toString(16);
@@ -129,27 +104,11 @@ function recordOf(seq, records, random, pool, crn) {
   };
   // 4% of requests name no crn (a queue token, a renewed certificate), unless it is one of the bench's.
   if (crn === undefined && r < 0.04) {
-    const renew = r < 0.002;
-    return {
-      ...base,
-      onBehalfOf: null,
-      operation: renew ? 'renewCertificate' : 'issueQueueToken',
-      crn: null,
-      status: 200,
-      problem: null,
-      issued: renew ? hex(random, 32).toUpperCase() : null,
-    };
+    return crnlessRecord(base, r, () => hex(random, 32).toUpperCase());
   }
   const [operation] = pick(OPERATIONS, 1, random());
   const s = random();
-  const [status, problem] =
-    s < 0.03
-      ? [404, 'case-not-found']
-      : s < 0.04
-        ? [403, 'limited-access']
-        : s < 0.045
-          ? [403, 'permission-denied']
-          : [200, null];
+  const [status, problem] = outcomeOf(s);
   return {
     ...base,
     operation,
