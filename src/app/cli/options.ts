@@ -64,7 +64,7 @@ export const vkeyOption = () =>
   new Option('--vkey <VKEY>', "the log's verifier key (the line `audit vkey` prints), or a file holding it");
 
 /** The help of `--public-key` where it names one of the log's keys, the commonest purpose. */
-export const LOG_PUBLIC_KEY = "a public key (PEM) of the log's";
+const LOG_PUBLIC_KEY = "a public key (PEM) of the log's";
 
 /** `--public-key PEM`, any number of times: keys the log's checkpoints are signed with, `what` they are for. */
 export const publicKeysOption = (what: string) =>
