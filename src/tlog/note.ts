@@ -19,8 +19,18 @@ const ED25519 = 0x01;
 
 const encoder = new TextEncoder();
 
-/** Standard base64 (with padding) of `bytes`, as the notes write it. */
-export const toBase64 = (bytes: Uint8Array): string => btoa(String.fromCharCode(...bytes));
+/** Bytes turned into a string at a time: a multiple of three, well below any runtime's limit on arguments. */
+const BASE64_CHUNK = 3 * 4096;
+
+/** Standard base64 (with padding) of `bytes`, as the notes write it; any length (a batch proof's hashes run to megabytes). */
+export function toBase64(bytes: Uint8Array): string {
+  if (bytes.length <= BASE64_CHUNK) return btoa(String.fromCharCode(...bytes));
+  let text = '';
+  for (let at = 0; at < bytes.length; at += BASE64_CHUNK) {
+    text += btoa(String.fromCharCode(...bytes.subarray(at, at + BASE64_CHUNK)));
+  }
+  return text;
+}
 
 /** Whether `text` holds a control character a note may not: below space, but the newline (Go's note: r < 0x20 && r != '\\n'). */
 export function hasControl(text: string): boolean {
