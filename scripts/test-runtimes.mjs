@@ -37,6 +37,8 @@ const SUITES = [
   'test/adapters/http',
   'test/adapters/tls-listener/slow-client.test.ts',
   'test/adapters/tls-listener/rotation.test.ts',
+  // The SAR service's door's listener: TLS with no client certificate asked (decisions §23).
+  'test/adapters/tls-listener/no-client-certificate.test.ts',
 ];
 
 const RUNTIMES = [

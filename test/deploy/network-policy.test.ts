@@ -14,6 +14,8 @@ const DIR = join(ROOT, 'deploy/kubernetes');
 /** The placeholders of network-policy.yaml: change them there and here together. */
 const GATEWAY_NAMESPACE = 'example-gateway';
 const MONITORING_NAMESPACE = 'example-monitoring';
+/** The SAR service's namespace, whose pods alone may reach the SAR door (decisions §23). */
+const SAR_NAMESPACE = 'example-sar';
 const NAMESPACE_NAME = 'kubernetes.io/metadata.name';
 
 interface Selector {
@@ -235,7 +237,9 @@ function checkIngressPorts(m: readonly Manifest[]): string[] {
   // sets them): the container ports must be those.
   const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
   const env = new Map(containersOf(pod.spec).flatMap((c) => (c.env ?? []).map((e) => [e.name, e.value])));
-  const listens = ['PORT', 'MANAGEMENT_PORT'].map((name) =>
+  // The SAR door's too, when the Deployment opens it (the image has no SAR_PORT of its own).
+  const names = ['PORT', 'MANAGEMENT_PORT', ...(env.has('SAR_PORT') ? ['SAR_PORT'] : [])];
+  const listens = names.map((name) =>
     Number(env.get(name) ?? new RegExp(`\\b${name}=(\\d+)`).exec(dockerfile)?.[1]),
   );
   if (listens.sort().join() !== [...byNumber].sort().join())
@@ -243,11 +247,24 @@ function checkIngressPorts(m: readonly Manifest[]): string[] {
   return problems;
 }
 
-/** The API port from the gateway's namespace only, the management port from monitoring's only. */
+/** The SAR door's container port: the one the Deployment's `SAR_PORT` names, if it sets one. */
+function sarPort(pod: Pod): number | undefined {
+  const env = new Map(containersOf(pod.spec).flatMap((c) => (c.env ?? []).map((e) => [e.name, e.value])));
+  const port = env.get('SAR_PORT');
+  return port === undefined ? undefined : resolve(pod, Number(port));
+}
+
+/**
+ * The API port from the gateway's namespace only, the management port from monitoring's only,
+ * the SAR door from the SAR service's pods only (a pod selector in its namespace), never
+ * behind the API's Service.
+ */
 function checkIngressSources(m: readonly Manifest[]): string[] {
   const problems: string[] = [];
   const { pod, service } = server(m);
   const api = new Set((service.spec?.ports ?? []).map((p) => resolve(pod, p.targetPort ?? p.port)));
+  const sar = sarPort(pod);
+  if (sar !== undefined && api.has(sar)) problems.push(`the SAR port ${sar} is behind the API's Service`);
   const probe = pod.spec.containers.map((c) => c.readinessProbe?.httpGet?.port).find((p) => p !== undefined);
   const management = resolve(pod, probe);
   if (management === undefined || api.has(management))
@@ -265,6 +282,10 @@ function checkIngressSources(m: readonly Manifest[]): string[] {
         for (const port of rule.ports ?? []) {
           const number = resolve(pod, port.port);
           from.set(number, (from.get(number) ?? new Set()).add(ns ?? JSON.stringify(peer)));
+          if (number === sar && Object.keys(peer.podSelector?.matchLabels ?? {}).length === 0)
+            problems.push(
+              `${name}: the SAR port ${sar} let in from every pod of ${ns}, not the SAR service's`,
+            );
         }
       }
     }
@@ -277,9 +298,13 @@ function checkIngressSources(m: readonly Manifest[]): string[] {
     problems.push(
       `management port ${management} reached from ${[...(from.get(management) ?? [])]}, not ${MONITORING_NAMESPACE} alone`,
     );
+  if (sar !== undefined && [...(from.get(sar) ?? [])].join() !== SAR_NAMESPACE)
+    problems.push(`SAR port ${sar} reached from ${[...(from.get(sar) ?? [])]}, not ${SAR_NAMESPACE} alone`);
   for (const port of from.keys())
-    if (!api.has(port) && port !== management)
-      problems.push(`port ${port} let in, neither the Service's targetPort nor the management port`);
+    if (!api.has(port) && port !== management && port !== sar)
+      problems.push(
+        `port ${port} let in, neither the Service's targetPort, the management port nor the SAR port`,
+      );
   // The Job's and the CronJob's pods: nothing comes in.
   for (const other of pods(m).filter((p) => p.name !== pod.name))
     for (const policy of policiesOf(m, other))
@@ -448,6 +473,12 @@ describe('deploy/kubernetes: network policies and Secret volumes', () => {
     expect(checkIngressSources(manifests)).toEqual([]);
   });
 
+  it("opens the SAR door, a container port of its own, to the SAR service's pods alone", () => {
+    const { pod } = server(manifests);
+    expect(sarPort(pod)).toBe(8444);
+    expect(checkIngressSources(manifests)).toEqual([]);
+  });
+
   it('lets out only named places on named ports: DNS to kube-dns, the stores, upstream, AWS, the collector', () => {
     expect(checkEgress(manifests)).toEqual([]);
   });
@@ -541,10 +572,47 @@ describe('the checks themselves: each names a broken copy of the manifests', () 
     [
       'a container port left out of the policy',
       (m) => {
-        policy(m, 'case-read-service').ingress?.pop();
+        policy(m, 'case-read-service').ingress?.splice(1, 1);
       },
       checkIngressPorts,
-      /ingress opens ports 8443, the Deployment's are 8443,9464/,
+      /ingress opens ports 8443,8444, the Deployment's are 8443,9464,8444/,
+    ],
+    [
+      "the SAR door's port not the one SAR_PORT names",
+      (m) => {
+        const sar = first(deployment(m).spec.containers).ports?.find((p) => p.name === 'sar');
+        if (sar) sar.containerPort = 8445;
+      },
+      checkIngressPorts,
+      /not the ports the image listens on/,
+    ],
+    [
+      'the SAR door opened to the gateway',
+      (m) => {
+        ingress(m, 0).ports?.push({ port: 'sar', protocol: 'TCP' });
+      },
+      checkIngressSources,
+      /SAR port 8444 reached from .*example-gateway/,
+    ],
+    [
+      "the SAR door opened to every pod of the SAR service's namespace",
+      (m) => {
+        delete first(ingress(m, 2).from).podSelector;
+      },
+      checkIngressSources,
+      /the SAR port 8444 let in from every pod of example-sar/,
+    ],
+    [
+      "the SAR door behind the API's Service",
+      (m) => {
+        object(m, 'Service', 'case-read-service').spec?.ports?.push({
+          name: 'sar',
+          port: 8444,
+          targetPort: 'sar',
+        });
+      },
+      checkIngressSources,
+      /the SAR port 8444 is behind the API's Service/,
     ],
     [
       "the Service's targetPort on no container port",

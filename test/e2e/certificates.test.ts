@@ -16,6 +16,7 @@ import { connect, type TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadCa } from '../../src/adapters/x509/pki.js';
 import { CertificateSerial } from '../../src/domain/access/certificate-serial.js';
+import { jwksOf, SAR_ISSUER, signingKey } from '../support/authorisation-server.js';
 import { cliInProcess, runCli, serveEnv, startServe } from '../support/cli.js';
 import { createCrl } from '../support/crl.js';
 import { RUNTIMES, type RuntimeCommand } from '../support/runtimes.js';
@@ -27,7 +28,8 @@ import { RUNTIMES, type RuntimeCommand } from '../support/runtimes.js';
  * certificate, key and client CA) is picked up from the files and on SIGHUP; a connection
  * made before goes on; a client of the removed CA is refused; a broken set, or one whose key
  * others can read, is refused with a log line and a count, and the old one stays. And
- * TLS_CRL where a runtime cannot check it.
+ * TLS_CRL where a runtime cannot check it. The SAR service's door serves each new server
+ * certificate with the API listener.
  */
 
 const FILES = ['server.pem', 'server-key.pem', 'ca.pem'] as const;
@@ -67,6 +69,8 @@ describe.each(RUNTIMES)('certificates rotated under serve on $name', (runtime: R
   let secret: string;
   let child: ChildProcess;
   let url: URL;
+  /** The SAR service's door, which serves the same server certificate (decisions §23). */
+  let sarUrl: URL;
   let managementUrl: string;
   let output: () => string;
   let headers: Record<string, string>;
@@ -111,6 +115,24 @@ describe.each(RUNTIMES)('certificates rotated under serve on $name', (runtime: R
     socket.destroy();
     return serial;
   };
+
+  /** The serial of the certificate the SAR door serves to a client with none of its own. */
+  const doorSerial = (): Promise<string> =>
+    new Promise((resolve, reject) => {
+      const socket = connect(
+        {
+          host: sarUrl.hostname,
+          port: Number(sarUrl.port),
+          servername: 'localhost',
+          ca: [clients.v1.ca, clients.v2.ca],
+        },
+        () => {
+          resolve(CertificateSerial.parse(socket.getPeerCertificate().serialNumber));
+          socket.destroy();
+        },
+      );
+      socket.once('error', reject);
+    });
 
   /** Waits for the nth log line with this message. */
   const logLine = async (message: string, nth: number) => {
@@ -157,6 +179,8 @@ describe.each(RUNTIMES)('certificates rotated under serve on $name', (runtime: R
     const apiKey = (await cli('keys', 'issue', 'client-a')).trim();
     const token = (await cli('tokens', 'mint', '--client', 'client-a', '--dir', join(dir, 'pki-v1'))).trim();
     headers = { 'x-api-key': apiKey, authorization: `Bearer ${token}` };
+    const sarJwks = join(dir, 'sar-jwks.json');
+    writeFileSync(sarJwks, JSON.stringify(jwksOf([await signingKey('as-1')])));
     const started = await startServe(
       {
         ...env,
@@ -165,11 +189,15 @@ describe.each(RUNTIMES)('certificates rotated under serve on $name', (runtime: R
         TLS_CLIENT_CA: join(secret, 'ca.pem'),
         BEARER_JWKS: join(dir, 'pki-v1', 'jwks.json'),
         TLS_WATCH_MS: '200',
+        SAR_PORT: '0',
+        SAR_AUTH_JWKS: sarJwks,
+        SAR_AUTH_ISSUER: SAR_ISSUER,
       },
       runtime,
     );
     ({ child, managementUrl, output } = started);
     url = new URL(started.url);
+    sarUrl = new URL(started.sarUrl ?? '');
   });
 
   afterAll(async () => {
@@ -209,6 +237,8 @@ describe.each(RUNTIMES)('certificates rotated under serve on $name', (runtime: R
 
     expect(await answers(clients.v2)).toBe(200);
     expect(await servedSerial(clients.v2)).toBe(line.serialNumber);
+    // The SAR door serves the new certificate too, from the same reload.
+    expect(await doorSerial()).toBe(line.serialNumber);
     // A client of the CA that was taken out is refused from the next handshake…
     expect(await answers(clients.v1)).toBe('refused');
     // …while the connection it opened before the swap carries on.
@@ -260,6 +290,7 @@ describe.each(RUNTIMES)('certificates rotated under serve on $name', (runtime: R
     const line = await logLine('tls reloaded', 2);
     expect(line).toMatchObject({ certificate: 'server', trigger: 'SIGHUP' });
     expect(await answers(clients.v1)).toBe(200);
+    expect(await doorSerial()).toBe(line.serialNumber);
     expect(child.exitCode).toBeNull();
   });
 });

@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { jwksOf, SAR_ISSUER, sarToken, signingKey } from '../support/authorisation-server.js';
 import { cliIn, ROOT, runCli, serveEnv, startServe } from '../support/cli.js';
 import { type HttpsResponse, httpsRequest } from '../support/https-client.js';
 import { RUNTIMES, type RuntimeCommand } from '../support/runtimes.js';
@@ -60,7 +61,9 @@ describe.each(RUNTIMES)('case-read serve on $name', (runtime: RuntimeCommand) =>
   let child: ChildProcess;
   let output: () => string;
   let url: string;
+  let sarUrl: string;
   let ca: string;
+  let sarKey: Awaited<ReturnType<typeof signingKey>>;
   const certs: Record<string, Cert> = {};
   const keys: Record<string, string> = {};
   const tokens: Record<string, string> = {};
@@ -113,10 +116,17 @@ describe.each(RUNTIMES)('case-read serve on $name', (runtime: RuntimeCommand) =>
       tokens[cn] = cli('tokens', 'mint', '--client', cn, '--dir', pkiDir).trim();
     }
     ca = readFileSync(env.TLS_CLIENT_CA as string, 'utf8');
+    // The SAR service's door (decisions §23), its authorisation server's keys in a file.
+    sarKey = await signingKey('as-1');
+    env.SAR_PORT = '0';
+    env.SAR_AUTH_JWKS = join(dir, 'sar-jwks.json');
+    env.SAR_AUTH_ISSUER = SAR_ISSUER;
+    writeFileSync(env.SAR_AUTH_JWKS, JSON.stringify(jwksOf([sarKey])));
     const started = await startServe(env, runtime);
     child = started.child;
     output = started.output;
     url = started.url.replace('127.0.0.1', 'localhost');
+    sarUrl = (started.sarUrl ?? '').replace('127.0.0.1', 'localhost');
     // The listening line names the runtime it runs on: this is the runtime under test.
     expect(started.output()).toContain(`"runtime":"${runtime.name} `);
   }, 120_000);
@@ -202,6 +212,16 @@ describe.each(RUNTIMES)('case-read serve on $name', (runtime: RuntimeCommand) =>
     const more = [];
     for (let i = 0; i < 3; i++) more.push((await call('/case/X123456', 'client-c')).status);
     expect(more).toStrictEqual([200, 200, 429]);
+  });
+
+  it('answers the SAR service on its door: no client certificate, its token', async () => {
+    const headers = { authorization: `Bearer ${await sarToken({ key: sarKey })}` };
+    const template = await httpsRequest(`${sarUrl}/subject-access-request/template`, { ca, headers });
+    expect(template.status).toBe(200);
+    expect(template.text).toBe(readFileSync(join(ROOT, 'templates/subject-access-request.mustache'), 'utf8'));
+    const sar = await httpsRequest(`${sarUrl}/subject-access-request?crn=X123456`, { ca, headers });
+    expect(sar.status, sar.text).toBe(200);
+    expect((await httpsRequest(`${sarUrl}/subject-access-request/template`, { ca })).status).toBe(401);
   });
 
   it('takes no identity from headers: forged gateway headers from a client get its own identity, a stranger 403', async () => {

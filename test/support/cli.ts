@@ -110,11 +110,20 @@ export function runCliConcurrently(args: string[], env: Record<string, string> =
   });
 }
 
-/** Starts `case-read serve` and resolves with its URL once it logs that it is listening. */
+/**
+ * Starts `case-read serve` and resolves with its URL once it logs that it is listening (and
+ * the SAR service's door's, with SAR_PORT).
+ */
 export function startServe(
   env: Record<string, string>,
   runtime: RuntimeCommand = CURRENT,
-): Promise<{ url: string; managementUrl: string; child: ChildProcess; output: () => string }> {
+): Promise<{
+  url: string;
+  managementUrl: string;
+  sarUrl?: string;
+  child: ChildProcess;
+  output: () => string;
+}> {
   const child = spawn(runtime.command, [...runtime.args, BIN, 'serve'], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', MANAGEMENT_PORT: '0', ...env },
@@ -131,8 +140,14 @@ export function startServe(
       for (const line of output.split('\n')) {
         if (!line.includes('"listening"')) continue;
         clearTimeout(timer);
-        const ready = JSON.parse(line) as { url: string; managementUrl: string };
-        resolve({ url: ready.url, managementUrl: ready.managementUrl, child, output: () => output });
+        const ready = JSON.parse(line) as { url: string; managementUrl: string; sarUrl?: string };
+        resolve({
+          url: ready.url,
+          managementUrl: ready.managementUrl,
+          ...(ready.sarUrl ? { sarUrl: ready.sarUrl } : {}),
+          child,
+          output: () => output,
+        });
         return;
       }
     };

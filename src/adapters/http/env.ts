@@ -7,6 +7,16 @@ export type ResponseHeaders = Record<string, string>;
 /** The admitted client (steps 3–4): the caller before steps 6–8. */
 export type Admitted = Pick<Caller, 'client' | 'certificate' | 'apiKeyId'>;
 
+/**
+ * Who the audit trail records a request as: the client, and the serial of the certificate it
+ * presented ("" at the SAR service's door, where the caller presents none and is known by its
+ * token).
+ */
+export interface AuditedCaller {
+  readonly clientId: string;
+  readonly certificateSerial: string;
+}
+
 /** What every request context carries through the HTTP adapter. */
 export interface AppEnv {
   Variables: {
@@ -17,6 +27,12 @@ export interface AppEnv {
     deadline: RequestDeadline;
     /** The client certificate (step 2), once known. */
     certificate?: ClientCertificate;
+    /**
+     * Who the request is recorded as, once its caller is identified: the certificate's CN and
+     * serial (step 2), or the client of the SAR service's verified token at its door. Unset, the
+     * request leaves no audit record (a caller never identified, like a failed handshake).
+     */
+    auditedAs?: AuditedCaller;
     /** The admitted client (steps 3–4). */
     admitted?: Admitted;
     /** The caller with its effective permissions (steps 6–8). */

@@ -123,7 +123,7 @@ export function errorHandler(logger: HttpLogger) {
         logger.info(
           {
             requestId: c.get('requestId'),
-            client: c.get('certificate')?.commonName ?? null,
+            client: c.get('auditedAs')?.clientId ?? null,
             code: error.code,
             reason: error.code === 'ACCESS_DENIED' ? (error as AccessDeniedError).reason : error.message,
           },
@@ -152,7 +152,7 @@ export function errorHandler(logger: HttpLogger) {
         logger.error(
           {
             requestId: c.get('requestId'),
-            client: c.get('certificate')?.commonName ?? null,
+            client: c.get('auditedAs')?.clientId ?? null,
             code: error.code,
             upstream: (error as UpstreamFailedError).upstream,
             label: (error as Partial<UpstreamFailedError>).logLabel ?? 'timeout',

@@ -51,14 +51,21 @@ export interface NoPerimeter {
   readonly disabled: true;
 }
 
-/** The RateLimit fields of draft-ietf-httpapi-ratelimit-headers: one policy, named for what it counts. */
-function setRateLimitHeaders(c: Context<AppEnv>, decision: Omit<RateDecision, 'allowed'>): void {
+/**
+ * The RateLimit fields of draft-ietf-httpapi-ratelimit-headers: one policy, named for what it
+ * counts (`per-api-key` here; `per-client` at the SAR service's door).
+ */
+export function setRateLimitHeaders(
+  c: Context<AppEnv>,
+  decision: Omit<RateDecision, 'allowed'>,
+  policy = 'per-api-key',
+): void {
   const seconds = Math.max(1, Math.round(decision.windowMs / 1000));
-  setHeader(c, 'ratelimit-policy', `"per-api-key";q=${decision.limit};w=${seconds}`);
+  setHeader(c, 'ratelimit-policy', `"${policy}";q=${decision.limit};w=${seconds}`);
   setHeader(
     c,
     'ratelimit',
-    `"per-api-key";r=${decision.remaining};t=${Math.max(0, Math.ceil(decision.resetMs / 1000))}`,
+    `"${policy}";r=${decision.remaining};t=${Math.max(0, Math.ceil(decision.resetMs / 1000))}`,
   );
 }
 
@@ -130,6 +137,8 @@ export function admitRequests(options: PerimeterOptions): MiddlewareHandler<AppE
     const certificate = options.identify(c.req.raw, c.env);
     if (certificate === undefined) throw new AccessDeniedError('unknown-client');
     c.set('certificate', certificate);
+    // Identified: from here on the request is recorded, refusals included.
+    c.set('auditedAs', { clientId: certificate.commonName, certificateSerial: certificate.serialNumber });
     c.get('deadline').engine = 'accessStore';
     const presentedKey = c.req.header('x-api-key');
     const held = admitClientHeld(options, certificate, presentedKey);

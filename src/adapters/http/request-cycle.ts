@@ -179,13 +179,13 @@ export function requestCycle({
         deadlineExceeded?.(deadline.engine ?? 'accessStore');
       }
       const operation = c.get('operation') ?? `${c.req.method} ${c.req.routePath}`;
-      const certificate = c.get('certificate');
-      if (audit && certificate) {
+      const caller = c.get('auditedAs');
+      if (audit && caller) {
         const record: AuditRecord = {
           at: new Date(),
           requestId: id,
-          clientId: certificate.commonName,
-          certificateSerial: certificate.serialNumber,
+          clientId: caller.clientId,
+          certificateSerial: caller.certificateSerial,
           onBehalfOf: c.get('caller')?.onBehalfOf?.email ?? null,
           operation,
           // The crn of the request as its route validated it (in its path, or the subject access

@@ -1,4 +1,4 @@
-import { createRoute, z } from '@hono/zod-openapi';
+import { createRoute, type RouteConfig, z } from '@hono/zod-openapi';
 import { CRN_MAX_LENGTH, type CrnFormat } from '../../domain/crn.js';
 import type { OperationGuard } from './cases.routes.js';
 import { gatewayTimeout, problem, unavailable } from './route-responses.js';
@@ -13,8 +13,12 @@ import {
 /**
  * The estate's subject access request endpoints (decisions §22), as hmpps-kotlin-lib declares
  * them: `GET /subject-access-request` and its template, unversioned, behind the perimeter
- * (client certificate and API key), each operation its own permission.
+ * (client certificate and API key), each operation its own permission. The SAR service's own
+ * door (decisions §23, `sar-app.ts`) serves the same routes with its guard and its security.
  */
+
+/** The main listener's security requirement of both routes: client certificate and API key. */
+const MUTUAL_TLS_SECURITY: NonNullable<RouteConfig['security']> = [{ mutualTLS: [], apiKey: [] }];
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
@@ -114,7 +118,11 @@ export const SubjectAccessContentSchema = z
   })
   .openapi('SubjectAccessContent');
 
-export function subjectAccessRoutes(format: CrnFormat, guard: OperationGuard) {
+export function subjectAccessRoutes(
+  format: CrnFormat,
+  guard: OperationGuard,
+  { security = MUTUAL_TLS_SECURITY }: { readonly security?: NonNullable<RouteConfig['security']> } = {},
+) {
   return {
     getSubjectAccessRequest: createRoute({
       method: 'get',
@@ -125,7 +133,7 @@ export function subjectAccessRoutes(format: CrnFormat, guard: OperationGuard) {
       summary: 'What is held about a person, and who was given it',
       description:
         "The estate's subject access request: the case as the store holds it (where it keeps copies) and every audit record naming the crn in the window, from the store and the archive, each with its exact bytes and an inclusion proof against a signed checkpoint. Complete or nothing: a trail that cannot be read whole answers 503. The answer is streamed.",
-      security: [{ mutualTLS: [], apiKey: [] }],
+      security,
       request: { query: sarQuerySchema(format) },
       responses: {
         200: {
@@ -156,7 +164,7 @@ export function subjectAccessRoutes(format: CrnFormat, guard: OperationGuard) {
       summary: "The template the SAR service renders this service's content with",
       description:
         'A mustache template (plain mustache, no helpers), the same bytes on every call: the renderer pins it by its SHA-256.',
-      security: [{ mutualTLS: [], apiKey: [] }],
+      security,
       responses: {
         200: { description: 'The template', content: { 'text/plain': { schema: z.string() } } },
         403: problem('API key missing or invalid, client not allowed, or permission not granted'),

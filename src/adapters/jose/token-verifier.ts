@@ -115,7 +115,7 @@ export async function loadKeySet(source: string): Promise<JWTVerifyGetKey> {
 }
 
 /** A reason safe to show a client: what failed, never token material. */
-function reasonFor(error: unknown): string {
+export function reasonFor(error: unknown): string {
   if (error instanceof errors.JWTExpired) return 'the token has expired';
   if (error instanceof errors.JWTClaimValidationFailed) {
     if (error.claim === 'iss') return 'the token has an unexpected issuer';

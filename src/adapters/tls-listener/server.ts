@@ -5,14 +5,9 @@ import { createServer as createTlsServer, type TlsOptions, type Server as TlsSer
 import { createAdaptorServer, type ServerType, serve } from '@hono/node-server';
 import { guardHandedOffSockets } from './idle-guard.js';
 import { SERVER_LIMITS, type ServerLimits } from './limits.js';
+import { type ClientCertificates, type TlsFiles, tlsOptionsOf } from './tls-options.js';
 
-export interface TlsFiles {
-  /** PEM contents (not paths): server certificate chain, its key, the client CA bundle, an optional CRL. */
-  readonly cert: string;
-  readonly key: string;
-  readonly clientCa: string;
-  readonly crl?: string;
-}
+export { type ClientCertificates, TLS_CIPHERS, type TlsFiles } from './tls-options.js';
 
 /**
  * How mutual TLS is served; both give the app the verified peer certificate on the request's
@@ -28,6 +23,8 @@ export interface ListenOptions {
   readonly port: number;
   /** Mutual TLS. Without it the listener is plain HTTP (tests and loopback tools only). */
   readonly tls?: TlsFiles;
+  /** With `tls`: `required` (mutual TLS, unless given) or `none` (the SAR service's door: its clientCa and crl unused). */
+  readonly clientCertificates?: ClientCertificates;
   /** Which TLS listener; `https` unless given. */
   readonly tlsListener?: TlsListenerKind;
   /** Other limits than {@link SERVER_LIMITS}: the operator's keep-alive timeout, tighter ones in tests. */
@@ -78,29 +75,14 @@ const httpOptionsOf = (limits: ServerLimits) => ({
   connectionsCheckingInterval: limits.connectionsCheckingIntervalMs,
 });
 
-/**
- * TLS 1.2 suites offered: ECDHE key exchange (forward secrecy) with AEAD ciphers only, no
- * CBC, ARIA, CCM or static RSA. TLS 1.3's own suites are all AEAD and listed explicitly.
- */
-export const TLS_CIPHERS = [
-  'TLS_AES_256_GCM_SHA384',
-  'TLS_CHACHA20_POLY1305_SHA256',
-  'TLS_AES_128_GCM_SHA256',
-  'ECDHE-ECDSA-AES256-GCM-SHA384',
-  'ECDHE-RSA-AES256-GCM-SHA384',
-  'ECDHE-ECDSA-CHACHA20-POLY1305',
-  'ECDHE-RSA-CHACHA20-POLY1305',
-  'ECDHE-ECDSA-AES128-GCM-SHA256',
-  'ECDHE-RSA-AES128-GCM-SHA256',
-].join(':');
-
 /** After a drain begins, how long a keep-alive connection may sit idle before it is closed. */
 const DRAIN_IDLE_CLOSE_MS = 1000;
 
 /**
  * Starts the Node listener for a web-standard fetch handler. With `tls`, it is HTTPS that
  * demands a client certificate signed by the client CA (and not on the CRL): a client
- * without one never completes the handshake, so never reaches the app.
+ * without one never completes the handshake, so never reaches the app. With
+ * `clientCertificates: 'none'` it is HTTPS with the server's certificate alone.
  */
 export async function startServer(
   fetch: (request: Request, env: unknown) => Response | Promise<Response>,
@@ -108,11 +90,12 @@ export async function startServer(
 ): Promise<RunningServer> {
   const tls = options.tls;
   const limits: ServerLimits = { ...SERVER_LIMITS, ...options.limits };
+  const clientCertificates = options.clientCertificates ?? 'required';
   const handlers = countHandlers(fetch);
   const { listener, http } =
     tls && options.tlsListener === 'tls-handoff'
-      ? await listenTlsHandoff(handlers.fetch, options, tls, limits)
-      : await listenHono(handlers.fetch, options, limits);
+      ? await listenTlsHandoff(handlers.fetch, options, tlsOptionsOf(tls, clientCertificates), limits)
+      : await listenHono(handlers.fetch, options, clientCertificates, limits);
   http.headersTimeout = limits.headersTimeoutMs;
   http.requestTimeout = limits.requestTimeoutMs;
   http.keepAliveTimeout = limits.keepAliveTimeoutMs;
@@ -124,28 +107,16 @@ export async function startServer(
   return {
     url: `${tls ? 'https' : 'http'}://${host}:${address.port}`,
     port: address.port,
-    verifiesClientCertificates: tls !== undefined,
+    verifiesClientCertificates: tls !== undefined && clientCertificates === 'required',
     drain: (graceMs, idleCloseMs = DRAIN_IDLE_CLOSE_MS) => connections.drain(graceMs, idleCloseMs),
     close: () => connections.close(),
     // Both listeners are a tls.Server (https.Server is one), whose secure context can be replaced.
     ...(tls
-      ? { setTls: (files: TlsFiles) => (listener as TlsServer).setSecureContext(tlsOptionsOf(files)) }
+      ? {
+          setTls: (files: TlsFiles) =>
+            (listener as TlsServer).setSecureContext(tlsOptionsOf(files, clientCertificates)),
+        }
       : {}),
-  };
-}
-
-/** The TLS settings of the mutual-TLS listener, whichever form it takes. */
-function tlsOptionsOf(tls: TlsFiles): TlsOptions {
-  return {
-    cert: tls.cert,
-    key: tls.key,
-    ca: tls.clientCa,
-    ...(tls.crl ? { crl: tls.crl } : {}),
-    requestCert: true,
-    rejectUnauthorized: true,
-    minVersion: 'TLSv1.2',
-    ciphers: TLS_CIPHERS,
-    honorCipherOrder: true,
   };
 }
 
@@ -155,6 +126,7 @@ type HttpServer = ReturnType<typeof createHttpServer>;
 async function listenHono(
   fetch: (request: Request, env: unknown) => Response | Promise<Response>,
   options: ListenOptions,
+  clientCertificates: ClientCertificates,
   limits: ServerLimits,
 ): Promise<{ listener: NetServer; http: HttpServer }> {
   const tls = options.tls;
@@ -167,7 +139,7 @@ async function listenHono(
         ...(tls
           ? {
               createServer: createHttpsServer,
-              serverOptions: { ...tlsOptionsOf(tls), ...httpOptionsOf(limits) },
+              serverOptions: { ...tlsOptionsOf(tls, clientCertificates), ...httpOptionsOf(limits) },
             }
           : { serverOptions: httpOptionsOf(limits) }),
       },
@@ -181,12 +153,12 @@ async function listenHono(
 /**
  * `node:tls` accepts and verifies; each socket that completed the handshake is handed to a
  * `node:http` server that never listens itself. A client without a certificate from the
- * client CA never completes the handshake, so never reaches HTTP.
+ * client CA never completes the handshake, so never reaches HTTP (where one is required).
  */
 async function listenTlsHandoff(
   fetch: (request: Request, env: unknown) => Response | Promise<Response>,
   options: ListenOptions,
-  tls: TlsFiles,
+  tls: TlsOptions,
   limits: ServerLimits,
 ): Promise<{ listener: NetServer; http: HttpServer }> {
   const http = createAdaptorServer({
@@ -196,7 +168,7 @@ async function listenTlsHandoff(
   }) as HttpServer;
   let listener: NetServer;
   try {
-    listener = createTlsServer(tlsOptionsOf(tls), (socket) => {
+    listener = createTlsServer(tls, (socket) => {
       http.emit('connection', socket);
     });
   } catch (error) {

@@ -33,11 +33,17 @@ export async function configCheck(values: { json?: boolean | undefined }, io: Io
   readListenerTls(config);
   const auditSigner = await readAuditSigner(config);
   const witnessPolicy = readAuditWitnessPolicy(config, auditSigner);
-  if (config.BEARER_MODE !== 'off' && config.BEARER_JWKS && !/^https:/i.test(config.BEARER_JWKS)) {
+  // The key set files, read as `serve` reads them (a URL is fetched when a token first needs it).
+  const keySetFiles = [
+    config.BEARER_MODE === 'off' ? undefined : (['BEARER_JWKS', config.BEARER_JWKS] as const),
+    config.SAR_PORT === undefined ? undefined : (['SAR_AUTH_JWKS', config.SAR_AUTH_JWKS] as const),
+  ];
+  for (const [name, source] of keySetFiles.filter((file) => file !== undefined)) {
+    if (source === undefined || /^https:/i.test(source)) continue;
     try {
-      keySetFrom(config.BEARER_JWKS);
+      keySetFrom(source);
     } catch (error) {
-      throw new Error(`BEARER_JWKS: ${(error as Error).message}`);
+      throw new Error(`${name}: ${(error as Error).message}`);
     }
   }
   const effective: Record<string, { value: string; source: 'environment' | 'default' }> = {};

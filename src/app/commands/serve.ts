@@ -4,6 +4,7 @@ import {
   runtimeOf,
   startApiListener,
   startManagementListener,
+  startSarListener,
   whyNotCrl,
   whyNotServe,
 } from '../composition/runtime.js';
@@ -43,6 +44,26 @@ export async function serve(io: Io): Promise<number> {
     await service.close();
     throw new ConfigError([refusal]);
   }
+  // The SAR service's door (decisions §23): TLS with the service's certificate, no client
+  // certificate asked, the two subject access routes behind the SAR service's token.
+  const sarApp = service.sar;
+  const sar =
+    sarApp === undefined || config.SAR_PORT === undefined
+      ? undefined
+      : await startSarListener(
+          sarApp.fetch,
+          {
+            host: config.HOST,
+            port: config.SAR_PORT,
+            keepAliveTimeoutMs: config.KEEP_ALIVE_TIMEOUT_MS,
+            tls: service.tls,
+          },
+          runtime,
+        ).catch(async (error: unknown) => {
+          await server.close();
+          await service.close();
+          throw bindProblem('SAR_PORT', config.HOST, config.SAR_PORT ?? 0, error);
+        });
   // Plain HTTP for the platform (health, metrics); it serves no case data and needs no credentials.
   const management = await startManagementListener(service.management.fetch, {
     host: config.HOST,
@@ -50,6 +71,7 @@ export async function serve(io: Io): Promise<number> {
     keepAliveTimeoutMs: config.KEEP_ALIVE_TIMEOUT_MS,
   }).catch(async (error: unknown) => {
     await server.close();
+    await sar?.close();
     await service.close();
     throw bindProblem('MANAGEMENT_PORT', config.HOST, config.MANAGEMENT_PORT, error);
   });
@@ -59,6 +81,7 @@ export async function serve(io: Io): Promise<number> {
       runtime: `${runtime.name} ${runtime.version}`,
       tlsListener: runtime.tlsListener,
       managementUrl: management.url,
+      ...(sar ? { sarUrl: sar.url } : {}),
       caseStore: service.stores.cases,
       accessStore: service.stores.access,
       auditStore: service.stores.audit,
@@ -71,7 +94,7 @@ export async function serve(io: Io): Promise<number> {
     'listening',
   );
   // Certificates reload on SIGHUP and when their files change (decisions §10).
-  const certificates = service.watchCertificates(server);
+  const certificates = service.watchCertificates(server, sar);
   const reload = () => void certificates.reloadAll();
   process.on('SIGHUP', reload);
   logger.flush();
@@ -84,7 +107,7 @@ export async function serve(io: Io): Promise<number> {
   await shutDown(
     signal,
     { graceMs: config.SHUTDOWN_GRACE_MS, delayMs: signal === 'SIGTERM' ? config.SHUTDOWN_DELAY_MS : 0 },
-    { logger, service, server, management },
+    { logger, service, server, sar, management },
   );
   return EXIT.ok;
 }
@@ -125,10 +148,12 @@ async function shutDown(
     logger: Logger;
     service: Service;
     server: RunningServer;
+    /** The SAR service's door, drained beside the API's listener. */
+    sar: RunningServer | undefined;
     management: RunningServer;
   },
 ): Promise<void> {
-  const { logger, service, server, management } = parts;
+  const { logger, service, server, sar, management } = parts;
   service.beginShutdown();
   logger.info({ signal, phase: 'readiness', delayMs, graceMs }, 'shutdown: readiness is 503');
   if (delayMs > 0) {
@@ -148,10 +173,13 @@ async function shutDown(
     process.exit(EXIT.failure);
   }, graceMs + FORCED_AFTER_GRACE_MS);
   stop.unref();
-  const drained = server.drain(graceMs);
+  const drained = Promise.all([server.drain(graceMs), sar?.drain(graceMs)]);
   logger.info({ phase: 'listener' }, 'shutdown: listener closed to new connections, draining');
-  const result = await drained;
-  logger.info({ phase: 'drained', ...result }, 'shutdown: every connection has ended');
+  const [result, sarResult] = await drained;
+  logger.info(
+    { phase: 'drained', ...result, ...(sarResult ? { sar: sarResult } : {}) },
+    'shutdown: every connection has ended',
+  );
   // The records of answers already given, tried until the grace ends; any left, counted and logged lost.
   const lateAudit = await service.settleLateAudit(graceEnds);
   try {

@@ -54,13 +54,13 @@ export const fileLooks: FileLooks = {
 };
 
 /**
- * The certificates in use, watched: the listener's and each store's with TLS of its own
- * (the upstream case store's client certificate). Their ends go to the expiry metrics at
- * once; `watch` then reloads each set when its files change (and on SIGHUP), and checks
- * them for expiry, logging and counting a set it refuses. The files are looked at with
- * {@link fileLooks} and each set read again by its own reload, awaited: given the
- * asynchronous reads (`reloadListenerTls`, a store's reload that returns a promise), nothing
- * of a reload blocks the event loop.
+ * The certificates in use, watched: the listener's (which the SAR door serves too) and each
+ * store's with TLS of its own (the upstream case store's client certificate). Their ends go
+ * to the expiry metrics at once; `watch` then reloads each set when its files change (and on
+ * SIGHUP), and checks them for expiry, logging and counting a set it refuses. The files are
+ * looked at with {@link fileLooks} and each set read again by its own reload, awaited: given
+ * the asynchronous reads (`reloadListenerTls`, a store's reload that returns a promise),
+ * nothing of a reload blocks the event loop.
  */
 export function certificateWatch(
   listener: ListenerTlsSource,
@@ -76,7 +76,7 @@ export function certificateWatch(
     readonly logger: Logger;
     readonly intervalMs: number;
   },
-): (server: RunningServer) => TlsWatch {
+): (server: RunningServer, sar?: RunningServer) => TlsWatch {
   const setCertificates = (certificates: readonly NamedCertificate[]) => {
     for (const name of new Set(certificates.map((c) => c.certificate))) {
       expiry.set(
@@ -90,7 +90,7 @@ export function certificateWatch(
     return inUse ? [{ certificate: tls.name, ...inUse }] : [];
   };
   setCertificates([...listener.certificates, ...storeTls.flatMap(storeCertificates)]);
-  return (server) => {
+  return (server, sar) => {
     const sources: TlsSource[] = [
       {
         name: 'server',
@@ -99,6 +99,9 @@ export function certificateWatch(
           const next = await listener.read();
           if (server.setTls === undefined) throw new Error('the API listener serves no TLS');
           server.setTls(next.files);
+          // The SAR service's door serves the same certificate (without the client CA): after
+          // the API's listener, whose set it is that may fail to load (a CRL).
+          sar?.setTls?.(next.files);
           return next.certificates;
         },
       },

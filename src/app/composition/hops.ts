@@ -71,6 +71,13 @@ export function hopsOf(
       how: 'plaintext (metrics, health)',
     },
   ];
+  if (config.SAR_PORT !== undefined) {
+    hops.push({
+      name: 'sar door',
+      to: `${config.HOST}:${config.SAR_PORT}`,
+      how: "TLS, no client certificate asked; the SAR service's token verified (subject access only)",
+    });
+  }
   for (const variable of STORE_VARIABLE_NAMES) {
     const hop = STORE_REGISTRY.hop(config[variable]);
     hops.push(
@@ -86,6 +93,9 @@ export function hopsOf(
   }
   if (config.BEARER_MODE !== 'off' && config.BEARER_JWKS && /^https:/i.test(config.BEARER_JWKS)) {
     hops.push(urlHop('BEARER_JWKS', config.BEARER_JWKS));
+  }
+  if (config.SAR_PORT !== undefined && config.SAR_AUTH_JWKS && /^https:/i.test(config.SAR_AUTH_JWKS)) {
+    hops.push(urlHop('SAR_AUTH_JWKS', config.SAR_AUTH_JWKS));
   }
   if (config.OTEL_TRACES_EXPORTER === 'otlp') hops.push(urlHop('tracing', tracesUrlOf(config).url));
   for (const { name, url } of urls) hops.push(urlHop(name, url));

@@ -24,10 +24,12 @@ import type { CertificateRequests } from '../../ports/certificate-requests.js';
 import type { CheckpointSigner } from '../../ports/checkpoint-keys.js';
 import { systemClock } from '../../ports/clock.js';
 import type { CredentialsIssuer } from '../../ports/credentials-issuer.js';
+import type { SarTokenVerifier } from '../../ports/sar-token-verifier.js';
 import type { AuditCheckpointing } from '../audit/checkpointing.js';
 import type { CertificateExpiry } from '../certificate-expiry.js';
 import { countedFor } from './audit-wiring.js';
 import { type Config, ConfigError } from './config.js';
+import { sarAppOf } from './sar-door.js';
 import { serviceInfoOf } from './service-info.js';
 import type { ServiceStores } from './service-stores.js';
 import { subjectAccessOf } from './subject-access.js';
@@ -99,6 +101,8 @@ export interface ServiceParts {
   readonly credentialsIssuer: CredentialsIssuer & { close?(): void };
   readonly certificateIssuer: CertificateIssuer | null;
   readonly verifier: JoseTokenVerifier;
+  /** The SAR service's door's token verifier, with `SAR_PORT` (decisions §23). */
+  readonly sarVerifier: SarTokenVerifier | undefined;
   readonly expiry: CertificateExpiry;
   readonly checkpointing: AuditCheckpointing | undefined;
   /** The audit checkpoints' signing key (AUDIT_SIGNING_KEY), when given. */
@@ -150,11 +154,15 @@ async function perimeterOf(parts: ServiceParts): Promise<PerimeterOptions> {
 
 /**
  * The API: the routes over the stores, the perimeter, the audit trail, deadlines and metrics;
- * and the records of answers already given, waiting to be stored (settled at shutdown).
+ * the SAR service's door's app over the same trail and subject access wiring, with
+ * `SAR_PORT`; and the records of answers already given, waiting to be stored (settled at
+ * shutdown).
  */
-export async function httpAppOf(
-  parts: ServiceParts,
-): Promise<{ readonly app: OpenAPIHono<AppEnv>; readonly late: LateAppends }> {
+export async function httpAppOf(parts: ServiceParts): Promise<{
+  readonly app: OpenAPIHono<AppEnv>;
+  readonly sar: OpenAPIHono<AppEnv> | undefined;
+  readonly late: LateAppends;
+}> {
   const { config, logger, metrics, tracing, stores, credentialsIssuer, certificateIssuer, checkpointing } =
     parts;
   const auditWriter = tracedStore(tracing, stores.audit.value, config.AUDIT_STORE);
@@ -163,6 +171,20 @@ export async function httpAppOf(
     audit,
     logger: httpLoggerOf(logger),
     lost: () => metrics.auditAppendFailed('lost'),
+  });
+  // Held by another service past the deadline: 504, as its own timeout would say.
+  const upstream = new Set<Engine>(
+    config.CASE_STORE.kind === upstreamStores.name ? ['credentials', 'caseStore'] : ['credentials'],
+  );
+  const subjectAccess = await subjectAccessOf({
+    log: stores.audit.value,
+    caseCopies:
+      config.CASE_STORE.kind === upstreamStores.name
+        ? undefined
+        : tracedStore(tracing, stores.cases.value, config.CASE_STORE),
+    signer: parts.auditSigner,
+    checkpointing: parts.checkpointing,
+    archiveDir: config.AUDIT_ARCHIVE_DIR,
   });
   const app = createHttpApp({
     repository: tracedStore(tracing, stores.cases.value, config.CASE_STORE),
@@ -174,14 +196,7 @@ export async function httpAppOf(
     audit,
     lateAppends: late,
     observe: metrics.observe,
-    deadlines: {
-      requestMs: config.REQUEST_DEADLINE_MS,
-      maxInFlight: config.MAX_IN_FLIGHT,
-      // Held by another service past the deadline: 504, as its own timeout would say.
-      upstream: new Set<Engine>(
-        config.CASE_STORE.kind === upstreamStores.name ? ['credentials', 'caseStore'] : ['credentials'],
-      ),
-    },
+    deadlines: { requestMs: config.REQUEST_DEADLINE_MS, maxInFlight: config.MAX_IN_FLIGHT, upstream },
     certificates: {
       issuer: certificateIssuer,
       requests: await certificateRequestsFor(certificateIssuer),
@@ -203,18 +218,24 @@ export async function httpAppOf(
       durationSeconds: config.STS_DURATION_SECONDS,
     },
     perimeter: await perimeterOf(parts),
-    subjectAccess: await subjectAccessOf({
-      log: stores.audit.value,
-      caseCopies:
-        config.CASE_STORE.kind === upstreamStores.name
-          ? undefined
-          : tracedStore(tracing, stores.cases.value, config.CASE_STORE),
-      signer: parts.auditSigner,
-      checkpointing: parts.checkpointing,
-      archiveDir: config.AUDIT_ARCHIVE_DIR,
-    }),
+    subjectAccess,
   });
-  return { app, late };
+  const sar =
+    parts.sarVerifier === undefined
+      ? undefined
+      : sarAppOf({
+          config,
+          verifier: parts.sarVerifier,
+          metrics,
+          tracing,
+          logger: httpLoggerOf(logger),
+          limiter: tracedStore(tracing, stores.rateLimit.value, config.RATE_LIMIT_STORE),
+          audit,
+          late,
+          subjectAccess,
+          upstream,
+        });
+  return { app, sar, late };
 }
 
 /** The management listener: readiness over every store (503 once shutdown begins) and metrics. */

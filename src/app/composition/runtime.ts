@@ -57,6 +57,23 @@ export const startApiListener = (
     tlsListener: runtime.tlsListener,
   });
 
+/**
+ * The SAR service's door (decisions §23): HTTPS with the service's own certificate, asking no
+ * client certificate, on the same listener kind as the API's for this runtime, so with the
+ * same TLS settings, slow-client limits and hand-off (a batch at a time).
+ */
+export const startSarListener = (
+  fetch: (request: Request, env?: unknown) => Response | Promise<Response>,
+  options: ListenerSettings & { readonly tls: TlsFiles },
+  runtime: Runtime,
+): Promise<RunningServer> =>
+  startServer(batchedFetch(fetch), {
+    ...listenOptionsOf(options),
+    tls: options.tls,
+    clientCertificates: 'none',
+    tlsListener: runtime.tlsListener,
+  });
+
 /** The plain-HTTP management listener: health and metrics, no case data, no credentials. */
 export const startManagementListener = (
   fetch: (request: Request) => Response | Promise<Response>,

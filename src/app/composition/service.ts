@@ -13,6 +13,7 @@ import { certificateWatch } from './certificate-watch.js';
 import type { Config } from './config.js';
 import { createTokenVerifier, httpAppOf, managementOf, type ServiceParts } from './http-app.js';
 import { createCertificateIssuer, createCredentialsIssuer } from './issuers.js';
+import { createSarTokenVerifier } from './sar-door.js';
 import { closeQuietly, openStores } from './service-stores.js';
 import { storeWiring } from './store-kinds.js';
 import { listenerTlsPaths, readListenerTls, reloadListenerTls } from './tls-files.js';
@@ -37,14 +38,17 @@ export { createLogger, type Logger };
 
 export interface Service {
   readonly app: OpenAPIHono<AppEnv>;
+  /** The SAR service's door's app, for its own listener on `SAR_PORT` (decisions §23); none without it. */
+  readonly sar: OpenAPIHono<AppEnv> | undefined;
   /** The management listener's app: health and metrics. */
   readonly management: Hono;
   readonly tls: TlsFiles;
   /**
-   * Starts reloading the certificates (the listener's, the stores') when their files change
-   * and on `reloadAll` (SIGHUP), and checking them for expiry.
+   * Starts reloading the certificates (the listener's, and the SAR door's, which serves the
+   * same certificate; the stores') when their files change and on `reloadAll` (SIGHUP), and
+   * checking them for expiry.
    */
-  watchCertificates(server: RunningServer): TlsWatch;
+  watchCertificates(server: RunningServer, sar?: RunningServer): TlsWatch;
   readonly stores: {
     readonly cases: string;
     readonly access: string;
@@ -102,6 +106,7 @@ export async function buildService(config: Config, logger: Logger): Promise<Serv
   const credentialsIssuer = await createCredentialsIssuer(config, tracing);
   const certificateIssuer = await createCertificateIssuer(config, listenerTls.files.clientCa, tracing);
   const verifier = createTokenVerifier(config);
+  const sarVerifier = createSarTokenVerifier(config);
   const metrics = new PrometheusMetrics();
   const expiry = new CertificateExpiry({
     certificates: metrics.certificates,
@@ -148,6 +153,7 @@ export async function buildService(config: Config, logger: Logger): Promise<Serv
     credentialsIssuer,
     certificateIssuer,
     verifier,
+    sarVerifier,
     expiry,
     checkpointing,
     auditSigner,
@@ -162,9 +168,10 @@ export async function buildService(config: Config, logger: Logger): Promise<Serv
     await closerOf(parts)().catch(() => {});
     throw error;
   }
-  const { app, late } = built;
+  const { app, sar, late } = built;
   return {
     app,
+    sar,
     settleLateAudit: (until) => late.settle(until),
     management,
     tls: listenerTls.files,

@@ -10,18 +10,21 @@ import { DEFAULT_MAX_IN_FLIGHT, DEFAULT_REQUEST_DEADLINE_MS } from '../../../por
 
 const filePath = (what: string) => z.string({ error: `required: the path of ${what}` }).min(1);
 
+/** A port number written in digits, 0..65535; anything else refused naming `name`. */
+const portNumber = (name: string) => (raw: string, ctx: z.RefinementCtx) => {
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw) || n < 0 || n > 65535) {
+    ctx.addIssue({ code: 'custom', message: `${name} must be a port number 0..65535` });
+    return z.NEVER;
+  }
+  return n;
+};
+
 const port = (name: string, fallback: number) =>
-  z
-    .string()
-    .default(String(fallback))
-    .transform((raw, ctx) => {
-      const n = Number(raw);
-      if (!/^\d+$/.test(raw) || n < 0 || n > 65535) {
-        ctx.addIssue({ code: 'custom', message: `${name} must be a port number 0..65535` });
-        return z.NEVER;
-      }
-      return n;
-    });
+  z.string().default(String(fallback)).transform(portNumber(name));
+
+/** A port that may be left unset (a listener that is not started then). */
+export const optionalPort = (name: string) => z.string().transform(portNumber(name)).optional();
 
 /** TLS, identity, connections and deadlines: the first of the service's variables. */
 export const LISTENER_VARIABLES = {

@@ -12,6 +12,7 @@ import { BEARER_VARIABLES, bearerRules } from './bearer.js';
 import { CREDENTIALS_VARIABLES } from './credentials.js';
 import { ISSUER_VARIABLES, issuerRules } from './issuer.js';
 import { identityRules, LISTENER_ADDRESS_VARIABLES, LISTENER_VARIABLES } from './listener.js';
+import { SAR_VARIABLES, sarRules } from './sar.js';
 import { otlpHeaderRules, TRACES_VARIABLES } from './traces.js';
 
 /**
@@ -27,6 +28,8 @@ const variablesSchema = z.object({
   ...AUDIT_VARIABLES,
   ...BEARER_VARIABLES,
   ...LISTENER_ADDRESS_VARIABLES,
+  // The SAR service's door (decisions §23): a listener of its own when SAR_PORT is set.
+  ...SAR_VARIABLES,
   RATE_LIMIT_DEFAULT: z
     .string()
     .default('100/1s')
@@ -73,6 +76,7 @@ const envSchema = variablesSchema.superRefine((env, ctx) => {
   issuerRules(env, ctx);
   auditRules(env, ctx);
   bearerRules(env, ctx);
+  sarRules(env, ctx);
 });
 
 export type ServiceVariables = z.output<typeof envSchema>;

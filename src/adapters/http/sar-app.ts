@@ -1,0 +1,85 @@
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import type { Tracer } from '@opentelemetry/api';
+import type { CrnFormat } from '../../domain/crn.js';
+import type { AuditWriter } from '../../ports/audit-log.js';
+import type { Engine } from './deadline.js';
+import type { AppEnv, HttpLogger } from './env.js';
+import { errorHandler } from './errors.js';
+import type { LateAppends } from './late-appends.js';
+import { answerOtherMethods } from './method-not-allowed.js';
+import { ProblemType, problemResponse } from './problem.js';
+import { type AuditFailure, type DeadlineOptions, requestCycle } from './request-cycle.js';
+import { createRouter } from './router.js';
+import { guardSarOperation, type SarDoorOptions } from './sar-guard.js';
+import { type SubjectAccessOptions, subjectAccessHandlers } from './subject-access.handlers.js';
+import { subjectAccessRoutes } from './subject-access.routes.js';
+import { serverSpans } from './tracing.js';
+
+/**
+ * The SAR service's door (decisions §23): the Hono app of the listener on `SAR_PORT`. It
+ * serves the two subject access routes and nothing else, with the main listener's handlers
+ * and query schema, behind {@link guardSarOperation} (the organisation's token, its role, a
+ * rate limit per client) instead of mutual TLS and an API key. The same request cycle runs
+ * around every request: request id and headers, overload, the deadline (`SAR_REQUEST_DEADLINE_MS`),
+ * the audit record (its recipient the token's client), metrics and the access log.
+ * Everything else, `/metrics`, `/health`, `/openapi.json` and `/case/...` included, is a 404.
+ */
+
+export interface SarAppOptions {
+  readonly crnFormat: CrnFormat;
+  readonly door: SarDoorOptions;
+  readonly subjectAccess: SubjectAccessOptions;
+  readonly logger?: HttpLogger;
+  /** The audit trail, as the main listener writes it: the door's requests are in the same trail. */
+  readonly audit?: AuditWriter;
+  /** The main listener's: the records of answers given, settled at shutdown. */
+  readonly lateAppends?: LateAppends;
+  readonly observe?: (operation: string, status: number, seconds: number) => void;
+  readonly tracer?: Tracer;
+  readonly deadlines: DeadlineOptions;
+  readonly deadlineExceeded?: (engine: Engine) => void;
+  readonly overloaded?: () => void;
+  readonly auditFailed?: (outcome: AuditFailure) => void;
+}
+
+/** The security requirement the door's routes carry: the organisation's client-credentials token alone. */
+const SAR_DOOR_SECURITY = [{ sarServiceToken: [] }];
+
+const silentLogger: HttpLogger = { info: () => {}, error: () => {} };
+
+export function createSarApp(options: SarAppOptions): OpenAPIHono<AppEnv> {
+  const logger = options.logger ?? silentLogger;
+  const app = createRouter();
+  if (options.tracer) app.use(serverSpans(options.tracer));
+  app.use(
+    requestCycle({
+      logger,
+      audit: options.audit,
+      observe: options.observe,
+      deadlines: options.deadlines,
+      deadlineExceeded: options.deadlineExceeded,
+      overloaded: options.overloaded,
+      auditFailed: options.auditFailed,
+      lateAppends: options.lateAppends,
+    }),
+  );
+  const routes = subjectAccessRoutes(
+    options.crnFormat,
+    (operation) => [guardSarOperation(options.door, operation)],
+    { security: SAR_DOOR_SECURITY },
+  );
+  const handlers = subjectAccessHandlers(options.subjectAccess, logger);
+  app.openapi(routes.getSubjectAccessRequest, handlers.getSubjectAccessRequest);
+  app.openapi(routes.getSubjectAccessRequestTemplate, handlers.getSubjectAccessRequestTemplate);
+  answerOtherMethods(app);
+  app.notFound((c) =>
+    problemResponse(c, {
+      status: 404,
+      type: ProblemType.notFound,
+      title: 'Not found',
+      detail: 'no resource is served at this path',
+    }),
+  );
+  app.onError(errorHandler(logger));
+  return app;
+}
