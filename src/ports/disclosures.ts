@@ -2,9 +2,10 @@ import type { TimeWindow } from './audit-log.js';
 import type { Deadline } from './deadline.js';
 
 /**
- * The disclosures of one person's data (decisions §22): the audit records naming their crn,
- * from the store and the archive, each with its exact bytes and its proof in the trail. The
- * adapter (src/app/audit/disclosures.ts) reads them through the indexes by crn.
+ * The disclosures of one person's data (decisions §22, §23): the audit records naming their
+ * crn, from the store and the archive, each with its exact bytes, and one proof of them all in
+ * the trail (ADR 27). The adapter (src/app/audit/disclosures.ts) reads them through the
+ * indexes by crn.
  */
 
 /** One audit record naming the crn, as a subject access request answers it. */
@@ -19,34 +20,50 @@ export interface Disclosure {
   /** The verified e-mail of the person it acted for, or null (the client itself). */
   readonly onBehalfOf: string | null;
   readonly status: number;
+  /** The record's leaf index in the log's tree (its seq − 1). */
+  readonly index: number;
   /** Base64 of the record's exact bytes: the log's entry, its leaf. */
   readonly entry: string;
-  /** A C2SP tlog-proof@v1 of the entry against a signed checkpoint (with the cosignatures held for it). */
-  readonly proof: string;
 }
 
 /**
+ * What an answer is sent as, in order: the disclosures a batch at a time, then the proof's
+ * hashes a piece at a time (each piece a whole number of hashes, three at a time but the last,
+ * so that their base64 can be written end to end).
+ */
+export type DisclosurePart =
+  | { readonly disclosures: readonly Disclosure[] }
+  | { readonly hashes: Uint8Array };
+
+/**
  * Every disclosure of one crn inside a window, checked whole before any is given: {@link
- * Disclosures.of} reads and verifies them all (or rejects with a TrailIncompleteError), then
- * `batches` reads them again to be sent, a batch at a time, in bounded memory.
+ * Disclosures.of} reads and proves them all (or rejects with a TrailIncompleteError), then
+ * {@link parts} reads them again to be sent, in bounded memory.
  */
 export interface DisclosureList {
   /** How many there are. */
   readonly count: number;
   /**
-   * The disclosures, oldest first, a batch at a time. It throws when what it reads again is
-   * not what was checked (the trail changed under it): the answer is then broken off, never
-   * completed shorter.
+   * The signed checkpoint every disclosure is proved against (a C2SP tlog-checkpoint note with
+   * the cosignatures held for it); undefined when there are none.
    */
-  batches(): AsyncIterable<readonly Disclosure[]>;
+  readonly checkpoint: string | undefined;
+  /**
+   * The disclosures, oldest first, then the proof's hashes: the stored hashes Go's
+   * tlog.ProveRecord reads to prove every disclosure's index in the checkpoint's tree, each
+   * once, in ascending stored index (src/tlog/batch-proof.ts). It throws when what it reads
+   * again is not what was checked (the trail changed under it, or no longer makes the signed
+   * root): the answer is then broken off, never completed.
+   */
+  parts(): AsyncIterable<DisclosurePart>;
 }
 
 export interface Disclosures {
   /**
-   * The disclosures of `crn` in `window`, every one read from the store or the archive and its
-   * proof checked against the signed root; rejects with a TrailIncompleteError naming why when
-   * any cannot be read or verified (never a shorter list), and with a StoreUnavailableError
-   * (or the deadline's error) when the store fails.
+   * The disclosures of `crn` in `window`, every one read from the store or the archive and the
+   * proof of them all checked against the signed root; rejects with a TrailIncompleteError
+   * naming why when any cannot be read or verified (never a shorter list), and with a
+   * StoreUnavailableError (or the deadline's error) when the store fails.
    */
   of(crn: string, window: TimeWindow, deadline?: Deadline): Promise<DisclosureList>;
 }

@@ -75,6 +75,8 @@ describe('help', () => {
       'openapi',
       'witness keygen',
       'witness serve',
+      'subject-access',
+      'subject-access verify',
     ]) {
       expect(paths).toContain(expected);
     }

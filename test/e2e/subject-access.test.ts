@@ -1,17 +1,21 @@
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prepareServe, ROOT, runCli, type ServeSetup, startServe } from '../support/cli.js';
-import { goChecks, skipWithoutGoReference } from '../support/go-reference.js';
+import { goBuild, skipWithoutGoReference } from '../support/go-reference.js';
 import { consumerAgent, httpsRequest } from '../support/https-client.js';
 
 /**
  * The subject access request of decisions §22 against a real `serve`: four reads of one crn by
- * two clients and one of another are exactly the four listed, each entry and proof accepted by
- * Go's sumdb/tlog (tlog.CheckRecord); 204, 209, the 400s, the window, 403 without the
- * permission, the template; then, once `audit archive` let the store go of most records, the
- * same answer from the archive, and a 503 (never a shorter 200) with the archive unreadable.
+ * two clients and one of another are exactly the four listed, the answer (each entry, and the
+ * checkpoint and tree hashes that prove them all, ADR 27) accepted by `case-read subject-access
+ * verify` and by Go's sumdb/tlog (examples/subject-access-verify: tlog.ProveRecord and
+ * CheckRecord), and refused by both with one hash changed; 204, 209, the 400s, the window, 403
+ * without the permission, the template; then, once `audit archive` let the store go of most
+ * records, the same answer from the archive, and a 503 (never a shorter 200) with the archive
+ * unreadable.
  */
 
 const ORIGIN = 'case-read.test.example/audit';
@@ -70,13 +74,15 @@ interface Disclosure {
   recipient: string;
   onBehalfOf: string | null;
   status: number;
+  index: number;
   entry: string;
-  proof: string;
 }
 interface Content {
   crn: string;
   case?: { personalDetails: unknown } | null;
   disclosures: Disclosure[];
+  /** The checkpoint and the tree's hashes that prove every disclosure; there when there are disclosures. */
+  proof?: { checkpoint: string; hashes: string };
 }
 
 async function subjectAccess(query: string): Promise<{ status: number; content?: Content; text: string }> {
@@ -88,17 +94,35 @@ async function subjectAccess(query: string): Promise<{ status: number; content?:
   };
 }
 
-/** Go's tlog.CheckRecord on every disclosure's entry and proof: "ok" each. */
-function goAccepts(disclosures: readonly Disclosure[]): string[] {
-  const checkDir = mkdtempSync(join(dir, 'go-'));
-  const lines = disclosures.map((d, i) => {
-    const entry = join(checkDir, `${i}.entry`);
-    const proof = join(checkDir, `${i}.proof`);
-    writeFileSync(entry, Buffer.from(d.entry, 'base64'));
-    writeFileSync(proof, d.proof);
-    return `incl ${vkeyFile} ${entry} ${proof}`;
+let saved = 0;
+/** The answer's text saved to a file of its own. */
+function save(text: string): string {
+  const file = join(dir, `answer-${++saved}.json`);
+  writeFileSync(file, text);
+  return file;
+}
+
+/** `case-read subject-access verify` on the answer's text, with the log's verifier key. */
+const caseReadVerifies = (text: string) =>
+  runCli(['subject-access', 'verify', save(text), '--vkey', vkeyFile], env);
+
+let goVerifier: string | undefined;
+/** The Go example (examples/subject-access-verify: sumdb/note and sumdb/tlog alone), compiled once, on the answer's text. */
+function goVerifies(text: string) {
+  goVerifier ??= goBuild('examples/subject-access-verify/main.go', join(dir, 'subject-access-verify'));
+  const result = spawnSync(goVerifier, [save(text), vkeyFile], { encoding: 'utf8', timeout: 60_000 });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** The answer's text with one byte of one hash of its proof changed. */
+function oneHashChanged(text: string): string {
+  const answer = JSON.parse(text) as { content: Content };
+  const proof = answer.content.proof as { checkpoint: string; hashes: string };
+  const hashes = Buffer.from(proof.hashes, 'base64');
+  hashes[3] = (hashes[3] ?? 0) ^ 1;
+  return JSON.stringify({
+    content: { ...answer.content, proof: { ...proof, hashes: hashes.toString('base64') } },
   });
-  return goChecks(lines);
 }
 
 /** Resolves once serve has logged a line holding `text` (its log is written asynchronously); rejects after 20 s. */
@@ -117,7 +141,8 @@ function logged(text: string): Promise<void> {
 }
 
 const readIds: string[] = [];
-let firstAnswer: Disclosure[] = [];
+/** The first answer's text, as served. */
+let firstAnswer = '';
 
 beforeAll(async () => {
   setup = prepareServe(dir);
@@ -180,21 +205,58 @@ describe('GET /subject-access-request against serve', () => {
     for (const d of content.disclosures) {
       expect(d.status).toBe(200);
       expect(d.onBehalfOf).toBeNull();
-      // The entry is the record's exact text: its request id and crn are in it.
+      // The entry is the record's exact text: its seq (index + 1), request id and crn are in it.
       const entry = Buffer.from(d.entry, 'base64').toString('utf8');
       expect(entry).toContain(d.requestId);
       expect(entry).toContain(CRN);
-      expect(d.proof.startsWith('c2sp.org/tlog-proof@v1\n')).toBe(true);
-      expect(d.proof).toContain(`\n\n${ORIGIN}\n`);
+      expect(entry).toMatch(new RegExp(`^\\[4,${d.index + 1},`));
     }
-    firstAnswer = content.disclosures;
+    // Ascending index, each once: leaf indexes of the log.
+    const indexes = content.disclosures.map((d) => d.index);
+    expect(indexes).toEqual([...new Set(indexes)].sort((a, b) => a - b));
+    // One proof of them all: the log's signed checkpoint, and the tree's hashes.
+    expect(content.proof?.checkpoint.startsWith(`${ORIGIN}\n`)).toBe(true);
+    expect(content.proof?.checkpoint).toContain(`\n\n— ${ORIGIN} `);
+    expect(Buffer.from(content.proof?.hashes ?? '', 'base64').length % 32).toBe(0);
+    expect(content.proof?.hashes.length).toBeGreaterThan(0);
+    firstAnswer = answer.text;
+  }, 60_000);
+
+  it('case-read subject-access verify accepts the answer as served, and refuses it with one hash changed, naming a disclosure', () => {
+    const size = Number(
+      (JSON.parse(firstAnswer) as { content: Content }).content.proof?.checkpoint.split('\n')[1],
+    );
+    const accepted = caseReadVerifies(firstAnswer);
+    expect(accepted.status, accepted.stderr).toBe(0);
+    expect(accepted.stdout).toBe(
+      `4 disclosure(s) of ${CRN} proved against the checkpoint of ${size} records of ${ORIGIN}, each shown as its entry says\n`,
+    );
+    const refused = caseReadVerifies(oneHashChanged(firstAnswer));
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toMatch(
+      /^case-read: \S+: disclosure [1-4] of 4 \(index \d+, requestId "[^"]+"\) is not proved: /,
+    );
   }, 60_000);
 
   it.skipIf(skipWithoutGoReference)(
-    "Go's sumdb/tlog accepts every entry and proof as they are",
+    "Go's sumdb/tlog (examples/subject-access-verify) accepts the answer as served, and refuses it with one hash changed, naming the same disclosure",
     () => {
-      expect(firstAnswer).toHaveLength(4);
-      expect(goAccepts(firstAnswer)).toEqual(['ok', 'ok', 'ok', 'ok']);
+      const size = Number(
+        (JSON.parse(firstAnswer) as { content: Content }).content.proof?.checkpoint.split('\n')[1],
+      );
+      const accepted = goVerifies(firstAnswer);
+      expect(accepted.status, accepted.stderr).toBe(0);
+      expect(accepted.stdout).toBe(
+        `proved 4 disclosures of ${CRN} against the checkpoint of ${size} records of ${ORIGIN}\n`,
+      );
+      const changed = oneHashChanged(firstAnswer);
+      const refused = goVerifies(changed);
+      expect(refused.status).toBe(1);
+      const named = /disclosure [1-4] of 4 \(index \d+, requestId "[^"]+"\) is not proved/.exec(
+        refused.stderr,
+      )?.[0];
+      expect(named, refused.stderr).toBeDefined();
+      expect(caseReadVerifies(changed).stderr).toContain(named);
     },
     180_000,
   );
@@ -292,7 +354,10 @@ describe('GET /subject-access-request against serve', () => {
     expect(listed.slice(0, before.disclosures.length).map((d) => d.requestId)).toEqual(
       before.disclosures.map((d) => d.requestId),
     );
-    if (!skipWithoutGoReference) expect(goAccepts(listed)).toEqual(listed.map(() => 'ok'));
+    // Every disclosure is read from the archive now (the crn's records came before the 600 reads): proved all the same.
+    expect(listed.every((d) => d.index < report.to)).toBe(true);
+    expect(caseReadVerifies(after.text)).toMatchObject({ status: 0, stderr: '' });
+    if (!skipWithoutGoReference) expect(goVerifies(after.text)).toMatchObject({ status: 0, stderr: '' });
 
     // The archive unreadable: 503 problem+json, never a shorter 200; the log says why.
     renameSync(archive, `${archive}.away`);
@@ -315,11 +380,12 @@ describe('GET /subject-access-request against serve', () => {
     const printed = (JSON.parse(offline.stdout) as { content: Content }).content;
     expect(printed.case).toBeUndefined();
     const served = (await subjectAccess('crn=A000001')).content as Content;
-    expect(printed.disclosures.map((d) => [d.requestId, d.entry])).toEqual(
-      served.disclosures.map((d) => [d.requestId, d.entry]),
+    expect(printed.disclosures.map((d) => [d.requestId, d.index, d.entry])).toEqual(
+      served.disclosures.map((d) => [d.requestId, d.index, d.entry]),
     );
-    if (!skipWithoutGoReference)
-      expect(goAccepts(printed.disclosures)).toEqual(printed.disclosures.map(() => 'ok'));
+    expect(printed.proof?.checkpoint.startsWith(`${ORIGIN}\n`)).toBe(true);
+    expect(caseReadVerifies(offline.stdout)).toMatchObject({ status: 0, stderr: '' });
+    if (!skipWithoutGoReference) expect(goVerifies(offline.stdout)).toMatchObject({ status: 0, stderr: '' });
     const none = runCli(
       ['subject-access', '--crn', 'Y999998', '--archive', archive, '--vkey', vkeyFile],
       env,

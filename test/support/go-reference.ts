@@ -31,3 +31,18 @@ export function goChecks(lines: readonly string[]): string[] {
   if (result.status !== 0) throw new Error(`go run failed: ${result.stderr}`);
   return result.stdout.trimEnd().split('\n');
 }
+
+/**
+ * Compiles the Go program `source` (a main.go of this repository) to `out`, in GOPATH mode
+ * against the Go reference as {@link goChecks} runs it, and returns `out`: so a test runs it
+ * many times for one compile.
+ */
+export function goBuild(source: string, out: string): string {
+  const result = spawnSync('go', ['build', '-o', out, join(ROOT, source)], {
+    encoding: 'utf8',
+    env: { ...process.env, GO111MODULE: 'off', GOPATH: '/usr/share/gocode', GOFLAGS: '' },
+    timeout: 180_000,
+  });
+  if (result.status !== 0) throw new Error(`go build ${source} failed: ${result.stderr}`);
+  return out;
+}

@@ -9,10 +9,12 @@
  * shows them so; a number as JavaScript writes it, which both engines do), with white space
  * squashed on both sides (any run of spaces, tabs and line breaks compared as one space: the
  * page's layout turns cell boundaries and line breaks into white space). A multi-line value (the
- * proof) must show each of its non-empty lines. Each value must be found as many times as the
- * content holds it; and, as that could be met by the template's own words, each leaf is also
+ * checkpoint) must show each of its non-empty lines. Each value must be found as many times as
+ * the content holds it; and, as that could be met by the template's own words, each leaf is also
  * replaced by a marker of its own and that marker looked for, and each boolean flipped and the
- * page seen to change.
+ * page seen to change. One leaf alone is not rendered, on purpose: the proof's tree hashes
+ * (`content.proof.hashes`, megabytes of base64 in a large answer, for a verifier, not a reader);
+ * the page says they are carried, and the tests check it shows none of them.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -45,21 +47,22 @@ const TEMPLATE = readSarTemplate();
 const FULL = 'X123456';
 const b64 = (seed: string) => createHash('sha256').update(seed).digest('base64');
 
-/** A C2SP tlog-proof@v1 as the service writes one: the hashes, then the signed (and cosigned) checkpoint. */
-const proof = (index: number) =>
-  [
-    'c2sp.org/tlog-proof@v1',
-    `index ${index}`,
-    ...[1, 2, 3, 4].map((n) => b64(`hash ${index} ${n}`)),
-    '',
-    'case-read.test.example/audit',
-    '58',
-    b64('root 58'),
-    '',
-    `— case-read.test.example/audit ${b64('signature')}`,
-    `— witness.test.example/w1 ${b64('cosignature')}`,
-    '',
-  ].join('\n');
+/** The signed (and cosigned) checkpoint every disclosure is proved against, as the service writes it. */
+const CHECKPOINT = [
+  'case-read.test.example/audit',
+  '58',
+  b64('root 58'),
+  '',
+  `— case-read.test.example/audit ${b64('signature')}`,
+  `— witness.test.example/w1 ${b64('cosignature')}`,
+  '',
+].join('\n');
+/** The proof's tree hashes: seven of 32 bytes, as the answer carries them (base64, end to end). */
+const HASHES = Buffer.concat(
+  [1, 2, 3, 4, 5, 6, 7].map((n) => createHash('sha256').update(`hash ${n}`).digest()),
+);
+/** The leaves the template leaves out on purpose: the proof's hashes, for a verifier, not a reader. */
+const NOT_RENDERED = ['content.proof.hashes'];
 
 /** Three disclosures: to the service itself (null), for a member of staff, and one refused. */
 const DISCLOSURES: Disclosure[] = [
@@ -73,10 +76,10 @@ const DISCLOSURES: Disclosure[] = [
   recipient: recipient as string,
   onBehalfOf: onBehalfOf as string | null,
   status: status as number,
+  index: 40 + i,
   entry: Buffer.from(
     `${41 + i},"${b64(`previous ${i}`)}",${time},req-${i},${recipient},0x1f2e,${JSON.stringify(onBehalfOf)},${operation},${FULL},${status}`,
   ).toString('base64'),
-  proof: proof(41 + i),
 }));
 
 /**
@@ -96,8 +99,12 @@ async function answer(
       disclosures: {
         of: async () => ({
           count: disclosures.length,
-          async *batches() {
-            if (disclosures.length > 0) yield disclosures;
+          checkpoint: disclosures.length > 0 ? CHECKPOINT : undefined,
+          async *parts() {
+            if (disclosures.length === 0) return;
+            yield { disclosures };
+            yield { hashes: HASHES.subarray(0, 3 * 32) };
+            yield { hashes: HASHES.subarray(3 * 32) };
           },
         }),
       },
@@ -111,11 +118,15 @@ async function answer(
 const squash = (text: string) => text.replace(/\s+/g, ' ').trim();
 const occurrences = (text: string, part: string) => text.split(part).length - 1;
 
+/** The leaves of `content` the template renders: all but {@link NOT_RENDERED}. */
+const renderedLeaves = (content: Content) =>
+  contentLeaves(content).filter((leaf) => !NOT_RENDERED.includes(leaf.path));
+
 /** The paths of the leaves the page's text does not show as often as the content holds their values. */
 function notShown(text: string, content: Content): string[] {
   const page = squash(text);
   const wanted = new Map<string, string[]>();
-  for (const { path, value } of contentLeaves(content)) {
+  for (const { path, value } of renderedLeaves(content)) {
     const lines = typeof value === 'boolean' ? [value ? 'Yes' : 'No'] : String(value).split('\n');
     for (const line of lines.map(squash).filter((l) => l !== '')) {
       wanted.set(line, [...(wanted.get(line) ?? []), path]);
@@ -140,11 +151,14 @@ function mapLeaves(
   return change(path, value);
 }
 
-/** The content with every string and number replaced by a marker naming it, `[leaf 7]`, and the markers. */
+/**
+ * The content with every string and number replaced by a marker naming it, `[leaf 7]`, and the
+ * markers (none for the leaves not rendered, which keep their values).
+ */
 function marked(content: Content): { content: Content; markers: Map<string, string> } {
   const markers = new Map<string, string>();
   const changed = mapLeaves(content, (path, leaf) => {
-    if (typeof leaf === 'boolean') return leaf;
+    if (typeof leaf === 'boolean' || NOT_RENDERED.includes(path)) return leaf;
     markers.set(path, `[leaf ${markers.size}]`);
     return `[leaf ${markers.size - 1}]`;
   }) as Content;
@@ -188,7 +202,7 @@ describe('the subject access template, as a file', () => {
       subjectAccess: {
         template: servedTemplate(),
         now: () => new Date(),
-        disclosures: { of: async () => ({ count: 0, async *batches() {} }) },
+        disclosures: { of: async () => ({ count: 0, checkpoint: undefined, async *parts() {} }) },
       },
     });
     const res = await app.request('/subject-access-request/template');
@@ -218,7 +232,9 @@ describe('the subject access template, rendered by mustache and by Handlebars', 
       expect(() => renderSar(contents.get(crn))).not.toThrow();
     }
     expect(cases.map((c) => c.crn)).toContain('B000018'); // notes "": a section on it would differ
-    expect(() => renderSar({ crn: FULL, disclosures: DISCLOSURES })).not.toThrow();
+    expect(() =>
+      renderSar({ crn: FULL, disclosures: DISCLOSURES, proof: { checkpoint: CHECKPOINT, hashes: '' } }),
+    ).not.toThrow();
   });
 
   it('throws when Handlebars renders the template differently', () => {
@@ -259,6 +275,28 @@ describe.skipIf(!present)(
       expect(leaves.length).toBeGreaterThan(90);
       const text = await chromium.visibleText(renderSar(full));
       expect(notShown(text, full)).toEqual([]);
+      // Every leaf but the proof's hashes: those are carried, said to be, and not shown (not one of them).
+      expect(
+        leaves.map((leaf) => leaf.path).filter((path) => !renderedLeaves(full).some((l) => l.path === path)),
+      ).toEqual(NOT_RENDERED);
+      const proof = full.proof as Content;
+      expect(proof.hashes).toBe(HASHES.toString('base64'));
+      for (let k = 0; k < HASHES.length; k += 32) {
+        expect(squash(text)).not.toContain(
+          HASHES.subarray(k, k + 32)
+            .toString('base64')
+            .slice(0, 16),
+        );
+      }
+      expect(squash(text)).toContain(
+        'also carries the tree hashes that prove every record against this checkpoint',
+      );
+      expect(squash(text)).toContain('case-read subject-access verify');
+      // The checkpoint once, whatever the number of disclosures; each disclosure's position in the log.
+      expect(occurrences(text, b64('root 58'))).toBe(1);
+      expect(squash(text)).toContain(
+        `Request id ${DISCLOSURES[1]?.requestId} Position in the audit log (counting from 0) 41 Audit record (base64)`,
+      );
       // The row for the member of staff, and those for the receiving service itself.
       expect(squash(text)).toContain('prepare-a-case jane.doe@justice.example getRiskScores 200');
       expect(squash(text)).toContain(
@@ -282,7 +320,7 @@ describe.skipIf(!present)(
 
     it('gives the same visible page from the mustache and the Handlebars HTML', async () => {
       const html = Handlebars.compile(TEMPLATE)(full);
-      expect(html).not.toBe(Mustache.render(TEMPLATE, full)); // the proof's `/`, escaped two ways
+      expect(html).not.toBe(Mustache.render(TEMPLATE, full)); // the checkpoint's `/`, escaped two ways
       expect(await chromium.visibleText(html)).toBe(await chromium.visibleText(renderSar(full)));
     });
 
@@ -301,7 +339,7 @@ describe.skipIf(!present)(
 
     it('with no case copy kept (case absent): says the service holds no copy, and nothing else of a case', async () => {
       const content = await answer(FULL, DISCLOSURES, null);
-      expect(Object.keys(content)).toEqual(['crn', 'disclosures']);
+      expect(Object.keys(content)).toEqual(['crn', 'disclosures', 'proof']);
       const text = await chromium.visibleText(renderSar(content));
       expect(between(text, HELD, GIVEN)).toBe(
         'No case is held for this CRN: this service holds no copy of one.',
@@ -333,12 +371,12 @@ describe.skipIf(!present)(
     it('shows HTML special characters in a value as text, injecting no element', async () => {
       const nasty = `<script>alert(1)</script><b id="injected">bold</b> &amp; & "double" 'single' </pre></td>`;
       const content = mapLeaves(full, (path, leaf) =>
-        /\.(notes|forename|recipient|proof)$/.test(path) ? nasty : leaf,
+        /\.(notes|forename|recipient|checkpoint)$/.test(path) ? nasty : leaf,
       ) as Content;
       const html = renderSar(content);
       expect(html).not.toMatch(/<script|<b /);
       const text = await chromium.visibleText(html);
-      expect(occurrences(text, nasty)).toBe(2 + 2 * DISCLOSURES.length + DISCLOSURES.length);
+      expect(occurrences(text, nasty)).toBe(2 + 2 * DISCLOSURES.length + 1);
       expect(await chromium.count(html, 'script, b, #injected')).toBe(0);
     });
   },

@@ -1,4 +1,5 @@
 import type { RouteHandler, z } from '@hono/zod-openapi';
+import { contentText } from '../../domain/subject-access/content-text.js';
 import {
   getSubjectAccessRequest,
   type SubjectAccessAnswer,
@@ -23,40 +24,25 @@ export interface SubjectAccessOptions extends SubjectAccessDeps {
 
 type Content = Extract<SubjectAccessAnswer, { kind: 'content' }>;
 
-/** The answer's JSON text, a batch of disclosures at a time. */
+/** The answer's JSON text as a stream: broken off (never ended) when the second read fails. */
 function contentStream(answer: Content, broken: (error: Error) => void): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
-  const head = JSON.stringify({
-    crn: answer.crn,
-    ...(answer.case === undefined ? {} : { case: answer.case }),
-  });
-  const batches = answer.disclosures.batches()[Symbol.asyncIterator]();
-  let first = true;
+  const text = contentText(answer)[Symbol.asyncIterator]();
   return new ReadableStream<Uint8Array>({
-    start(controller) {
-      controller.enqueue(encoder.encode(`{"content":${head.slice(0, -1)},"disclosures":[`));
-    },
     async pull(controller) {
-      let next: IteratorResult<readonly unknown[]>;
+      let next: IteratorResult<string>;
       try {
-        next = await batches.next();
+        next = await text.next();
       } catch (error) {
         broken(error as Error);
         controller.error(error);
         return;
       }
-      if (next.done) {
-        controller.enqueue(encoder.encode(']}}'));
-        controller.close();
-        return;
-      }
-      const text = next.value.map((disclosure) => JSON.stringify(disclosure)).join(',');
-      if (text.length === 0) return;
-      controller.enqueue(encoder.encode(first ? text : `,${text}`));
-      first = false;
+      if (next.done) controller.close();
+      else controller.enqueue(encoder.encode(next.value));
     },
     async cancel() {
-      await batches.return?.();
+      await text.return?.(undefined);
     },
   });
 }

@@ -84,15 +84,31 @@ const DisclosureSchema = z
       description: 'The verified e-mail of the member of staff it acted for; null: the client itself',
     }),
     status: z.number().int().openapi({ description: 'The HTTP status it was answered with' }),
+    index: z
+      .number()
+      .int()
+      .nonnegative()
+      .openapi({ description: "The record's leaf index in the audit log's tree (its seq − 1)" }),
     entry: z
       .string()
       .openapi({ description: "Base64 of the audit record's exact bytes: the log's entry (its leaf)" }),
-    proof: z.string().openapi({
-      description:
-        "A C2SP tlog-proof@v1 of the entry: its inclusion proof and the signed checkpoint (with the witnesses' cosignatures held for it) it proves against; Go's sumdb/tlog accepts it",
-    }),
   })
   .openapi('Disclosure', { description: "One audit record naming the crn: who was given the person's data" });
+
+const BatchProofSchema = z
+  .object({
+    checkpoint: z.string().openapi({
+      description:
+        "The signed checkpoint every disclosure is proved against: a C2SP tlog-checkpoint note, with the witnesses' cosignatures held for it",
+    }),
+    hashes: z.string().openapi({
+      description:
+        "Base64 of the tree's stored hashes (32 bytes each, end to end) that Go's sumdb/tlog ProveRecord reads to prove every disclosure's index in the checkpoint's tree, each once, in ascending stored-hash index: a HashReader over them proves each entry with ProveRecord and CheckRecord",
+    }),
+  })
+  .openapi('DisclosureProof', {
+    description: 'One proof of all the disclosures, the checkpoint and the tree hashes shared between them',
+  });
 
 const HeldCaseSchema = z
   .object({
@@ -114,6 +130,9 @@ export const SubjectAccessContentSchema = z
       disclosures: z
         .array(DisclosureSchema)
         .openapi({ description: 'Oldest first, from the store and the archive' }),
+      proof: BatchProofSchema.optional().openapi({
+        description: 'The proof of every disclosure in the signed audit trail; absent when there are none',
+      }),
     }),
   })
   .openapi('SubjectAccessContent');

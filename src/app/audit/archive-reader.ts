@@ -2,18 +2,10 @@ import { auditRecordOfEntry } from '../../domain/audit/canonical-text.js';
 import { type AuditQuery, matchesAuditQuery, type StoredAuditRecord } from '../../domain/audit/record.js';
 import type { ArchiveTiles } from '../../ports/archive-tiles.js';
 import type { AuditHashes } from '../../ports/audit-hashes.js';
-import { type Hash, leafHash, type Subtree, sameHash } from '../../tlog/merkle.js';
+import { type Hash, leafHash, nodeHash, type Subtree, sameHash } from '../../tlog/merkle.js';
 import type { CheckpointBody, NoteVerifier } from '../../tlog/note.js';
 import { type HashSource, proveFrom, rootFrom, storedSubtreeOf } from '../../tlog/proofs.js';
-import {
-  bundlePath,
-  entriesOf,
-  hashesAtLevel,
-  TILE_HEIGHT,
-  TILE_WIDTH,
-  tilePath,
-  tileRoot,
-} from '../../tlog/tiles.js';
+import { bundlePath, entriesOf, hashesAtLevel, TILE_HEIGHT, TILE_WIDTH, tilePath } from '../../tlog/tiles.js';
 import { AuditArchiveError, CHECKPOINT_FILE } from './archive.js';
 import { AuditProofError, openCheckpoint } from './proving.js';
 
@@ -36,6 +28,8 @@ export class ArchiveReader {
   private lastBundle: { index: number; entries: Uint8Array[] } | undefined;
   /** The level-0 tile kept in {@link files}: only the last one read. */
   private lastLeafTile: string | undefined;
+  /** The subtrees of the last tile made at each tile level (by the level's path part), see {@link treeOf}. */
+  private readonly trees = new Map<string, { readonly path: string; readonly levels: Uint8Array[] }>();
 
   /** The archived tree's hashes, read from its hash tiles (Go's tlog.TileHashReader); each is inside the archived tree. */
   readonly tileHashes: HashSource = {
@@ -198,11 +192,34 @@ export class ArchiveReader {
     const tile = await this.read(path);
     if (tile.length !== width * HASH_BYTES)
       throw new AuditArchiveError(`${path} is not ${width} hashes: it was changed`);
-    const at = (first - tileIndex * TILE_WIDTH) * HASH_BYTES;
-    const hashes = Array.from({ length: below }, (_, i) =>
-      tile.subarray(at + i * HASH_BYTES, at + (i + 1) * HASH_BYTES),
-    );
-    return tileRoot(this.hashes.sha256, hashes);
+    const offset = first - tileIndex * TILE_WIDTH;
+    const levels = below === 1 ? [tile] : this.treeOf(path, tile);
+    const at = (offset / below) * HASH_BYTES;
+    return (levels[level - tileLevel * TILE_HEIGHT] as Uint8Array).subarray(at, at + HASH_BYTES);
+  }
+
+  /**
+   * The subtrees a tile's hashes make, level by level (level 0 the tile itself), each level's
+   * hashes end to end: made once for the last tile asked of at each tile level, since a batch
+   * of proofs asks for many subtrees of the same tile, each made of up to 128 of its hashes.
+   */
+  private treeOf(path: string, tile: Uint8Array): Uint8Array[] {
+    const tileLevel = path.split('/')[1] as string;
+    const held = this.trees.get(tileLevel);
+    if (held?.path === path) return held.levels;
+    const { sha256 } = this.hashes;
+    const levels = [tile];
+    for (let below = tile; below.length >= 2 * HASH_BYTES; ) {
+      const above = new Uint8Array(Math.floor(below.length / (2 * HASH_BYTES)) * HASH_BYTES);
+      for (let i = 0; i < above.length; i += HASH_BYTES) {
+        const left = below.subarray(2 * i, 2 * i + HASH_BYTES);
+        above.set(nodeHash(sha256, left, below.subarray(2 * i + HASH_BYTES, 2 * i + 2 * HASH_BYTES)), i);
+      }
+      levels.push(above);
+      below = above;
+    }
+    this.trees.set(tileLevel, { path, levels });
+    return levels;
   }
 
   /**

@@ -1,6 +1,14 @@
 import { type AuditCheckpoint, type ChainHead, signCheckpoint } from '../../domain/audit/checkpoint.js';
 import type { AuditCheckpointStore, AuditTree } from '../../ports/audit-log.js';
 import type { CheckpointSigner } from '../../ports/checkpoint-keys.js';
+import { sameHash } from '../../tlog/merkle.js';
+import {
+  checkpointBodyOf,
+  checkpointText,
+  signatureLineParts,
+  signatureLinesOf,
+  signNote,
+} from '../../tlog/note.js';
 import { backgroundInterval, backgroundTimeout } from './background-timers.js';
 
 /**
@@ -81,6 +89,45 @@ export class AuditCheckpointing {
       this.running = undefined;
     })();
     return this.running;
+  }
+
+  /**
+   * The newest checkpoint made one this instance's key has signed, covering the chain's head
+   * (decisions §23): a new one when the chain has grown; and when it has not since a
+   * checkpoint another key signed (the key was rotated, and nothing was appended since), this
+   * key's signature of that same tree added to it, as a further signature line of its note
+   * (kept as its cosignatures are). The tree's root is the one the store makes now, which must
+   * be the one signed: a stored tree that is not is refused, never signed again. A checkpoint
+   * this key signed already, or one already bearing its signature, is left as it is.
+   */
+  async checkpointUnderThisKey(): Promise<void> {
+    await this.checkpoint();
+    const { store, signer } = this.options;
+    const newest = await store.newestCheckpoint({ withNote: true });
+    if (newest?.note === undefined || newest.keyId === signer.keyId) return;
+    const key = signer.note;
+    const lines = [...signatureLinesOf(newest.note), ...(newest.cosignatures ?? [])];
+    if (
+      lines.some(
+        (line) =>
+          signatureLineParts(line)?.name === key.name && signatureLineParts(line)?.keyId === key.keyId,
+      )
+    ) {
+      return;
+    }
+    const signed = checkpointBodyOf(newest.note);
+    if ('invalid' in signed)
+      throw new Error(`the newest checkpoint's note is not a checkpoint: ${signed.invalid}`);
+    const grown = await store.growTree();
+    // Grown since (another instance appended): the next checkpoint will be this key's.
+    if (grown.size !== signed.size) return this.checkpoint();
+    if (grown.root === undefined || !sameHash(grown.root, signed.root)) {
+      throw new Error(
+        `the stored tree of ${signed.size} records is not the one its newest checkpoint signs: it is not signed again; run case-read audit verify`,
+      );
+    }
+    const own = signatureLinesOf(signNote(checkpointText(key.name, signed.size, signed.root), key)).at(-1);
+    if (own !== undefined) await store.addCosignatures(newest, [own]);
   }
 
   /** Shutdown: the timers stop, every pending record is written, and a last checkpoint is taken. */

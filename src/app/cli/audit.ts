@@ -20,7 +20,7 @@ import {
   vkeyOption,
   withLogKeys,
 } from './options.js';
-import type { CliRun, WordsByPath } from './program.js';
+import { type CliRun, runsAndHolds, type WordsByPath } from './program.js';
 import { work } from './work.js';
 
 /** How the checkpoint of `--since` and `--archive` is checked: named in the help of the commands that take them. */
@@ -120,12 +120,22 @@ export const AUDIT_WORDS: WordsByPath = {
   'subject-access': {
     summary: 'what is held about a crn, and who was given it, as GET /subject-access-request answers',
     description: [
-      "Prints the content of a subject access request for the crn, as serve's GET /subject-access-request answers it (200), from the audit store and the archive (and the case store, with --case-store): every audit record naming the crn in the window, each with its exact bytes and a C2SP tlog-proof@v1 against the store's newest checkpoint, with the cosignatures held for it. Complete or nothing: a record that cannot be read or does not verify, or one newer than the newest checkpoint, is exit 1 naming why.",
+      "Prints the content of a subject access request for the crn, as serve's GET /subject-access-request answers it (200), from the audit store and the archive (and the case store, with --case-store): every audit record naming the crn in the window, each with its exact bytes and its index in the log, and one proof of them all: the store's newest checkpoint, with the cosignatures held for it, and the tree's hashes that prove every record against it. Complete or nothing: a record that cannot be read or does not verify, or one newer than the newest checkpoint, is exit 1 naming why.",
       `Nothing held about the crn in the window: nothing printed, exit 0 (serve answers 204). The archive's ${NOTE_KEYS}.`,
+      'A saved answer is checked with `subject-access verify ANSWER`.',
     ],
+    usage: '--crn CRN [options] | verify ANSWER [options]',
     examples: [
       'case-read subject-access --crn X123456 --from 2026-01-01 --archive /archive/audit --vkey audit.vkey',
     ],
+  },
+  'subject-access verify': {
+    summary: 'check a saved subject access answer offline: every disclosure proved in the trail',
+    description: [
+      "Checks, offline (no store, no network), a saved answer of GET /subject-access-request or of `subject-access`: its checkpoint is signed by the log's key; its proof's hashes are exactly those that prove every disclosure's index in the tree the checkpoint signs; each disclosure's entry is proved with them against the signed root; and each disclosure shows what its entry says (time, requestId, operation, recipient, onBehalfOf, status, index, the answer's crn).",
+      "Exit 0 printing how many disclosures were proved and against which checkpoint; exit 1 naming the first disclosure that is not (its position, index and requestId), or what else is wrong. The checkpoint is checked with --vkey, else each --public-key (under --origin), else the public half of AUDIT_SIGNING_KEY. Go's sumdb/tlog checks the same answer with examples/subject-access-verify.",
+    ],
+    examples: ['case-read subject-access verify answer.json --vkey audit.vkey'],
   },
 };
 
@@ -242,7 +252,7 @@ export function auditCommands(root: Command, run: CliRun, stores: StoreOptions):
  * store and the archive, without serve. Its options are the audit commands' own.
  */
 export function subjectAccessCommand(root: Command, run: CliRun, stores: StoreOptions): void {
-  withLogKeys(
+  const subjectAccess = withLogKeys(
     root
       .command('subject-access')
       .requiredOption('--crn <CRN>', 'the case reference number the request is about')
@@ -254,6 +264,17 @@ export function subjectAccessCommand(root: Command, run: CliRun, stores: StoreOp
       .addOption(archiveOption("the trail's archive (of `audit archive`), read with the store")),
   )
     .addOption(stores.auditStore())
-    .addOption(stores.includedCaseStore())
-    .action(run.loads(work.subjectAccess)((m, options) => m.subjectAccess(options, run.io)));
+    .addOption(stores.includedCaseStore());
+  subjectAccess.action(run.loads(work.subjectAccess)((m, options) => m.subjectAccess(options, run.io)));
+  // `subject-access verify ANSWER`: a command of its own below it, which --crn is not asked of.
+  runsAndHolds(subjectAccess);
+  withLogKeys(
+    subjectAccess
+      .command('verify')
+      .argument('<ANSWER>', 'the saved answer: the JSON of GET /subject-access-request or of subject-access'),
+  ).action(
+    run.loads(work.subjectAccessVerify)((m, answer, options) =>
+      m.subjectAccessVerify(answer, options, run.io),
+    ),
+  );
 }

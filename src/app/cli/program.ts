@@ -101,9 +101,32 @@ function* everyCommand(command: CommandUnknownOpts): Generator<CommandUnknownOpt
   for (const sub of command.commands) yield* everyCommand(sub);
 }
 
-/** The commands that run (the tree's leaves, not its groups), in the order they were defined. */
+/** The commands that run with an action of their own and hold commands too (see {@link runsAndHolds}). */
+const RUN_AND_HOLD = new WeakSet<CommandUnknownOpts>();
+
+/**
+ * Marks `command`, which runs with an action of its own, as holding commands too
+ * (`subject-access`, and `subject-access verify` below it): it is listed with the commands that
+ * run, and its options (and those of the commands above it) are read only before the next
+ * command's name (commander's positional options), so that `subject-access verify FILE --vkey V`
+ * gives `--vkey` to `verify`, not to `subject-access`, which takes one of its own, and
+ * `subject-access verify FILE --crn X` is refused as `verify`'s unknown option.
+ */
+export function runsAndHolds(command: CommandUnknownOpts): void {
+  RUN_AND_HOLD.add(command);
+  for (let above: CommandUnknownOpts | null = command; above !== null; above = above.parent) {
+    above.enablePositionalOptions();
+  }
+}
+
+/**
+ * The commands that run, in the order they were defined: the tree's leaves (not its groups),
+ * and the commands that run and hold commands too.
+ */
 export const leavesOf = (root: CommandUnknownOpts): CommandUnknownOpts[] =>
-  [...everyCommand(root)].filter((command) => command.commands.length === 0 && command !== root);
+  [...everyCommand(root)].filter(
+    (command) => command !== root && (command.commands.length === 0 || RUN_AND_HOLD.has(command)),
+  );
 
 /**
  * Each command's words, by its path: every command has its own, and every path named is a

@@ -16,4 +16,5 @@ export const work = {
   proofs: () => import('../commands/audit/proofs.js'),
   archive: () => import('../commands/audit/archive.js'),
   subjectAccess: () => import('../commands/subject-access.js'),
+  subjectAccessVerify: () => import('../commands/subject-access-verify.js'),
 };

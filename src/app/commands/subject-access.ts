@@ -9,6 +9,7 @@ import {
   InvalidSubjectAccessRequestError,
   TrailIncompleteError,
 } from '../../domain/errors.js';
+import { contentLines } from '../../domain/subject-access/content-text.js';
 import { getSubjectAccessRequest } from '../../domain/use-cases/subject-access.js';
 import type { CaseRepository } from '../../ports/case-repository.js';
 import type { Opened } from '../../ports/stores.js';
@@ -16,7 +17,7 @@ import { disclosuresOf } from '../audit/disclosures.js';
 import { auditHashes } from '../composition/audit-keys.js';
 import { ConfigError, crnFormatOf } from '../composition/config.js';
 import { STORE_REGISTRY } from '../composition/store-kinds.js';
-import { checkedArchive } from '../composition/subject-access.js';
+import { answerSpills, checkedArchive } from '../composition/subject-access.js';
 import { type NoteKeysGiven, noteKeysOf } from './audit/options.js';
 import { storeOption, storeWiringOf, withAuditStore } from './command-stores.js';
 import { CommandError, EXIT, OutputClosedError, UsageError } from './exit.js';
@@ -71,6 +72,7 @@ export async function subjectAccess(given: SubjectAccessGiven, io: Io): Promise<
         log,
         keys,
         archive,
+        spill: answerSpills,
       });
       const answer = await getSubjectAccessRequest(
         { disclosures, caseCopies: cases?.value, now: () => new Date() },
@@ -86,26 +88,15 @@ export async function subjectAccess(given: SubjectAccessGiven, io: Io): Promise<
         io.err('case-read: nothing is held about that crn in the window (serve answers 204)');
         return EXIT.ok;
       }
-      // The content as serve sends it, a batch of disclosures a line.
-      const head = JSON.stringify({
-        crn: answer.crn,
-        ...(answer.case === undefined ? {} : { case: answer.case }),
-      });
-      io.out(`{"content":${head.slice(0, -1)},"disclosures":[`);
-      let first = true;
+      // The content as serve sends it, a batch of disclosures a line, the proof on one.
       try {
-        for await (const batch of answer.disclosures.batches()) {
-          const text = batch.map((disclosure) => JSON.stringify(disclosure)).join(',');
-          io.out(first ? text : `,${text}`);
-          first = false;
-        }
+        for await (const line of contentLines(answer)) io.out(line);
       } catch (error) {
         if (error instanceof OutputClosedError) throw error;
         throw new CommandError(
           `${error instanceof TrailIncompleteError ? error.reason : (error as Error).message}: the output above is incomplete`,
         );
       }
-      io.out(']}}');
       return EXIT.ok;
     });
   } finally {

@@ -6,6 +6,7 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import type { SubjectAccessOptions } from '../../adapters/http/subject-access.handlers.js';
+import { spillFiles } from '../../adapters/spill-file/spill-file.js';
 import { TrailIncompleteError } from '../../domain/errors.js';
 import type { ArchiveTiles } from '../../ports/archive-tiles.js';
 import type { AuditLog } from '../../ports/audit-log.js';
@@ -17,7 +18,7 @@ import { CHECKPOINT_FILE } from '../audit/archive.js';
 import { ArchiveReader } from '../audit/archive-reader.js';
 import type { AuditCheckpointing } from '../audit/checkpointing.js';
 import { disclosuresOf } from '../audit/disclosures.js';
-import { storedRoot } from '../audit/proving.js';
+import { AuditProofError, storedRoot } from '../audit/proving.js';
 import { archiveDirectory } from './audit-archive-tiles.js';
 import { auditHashes, noteVerifier } from './audit-keys.js';
 import { ConfigError } from './config.js';
@@ -27,6 +28,9 @@ export const SAR_TEMPLATE_FILE = new URL(
   '../../../templates/subject-access-request.mustache',
   import.meta.url,
 );
+
+/** Where an answer's proof hashes wait between its two passes: temporary files of the OS's temporary directory (TMPDIR). */
+export const answerSpills = spillFiles();
 
 /** The template's text, read once: the same bytes on every call. */
 export const readSarTemplate = (): string => readFileSync(SAR_TEMPLATE_FILE, 'utf8');
@@ -67,7 +71,12 @@ export async function checkedArchive(
   try {
     reader = await ArchiveReader.open(auditHashes, tiles, keys);
   } catch (error) {
-    throw refuse(`is not an archive of this trail: ${(error as Error).message}`);
+    // Signed before the key was rotated: the old key's public half opens it.
+    const rotated =
+      error instanceof AuditProofError && error.why === 'no-key'
+        ? ` (signed before AUDIT_SIGNING_KEY was rotated? give that key's public half ${name === 'AUDIT_ARCHIVE_DIR' ? 'in AUDIT_PREVIOUS_PUBLIC_KEYS' : 'with --public-key'})`
+        : '';
+    throw refuse(`is not an archive of this trail: ${(error as Error).message}${rotated}`);
   }
   if (reader.size < letGo)
     throw refuse(`holds records 1..${reader.size}, but the store let go of 1..${letGo}`);
@@ -87,13 +96,20 @@ export interface SubjectAccessParts {
   readonly signer: CheckpointSigner | undefined;
   readonly checkpointing: AuditCheckpointing | undefined;
   readonly archiveDir: string | undefined;
+  /**
+   * The public halves of the keys `AUDIT_SIGNING_KEY` replaced (`AUDIT_PREVIOUS_PUBLIC_KEYS`):
+   * what they signed before the rotation (the archive's checkpoint and crn index) is opened
+   * with them; every answer's checkpoint is the current key's.
+   */
+  readonly previousKeys?: readonly NoteVerifier[] | undefined;
 }
 
 /** What the subject access routes are handed in `serve`. */
 export async function subjectAccessOf(parts: SubjectAccessParts): Promise<SubjectAccessOptions> {
   const template = readSarTemplate();
   const now = () => new Date();
-  const keys = parts.signer === undefined ? [] : [noteVerifier(parts.signer.note)];
+  const signing = parts.signer === undefined ? undefined : noteVerifier(parts.signer.note);
+  const keys = signing === undefined ? [] : [signing, ...(parts.previousKeys ?? [])];
   const archive = await checkedArchive(parts.archiveDir, parts.log, keys);
   if (parts.signer === undefined) {
     // No key: no checkpoint this service could prove a record against, or check one with.
@@ -120,8 +136,10 @@ export async function subjectAccessOf(parts: SubjectAccessParts): Promise<Subjec
       hashes: auditHashes,
       log: parts.log,
       keys,
+      signing,
       archive,
-      checkpointNow: checkpointing === undefined ? undefined : () => checkpointing.checkpoint(),
+      checkpointNow: checkpointing === undefined ? undefined : () => checkpointing.checkpointUnderThisKey(),
+      spill: answerSpills,
     }),
   };
 }

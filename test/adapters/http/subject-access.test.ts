@@ -20,12 +20,16 @@ const disclosure = (n: number): Disclosure => ({
   recipient: n % 3 === 0 ? 'client-b' : 'client-a',
   onBehalfOf: n % 2 === 0 ? null : 'jane.doe@example.gov.uk',
   status: 200,
+  index: n * 10,
   entry: Buffer.from(`record ${n}`).toString('base64'),
-  proof: `c2sp.org/tlog-proof@v1\nindex ${n}\n\nlog\n1\nroot\n`,
 });
 
+const CHECKPOINT = 'log.example/audit\n2600\nroot\n\n— log.example/audit c2ln\n';
+/** The proof's hashes as held here: `n` hashes of 32 bytes, the k-th all k. */
+const hashesOf = (n: number) => Uint8Array.from({ length: n * 32 }, (_, i) => Math.floor(i / 32) % 256);
+
 /** Disclosures in batches of `size`; the batch at `failAt`, if any, throws. */
-function heldDisclosures(count: number, size = 100, failAt?: number) {
+function heldDisclosures(count: number, size = 100, failAt?: number | 'hashes') {
   const asked: { crn: string; window: TimeWindow }[] = [];
   const source: Disclosures = {
     of: async (crn, window): Promise<DisclosureList> => {
@@ -33,11 +37,18 @@ function heldDisclosures(count: number, size = 100, failAt?: number) {
       const all = Array.from({ length: count }, (_, i) => disclosure(i + 1));
       return {
         count,
-        async *batches() {
+        checkpoint: count === 0 ? undefined : CHECKPOINT,
+        async *parts() {
           for (let at = 0, n = 0; at < all.length; at += size, n++) {
             if (n === failAt) throw new TrailIncompleteError('bundle 3 was changed');
-            yield all.slice(at, at + size);
+            yield { disclosures: all.slice(at, at + size) };
           }
+          if (count === 0) return;
+          // Two pieces of three hashes and one of one: their base64 end to end.
+          yield { hashes: hashesOf(3) };
+          yield { hashes: hashesOf(3) };
+          yield { hashes: hashesOf(1) };
+          if (failAt === 'hashes') throw new TrailIncompleteError('another root');
         },
       };
     },
@@ -63,9 +74,20 @@ describe('GET /subject-access-request', () => {
     const res = await app.request('/subject-access-request?crn=X123456&fromDate=2026-11-01');
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('application/json');
-    const body = (await res.json()) as { content: { crn: string; case: unknown; disclosures: Disclosure[] } };
+    const body = (await res.json()) as {
+      content: {
+        crn: string;
+        case: unknown;
+        disclosures: Disclosure[];
+        proof: { checkpoint: string; hashes: string };
+      };
+    };
     expect(body.content.crn).toBe('X123456');
     expect(body.content.disclosures).toEqual(Array.from({ length: 250 }, (_, i) => disclosure(i + 1)));
+    expect(body.content.proof.checkpoint).toBe(CHECKPOINT);
+    expect(Buffer.from(body.content.proof.hashes, 'base64')).toEqual(
+      Buffer.concat([hashesOf(3), hashesOf(3), hashesOf(1)]),
+    );
     expect(body.content.case).toMatchObject({
       personalDetails: expect.any(Object),
       riskScores: expect.any(Array),
@@ -85,7 +107,7 @@ describe('GET /subject-access-request', () => {
     );
     expect(res.status).toBe(200);
     const body = (await res.json()) as { content: Record<string, unknown> };
-    expect(Object.keys(body.content)).toEqual(['crn', 'disclosures']);
+    expect(Object.keys(body.content)).toEqual(['crn', 'disclosures', 'proof']);
   });
 
   it('answers 204, no body, when nothing is held; 209 for a prn alone', async () => {
@@ -95,9 +117,14 @@ describe('GET /subject-access-request', () => {
     expect(none.status).toBe(204);
     expect(await none.text()).toBe('');
     expect(none.headers.get('content-type')).toBeNull();
-    // Held in the store (a case) with no disclosures is not nothing.
+    // Held in the store (a case) with no disclosures is not nothing: no proof, there being none to prove.
     const caseOnly = await appWith(heldDisclosures(0).source).request('/subject-access-request?crn=X123456');
     expect(caseOnly.status).toBe(200);
+    expect(Object.keys(((await caseOnly.json()) as { content: object }).content)).toEqual([
+      'crn',
+      'case',
+      'disclosures',
+    ]);
     const prn = await appWith(heldDisclosures(0).source).request('/subject-access-request?prn=A1234BC');
     expect(prn.status).toBe(209);
     expect(await prn.text()).toBe('');
@@ -139,6 +166,14 @@ describe('GET /subject-access-request', () => {
     expect(res.status).toBe(200);
     await expect(res.text()).rejects.toThrow();
     expect(logger.lines.some((l) => l.message.startsWith('subject access answer broken off'))).toBe(true);
+  });
+
+  it('breaks the stream off inside the proof when the last check fails: every disclosure sent, never closed', async () => {
+    const res = await appWith(heldDisclosures(250, 100, 'hashes').source).request(
+      '/subject-access-request?crn=X123456',
+    );
+    expect(res.status).toBe(200);
+    await expect(res.text()).rejects.toThrow();
   });
 });
 
