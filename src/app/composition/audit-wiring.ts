@@ -4,8 +4,10 @@ import type { PrometheusMetrics } from '../../adapters/prometheus/metrics.js';
 import type { AuditCheckpoint } from '../../domain/audit/checkpoint.js';
 import type { AuditLog, AuditWriter } from '../../ports/audit-log.js';
 import type { CheckpointSigner } from '../../ports/checkpoint-keys.js';
+import type { NoteVerifier } from '../../tlog/note.js';
 import { AuditCheckpointing } from '../audit/checkpointing.js';
 import { OriginMismatchError, requireTrailOrigin } from '../audit/origin.js';
+import { notePublicKey, readRegularFileSync } from './audit-keys.js';
 import { type Config, ConfigError } from './config.js';
 import { readKey } from './tls-files.js';
 
@@ -30,6 +32,29 @@ export async function readAuditSigner(config: Config): Promise<CheckpointSigner 
       throw new ConfigError([`AUDIT_SIGNING_KEY: ${config.AUDIT_SIGNING_KEY}: ${error.message}`]);
     throw error;
   }
+}
+
+/**
+ * The public halves of the keys `AUDIT_SIGNING_KEY` replaced (`AUDIT_PREVIOUS_PUBLIC_KEYS`),
+ * as note keys of the log's origin: what they signed before a rotation still opens. A
+ * ConfigError naming the variable and the file when one is not an Ed25519 public key.
+ */
+export function readPreviousKeys(config: Config): NoteVerifier[] {
+  return config.AUDIT_PREVIOUS_PUBLIC_KEYS.map((path) => {
+    const pem = readRegularFileSync(
+      'AUDIT_PREVIOUS_PUBLIC_KEYS',
+      path,
+      (message) => new ConfigError([message]),
+      {
+        maxBytes: 64 * 1024,
+      },
+    ).bytes.toString('utf8');
+    try {
+      return notePublicKey(pem, config.AUDIT_ORIGIN);
+    } catch (error) {
+      throw new ConfigError([`AUDIT_PREVIOUS_PUBLIC_KEYS: ${path}: ${(error as Error).message}`]);
+    }
+  });
 }
 
 /**

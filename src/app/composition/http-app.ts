@@ -27,7 +27,7 @@ import type { CredentialsIssuer } from '../../ports/credentials-issuer.js';
 import type { SarTokenVerifier } from '../../ports/sar-token-verifier.js';
 import type { AuditCheckpointing } from '../audit/checkpointing.js';
 import type { CertificateExpiry } from '../certificate-expiry.js';
-import { countedFor } from './audit-wiring.js';
+import { countedFor, readPreviousKeys } from './audit-wiring.js';
 import { type Config, ConfigError } from './config.js';
 import { sarAppOf } from './sar-door.js';
 import { serviceInfoOf } from './service-info.js';
@@ -185,6 +185,7 @@ export async function httpAppOf(parts: ServiceParts): Promise<{
     signer: parts.auditSigner,
     checkpointing: parts.checkpointing,
     archiveDir: config.AUDIT_ARCHIVE_DIR,
+    previousKeys: readPreviousKeys(config),
   });
   const app = createHttpApp({
     repository: tracedStore(tracing, stores.cases.value, config.CASE_STORE),

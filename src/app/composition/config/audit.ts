@@ -45,6 +45,22 @@ export const AUDIT_VARIABLES = {
   AUDIT_WITNESS_TLS_CA: optionalText(),
   // The trail's archive (`audit archive --to`), read by subject access requests (decisions §22).
   AUDIT_ARCHIVE_DIR: optionalText(),
+  // The public halves (PEM files, comma-separated) of the keys AUDIT_SIGNING_KEY replaced: what
+  // they signed before a rotation (the archive's checkpoint and crn index) still opens (decisions §23).
+  AUDIT_PREVIOUS_PUBLIC_KEYS: z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      if (raw === undefined || raw.trim() === '') return [];
+      const paths = raw.split(',').map((path) => path.trim());
+      if (paths.some((path) => path === '')) {
+        ctx.addIssue({
+          code: 'custom',
+          message: 'expected public key files separated by commas, none empty',
+        });
+      }
+      return paths;
+    }),
   // The audit log's name in its C2SP checkpoints and verifier key (decisions §14).
   AUDIT_ORIGIN: z
     .string()
@@ -57,16 +73,25 @@ export const AUDIT_VARIABLES = {
 };
 
 type WitnessVariables = z.output<
-  z.ZodObject<Pick<typeof AUDIT_VARIABLES, 'AUDIT_WITNESS_POLICY' | 'AUDIT_SIGNING_KEY'>>
+  z.ZodObject<
+    Pick<typeof AUDIT_VARIABLES, 'AUDIT_WITNESS_POLICY' | 'AUDIT_SIGNING_KEY' | 'AUDIT_PREVIOUS_PUBLIC_KEYS'>
+  >
 >;
 
-/** Witnesses cosign what the service signs: a witness policy needs a signing key. */
+/** Witnesses cosign what the service signs: a witness policy needs a signing key; so do the keys it replaced. */
 export function auditRules(env: WitnessVariables, ctx: z.RefinementCtx): void {
   if (env.AUDIT_WITNESS_POLICY !== undefined && env.AUDIT_SIGNING_KEY === undefined) {
     ctx.addIssue({
       code: 'custom',
       path: ['AUDIT_WITNESS_POLICY'],
       message: 'needs AUDIT_SIGNING_KEY: witnesses cosign the checkpoints it signs',
+    });
+  }
+  if (env.AUDIT_PREVIOUS_PUBLIC_KEYS.length > 0 && env.AUDIT_SIGNING_KEY === undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['AUDIT_PREVIOUS_PUBLIC_KEYS'],
+      message: 'needs AUDIT_SIGNING_KEY: they are the keys it replaced',
     });
   }
 }
