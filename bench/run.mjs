@@ -76,7 +76,7 @@ const SCENARIOS = {
 };
 
 /**
- * subject-access's `--records N` and `--archived N`, taken out of `argv` (lib/args.mjs knows
+ * subject-access's `--records N`, `--archived N`, `--disclosures N` (the big crn's records) and `--door-only`, taken out of `argv` (lib/args.mjs knows
  * nothing of them); a value that is not a whole number is a usage error.
  */
 function trailSizes(argv) {
@@ -85,6 +85,7 @@ function trailSizes(argv) {
   for (const [flag, key] of [
     ['--records', 'sarRecords'],
     ['--archived', 'sarArchived'],
+    ['--disclosures', 'sarDisclosures'],
   ]) {
     const at = rest.indexOf(flag);
     if (at === -1) continue;
@@ -93,6 +94,12 @@ function trailSizes(argv) {
       throw new UsageError(`${flag} takes a whole number above 0`);
     sizes[key] = value;
     rest.splice(at, 2);
+  }
+  // --door-only: the SAR door's part alone, without the offline runs and the full scans.
+  const doorOnly = rest.indexOf('--door-only');
+  if (doorOnly !== -1) {
+    sizes.sarDoorOnly = true;
+    rest.splice(doorOnly, 1);
   }
   return { rest, sizes };
 }

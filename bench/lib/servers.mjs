@@ -29,7 +29,8 @@ export function createServers({
   const { dir, pki, apiKey, auth, serviceEnv } = fixtures;
 
   /** `serve` reading `caseStore`, under `runtime` (scripts/runtimes.mjs), with `overrides`. */
-  const startService = (caseStore, overrides = {}, runtime = NODE) =>
+  /** `serve` on `caseStore`; `ready` reads the port to report from its output (the main listener's unless told). */
+  const startService = (caseStore, overrides = {}, runtime = NODE, ready = listeningPort) =>
     startProcess(
       runtime.command,
       [
@@ -45,7 +46,7 @@ export function createServers({
         LOG_LEVEL: 'info',
         SHUTDOWN_DELAY_MS: '0',
       },
-      listeningPort,
+      ready,
     );
 
   /** bench/bare-server.mjs (or `script`, e.g. bench/hono-server.mjs) answering `bodyFile`. */

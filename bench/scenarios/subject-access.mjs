@@ -1,21 +1,32 @@
-// subject-access: what a subject access request costs on a long trail (decisions §22). A trail
-// of --records N (default 10,000,000; 20,000 under --smoke) of which --archived M (default
-// 9,000,000; 15,000 under --smoke) were archived by `case-read audit archive` and let go of by
-// the store, made once and cached (bench/lib/sar-trail.mjs says where; a smoke run's is not
-// kept). One crn has 200 records spread over the whole trail (most of them archived), another
-// 20,000. Measured, each as a process of its own (wall time, CPU time, peak RSS) or against
-// `serve`:
+// subject-access: what a subject access request costs on a long trail (decisions §22, §23). A
+// trail of --records N (default 10,000,000; 20,000 under --smoke) of which --archived M
+// (default 9,000,000; 15,000 under --smoke) were archived by `case-read audit archive` and let
+// go of by the store, made once and cached (bench/lib/sar-trail.mjs says where; a smoke run's is
+// not kept). One crn has 200 records spread over the whole trail (most of them archived),
+// another --disclosures D (default 20,000, at most a tenth of the trail). Measured, each as a
+// process of its own (wall time, CPU time, peak RSS) or against `serve`:
 //   - the 200-record crn's SAR: `case-read subject-access --crn X --archive DIR --vkey V`, over
-//     the whole trail and over a window of three months; and `GET /subject-access-request` of
-//     `serve` on a copy of the store with AUDIT_ARCHIVE_DIR (its time, time to first byte and
-//     the server's CPU time), at serve's default request deadline (5 s) and at its largest (60 s);
+//     the whole trail and over a window of three months;
 //   - the full scan before: `audit query --crn X --archive DIR` plus `audit query --crn X` on the
 //     store, which read every archived record;
-//   - the 20,000-record crn's SAR: its peak RSS against the answer's size (it is streamed), and
-//     through serve the server's peak RSS before and after.
-// Speed is judged by reading the output (the SAR's goal: under 1 s), never asserted here.
+//   - the big crn's SAR offline: its peak RSS against the answer's size;
+//   - through `serve`'s SAR door (SAR_PORT) with default settings, as the SAR service calls it
+//     (a bearer token, no client certificate): the 200-record crn (time, time to first byte,
+//     the server's CPU time) and the big crn (the same, the answer's bytes, serve's resident
+//     memory before and at its peak during the answer), the big answer then checked by `case-read
+//     subject-access verify`. The SAR service allows 60 s and 100 MB (decisions §23).
+// Speed is judged by reading the output, never asserted here.
 import { spawn } from 'node:child_process';
-import { closeSync, copyFileSync, existsSync, openSync, readFileSync, statSync } from 'node:fs';
+import {
+  closeSync,
+  copyFileSync,
+  existsSync,
+  openSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { request } from 'node:https';
 import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -77,8 +88,41 @@ const cpuMsOf = (pid) => {
 const peakRssMiB = (pid) =>
   Math.round(Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024);
 
-/** One `GET path` with the client's certificate: status, time to first byte, total time, bytes, and the body when `keep`. */
-function get({ port, path, headers, tls, keep }) {
+/** Resident memory now (VmRSS), in MiB. */
+const rssMiB = (pid) =>
+  Math.round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024);
+/** Anonymous and file-backed resident memory, in MiB. */
+const rssParts = (pid) => {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kib = (field) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
+  return { anon: Math.round(kib('RssAnon') / 1024), file: Math.round(kib('RssFile') / 1024) };
+};
+/** Samples the resident memory's parts every 100 ms until stopped: where the peak is (the heap, or pages of files mapped). */
+function sampleRss(pid) {
+  const before = rssParts(pid);
+  const peak = { ...before };
+  const timer = setInterval(() => {
+    const now = rssParts(pid);
+    peak.anon = Math.max(peak.anon, now.anon);
+    peak.file = Math.max(peak.file, now.file);
+  }, 100);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      return {
+        anonBeforeMiB: before.anon,
+        anonPeakMiB: peak.anon,
+        fileBeforeMiB: before.file,
+        filePeakMiB: peak.file,
+      };
+    },
+  };
+}
+/** Starts the peak (VmHWM) again from the resident memory now (Linux: 5 to clear_refs). */
+const resetPeakRss = (pid) => writeFileSync(`/proc/${pid}/clear_refs`, '5');
+
+/** One `GET path`: status, time to first byte, total time, bytes, and the body written to `saveTo` when given. */
+function get({ port, path, headers, tls, saveTo }) {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const req = request(
@@ -86,22 +130,24 @@ function get({ port, path, headers, tls, keep }) {
       (res) => {
         const ttfbMs = Math.round(performance.now() - started);
         let bytes = 0;
-        const chunks = [];
+        const file = saveTo === undefined ? undefined : openSync(saveTo, 'w');
         res.on('data', (c) => {
           bytes += c.length;
-          if (keep) chunks.push(c);
+          if (file !== undefined) writeSync(file, c);
         });
-        res.on('error', reject);
-        res.on('end', () =>
+        const done = () => {
+          if (file !== undefined) closeSync(file);
           resolve({
             status: res.statusCode,
             ttfbMs,
             wallMs: Math.round(performance.now() - started),
             bytes,
             complete: res.complete,
-            body: keep ? Buffer.concat(chunks).toString('utf8') : undefined,
-          }),
-        );
+          });
+        };
+        res.on('error', done);
+        res.on('aborted', done);
+        res.on('end', done);
       },
     );
     req.on('error', reject);
@@ -129,7 +175,10 @@ export async function subjectAccess({ options, settings, fixtures, servers }) {
     throw new Error('subject-access: this build has no `case-read subject-access` (npm run build)');
   }
   const targetCount = 200;
-  const bigCount = Math.min(20_000, Math.floor(records / 10));
+  const bigCount = options.sarDisclosures ?? Math.min(20_000, Math.floor(records / 10));
+  if (bigCount + targetCount > records) {
+    throw new Error(`subject-access: --disclosures ${bigCount} do not fit a trail of ${records} records`);
+  }
   const trail = await sarTrail({
     records,
     archived,
@@ -146,6 +195,11 @@ export async function subjectAccess({ options, settings, fixtures, servers }) {
     `trail: ${records} records over ${meta.trailStart.slice(0, 10)}..${meta.trailEnd.slice(0, 10)}, ${records - held} archived (${meta.archive.runs.length} run(s) of audit archive, ${(meta.archive.ms / 1000).toFixed(1)} s${meta.archive.crnIndex ? ', with its crn index' : ', NO crn index'}), ${held} in the store; ${TARGET_CRN} has ${targetCount} records, ${BIG_CRN} ${bigCount}${smoke ? '' : `; cached in ${trail.dir}`}`,
   );
   if (!meta.archive.crnIndex && buildWritesCrnIndex()) throw new Error('the archive has no crn index');
+  if (options.sarDoorOnly) {
+    const served = await throughServe({ trail, fixtures, servers, rounds: settings.rounds });
+    reportServed(served);
+    return { scenario: 'subject-access', trail: { records, cache: trail.dir }, served, ratio: null };
+  }
   const out = (name) => join(fixtures.dir, `sar-${name}.out`);
   const sarArgs = (crn, window = []) => [
     'subject-access',
@@ -249,27 +303,9 @@ export async function subjectAccess({ options, settings, fixtures, servers }) {
     ),
   );
 
-  // (a, c) Through serve.
+  // (a, c) Through serve, at the SAR service's door with serve's default settings.
   const served = await throughServe({ trail, fixtures, servers, rounds: settings.rounds });
-  const servedLine = (label, m, extra) =>
-    `${label.padEnd(30)} wall ${String(m.wallMs).padStart(6)} ms (first byte ${m.ttfbMs} ms)  server cpu ${String(m.serverCpuMs).padStart(6)} ms  status ${m.status}${m.complete ? '' : ' (transfer broken off)'}${extra}`;
-  for (const s of served) {
-    say(
-      servedLine(
-        `sar serve ${TARGET_CRN} ${s.name}`,
-        s.target,
-        `${s.target.status === 200 ? `  ${s.target.disclosures} disclosures` : ''}  (median of ${s.targetRuns.length}; serve started in ${s.startMs} ms; ${s.checkpointsSigned} checkpoints signed over ${s.requests} SARs)`,
-      ),
-    );
-    if (s.big)
-      say(
-        servedLine(
-          `sar serve ${BIG_CRN} ${s.name}`,
-          s.big,
-          `  answer ${sizeText(s.big.bytes)}  server peak rss ${s.big.peakRssBeforeMiB} -> ${s.big.peakRssAfterMiB} MiB`,
-        ),
-      );
-  }
+  reportServed(served);
   const load = loadavg().map((l) => l.toFixed(2));
   say(
     `load average at the end: ${load.join(' ')} on ${availableParallelism()} cpus (wall times stretch when other work shares them; cpu times less)`,
@@ -298,97 +334,121 @@ export async function subjectAccess({ options, settings, fixtures, servers }) {
   };
 }
 
+/** The door's lines: the target crn's median, and the big crn's answer and serve's memory. */
+function reportServed(served) {
+  const servedLine = (label, m, extra) =>
+    `${label.padEnd(30)} wall ${String(m.wallMs).padStart(6)} ms (first byte ${m.ttfbMs} ms)  server cpu ${String(m.serverCpuMs).padStart(6)} ms  status ${m.status}${m.complete ? '' : ' (transfer broken off)'}${extra}`;
+  say(
+    servedLine(
+      `sar door ${TARGET_CRN}`,
+      served.target,
+      `  ${served.target.disclosures} disclosures  (median of ${served.targetRuns.length}; serve started in ${served.startMs} ms)`,
+    ),
+  );
+  const { big } = served;
+  say(
+    servedLine(
+      `sar door ${BIG_CRN}`,
+      big,
+      `  ${big.disclosures ?? '?'} disclosures  answer ${sizeText(big.bytes)} (${big.bytes} bytes)${big.verified ? `  verified by subject-access verify in ${big.verified.wallMs} ms` : '  NOT VERIFIED'}`,
+    ),
+  );
+  say(
+    `${''.padEnd(30)} server rss ${big.rssBeforeMiB} MiB -> peak ${big.peakRssMiB} MiB (+${big.peakRssMiB - big.rssBeforeMiB}); sampled peaks: anonymous ${big.sampled.anonBeforeMiB} -> ${big.sampled.anonPeakMiB} MiB, files ${big.sampled.fileBeforeMiB} -> ${big.sampled.filePeakMiB} MiB`,
+  );
+}
+
 /**
  * `GET /subject-access-request` of `serve` on a copy of the store (serve appends its own
- * records to it), the archive read-only (AUDIT_ARCHIVE_DIR), a client onboarded with the SAR's
- * permission alone: at the request deadline `serve` runs with by default (5 s), then at the
- * largest it takes (60 s), where the 20,000-record crn is asked for too.
+ * records to it), the archive read-only (AUDIT_ARCHIVE_DIR), through the SAR service's door
+ * (SAR_PORT, decisions §23) as the SAR service calls it: a bearer token of a key set file, no
+ * client certificate, and serve's default settings otherwise. The target crn `rounds` times,
+ * then the big crn once: its answer saved and checked by `case-read subject-access verify`,
+ * and serve's resident memory before it and at its peak during it (the peak reset first,
+ * /proc/PID/clear_refs).
  */
 async function throughServe({ trail, fixtures, servers, rounds }) {
-  const { dir, pki, caseRead } = fixtures;
-  const access = `sqlite:${join(dir, 'access-sar.db')}`;
-  await caseRead(['pki', 'client', 'sar-client', '--dir', pki]);
-  await caseRead([
-    'clients',
-    'add',
-    'sar-client',
-    '--access-store',
-    access,
-    '--permissions',
-    'getSubjectAccessRequest',
-  ]);
-  const [apiKey] = await caseRead(['keys', 'issue', 'sar-client', '--access-store', access]);
-  const tls = {
-    ca: readFileSync(join(pki, 'ca.pem')),
-    cert: readFileSync(join(pki, 'sar-client.pem')),
-    key: readFileSync(join(pki, 'sar-client-key.pem')),
+  const { dir, pki } = fixtures;
+  const { generateKeyPair, exportJWK, SignJWT } = await import('jose');
+  const issuer = 'https://auth.bench.invalid/';
+  const { publicKey, privateKey } = await generateKeyPair('RS256');
+  const jwks = join(dir, 'sar-jwks.json');
+  writeFileSync(
+    jwks,
+    JSON.stringify({ keys: [{ ...(await exportJWK(publicKey)), kid: 'bench', alg: 'RS256' }] }),
+  );
+  const token = await new SignJWT({
+    authorities: ['ROLE_SAR_DATA_ACCESS'],
+    client_id: 'sar-bench',
+    scope: 'read',
+  })
+    .setProtectedHeader({ alg: 'RS256', kid: 'bench' })
+    .setIssuer(issuer)
+    .setIssuedAt()
+    .setExpirationTime('2h')
+    .sign(privateKey);
+  const tls = { ca: readFileSync(join(pki, 'ca.pem')) };
+  const headers = { authorization: `Bearer ${token}` };
+  const sarPort = (out) => {
+    const line = out.split('\n').find((l) => l.includes('"listening"'));
+    const ready = line ? JSON.parse(line) : undefined;
+    return ready?.sarUrl ? new URL(ready.sarUrl).port : undefined;
   };
-  // Client certificate and API key, no bearer token (decisions §22).
-  const headers = { 'x-api-key': apiKey };
 
-  const serveWith = async (name, overrides, askBig) => {
-    const store = join(dir, `audit-sar-${name}.db`);
-    copyFileSync(trail.storePath, store);
-    const checkpointsBefore = (
-      await caseRead(['audit', 'checkpoints', '--json', '--audit-store', `sqlite:${store}`])
-    ).length;
-    const started = performance.now();
-    const { child, port } = await servers.startService(fixtures.cases, {
-      ACCESS_STORE: access,
+  const store = join(dir, 'audit-sar.db');
+  copyFileSync(trail.storePath, store);
+  const started = performance.now();
+  const { child, port } = await servers.startService(
+    fixtures.cases,
+    {
       AUDIT_STORE: `sqlite:${store}`,
       AUDIT_ARCHIVE_DIR: trail.archive,
+      SAR_PORT: '0',
+      SAR_AUTH_JWKS: jwks,
+      SAR_AUTH_ISSUER: issuer,
       ...trail.env,
-      ...overrides,
-    });
-    const startMs = Math.round(performance.now() - started);
-    try {
-      const once = async (crn, keep) => {
-        const cpuBefore = cpuMsOf(child.pid);
-        const peakRssBeforeMiB = peakRssMiB(child.pid);
-        const answer = await get({ port, path: `/subject-access-request?crn=${crn}`, headers, tls, keep });
-        const measured = {
-          status: answer.status,
-          complete: answer.complete,
-          wallMs: answer.wallMs,
-          ttfbMs: answer.ttfbMs,
-          bytes: answer.bytes,
-          serverCpuMs: cpuMsOf(child.pid) - cpuBefore,
-          peakRssBeforeMiB,
-          peakRssAfterMiB: peakRssMiB(child.pid),
-        };
-        if (keep && answer.status === 200)
-          measured.disclosures = JSON.parse(answer.body).content.disclosures.length;
-        return measured;
-      };
-      // A first request warms serve (and signs the checkpoint its own audit record then needs).
-      const warmUp = await once(TARGET_CRN, false);
-      const targetRuns = [];
-      for (let r = 0; r < rounds; r++) targetRuns.push(await once(TARGET_CRN, true));
-      const target = targetRuns.find((m) => m.wallMs === median(targetRuns.map((x) => x.wallMs)));
-      const big = askBig ? await once(BIG_CRN, false) : undefined;
-      await stop(child);
-      // What serve signed: a SAR that finds a record newer than the newest checkpoint (the
-      // previous SAR's own, say) signs one and reads its list again; one more at shutdown.
-      const checkpointsAfter = (
-        await caseRead(['audit', 'checkpoints', '--json', '--audit-store', `sqlite:${store}`])
-      ).length;
+    },
+    undefined,
+    sarPort,
+  );
+  const startMs = Math.round(performance.now() - started);
+  try {
+    const once = async (crn, saveTo) => {
+      const cpuBefore = cpuMsOf(child.pid);
+      const rssBeforeMiB = rssMiB(child.pid);
+      resetPeakRss(child.pid);
+      const sampled = sampleRss(child.pid);
+      const answer = await get({ port, path: `/subject-access-request?crn=${crn}`, headers, tls, saveTo });
       return {
-        name,
-        overrides,
-        startMs,
-        warmUp,
-        targetRuns,
-        target,
-        big,
-        requests: 1 + rounds + (askBig ? 1 : 0),
-        checkpointsSigned: checkpointsAfter - checkpointsBefore,
+        status: answer.status,
+        complete: answer.complete,
+        wallMs: answer.wallMs,
+        ttfbMs: answer.ttfbMs,
+        bytes: answer.bytes,
+        serverCpuMs: cpuMsOf(child.pid) - cpuBefore,
+        rssBeforeMiB,
+        peakRssMiB: peakRssMiB(child.pid),
+        sampled: sampled.stop(),
       };
-    } finally {
-      await stop(child);
+    };
+    // A first request warms serve (and signs the checkpoint its own audit record then needs).
+    const warmUp = await once(TARGET_CRN);
+    const targetRuns = [];
+    for (let r = 0; r < rounds; r++) targetRuns.push(await once(TARGET_CRN, join(dir, 'sar-target.json')));
+    const target = targetRuns.find((m) => m.wallMs === median(targetRuns.map((x) => x.wallMs)));
+    target.disclosures = disclosuresIn(join(dir, 'sar-target.json'));
+    const bigFile = join(dir, 'sar-big-served.json');
+    const big = await once(BIG_CRN, bigFile);
+    if (big.status === 200 && big.complete) {
+      big.disclosures = disclosuresIn(bigFile);
+      const verified = await timed(
+        ['subject-access', 'verify', bigFile, '--vkey', trail.vkeyFile],
+        join(dir, 'sar-verify.out'),
+      );
+      big.verified = { wallMs: verified.wallMs, cpuMs: verified.cpuMs, maxRssMiB: verified.maxRssMiB };
     }
-  };
-  return [
-    await serveWith('deadline-5s', {}, false),
-    await serveWith('deadline-60s', { REQUEST_DEADLINE_MS: '60000' }, true),
-  ];
+    return { name: 'door', startMs, warmUp, targetRuns, target, big, requests: 2 + rounds };
+  } finally {
+    await stop(child);
+  }
 }

@@ -16,6 +16,13 @@ export interface ArchiveTiles {
    * be read fails, saying why (an Error with the `code` a file system gives, EISDIR, EACCES, …).
    */
   read(path: string): Promise<Uint8Array | undefined>;
+  /**
+   * {@link read} into `scratch.bytes` (made larger when the file does not fit): a view of it,
+   * valid until the next read into the same scratch. For a reader of many files in turn (a
+   * subject access request reads tens of thousands of bundles), so that each is not a new
+   * buffer to collect. A store without it is read with {@link read}.
+   */
+  readInto?(path: string, scratch: { bytes: Uint8Array }): Promise<Uint8Array | undefined>;
   /** Whether something is at `path`, without reading it. */
   has(path: string): Promise<boolean>;
   /**

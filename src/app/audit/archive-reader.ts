@@ -28,6 +28,10 @@ export class ArchiveReader {
   private lastBundle: { index: number; entries: Uint8Array[] } | undefined;
   /** The level-0 tile kept in {@link files}: only the last one read. */
   private lastLeafTile: string | undefined;
+  /** Where bundles are read by {@link entryAt}: one buffer, used again for each. */
+  private readonly bundleScratch = { bytes: new Uint8Array(0) };
+  /** Where level-0 tiles are read by {@link read}: one buffer, the last tile's. */
+  private readonly leafTileScratch = { bytes: new Uint8Array(0) };
   /** The subtrees of the last tile made at each tile level (by the level's path part), see {@link treeOf}. */
   private readonly trees = new Map<string, { readonly path: string; readonly levels: Uint8Array[] }>();
 
@@ -78,10 +82,16 @@ export class ArchiveReader {
   private async read(path: string): Promise<Uint8Array> {
     const held = this.files.get(path);
     if (held !== undefined) return held;
+    const leafTile = path.startsWith('tile/0/');
     let bytes: Uint8Array | undefined;
     let code: string | undefined = 'ENOENT';
     try {
-      bytes = await this.tiles.read(path);
+      // A level-0 tile into the one scratch buffer kept for them, where the store can: only the
+      // last is kept, and a batch of proofs reads tens of thousands.
+      bytes =
+        leafTile && this.tiles.readInto !== undefined
+          ? await this.tiles.readInto(path, this.leafTileScratch)
+          : await this.tiles.read(path);
     } catch (error) {
       code = codeOf(error);
     }
@@ -93,11 +103,29 @@ export class ArchiveReader {
     // Only a proof's few tiles are kept; bundles are read once each, and of the level-0 tiles
     // (one for each bundle: a crn's records may touch thousands) only the last.
     if (path.startsWith('tile/entries/')) return bytes;
-    if (path.startsWith('tile/0/')) {
+    if (leafTile) {
       if (this.lastLeafTile !== undefined) this.files.delete(this.lastLeafTile);
       this.lastLeafTile = path;
     }
     this.files.set(path, bytes);
+    return bytes;
+  }
+
+  /** A bundle's bytes, read into {@link bundleScratch} where the archive's store can (refused as {@link read} refuses a file). */
+  private async readBundle(path: string): Promise<Uint8Array> {
+    if (this.tiles.readInto === undefined) return this.read(path);
+    let bytes: Uint8Array | undefined;
+    let code: string | undefined = 'ENOENT';
+    try {
+      bytes = await this.tiles.readInto(path, this.bundleScratch);
+    } catch (error) {
+      code = codeOf(error);
+    }
+    if (bytes === undefined) {
+      throw new AuditArchiveError(
+        `${path} is missing from ${this.tiles.location} (${code}); run case-read audit verify --archive`,
+      );
+    }
     return bytes;
   }
 
@@ -112,7 +140,9 @@ export class ArchiveReader {
     const index = Math.floor((seq - 1) / TILE_WIDTH);
     const path = bundlePath(index);
     if (this.lastBundle?.index !== index) {
-      const entries = entriesOf(await this.read(path));
+      // Read into the one scratch buffer this reader keeps for bundles: its entries are views
+      // of it until the next bundle is read, and the entry handed out is a copy.
+      const entries = entriesOf(await this.readBundle(path));
       if (entries === undefined || entries.length !== TILE_WIDTH) {
         throw new AuditArchiveError(`${path} does not hold ${TILE_WIDTH} whole entries: it was changed`);
       }
@@ -120,7 +150,7 @@ export class ArchiveReader {
     }
     // This entry alone: checked against its hash in the level-0 tile, and read back as a record.
     const i = (seq - 1) % TILE_WIDTH;
-    const entry = this.lastBundle.entries[i] as Uint8Array;
+    const entry = (this.lastBundle.entries[i] as Uint8Array).slice();
     const leafTile = tilePath({ level: 0, index, width: TILE_WIDTH });
     const tile = await this.read(leafTile);
     if (!sameHash(leafHash(this.hashes.sha256, entry), tile.subarray(i * HASH_BYTES, (i + 1) * HASH_BYTES))) {
@@ -195,7 +225,8 @@ export class ArchiveReader {
     const offset = first - tileIndex * TILE_WIDTH;
     const levels = below === 1 ? [tile] : this.treeOf(path, tile);
     const at = (offset / below) * HASH_BYTES;
-    return (levels[level - tileLevel * TILE_HEIGHT] as Uint8Array).subarray(at, at + HASH_BYTES);
+    // A copy: the tile and its levels are buffers used again for the next tile.
+    return (levels[level - tileLevel * TILE_HEIGHT] as Uint8Array).slice(at, at + HASH_BYTES);
   }
 
   /**
@@ -208,9 +239,14 @@ export class ArchiveReader {
     const held = this.trees.get(tileLevel);
     if (held?.path === path) return held.levels;
     const { sha256 } = this.hashes;
+    // The levels of the tile made before at this tile level are made again in place: the last
+    // tile's alone is kept.
     const levels = [tile];
-    for (let below = tile; below.length >= 2 * HASH_BYTES; ) {
-      const above = new Uint8Array(Math.floor(below.length / (2 * HASH_BYTES)) * HASH_BYTES);
+    let level = 1;
+    for (let below = tile; below.length >= 2 * HASH_BYTES; level++) {
+      const length = Math.floor(below.length / (2 * HASH_BYTES)) * HASH_BYTES;
+      const before = held?.levels[level];
+      const above = before?.length === length ? before : new Uint8Array(length);
       for (let i = 0; i < above.length; i += HASH_BYTES) {
         const left = below.subarray(2 * i, 2 * i + HASH_BYTES);
         above.set(nodeHash(sha256, left, below.subarray(2 * i + HASH_BYTES, 2 * i + 2 * HASH_BYTES)), i);

@@ -55,6 +55,27 @@ const bytes = (text: string) => new TextEncoder().encode(text);
 const modeOf = (path: string) => fs.statSync(path).mode & 0o777;
 
 describe('TileDirectory', () => {
+  it('reads a file into a scratch buffer, grown when too small, as read reads it; none there, undefined', async () => {
+    const tiles = new TileDirectory(archive);
+    const writer = await tiles.openWriter();
+    const big = Uint8Array.from({ length: 70_000 }, (_, i) => (i * 7) % 256);
+    await writer.putOnce('tile/entries/000', big);
+    await writer.putOnce('tile/0/000', bytes('small tile'));
+    const scratch = { bytes: new Uint8Array(16) };
+    const first = await tiles.readInto('tile/entries/000', scratch);
+    expect(first).toEqual(await tiles.read('tile/entries/000'));
+    expect(scratch.bytes.length).toBeGreaterThanOrEqual(70_000);
+    const kept = scratch.bytes;
+    // The next read is in the same buffer: the view before shows the new bytes.
+    const second = await tiles.readInto('tile/0/000', scratch);
+    expect(scratch.bytes).toBe(kept);
+    expect(new TextDecoder().decode(second)).toBe('small tile');
+    expect(Buffer.from(first?.subarray(0, 10) ?? []).toString()).toBe('small tile');
+    expect(await tiles.readInto('tile/0/999', scratch)).toBeUndefined();
+    // What read hands out is a plain Uint8Array of the file's bytes, not a Buffer.
+    expect((await tiles.read('tile/0/000'))?.constructor).toBe(Uint8Array);
+  });
+
   it('puts each file whole: written to a temporary name, synced, linked; the directories, then the checkpoint, renamed', async () => {
     const tiles = new TileDirectory(archive);
     const writer = await tiles.openWriter();
