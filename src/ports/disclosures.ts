@@ -33,6 +33,7 @@ export interface Disclosure {
  */
 export type DisclosurePart =
   | { readonly disclosures: readonly Disclosure[] }
+  /** Valid until the next part is asked for: written out (as base64) at once. */
   | { readonly hashes: Uint8Array };
 
 /**

@@ -8,7 +8,10 @@
 export interface Spill {
   /** Appends `bytes` after what was written. */
   append(bytes: Uint8Array): Promise<void>;
-  /** Everything appended, from the start, in pieces of at most `size` bytes. */
+  /**
+   * Everything appended, from the start, in pieces of at most `size` bytes; each piece may be
+   * the same buffer, valid until the next is asked for.
+   */
   pieces(size: number): AsyncIterable<Uint8Array>;
   /** Gives the space back; reading after it fails. Safe to call more than once. */
   close(): Promise<void>;

@@ -48,13 +48,14 @@ class SpillFile implements Spill {
   }
 
   async *pieces(size: number): AsyncGenerator<Uint8Array> {
+    // One buffer for every piece (the port's contract: each is valid until the next is asked for).
+    const buffer = new Uint8Array(Math.min(size, this.size));
     for (let at = 0; at < this.size; ) {
       if (this.closed) throw new Error('the spill was closed before it was read');
-      const piece = new Uint8Array(Math.min(size, this.size - at));
-      const { bytesRead } = await this.handle.read(piece, 0, piece.length, at);
+      const { bytesRead } = await this.handle.read(buffer, 0, Math.min(size, this.size - at), at);
       if (bytesRead === 0) throw new Error(`the spill ends at ${at} bytes, not ${this.size}`);
       at += bytesRead;
-      yield bytesRead === piece.length ? piece : piece.subarray(0, bytesRead);
+      yield buffer.subarray(0, bytesRead);
     }
   }
 

@@ -103,7 +103,10 @@ function take(items: Iterator<number>, n: number): number[] {
   return out;
 }
 
-/** The proof's hashes, read a piece at a time and checked into the batch proof; the root, once all are, is the signed one or they are refused. */
+/**
+ * The proof's hashes, read a piece at a time and checked into the batch proof; the root, once
+ * all are, is the signed one or they are refused. Each piece is valid until the next is asked for.
+ */
 async function* provenHashes(
   reading: DisclosureReading,
   leaves: Leaves,
@@ -117,6 +120,8 @@ async function* provenHashes(
     new TrailIncompleteError(
       `the records naming the crn and the trail's hashes do not make the root the checkpoint of ${against.size} records signs (${why}: a record, a tile or a stored hash was changed); run case-read audit verify`,
     );
+  // One buffer for every piece: each is set aside before the next is asked for.
+  const pieces = new Uint8Array(HASHES * 32);
   for (let next = take(wanted, HASHES); next.length > 0; next = take(wanted, HASHES)) {
     const hashes = await reading.hashes(next);
     try {
@@ -125,9 +130,8 @@ async function* provenHashes(
       if (error instanceof BatchProofError) throw refused(error.message);
       throw error;
     }
-    const piece = new Uint8Array(hashes.length * 32);
-    for (const [i, hash] of hashes.entries()) piece.set(hash, i * 32);
-    yield piece;
+    for (const [i, hash] of hashes.entries()) pieces.set(hash, i * 32);
+    yield pieces.subarray(0, hashes.length * 32);
   }
   if (!sameHash(check.root(), against.root)) throw refused('they make another root');
 }

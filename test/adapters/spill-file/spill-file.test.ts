@@ -21,7 +21,8 @@ const bytesOf = (n: number, seed: number) => Uint8Array.from({ length: n }, (_, 
 
 async function readAll(pieces: AsyncIterable<Uint8Array>): Promise<{ bytes: Buffer; sizes: number[] }> {
   const got: Uint8Array[] = [];
-  for await (const piece of pieces) got.push(piece);
+  // Each piece is valid until the next is asked for: kept as a copy.
+  for await (const piece of pieces) got.push(Uint8Array.from(piece));
   return { bytes: Buffer.concat(got), sizes: got.map((p) => p.length) };
 }
 

@@ -101,7 +101,7 @@ async function sent(list: DisclosureList): Promise<Sent> {
     if ('disclosures' in part) {
       expect(pieces).toEqual([]);
       disclosures.push(...part.disclosures);
-    } else pieces.push(part.hashes);
+    } else pieces.push(Uint8Array.from(part.hashes));
   }
   expect(disclosures).toHaveLength(list.count);
   return { disclosures, hashes: Buffer.concat(pieces), checkpoint: list.checkpoint };
