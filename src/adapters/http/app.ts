@@ -11,19 +11,16 @@ import { caseRoutes, type OperationGuard } from './cases.routes.js';
 import type { Engine } from './deadline.js';
 import { type DocsAssets, mountDocs } from './docs.js';
 import type { AppEnv, HttpLogger } from './env.js';
-import { errorHandler } from './errors.js';
 import { type EstDeps, estHandlers, NO_RENEWAL } from './est.handlers.js';
 import { estRoutes } from './est.routes.js';
 import type { LateAppends } from './late-appends.js';
-import { answerOtherMethods } from './method-not-allowed.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { admitRequests, guardOperation, type NoPerimeter, type PerimeterOptions } from './perimeter.js';
-import { ProblemType, problemResponse } from './problem.js';
 import { type AuditFailure, type DeadlineOptions, requestCycle } from './request-cycle.js';
 import { respond } from './respond.js';
 import { riskHandlers } from './risk.handlers.js';
 import { riskRoutes } from './risk.routes.js';
-import { createRouter } from './router.js';
+import { answerTheRest, createRouter } from './router.js';
 import { type SubjectAccessOptions, subjectAccessHandlers } from './subject-access.handlers.js';
 import { subjectAccessRoutes } from './subject-access.routes.js';
 import { tokenHandlers } from './token.handlers.js';
@@ -133,15 +130,6 @@ export function createHttpApp(options: HttpAppOptions): OpenAPIHono<AppEnv> {
   const documentJson = buildOpenApiDocument(app, options.publicUrl ?? '/');
   app.get('/openapi.json', (c) => respond(c, 200, documentJson, 'application/json'));
   if (options.docs) mountDocs(app, options.docs);
-  answerOtherMethods(app);
-  app.notFound((c) =>
-    problemResponse(c, {
-      status: 404,
-      type: ProblemType.notFound,
-      title: 'Not found',
-      detail: 'no resource is served at this path',
-    }),
-  );
-  app.onError(errorHandler(logger));
+  answerTheRest(app, logger);
   return app;
 }

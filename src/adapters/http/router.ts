@@ -1,5 +1,7 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
-import type { AppEnv } from './env.js';
+import type { AppEnv, HttpLogger } from './env.js';
+import { errorHandler } from './errors.js';
+import { answerOtherMethods } from './method-not-allowed.js';
 import { ProblemType, problemResponse } from './problem.js';
 
 /**
@@ -24,4 +26,22 @@ export function createRouter(): OpenAPIHono<AppEnv> {
       });
     },
   });
+}
+
+/**
+ * What every app answers after its routes, the main listener's and the SAR door's alike: 405
+ * for another method on a route, 404 problem+json for any other path, and every error as its
+ * problem (errors.ts).
+ */
+export function answerTheRest(app: OpenAPIHono<AppEnv>, logger: HttpLogger): void {
+  answerOtherMethods(app);
+  app.notFound((c) =>
+    problemResponse(c, {
+      status: 404,
+      type: ProblemType.notFound,
+      title: 'Not found',
+      detail: 'no resource is served at this path',
+    }),
+  );
+  app.onError(errorHandler(logger));
 }

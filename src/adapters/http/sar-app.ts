@@ -4,12 +4,9 @@ import type { CrnFormat } from '../../domain/crn.js';
 import type { AuditWriter } from '../../ports/audit-log.js';
 import type { Engine } from './deadline.js';
 import type { AppEnv, HttpLogger } from './env.js';
-import { errorHandler } from './errors.js';
 import type { LateAppends } from './late-appends.js';
-import { answerOtherMethods } from './method-not-allowed.js';
-import { ProblemType, problemResponse } from './problem.js';
 import { type AuditFailure, type DeadlineOptions, requestCycle } from './request-cycle.js';
-import { createRouter } from './router.js';
+import { answerTheRest, createRouter } from './router.js';
 import { guardSarOperation, type SarDoorOptions } from './sar-guard.js';
 import { type SubjectAccessOptions, subjectAccessHandlers } from './subject-access.handlers.js';
 import { subjectAccessRoutes } from './subject-access.routes.js';
@@ -71,15 +68,6 @@ export function createSarApp(options: SarAppOptions): OpenAPIHono<AppEnv> {
   const handlers = subjectAccessHandlers(options.subjectAccess, logger);
   app.openapi(routes.getSubjectAccessRequest, handlers.getSubjectAccessRequest);
   app.openapi(routes.getSubjectAccessRequestTemplate, handlers.getSubjectAccessRequestTemplate);
-  answerOtherMethods(app);
-  app.notFound((c) =>
-    problemResponse(c, {
-      status: 404,
-      type: ProblemType.notFound,
-      title: 'Not found',
-      detail: 'no resource is served at this path',
-    }),
-  );
-  app.onError(errorHandler(logger));
+  answerTheRest(app, logger);
   return app;
 }

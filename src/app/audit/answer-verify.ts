@@ -1,5 +1,6 @@
 import { auditRecordOfEntry } from '../../domain/audit/canonical-text.js';
 import type { AuditHashes } from '../../ports/audit-hashes.js';
+import type { Disclosure } from '../../ports/disclosures.js';
 import {
   type Hash,
   inclusionRanges,
@@ -26,18 +27,11 @@ import { AuditProofError, openCheckpoint } from './proving.js';
  * Pure: the answer's JSON value, the keys and SHA-256 are handed in.
  */
 
-/** One disclosure as the answer shows it (src/ports/disclosures.ts, `Disclosure`). */
-export interface AnswerDisclosure {
-  readonly time: string;
-  readonly requestId: string;
-  readonly operation: string;
-  readonly recipient: string;
-  readonly onBehalfOf: string | null;
-  readonly status: number;
-  readonly index: number;
+/** One disclosure as the answer shows it (src/ports/disclosures.ts, `Disclosure`), its entry's base64 decoded. */
+export type AnswerDisclosure = Omit<Disclosure, 'entry'> & {
   /** The entry's bytes (the answer's base64, decoded). */
   readonly entry: Uint8Array;
-}
+};
 
 /** A subject access answer's content, as far as a check needs it; the case is not. */
 export interface Answer {
