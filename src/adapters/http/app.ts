@@ -10,22 +10,21 @@ import { caseHandlers } from './cases.handlers.js';
 import { caseRoutes, type OperationGuard } from './cases.routes.js';
 import type { Engine } from './deadline.js';
 import { type DocsAssets, mountDocs } from './docs.js';
-import type { AppEnv, HttpLogger } from './env.js';
+import { type AppEnv, type HttpLogger, SILENT_LOGGER } from './env.js';
 import { type EstDeps, estHandlers, NO_RENEWAL } from './est.handlers.js';
 import { estRoutes } from './est.routes.js';
 import type { LateAppends } from './late-appends.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { admitRequests, guardOperation, type NoPerimeter, type PerimeterOptions } from './perimeter.js';
-import { type AuditFailure, type DeadlineOptions, requestCycle } from './request-cycle.js';
+import type { AuditFailure, DeadlineOptions } from './request-cycle.js';
 import { respond } from './respond.js';
 import { riskHandlers } from './risk.handlers.js';
 import { riskRoutes } from './risk.routes.js';
-import { answerTheRest, createRouter } from './router.js';
+import { answerTheRest, cycledRouter } from './router.js';
 import { type SubjectAccessOptions, subjectAccessHandlers } from './subject-access.handlers.js';
 import { subjectAccessRoutes } from './subject-access.routes.js';
 import { tokenHandlers } from './token.handlers.js';
 import { tokenRoutes } from './token.routes.js';
-import { serverSpans } from './tracing.js';
 
 export interface HttpAppOptions {
   readonly repository: CaseRepository;
@@ -79,31 +78,25 @@ const DEFAULT_DEADLINES: DeadlineOptions = {
   maxInFlight: DEFAULT_MAX_IN_FLIGHT,
 };
 
-const silentLogger: HttpLogger = { info: () => {}, error: () => {} };
-
 /**
  * The Hono application: the request cycle, the perimeter, the routes with their guards, and
  * what answers everything else. It uses web-standard APIs only, so it runs on any runtime;
  * the mutual-TLS listener lives in `src/adapters/tls-listener`.
  */
 export function createHttpApp(options: HttpAppOptions): OpenAPIHono<AppEnv> {
-  const logger = options.logger ?? silentLogger;
+  const logger = options.logger ?? SILENT_LOGGER;
   const { perimeter, repository, crnFormat } = options;
-  const app = createRouter();
-  if (options.tracer) app.use(serverSpans(options.tracer));
-  app.use(
-    requestCycle({
-      logger,
-      audit: options.audit,
-      observe: options.observe,
-      deadlines: options.deadlines ?? DEFAULT_DEADLINES,
-      deadlineExceeded: options.deadlineExceeded,
-      overloaded: options.overloaded,
-      auditFailed: options.auditFailed,
-      inFlight: options.inFlight,
-      lateAppends: options.lateAppends,
-    }),
-  );
+  const app = cycledRouter(options.tracer, {
+    logger,
+    audit: options.audit,
+    observe: options.observe,
+    deadlines: options.deadlines ?? DEFAULT_DEADLINES,
+    deadlineExceeded: options.deadlineExceeded,
+    overloaded: options.overloaded,
+    auditFailed: options.auditFailed,
+    inFlight: options.inFlight,
+    lateAppends: options.lateAppends,
+  });
   if (!('disabled' in perimeter)) app.use(admitRequests(perimeter));
 
   /** Steps 6–8 for each operation; the bearer requirement covers the /case operations only (decisions §1 step 6). */

@@ -64,3 +64,6 @@ export interface HttpLogger {
   /** The access-log line of a request; without it, `info(entry, 'request')`. */
   request?(entry: AccessEntry): void;
 }
+
+/** The logger of an app given none (tests of the core): it says nothing. */
+export const SILENT_LOGGER: HttpLogger = { info: () => {}, error: () => {} };

@@ -1,8 +1,11 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
+import type { Tracer } from '@opentelemetry/api';
 import type { AppEnv, HttpLogger } from './env.js';
 import { errorHandler } from './errors.js';
 import { answerOtherMethods } from './method-not-allowed.js';
 import { ProblemType, problemResponse } from './problem.js';
+import { type RequestCycleOptions, requestCycle } from './request-cycle.js';
+import { serverSpans } from './tracing.js';
 
 /**
  * Every router is made here, so every route shares one validation hook: a request that
@@ -26,6 +29,17 @@ export function createRouter(): OpenAPIHono<AppEnv> {
       });
     },
   });
+}
+
+/**
+ * A router with what every request of every app goes through first, the main listener's and
+ * the SAR door's alike: its server span (when tracing is on), then the request cycle.
+ */
+export function cycledRouter(tracer: Tracer | undefined, cycle: RequestCycleOptions): OpenAPIHono<AppEnv> {
+  const app = createRouter();
+  if (tracer) app.use(serverSpans(tracer));
+  app.use(requestCycle(cycle));
+  return app;
 }
 
 /**

@@ -3,14 +3,13 @@ import type { Tracer } from '@opentelemetry/api';
 import type { CrnFormat } from '../../domain/crn.js';
 import type { AuditWriter } from '../../ports/audit-log.js';
 import type { Engine } from './deadline.js';
-import type { AppEnv, HttpLogger } from './env.js';
+import { type AppEnv, type HttpLogger, SILENT_LOGGER } from './env.js';
 import type { LateAppends } from './late-appends.js';
-import { type AuditFailure, type DeadlineOptions, requestCycle } from './request-cycle.js';
-import { answerTheRest, createRouter } from './router.js';
+import type { AuditFailure, DeadlineOptions } from './request-cycle.js';
+import { answerTheRest, cycledRouter } from './router.js';
 import { guardSarOperation, type SarDoorOptions } from './sar-guard.js';
 import { type SubjectAccessOptions, subjectAccessHandlers } from './subject-access.handlers.js';
 import { subjectAccessRoutes } from './subject-access.routes.js';
-import { serverSpans } from './tracing.js';
 
 /**
  * The SAR service's door (decisions §23): the Hono app of the listener on `SAR_PORT`. It
@@ -42,24 +41,18 @@ export interface SarAppOptions {
 /** The security requirement the door's routes carry: the organisation's client-credentials token alone. */
 const SAR_DOOR_SECURITY = [{ sarServiceToken: [] }];
 
-const silentLogger: HttpLogger = { info: () => {}, error: () => {} };
-
 export function createSarApp(options: SarAppOptions): OpenAPIHono<AppEnv> {
-  const logger = options.logger ?? silentLogger;
-  const app = createRouter();
-  if (options.tracer) app.use(serverSpans(options.tracer));
-  app.use(
-    requestCycle({
-      logger,
-      audit: options.audit,
-      observe: options.observe,
-      deadlines: options.deadlines,
-      deadlineExceeded: options.deadlineExceeded,
-      overloaded: options.overloaded,
-      auditFailed: options.auditFailed,
-      lateAppends: options.lateAppends,
-    }),
-  );
+  const logger = options.logger ?? SILENT_LOGGER;
+  const app = cycledRouter(options.tracer, {
+    logger,
+    audit: options.audit,
+    observe: options.observe,
+    deadlines: options.deadlines,
+    deadlineExceeded: options.deadlineExceeded,
+    overloaded: options.overloaded,
+    auditFailed: options.auditFailed,
+    lateAppends: options.lateAppends,
+  });
   const routes = subjectAccessRoutes(
     options.crnFormat,
     (operation) => [guardSarOperation(options.door, operation)],
