@@ -111,8 +111,10 @@ describe('PostgreSQL store URLs', () => {
       const hop = postgresHop(url);
       // Loopback: localhost, ::1, 127.0.0.0/8 (fc.ipV4() gives some of those too).
       expect(hop.loopback).toBe(LOOPBACK.includes(p.host) || /^127(\.\d{1,3}){3}$/.test(p.host));
-      // A password never shows.
-      if (p.password !== undefined && p.password.length > 3) {
+      // A password never shows: wherever else the URL holds the same characters (a host that
+      // contains them, say), their showing says nothing, so those URLs are not asked about.
+      const elsewhere = (pw: string) => url.replace(`:${enc(pw)}@`, ':@').includes(enc(pw));
+      if (p.password !== undefined && p.password.length > 3 && !elsewhere(p.password)) {
         expect(displayPostgresUrl(url)).not.toContain(enc(p.password));
         expect(hop.to).not.toContain(enc(p.password));
       }
