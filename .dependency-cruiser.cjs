@@ -37,6 +37,14 @@ module.exports = {
       to: { pathNot: ['^src/ports/', '^src/domain/', '^src/tlog/'] },
     },
     {
+      name: 'formats-know-only-the-domain',
+      severity: 'error',
+      comment:
+        "src/formats holds the file formats the service reads (the case file): any adapter or command may read them, so they import nothing of src/adapters or src/app, only the domain, the ports' types and the libraries they parse with.",
+      from: { path: '^src/formats/' },
+      to: { path: ['^src/adapters/', '^src/app/'] },
+    },
+    {
       name: 'adapters-do-not-reach-the-app',
       severity: 'error',
       comment: 'Adapters are composed by src/app; they never import it.',
@@ -106,7 +114,7 @@ module.exports = {
       name: 'adapters-are-independent',
       severity: 'error',
       comment:
-        'One adapter folder never imports another (the composition root wires them). Two exceptions: the problem types of the HTTP API (plain data), which the upstream-HTTP client reads in an upstream’s answers, and src/adapters/shared, small helpers of no technology of their own (SHA-256).',
+        'One adapter folder never imports another (the composition root wires them). Two exceptions: the problem types of the HTTP API (plain data), which the upstream store reads in an upstream’s answers, and src/adapters/shared, small helpers of no technology of their own (SHA-256).',
       from: { path: '^src/adapters/([^/]+)/' },
       to: {
         path: '^src/adapters/',

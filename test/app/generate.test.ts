@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseCaseFile } from '../../src/adapters/memory/case-file.js';
 import { crnForIndex, generateCases, MAX_GENERATED_CASES } from '../../src/app/generate.js';
+import { parseCaseFile } from '../../src/formats/case-file.js';
 
 describe('generateCases', () => {
   it('is deterministic for a seed, and differs between seeds', () => {

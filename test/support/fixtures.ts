@@ -1,5 +1,6 @@
-import { FIXTURES_PATH, loadCaseFile } from '../../src/adapters/memory/case-file.js';
+import { FIXTURES_PATH } from '../../src/adapters/memory/store-kind.js';
 import type { CaseRecord } from '../../src/domain/types.js';
+import { loadCaseFile } from '../../src/formats/case-file.js';
 
 /** The shipped synthetic fixtures, parsed and validated as the service would. */
 export function fixtureCases(): CaseRecord[] {

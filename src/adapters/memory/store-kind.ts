@@ -1,9 +1,12 @@
+import { loadCaseFile } from '../../formats/case-file.js';
 import type { NoSettings, Opened, StoreKind } from '../../ports/stores.js';
 import { noSettings } from '../shared/variables.js';
 import { InMemoryAccessDirectory } from './access-directory.js';
-import { FIXTURES_PATH, loadCaseFile } from './case-file.js';
 import { InMemoryCaseRepository } from './case-repository.js';
 import { InMemoryRateLimiter } from './rate-limiter.js';
+
+/** The synthetic fixtures that ship with the service: the memory store's cases. */
+export const FIXTURES_PATH = new URL('../../../fixtures/cases.json', import.meta.url);
 
 const held = <T>(value: T, description: string): Opened<T> => ({
   value,

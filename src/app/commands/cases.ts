@@ -3,9 +3,10 @@ import cliProgress from 'cli-progress';
 import { isActive, type LimitedAccess } from '../../domain/access/limited-access.js';
 import { Crn, type CrnFormat } from '../../domain/crn.js';
 import type { CaseRecord } from '../../domain/types.js';
+import { CaseFileError, parseCaseFileText } from '../../formats/case-file.js';
 import type { CaseWriter } from '../../ports/case-repository.js';
 import type { Opened, StoreWiring } from '../../ports/stores.js';
-import { CaseFileError, parseCaseFile, readRegularFileSync } from '../composition/operator.js';
+import { readRegularFileSync } from '../composition/operator.js';
 import { STORE_REGISTRY } from '../composition/store-kinds.js';
 import { generateCases, MAX_GENERATED_CASES } from '../generate.js';
 import type { StoreRef } from '../stores.js';
@@ -49,13 +50,7 @@ function readCaseFile(file: string, crnFormat: CrnFormat): CaseRecord[] {
   const { bytes } = readRegularFileSync('', file, (message) => new CommandError(message.trimStart()), {
     maxBytes: MAX_CASE_FILE_BYTES,
   });
-  let json: unknown;
-  try {
-    json = JSON.parse(bytes.toString('utf8'));
-  } catch (error) {
-    throw new CaseFileError(file, [`is not valid JSON: ${(error as Error).message}`]);
-  }
-  return parseCaseFile(json, { source: file, crnFormat });
+  return parseCaseFileText(bytes.toString('utf8'), { source: file, crnFormat });
 }
 
 export async function importCases(files: readonly string[], values: StoreGiven, io: Io): Promise<number> {

@@ -12,8 +12,6 @@ export { generateApiKey } from '../../adapters/crypto/api-keys.js';
 export { createDevIssuer, DEV_AUDIENCE, DEV_ISSUER, mintToken } from '../../adapters/jose/dev-issuer.js';
 /** `config check`: the bearer JWKS file is read as `serve` would read it (jose). */
 export { keySetFrom } from '../../adapters/jose/token-verifier.js';
-/** `cases import`: case files are validated as the memory store validates its fixtures (read by `readRegularFileSync`). */
-export { CaseFileError, parseCaseFile } from '../../adapters/memory/case-file.js';
 /** `tokens mint --bind-cert`: RFC 8705's thumbprint of a certificate (node:crypto). */
 export { thumbprintOfPem } from '../../adapters/tls-listener/peer-certificate.js';
 /** `certs sign`: a consumer's CSR read and checked as `simplereenroll` reads it (@peculiar/x509). */

@@ -1,15 +1,24 @@
 import { readFileSync } from 'node:fs';
 import * as z from 'zod';
-import { CrnFormat } from '../../domain/crn.js';
-import { type CaseRecord, SCORE_LEVELS } from '../../domain/types.js';
-import { StoreError } from '../../ports/stores.js';
+import { CrnFormat } from '../domain/crn.js';
+import { type CaseRecord, SCORE_LEVELS } from '../domain/types.js';
+import { StoreError } from '../ports/stores.js';
 
 /**
- * The case file format: what `fixtures/cases.json` holds and what `case-read cases import`
- * reads. It is parsed strictly: unknown fields, missing fields, an absent optional value
- * (it must be `null`), a date-time without an offset or a crn outside the configured pattern
- * all reject the whole file, naming the case and the field.
+ * The case file format: what `fixtures/cases.json` holds, what `case-read cases import`
+ * reads, and what any store keeping cases as JSON may read (a file of many cases, or one
+ * case record on its own: {@link parseCaseRecord}). Any adapter or command may import it; it
+ * imports only the domain. It is parsed strictly: unknown fields, missing fields, an absent
+ * optional value (it must be `null`), a date-time without an offset or a crn outside the
+ * configured pattern all reject the whole file, naming the case and the field.
  */
+
+/** How a case file or record is read: the name its errors give it, and the crn pattern. */
+export interface CaseFileOptions {
+  /** What the errors call it: a path, or `case file` when not given. */
+  readonly source?: string;
+  readonly crnFormat?: CrnFormat;
+}
 
 const text = (max: number) => z.string().max(max);
 const codeAndDescription = z.strictObject({ code: text(100).min(1), description: text(500).min(1) });
@@ -81,8 +90,7 @@ const caseFileSchema = z.strictObject({
   cases: z.array(caseRecordSchema),
 });
 
-/** A case file that cannot be used; the message names every problem found. */
-/** A case file is not valid: nothing was loaded from it. */
+/** A case file or record that cannot be used: nothing was loaded from it; the message names every problem found. */
 export class CaseFileError extends StoreError {
   constructor(
     readonly source: string,
@@ -101,34 +109,61 @@ function pathOf(path: readonly PropertyKey[]): string {
   return out || '(root)';
 }
 
+const problemsOf = (error: z.ZodError) =>
+  error.issues.map((issue) => `${pathOf(issue.path)}: ${issue.message}`);
+
+/** A valid record's crn checked against the pattern, its `covers` note dropped. */
+function caseOf(
+  { covers: _covers, limitedAccess, ...record }: z.infer<typeof caseRecordSchema>,
+  at: string,
+  format: CrnFormat,
+  problems: string[],
+): CaseRecord {
+  const problem = format.problemWith(record.crn);
+  if (problem !== undefined) problems.push(`${at}crn: ${JSON.stringify(record.crn)} ${problem}`);
+  return { ...record, limitedAccess: limitedAccess ?? null };
+}
+
+/** Validates parsed JSON as one case record (an element of a case file's `cases`). */
+export function parseCaseRecord(json: unknown, options: CaseFileOptions = {}): CaseRecord {
+  const source = options.source ?? 'case record';
+  const parsed = caseRecordSchema.safeParse(json);
+  if (!parsed.success) throw new CaseFileError(source, problemsOf(parsed.error));
+  const problems: string[] = [];
+  const record = caseOf(parsed.data, '', options.crnFormat ?? CrnFormat.default, problems);
+  if (problems.length > 0) throw new CaseFileError(source, problems);
+  return record;
+}
+
 /** Validates parsed JSON as a case file and returns its cases, without the `covers` notes. */
-export function parseCaseFile(
-  json: unknown,
-  options: { source?: string; crnFormat?: CrnFormat } = {},
-): CaseRecord[] {
+export function parseCaseFile(json: unknown, options: CaseFileOptions = {}): CaseRecord[] {
   const source = options.source ?? 'case file';
   const format = options.crnFormat ?? CrnFormat.default;
   const parsed = caseFileSchema.safeParse(json);
-  if (!parsed.success) {
-    throw new CaseFileError(
-      source,
-      parsed.error.issues.map((issue) => `${pathOf(issue.path)}: ${issue.message}`),
-    );
-  }
+  if (!parsed.success) throw new CaseFileError(source, problemsOf(parsed.error));
   const problems: string[] = [];
   const seen = new Set<string>();
-  const records: CaseRecord[] = parsed.data.cases.map(
-    ({ covers: _covers, limitedAccess, ...record }, index) => {
-      const problem = format.problemWith(record.crn);
-      if (problem !== undefined)
-        problems.push(`cases[${index}].crn: ${JSON.stringify(record.crn)} ${problem}`);
-      if (seen.has(record.crn)) problems.push(`cases[${index}].crn: ${record.crn} appears more than once`);
-      seen.add(record.crn);
-      return { ...record, limitedAccess: limitedAccess ?? null };
-    },
-  );
+  const records = parsed.data.cases.map((data, index) => {
+    const record = caseOf(data, `cases[${index}].`, format, problems);
+    if (seen.has(record.crn)) problems.push(`cases[${index}].crn: ${record.crn} appears more than once`);
+    seen.add(record.crn);
+    return record;
+  });
   if (problems.length > 0) throw new CaseFileError(source, problems);
   return records;
+}
+
+/** A case file's text (UTF-8 JSON), validated: its cases. */
+export function parseCaseFileText(text: string, options: CaseFileOptions = {}): CaseRecord[] {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new CaseFileError(options.source ?? 'case file', [
+      `is not valid JSON: ${(error as Error).message}`,
+    ]);
+  }
+  return parseCaseFile(json, options);
 }
 
 /** Reads and validates a case file from disk. */
@@ -139,14 +174,5 @@ export function loadCaseFile(path: string, options: { crnFormat?: CrnFormat } = 
   } catch (error) {
     throw new CaseFileError(path, [`cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`]);
   }
-  let json: unknown;
-  try {
-    json = JSON.parse(raw);
-  } catch (error) {
-    throw new CaseFileError(path, [`is not valid JSON: ${(error as Error).message}`]);
-  }
-  return parseCaseFile(json, { ...options, source: path });
+  return parseCaseFileText(raw, { ...options, source: path });
 }
-
-/** The synthetic fixtures that ship with the service. */
-export const FIXTURES_PATH = new URL('../../../fixtures/cases.json', import.meta.url);

@@ -2,10 +2,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CaseFileError, loadCaseFile, parseCaseFile } from '../../../src/adapters/memory/case-file.js';
-import { CrnFormat } from '../../../src/domain/crn.js';
-import { fixtureCases } from '../../support/fixtures.js';
-import { CaseMother } from '../../support/mothers.js';
+import { CrnFormat } from '../../src/domain/crn.js';
+import { CaseFileError, loadCaseFile, parseCaseFile, parseCaseRecord } from '../../src/formats/case-file.js';
+import { fixtureCases } from '../support/fixtures.js';
+import { CaseMother } from '../support/mothers.js';
 
 function problemsOf(run: () => unknown): readonly string[] {
   try {
@@ -131,6 +131,41 @@ describe('parseCaseFile', () => {
     };
     expect(problemsOf(() => parseCaseFile({ cases: [withLocal] })).join()).toMatch(
       /disabilities\[0\]\.updatedAt/,
+    );
+  });
+});
+
+describe('parseCaseRecord', () => {
+  it('reads one case as parseCaseFile reads each of a file, without its covers note', () => {
+    const record = { ...CaseMother.full('X123456'), covers: 'note' };
+    expect(parseCaseRecord(record)).toStrictEqual(parseCaseFile({ cases: [record] })[0]);
+    expect(parseCaseRecord(CaseMother.minimal('A000001')).limitedAccess).toBeNull();
+  });
+
+  it('names the source and each field at fault, with no cases[] prefix', () => {
+    const broken = structuredClone(CaseMother.full('X123456')) as unknown as Record<string, unknown>;
+    delete broken.homeOfficeInterest;
+    broken.dateOfBirth = '1990-01-01';
+    let error: unknown;
+    try {
+      parseCaseRecord(broken, { source: 'cases/X123456.json' });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(CaseFileError);
+    const { source, problems } = error as CaseFileError;
+    expect(source).toBe('cases/X123456.json');
+    expect(problems.some((p) => p.startsWith('homeOfficeInterest:'))).toBe(true);
+    expect(problems.join()).toMatch(/dateOfBirth/);
+  });
+
+  it('refuses a crn outside the configured pattern', () => {
+    expect(problemsOf(() => parseCaseRecord(CaseMother.full('bad')))).toEqual([
+      'crn: "bad" it does not match the pattern ^[A-Z][0-9]{6}$',
+    ]);
+    const strict = CrnFormat.of('^[A-Z]{2}[0-9]{4}$');
+    expect(problemsOf(() => parseCaseRecord(CaseMother.full('X123456'), { crnFormat: strict }))).toHaveLength(
+      1,
     );
   });
 });
