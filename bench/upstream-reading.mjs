@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 // node bench/upstream-reading.mjs [--bodies N]
 //
-// What reading one upstream body costs the upstream-HTTP case store, in process: JSON.parse
+// What reading one upstream body costs the upstream case store, in process: JSON.parse
 // and the check, per body, in µs. `strict` is the service's own answer schema (how the store
 // read an upstream before it read tolerantly); `reading` is the store's tolerant reading
-// schema (src/adapters/upstream-http/reading.ts), for the same body, and for the recorded
+// schema (src/adapters/upstream/reading.ts), for the same body, and for the recorded
 // gateway and probation bodies that only it accepts (local times converted in
 // Europe/London, absent fields filled in). Four rounds; the first warms up. Needs `npm run
 // build`. The socket figure is `npm run bench -- upstream`.
@@ -17,7 +17,7 @@ const json = (path) => JSON.parse(readFileSync(new URL(path, root), 'utf8'));
 const { RiskScoresPageSchema, PersonalDetailsAndCircumstancesSchema } = await import(
   new URL('dist/adapters/http/schemas.js', root).href
 );
-const { upstreamReading } = await import(new URL('dist/adapters/upstream-http/reading.js', root).href);
+const { upstreamReading } = await import(new URL('dist/adapters/upstream/reading.js', root).href);
 const reading = upstreamReading('Europe/London');
 
 // The bench's case, as this service answers it (every field, date-times with offsets).

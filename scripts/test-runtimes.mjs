@@ -24,8 +24,8 @@ const SUITES = [
   'test/adapters/jsonl',
   'test/adapters/crypto',
   // Local date-times given their offset by each runtime's own zone data.
-  'test/adapters/upstream-http/local-time.test.ts',
-  'test/adapters/upstream-http/reading.test.ts',
+  'test/adapters/upstream/local-time.test.ts',
+  'test/adapters/upstream/reading.test.ts',
   // The timer that ends an upstream, STS or AWS Private CA call, on each runtime's timers.
   'test/adapters/shared/call-budget.test.ts',
   // A key or secret file readable by others refused: each runtime's file modes, through symlinks.

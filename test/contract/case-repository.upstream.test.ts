@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_MAX_BODY_BYTES } from '../../src/adapters/upstream-http/settings.js';
-import { upstreamStores } from '../../src/adapters/upstream-http/store-kind.js';
+import { DEFAULT_MAX_BODY_BYTES } from '../../src/adapters/upstream/settings.js';
+import { upstreamStores } from '../../src/adapters/upstream/store-kind.js';
 import { Crn } from '../../src/domain/crn.js';
 import type { CaseRepository } from '../../src/ports/case-repository.js';
 import type { Opened } from '../../src/ports/stores.js';
@@ -38,7 +38,7 @@ async function readingFrom(upstream: { url: string; close(): Promise<void> }, se
 // The upstream is a second instance of this service, over mutual TLS with an API key and a
 // bearer token, serving the records from SQLite.
 describeCaseRepositoryContract(
-  'upstream-http',
+  'upstream',
   async (records) => {
     const upstream = await startUpstreamInstance(records);
     return readingFrom(upstream, upstreamSettings(upstream));
@@ -50,7 +50,7 @@ describeCaseRepositoryContract(
 // contract does not have added, every 404 `{ status, message }` (no problem type, so a case
 // with no manager is told from an unknown crn by asking for the case). The contract holds.
 describeCaseRepositoryContract(
-  'upstream-http, the probation service’s shapes',
+  'upstream, the probation service’s shapes',
   async (records) => readingFrom(await startRealUpstream({ records })),
   { decidesLimitedAccess: true },
 );

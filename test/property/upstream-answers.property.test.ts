@@ -1,19 +1,19 @@
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect } from 'vitest';
-import { limitedAccessRefusal, problemOf } from '../../src/adapters/upstream-http/problem-answers.js';
+import { limitedAccessRefusal, problemOf } from '../../src/adapters/upstream/problem-answers.js';
 import {
   type CaseResource,
   mismatchOf,
   notTheCase,
   upstreamReading,
-} from '../../src/adapters/upstream-http/reading.js';
+} from '../../src/adapters/upstream/reading.js';
 import { GENERIC_RESTRICTION_MESSAGE } from '../../src/domain/access/limited-access.js';
 import { SCORE_LEVELS } from '../../src/domain/types.js';
 import { anyText } from './arbitraries.js';
 import { runs, TIMEOUT } from './runs.js';
 
 /**
- * What the upstream system of record answers (src/adapters/upstream-http/reading.ts and
+ * What the upstream system of record answers (src/adapters/upstream/reading.ts and
  * problem-answers.ts), read as the upstream case store reads it once the body is JSON: the
  * crn check, the tolerant reading schemas, the mismatch named for the log, and the problem
  * answers. The contract's JSON is written here from docs/consumers' shapes, not from the schemas.

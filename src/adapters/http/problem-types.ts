@@ -1,7 +1,7 @@
 /**
  * The problem types this service answers with (RFC 9457 `type`), one URN per kind of problem:
  * the vocabulary of its wire format, which an upstream that is another instance of this
- * service speaks too. Plain data, so the upstream-HTTP client can read it without the HTTP
+ * service speaks too. Plain data, so the upstream store can read it without the HTTP
  * framework.
  */
 export const PROBLEM_PREFIX = 'urn:case-read:problem:';

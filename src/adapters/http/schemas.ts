@@ -10,7 +10,7 @@ import { ProblemType } from './problem.js';
  * required, nullable where the specification's tables allow null: a generated client gets
  * `preferredLanguage: CodeAndDescription | null`, not `preferredLanguage?: …`. What a
  * system of record may send is read by the upstream adapter's own tolerant schemas
- * (`adapters/upstream-http/reading.ts`), never by these.
+ * (`adapters/upstream/reading.ts`), never by these.
  */
 
 /**

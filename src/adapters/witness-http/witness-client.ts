@@ -1,5 +1,5 @@
 // The package's own entry by path: Bun answers a bare `undici` with its built-in stand-in,
-// which lacks the pool options (as in src/adapters/upstream-http).
+// which lacks the pool options (as in src/adapters/upstream).
 import { Agent, request } from 'undici/index.js';
 import type { WitnessAnswer, WitnessClient } from '../../ports/witnesses.js';
 import { parseTlogSize, TLOG_SIZE_CONTENT_TYPE } from '../../tlog/witness-protocol.js';

@@ -18,7 +18,7 @@ import type { Tracing } from '../../adapters/opentelemetry/tracing.js';
 import { accessLogOf, type Logger } from '../../adapters/pino/logger.js';
 import type { PrometheusMetrics } from '../../adapters/prometheus/metrics.js';
 import { peerCertificateOf } from '../../adapters/tls-listener/peer-certificate.js';
-import { upstreamStores } from '../../adapters/upstream-http/store-kind.js';
+import { upstreamStores } from '../../adapters/upstream/store-kind.js';
 import type { CertificateIssuer } from '../../ports/certificate-issuer.js';
 import type { CertificateRequests } from '../../ports/certificate-requests.js';
 import type { CheckpointSigner } from '../../ports/checkpoint-keys.js';

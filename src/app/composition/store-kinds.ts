@@ -4,7 +4,7 @@ import { memoryStores } from '../../adapters/memory/store-kind.js';
 import { postgresStores } from '../../adapters/postgres/store-kind.js';
 import { redisStores } from '../../adapters/redis/store-kind.js';
 import { sqliteStores } from '../../adapters/sqlite/store-kind.js';
-import { upstreamStores } from '../../adapters/upstream-http/store-kind.js';
+import { upstreamStores } from '../../adapters/upstream/store-kind.js';
 import type { Environment, StoreLog, StoreWiring } from '../../ports/stores.js';
 import { StoreRegistry } from '../stores.js';
 import { type Config, loadConfig } from './config.js';

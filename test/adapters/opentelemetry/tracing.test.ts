@@ -3,7 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { InMemoryAccessDirectory } from '../../../src/adapters/memory/access-directory.js';
 import { InMemoryRateLimiter } from '../../../src/adapters/memory/rate-limiter.js';
 import { startTracing, type Tracing } from '../../../src/adapters/opentelemetry/tracing.js';
-import { upstreamStores } from '../../../src/adapters/upstream-http/store-kind.js';
+import { upstreamStores } from '../../../src/adapters/upstream/store-kind.js';
 import type { CaseRepository } from '../../../src/ports/case-repository.js';
 import type { Opened } from '../../../src/ports/stores.js';
 import { FAKE_CREDENTIALS, FakeSts, issuerFor } from '../../support/fake-sts.js';

@@ -9,8 +9,8 @@ import type { RunningServer, TlsFiles } from '../../../src/adapters/tls-listener
 import {
   DEFAULT_MAX_BODY_BYTES,
   type UpstreamSettings,
-} from '../../../src/adapters/upstream-http/settings.js';
-import { upstreamStores } from '../../../src/adapters/upstream-http/store-kind.js';
+} from '../../../src/adapters/upstream/settings.js';
+import { upstreamStores } from '../../../src/adapters/upstream/store-kind.js';
 import { issueServerCertificate } from '../../../src/adapters/x509/pki.js';
 import { CertificateExpiry } from '../../../src/app/certificate-expiry.js';
 import { readAuditSigner } from '../../../src/app/composition/audit-wiring.js';

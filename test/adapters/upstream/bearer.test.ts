@@ -1,7 +1,7 @@
 import { OAuth2Server } from 'oauth2-mock-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clientCredentialsBearer } from '../../../src/adapters/upstream-http/bearer.js';
-import { DEFAULT_MAX_BODY_BYTES } from '../../../src/adapters/upstream-http/settings.js';
+import { clientCredentialsBearer } from '../../../src/adapters/upstream/bearer.js';
+import { DEFAULT_MAX_BODY_BYTES } from '../../../src/adapters/upstream/settings.js';
 import { UpstreamFailedError } from '../../../src/domain/errors.js';
 
 /** OAuth2 client credentials against a real token server (oauth2-mock-server) on loopback. */

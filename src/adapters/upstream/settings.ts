@@ -8,7 +8,7 @@ import {
 } from '../shared/variables.js';
 import { isTimeZone } from './local-time.js';
 
-/** How the upstream-HTTP case store connects and authenticates (files hold the secrets). */
+/** How the upstream case store connects and authenticates (files hold the secrets). */
 export interface UpstreamSettings {
   readonly connections: number;
   /** The whole call, retries included. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type * as z from 'zod';
-import { mismatchOf, notTheCase, upstreamReading } from '../../../src/adapters/upstream-http/reading.js';
+import { mismatchOf, notTheCase, upstreamReading } from '../../../src/adapters/upstream/reading.js';
 import { recordedBody } from '../../support/real-upstream.js';
 
 const reading = upstreamReading('Europe/London');

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { upstreamStores } from '../../../src/adapters/upstream-http/store-kind.js';
+import { upstreamStores } from '../../../src/adapters/upstream/store-kind.js';
 import type { AuditRecord } from '../../../src/domain/audit/record.js';
 import type { CaseRepository } from '../../../src/ports/case-repository.js';
 import type { Opened } from '../../../src/ports/stores.js';

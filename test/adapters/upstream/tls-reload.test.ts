@@ -1,6 +1,6 @@
 import { chmodSync, rmSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { upstreamStores } from '../../../src/adapters/upstream-http/store-kind.js';
+import { upstreamStores } from '../../../src/adapters/upstream/store-kind.js';
 import { Crn } from '../../../src/domain/crn.js';
 import type { CaseRepository } from '../../../src/ports/case-repository.js';
 import type { Opened } from '../../../src/ports/stores.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { upstreamStores } from '../../../src/adapters/upstream-http/store-kind.js';
+import { upstreamStores } from '../../../src/adapters/upstream/store-kind.js';
 import type { CaseRepository } from '../../../src/ports/case-repository.js';
 import type { Opened } from '../../../src/ports/stores.js';
 import { fixtureCases } from '../../support/fixtures.js';

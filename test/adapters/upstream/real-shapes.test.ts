@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_MAX_BODY_BYTES } from '../../../src/adapters/upstream-http/settings.js';
-import { upstreamStores } from '../../../src/adapters/upstream-http/store-kind.js';
+import { DEFAULT_MAX_BODY_BYTES } from '../../../src/adapters/upstream/settings.js';
+import { upstreamStores } from '../../../src/adapters/upstream/store-kind.js';
 import type { CaseRepository } from '../../../src/ports/case-repository.js';
 import type { Opened } from '../../../src/ports/stores.js';
 import { fixtureCases } from '../../support/fixtures.js';

@@ -1,9 +1,9 @@
 import { createSecureServer, type Http2SecureServer } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clientCredentialsBearer } from '../../../src/adapters/upstream-http/bearer.js';
-import { UpstreamCaseRepository } from '../../../src/adapters/upstream-http/case-repository.js';
-import { DEFAULT_MAX_BODY_BYTES } from '../../../src/adapters/upstream-http/settings.js';
+import { clientCredentialsBearer } from '../../../src/adapters/upstream/bearer.js';
+import { UpstreamCaseRepository } from '../../../src/adapters/upstream/case-repository.js';
+import { DEFAULT_MAX_BODY_BYTES } from '../../../src/adapters/upstream/settings.js';
 import { httpWitnessClient } from '../../../src/adapters/witness-http/witness-client.js';
 import { type Ca, createCa, issueServerCertificate } from '../../../src/adapters/x509/pki.js';
 import { Crn } from '../../../src/domain/crn.js';

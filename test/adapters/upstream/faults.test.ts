@@ -1,8 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { UpstreamCaseRepository } from '../../../src/adapters/upstream-http/case-repository.js';
-import { DEFAULT_MAX_BODY_BYTES } from '../../../src/adapters/upstream-http/settings.js';
+import { UpstreamCaseRepository } from '../../../src/adapters/upstream/case-repository.js';
+import { DEFAULT_MAX_BODY_BYTES } from '../../../src/adapters/upstream/settings.js';
 import { Crn } from '../../../src/domain/crn.js';
 import {
   StoreUnavailableError,
@@ -293,7 +293,7 @@ describe('an answer that is not the case asked for', () => {
 
 describe('the upstream store as serve opens it', () => {
   it('readiness fails while the circuit is open, and passes again once it closes', async () => {
-    const { upstreamStores } = await import('../../../src/adapters/upstream-http/store-kind.js');
+    const { upstreamStores } = await import('../../../src/adapters/upstream/store-kind.js');
     const { testContext } = await import('../../support/stores.js');
     const store = await upstreamStores.cases?.open(base, {
       ...testContext,

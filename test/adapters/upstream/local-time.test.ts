@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isTimeZone, localDateTimeReader } from '../../../src/adapters/upstream-http/local-time.js';
+import { isTimeZone, localDateTimeReader } from '../../../src/adapters/upstream/local-time.js';
 
 // Runs under Node, Bun and Deno (scripts/test-runtimes.mjs): each platform's own zone data.
 describe('a local date-time read in its zone and given its offset', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { upstreamSettings } from '../../../src/adapters/upstream-http/settings.js';
+import { upstreamSettings } from '../../../src/adapters/upstream/settings.js';
 import type { Environment } from '../../../src/ports/stores.js';
 
 /** The upstream kind's own variables (ADR 0003): what it makes of the token endpoint's TLS. */
