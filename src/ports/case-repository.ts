@@ -31,8 +31,8 @@ export interface ReadFor {
 }
 
 /**
- * The case repository port: where case data is read from (fixtures in memory, a SQLite
- * file, PostgreSQL, an upstream system of record). Contract, checked by
+ * The case repository port: where case data is read from (a store of any kind that can
+ * hold cases: a database, a file, the upstream system of record). Contract, checked by
  * `test/contract/case-repository.contract.ts`:
  *
  * - "not found" is `undefined`, never an exception; an exception means the store failed;
@@ -42,7 +42,9 @@ export interface ReadFor {
  * - answers are fresh objects: a caller mutating one cannot change what the next caller sees;
  * - every answer comes with the case's limited-access rules as held, ended rules included
  *   (`null` for a case without rules); a store that decides them itself (upstream) answers
- *   `null` and throws `LimitedAccessError` for a reader it refuses.
+ *   `null` and throws `LimitedAccessError` for a reader it refuses;
+ * - how it fails (a store that cannot be opened, an engine down, a record that cannot be
+ *   read back) is the store error convention of `store-errors.ts`.
  */
 export interface CaseRepository {
   findPersonalDetails(

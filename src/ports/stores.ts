@@ -6,15 +6,19 @@ import type { RateLimiter } from './rate-limiter.js';
 import type { OutgoingTracing } from './tracing.js';
 
 /**
- * Store kinds: how a store named by a URL (`sqlite:PATH`, `postgres://…`, `redis://…`,
- * `memory`) is recognised, configured and opened. Each adapter folder that holds state
- * exports one {@link StoreKind}, which describes itself whole: its URL form, its own
- * settings (variables, defaults and the checks between them), its masked display and the
- * roles it can open. The composition root lists the kinds (`src/app/composition/
- * store-kinds.ts`); adding a store technology is one adapter folder plus one line there.
+ * Store kinds: how a store named by a URL (`sqlite:PATH`, `postgres://…`, …) is recognised,
+ * configured and opened. Each adapter folder that holds state exports one {@link StoreKind},
+ * which describes itself whole: its URL form, its own settings (variables, defaults and the
+ * checks between them), its masked display and the roles it can open. The composition root
+ * lists the kinds (`src/app/composition/store-kinds.ts`); adding a store technology is one
+ * adapter folder plus one line there (the recipe: docs/architecture "How to add a store
+ * kind"). How every store fails is one convention: `store-errors.ts`.
  */
 
-/** A store cannot be opened or used as asked; the message says what to do and holds no secret. */
+/**
+ * A store cannot be opened or used as asked; the message says what to do and holds no secret
+ * (the store error convention: `store-errors.ts`).
+ */
 export class StoreError extends Error {
   constructor(message: string) {
     super(message);

@@ -2,12 +2,33 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Crn } from '../../src/domain/crn.js';
 import type { CaseRecord } from '../../src/domain/types.js';
 import type { CaseRepository } from '../../src/ports/case-repository.js';
+import { UnreadableRecordError } from '../../src/ports/store-errors.js';
+import { StoreError } from '../../src/ports/stores.js';
 import { fixtureCases } from '../support/fixtures.js';
 import { CaseMother } from '../support/mothers.js';
 
+/** What `damage` writes where a case's limited-access rules are held: valid JSON, the wrong shape. */
+export const DAMAGED_RULES = JSON.stringify('everyone');
+
+/**
+ * A store under test, opened as `serve` opens it (through its store kind, where it has one).
+ * Each clause of the store error convention (src/ports/store-errors.ts) the kind cannot be
+ * put through is given as the reason instead of the function.
+ */
 export interface OpenedRepository {
   readonly repository: CaseRepository;
+  /** The store's `ping`, as readiness calls it. */
+  ping(): Promise<void>;
+  /** The store's `close`, as shutdown calls it. */
   close(): Promise<void> | void;
+  /** Removes what the test made for it (a schema, a directory, a stand-in upstream), after `close`. */
+  cleanup?(): Promise<void> | void;
+  /**
+   * Makes the limited-access rules held for `crn` unreadable where they are stored: writes
+   * {@link DAMAGED_RULES} (a JSON string where an object or null is held), as a hand edit or
+   * another tool could leave them.
+   */
+  readonly damage: ((crn: string) => Promise<void> | void) | string;
 }
 
 /** Builds a repository holding exactly `records`. */
@@ -103,9 +124,14 @@ export function describeCaseRepositoryContract(
      * may not be shown to, here a client acting as itself.
      */
     readonly decidesLimitedAccess?: boolean;
-  } = {},
+    /**
+     * Opens, as `serve` does, a store of this kind that does not exist (a file never made, a
+     * schema never migrated); or the reason a store of the kind always exists.
+     */
+    readonly openMissing: (() => Promise<unknown>) | string;
+  },
 ): void {
-  const { decidesLimitedAccess = false } = options;
+  const { decidesLimitedAccess = false, openMissing } = options;
   describe(`CaseRepository contract: ${name}`, () => {
     const all = [...fixtureCases(), ...contractRecords()];
     // A store that decides itself is read here by a client acting as itself: limited cases
@@ -120,6 +146,7 @@ export function describeCaseRepositoryContract(
     });
     afterAll(async () => {
       await opened.close();
+      await opened.cleanup?.();
     });
 
     it('holds at least 20 fixture cases, including X123456', () => {
@@ -279,6 +306,78 @@ export function describeCaseRepositoryContract(
         sample.map(async (r) => (await repository.findHomeOfficeInterest(Crn.parse(r.crn)))?.value),
       );
       expect(answers).toStrictEqual(sample.map((r) => r.homeOfficeInterest));
+    });
+  });
+
+  // The store error convention (src/ports/store-errors.ts), each clause on a store of its own.
+  describe(`the store error convention: ${name}`, () => {
+    const few = contractRecords();
+    const notFor = (clause: unknown) => (typeof clause === 'string' ? ` (not for this kind: ${clause})` : '');
+
+    it('ping resolves on an open store; close resolves, and a second close does nothing', async () => {
+      const store = await factory(few);
+      try {
+        await expect(store.ping()).resolves.toBeUndefined();
+        await store.close();
+        await store.close();
+      } finally {
+        await store.cleanup?.();
+      }
+    });
+
+    it.skipIf(typeof openMissing === 'string')(
+      `refuses to open a store that does not exist, with a StoreError naming what to do${notFor(openMissing)}`,
+      async () => {
+        if (typeof openMissing === 'string') return;
+        const refused = await openMissing().then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+        expect(refused).toBeInstanceOf(StoreError);
+        expect((refused as StoreError).message.length).toBeGreaterThan(20);
+      },
+    );
+
+    it('a record it cannot read back is refused with UnreadableRecordError, naming the part, never the crn or value; the rest is read and ping resolves', async ({
+      skip,
+    }) => {
+      const store = await factory(few);
+      try {
+        if (typeof store.damage === 'string') return skip(`not for this kind: ${store.damage}`);
+        const [damaged, other] = few;
+        if (damaged === undefined || other === undefined) throw new Error('two contract records needed');
+        await store.damage(damaged.crn);
+        const key = Crn.parse(damaged.crn);
+        const { repository } = store;
+        // One read at a time, each refusal caught where it is made.
+        const reads: (() => Promise<unknown>)[] = [
+          () => repository.findPersonalDetails(key),
+          () => repository.findHomeOfficeInterest(key),
+          () => repository.findCommunityManager(key),
+          () => repository.findRiskScores(key),
+          ...(repository.findPersonalDetailsText
+            ? [async () => repository.findPersonalDetailsText?.(key)]
+            : []),
+        ];
+        for (const read of reads) {
+          const refused = await read().then(
+            () => undefined,
+            (error: unknown) => error,
+          );
+          expect(refused).toBeInstanceOf(UnreadableRecordError);
+          const message = (refused as Error).message;
+          expect(message).toMatch(/limited_access/);
+          expect(message).not.toContain(damaged.crn);
+          expect(message).not.toContain('everyone');
+        }
+        expect((await store.repository.findHomeOfficeInterest(Crn.parse(other.crn)))?.value).toStrictEqual(
+          other.homeOfficeInterest,
+        );
+        await expect(store.ping()).resolves.toBeUndefined();
+      } finally {
+        await store.close();
+        await store.cleanup?.();
+      }
     });
   });
 }

@@ -23,15 +23,23 @@ async function openUpstream(url: string, settings = plainSettings): Promise<Open
   return opened;
 }
 
-/** The upstream store reading `upstream`; closing it closes both. */
+/** Why the upstream kind is not put through some clauses of the store error convention. */
+const UPSTREAM_CLAUSES = {
+  damage:
+    'its records are the system of record’s: an answer it cannot read is a 502 (UpstreamFailedError), in test/adapters/upstream/faults.test.ts',
+  openMissing:
+    'it opens without a call; an upstream that cannot be reached is a 502, then a failing ping (test/adapters/upstream/faults.test.ts)',
+};
+
+/** The upstream store reading `upstream`; the stand-in is closed after it. */
 async function readingFrom(upstream: { url: string; close(): Promise<void> }, settings = plainSettings) {
   const opened = await openUpstream(upstream.url, settings);
   return {
     repository: opened.value,
-    close: async () => {
-      await opened.close();
-      await upstream.close();
-    },
+    ping: () => opened.ping(),
+    close: () => opened.close(),
+    cleanup: () => upstream.close(),
+    damage: UPSTREAM_CLAUSES.damage,
   };
 }
 
@@ -43,7 +51,7 @@ describeCaseRepositoryContract(
     const upstream = await startUpstreamInstance(records);
     return readingFrom(upstream, upstreamSettings(upstream));
   },
-  { decidesLimitedAccess: true },
+  { decidesLimitedAccess: true, openMissing: UPSTREAM_CLAUSES.openMissing },
 );
 
 // The upstream answers as the probation service does: null fields left out, fields this
@@ -52,7 +60,7 @@ describeCaseRepositoryContract(
 describeCaseRepositoryContract(
   'upstream, the probation service’s shapes',
   async (records) => readingFrom(await startRealUpstream({ records })),
-  { decidesLimitedAccess: true },
+  { decidesLimitedAccess: true, openMissing: UPSTREAM_CLAUSES.openMissing },
 );
 
 describe('the upstream store reading bodies recorded in the real services’ shapes', () => {

@@ -1,5 +1,6 @@
 import type { AuditLog } from '../../ports/audit-log.js';
 import type { NoSettings, Opened, StoreKind } from '../../ports/stores.js';
+import { closeOnce } from '../shared/close-once.js';
 import { fileUrls, requireExistingAudit } from '../shared/store-urls.js';
 import { noSettings } from '../shared/variables.js';
 
@@ -23,7 +24,12 @@ export const jsonlStores: StoreKind<NoSettings> = {
       const path = urls.pathOf(url);
       if (!create) requireExistingAudit(path);
       const log = JsonlAuditLog.open(path, { mode: create ? 'write' : 'read', log: context.log });
-      return { value: log, description: url, ping: () => log.ping(), close: async () => log.close() };
+      return {
+        value: log,
+        description: url,
+        ping: () => log.ping(),
+        close: closeOnce(async () => log.close()),
+      };
     },
   },
 };

@@ -6,6 +6,7 @@ import type { LimitedAccess } from '../../domain/access/limited-access.js';
 import type { Crn } from '../../domain/crn.js';
 import type * as Case from '../../domain/types.js';
 import type { CaseRepository, Held } from '../../ports/case-repository.js';
+import { type StoredShape, storedObjectText, storedPart } from '../shared/stored-json.js';
 import { inTransaction, onRequestPath, type PostgresStoreDescription } from './database.js';
 
 /**
@@ -43,42 +44,67 @@ const READ = 'case store';
 export class PostgresCaseRepository implements CaseRepository {
   constructor(private readonly pool: pg.Pool) {}
 
-  private async column<T>(name: string, crn: Crn): Promise<Held<T> | undefined> {
+  /**
+   * One part of the case, and its rules, each checked to have the shape the writer stores (a
+   * part edited beside the service is an UnreadableRecordError, a 500; src/ports/store-errors.ts).
+   */
+  private async column<T>(
+    name: string,
+    shape: StoredShape | 'object text',
+    crn: Crn,
+  ): Promise<Held<T> | undefined> {
     const result = await onRequestPath(READ, () =>
-      this.pool.query<{ value: T; limited_access: LimitedAccess | null }>({
+      this.pool.query<{ value: unknown; limited_access: unknown }>({
         name: `case-${name.replace('::', '-')}`,
         text: `SELECT ${name} AS value, limited_access FROM cases WHERE crn = $1`,
         values: [crn.value],
       }),
     );
     const row = result.rows[0];
-    return row && { value: row.value, limitedAccess: row.limited_access };
+    return (
+      row && {
+        value:
+          shape === 'object text'
+            ? (storedObjectText(row.value, READ, 'cases.personal_details') as T)
+            : storedPart<T>(row.value, READ, `cases.${name}`, shape),
+        limitedAccess: storedPart<LimitedAccess | null>(
+          row.limited_access,
+          READ,
+          'cases.limited_access',
+          'an object or null',
+        ),
+      }
+    );
   }
 
   async findPersonalDetails(crn: Crn): Promise<Held<Case.PersonalDetailsAndCircumstances> | undefined> {
-    return this.column<Case.PersonalDetailsAndCircumstances>('personal_details', crn);
+    return this.column<Case.PersonalDetailsAndCircumstances>('personal_details', 'an object', crn);
   }
 
   async findPersonalDetailsText(
     crn: Crn,
   ): Promise<Held<Case.JsonText<Case.PersonalDetailsAndCircumstances>> | undefined> {
-    // ::text keeps the json column's text as stored, unparsed.
-    return this.column<string>('personal_details::text', crn);
+    // ::text keeps the json column's text as stored, unparsed (the column holds only JSON).
+    return this.column<string>('personal_details::text', 'object text', crn);
   }
 
   async findHomeOfficeInterest(crn: Crn): Promise<Held<Case.HomeOfficeInterest> | undefined> {
-    return this.column<Case.HomeOfficeInterest>('home_office_interest', crn);
+    return this.column<Case.HomeOfficeInterest>('home_office_interest', 'an object', crn);
   }
 
   async findCommunityManager(
     crn: Crn,
   ): Promise<Held<{ communityManager: Case.CommunityManager | null }> | undefined> {
-    const row = await this.column<Case.CommunityManager | null>('community_manager', crn);
+    const row = await this.column<Case.CommunityManager | null>(
+      'community_manager',
+      'an object or null',
+      crn,
+    );
     return row && { value: { communityManager: row.value }, limitedAccess: row.limitedAccess };
   }
 
   async findRiskScores(crn: Crn): Promise<Held<Case.RiskPredictorScore[]> | undefined> {
-    return this.column<Case.RiskPredictorScore[]>('risk_scores', crn);
+    return this.column<Case.RiskPredictorScore[]>('risk_scores', 'an array', crn);
   }
 }
 

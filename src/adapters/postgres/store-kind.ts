@@ -7,6 +7,7 @@ import type {
   StoreKind,
   StoreWiring,
 } from '../../ports/stores.js';
+import { closeOnce } from '../shared/close-once.js';
 import { noSettings } from '../shared/variables.js';
 import type { PostgresStoreDescription } from './database.js';
 import { postgresTlsFiles, readPostgresTls, reloadPostgresTls } from './tls.js';
@@ -113,10 +114,10 @@ function opened<T>(
     ping: async () => {
       await pool.query('SELECT 1');
     },
-    close: async () => {
+    close: closeOnce(async () => {
       await close?.();
       await pool.end();
-    },
+    }),
     ...(files.length > 0
       ? {
           tls: {

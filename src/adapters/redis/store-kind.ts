@@ -1,4 +1,5 @@
 import { StoreError, type StoreKind } from '../../ports/stores.js';
+import { closeOnce } from '../shared/close-once.js';
 import { isLoopbackHost } from '../shared/loopback.js';
 import { maskedUrl, parsedUrl } from '../shared/store-urls.js';
 import { isCertificateFailure } from '../shared/tls-failures.js';
@@ -129,9 +130,9 @@ export const redisStores: StoreKind<RedisSettings> = {
         ping: async () => {
           if (onStoreFailure === 'deny') await limiter.ping();
         },
-        close: async () => {
+        close: closeOnce(async () => {
           redis.disconnect();
-        },
+        }),
         ...(initial !== undefined && redisTlsFiles(settings).length > 0
           ? {
               tls: {

@@ -3,6 +3,7 @@ import type { Crn } from '../../domain/crn.js';
 import type * as Case from '../../domain/types.js';
 import type { CaseRepository, Held } from '../../ports/case-repository.js';
 import { StoreError } from '../../ports/stores.js';
+import { parsedPart, storedObjectText } from '../shared/stored-json.js';
 import { CASE_STORE_MIGRATIONS, PERSONAL_DETAILS_JSON } from './case-schema.js';
 import {
   openReadOnlyStore,
@@ -57,10 +58,15 @@ const MANAGER_JSON = `json_object(
   'pdu', pdu, 'jobRole', job_role, 'emailAddress', email_address, 'officeName', office_name,
   'teamPhoneNumber', team_phone_number)`;
 
-/** A part of a case with its rules, as the port hands it on. */
+const STORE = 'case store';
+
+/** A part of a case with its rules, as the port hands it on; rules that are not an object are refused. */
 const held = <T>(value: T, row: CaseRules): Held<T> => ({
   value,
-  limitedAccess: row.limited_access === null ? null : (JSON.parse(row.limited_access) as LimitedAccess),
+  limitedAccess:
+    row.limited_access === null
+      ? null
+      : parsedPart<LimitedAccess>(row.limited_access, STORE, 'cases.limited_access', 'an object'),
 });
 
 export const CASE_STORE: StoreDescription = {
@@ -147,69 +153,76 @@ export class SqliteCaseRepository implements CaseRepository {
     this.db.prepare('SELECT 1 FROM cases LIMIT 1').get();
   }
 
+  // Each read: the engine's work in read() (its failures a 503), what was read made into the
+  // answer after it (a record that cannot be read back an UnreadableRecordError, a 500).
   async findPersonalDetails(crn: Crn): Promise<Held<Case.PersonalDetailsAndCircumstances> | undefined> {
-    return this.read(() => {
-      const row = this.detailsStmt.get(crn.value);
-      return row && held(JSON.parse(row.personal_details_json) as Case.PersonalDetailsAndCircumstances, row);
-    });
+    const row = this.read(() => this.detailsStmt.get(crn.value));
+    return (
+      row &&
+      held(
+        parsedPart<Case.PersonalDetailsAndCircumstances>(
+          row.personal_details_json,
+          STORE,
+          'cases.personal_details_json',
+          'an object',
+        ),
+        row,
+      )
+    );
   }
 
   async findPersonalDetailsText(
     crn: Crn,
   ): Promise<Held<Case.JsonText<Case.PersonalDetailsAndCircumstances>> | undefined> {
-    return this.read(() => {
-      const row = this.detailsStmt.get(crn.value);
-      return row && held(row.personal_details_json, row);
-    });
+    const row = this.read(() => this.detailsStmt.get(crn.value));
+    return (
+      row && held(storedObjectText(row.personal_details_json, STORE, 'cases.personal_details_json'), row)
+    );
   }
 
   async findHomeOfficeInterest(crn: Crn): Promise<Held<Case.HomeOfficeInterest> | undefined> {
-    return this.read(() => {
-      const row = this.hoiStmt.get(crn.value);
-      if (row === undefined) return undefined;
-      return held(
-        { exists: row.home_office_interest_exists === 1, notes: JSON.parse(row.notes_json) as string | null },
-        row,
-      );
-    });
+    const row = this.read(() => this.hoiStmt.get(crn.value));
+    if (row === undefined) return undefined;
+    // json_quote made the notes' JSON: SQLite's own, never unreadable.
+    return held(
+      { exists: row.home_office_interest_exists === 1, notes: JSON.parse(row.notes_json) as string | null },
+      row,
+    );
   }
 
   async findRiskScores(crn: Crn): Promise<Held<Case.RiskPredictorScore[]> | undefined> {
-    return this.read(() => {
-      const rows = this.riskStmt.all(crn.value);
-      const [first] = rows;
-      if (first === undefined) return undefined;
-      const scored = rows.filter((r): r is RiskRow & { completed_date: string } => r.completed_date !== null);
-      return held(
-        scored.map((r) => ({
-          completedDate: r.completed_date,
-          assessmentStatus: JSON.parse(r.assessment_status_json) as string,
-          generalPredictor: { scoreLevel: r.general_level, score: r.general_score },
-          violencePredictor: { scoreLevel: r.violence_level, score: r.violence_score },
-          groupReconviction: { scoreLevel: r.group_reconviction_level, score: r.group_reconviction_score },
-          riskOfSeriousRecidivism: { scoreLevel: r.rsr_level, score: r.rsr_score },
-          sexualPredictor: {
-            indecentScoreLevel: r.sexual_indecent_level,
-            contactScoreLevel: r.sexual_contact_level,
-            indecentScore: r.sexual_indecent_score,
-            contactScore: r.sexual_contact_score,
-          },
-        })),
-        first,
-      );
-    });
+    const rows = this.read(() => this.riskStmt.all(crn.value));
+    const [first] = rows;
+    if (first === undefined) return undefined;
+    const scored = rows.filter((r): r is RiskRow & { completed_date: string } => r.completed_date !== null);
+    return held(
+      scored.map((r) => ({
+        completedDate: r.completed_date,
+        assessmentStatus: JSON.parse(r.assessment_status_json) as string,
+        generalPredictor: { scoreLevel: r.general_level, score: r.general_score },
+        violencePredictor: { scoreLevel: r.violence_level, score: r.violence_score },
+        groupReconviction: { scoreLevel: r.group_reconviction_level, score: r.group_reconviction_score },
+        riskOfSeriousRecidivism: { scoreLevel: r.rsr_level, score: r.rsr_score },
+        sexualPredictor: {
+          indecentScoreLevel: r.sexual_indecent_level,
+          contactScoreLevel: r.sexual_contact_level,
+          indecentScore: r.sexual_indecent_score,
+          contactScore: r.sexual_contact_score,
+        },
+      })),
+      first,
+    );
   }
 
   async findCommunityManager(
     crn: Crn,
   ): Promise<Held<{ communityManager: Case.CommunityManager | null }> | undefined> {
-    return this.read(() => {
-      const row = this.managerStmt.get(crn.value);
-      if (row === undefined) return undefined;
-      const manager =
-        row.manager_json === null ? null : (JSON.parse(row.manager_json) as Case.CommunityManager);
-      return held({ communityManager: manager }, row);
-    });
+    const row = this.read(() => this.managerStmt.get(crn.value));
+    if (row === undefined) return undefined;
+    // json_object made the manager's JSON: SQLite's own, never unreadable.
+    const manager =
+      row.manager_json === null ? null : (JSON.parse(row.manager_json) as Case.CommunityManager);
+    return held({ communityManager: manager }, row);
   }
 }
 

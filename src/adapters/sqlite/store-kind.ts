@@ -1,4 +1,5 @@
 import type { NoSettings, Opened, SchemaMigration, StoreKind } from '../../ports/stores.js';
+import { closeOnce } from '../shared/close-once.js';
 import { fileUrls, requireExistingAudit } from '../shared/store-urls.js';
 import { noSettings } from '../shared/variables.js';
 import type { StoreDescription } from './database.js';
@@ -15,7 +16,7 @@ const opened = <T extends { ping(): void; close(): void }>(value: T, description
   value,
   description,
   ping: async () => value.ping(),
-  close: async () => value.close(),
+  close: closeOnce(async () => value.close()),
 });
 
 /** For `stores migrate`: the file's pending migrations applied, a missing store left missing. */
@@ -48,7 +49,7 @@ export const sqliteStores: StoreKind<NoSettings> = {
         value: { write: async (records) => writer.write(records), count: async () => writer.count() },
         description: url,
         ping: async () => {},
-        close: async () => writer.close(),
+        close: closeOnce(async () => writer.close()),
       };
     },
     migrate: async (url) => migrateStore(url, (await import('./case-store.js')).CASE_STORE),
@@ -68,7 +69,12 @@ export const sqliteStores: StoreKind<NoSettings> = {
       if (!create) requireExistingAudit(path);
       const { SqliteAuditLog } = await import('./audit-log.js');
       const log = SqliteAuditLog.open(path);
-      return { value: log, description: url, ping: () => log.ping(), close: async () => log.close() };
+      return {
+        value: log,
+        description: url,
+        ping: () => log.ping(),
+        close: closeOnce(async () => log.close()),
+      };
     },
     migrate: async (url) => migrateStore(url, (await import('./audit-schema.js')).AUDIT_STORE),
   },

@@ -1,5 +1,6 @@
 import { StoreError, type StoreKind } from '../../ports/stores.js';
 import { certificateAndKey, certificateBundle } from '../shared/certificates.js';
+import { closeOnce } from '../shared/close-once.js';
 import { HTTPS_ONLY, isEncryptedOrLoopback, isLoopbackHost } from '../shared/loopback.js';
 import {
   readNamedFile,
@@ -187,10 +188,10 @@ export const upstreamStores: StoreKind<UpstreamSettings> = {
           if (repository.circuitOpen) throw new Error('the upstream circuit is open');
         },
         // The token endpoint's pool too: its connections end with the store.
-        close: async () => {
+        close: closeOnce(async () => {
           await repository.close();
           await tokens?.close();
-        },
+        }),
         ...(tlsFiles.length > 0
           ? {
               tls: {

@@ -14,6 +14,7 @@ import type { SqlDatabase } from '../../../src/adapters/sqlite/driver.js';
 import { Crn } from '../../../src/domain/crn.js';
 import { StoreUnavailableError } from '../../../src/domain/errors.js';
 import type { CaseRecord } from '../../../src/domain/types.js';
+import { UnreadableRecordError } from '../../../src/ports/store-errors.js';
 import { CaseMother } from '../../support/mothers.js';
 import { openSqlite, pragma } from '../../support/sqlite.js';
 
@@ -234,6 +235,37 @@ describe('SqliteCaseRepository when the engine fails', () => {
       const error = await read().catch((e: unknown) => e);
       expect(error).toBeInstanceOf(StoreUnavailableError);
       expect(error).toMatchObject({ store: 'case store' });
+    }
+  });
+});
+
+describe('SqliteCaseRepository on a record edited beside it', () => {
+  it('refuses personal details that are not JSON, or JSON of another shape, as unreadable (a 500), not as an engine failure (a 503)', async () => {
+    const path = storeWith([CaseMother.full('X123456'), CaseMother.full('X123457')]);
+    const edit = openSqlite(path);
+    edit
+      .prepare('UPDATE cases SET personal_details_json = ? WHERE crn = ?')
+      .run('{"preferredLang', 'X123456');
+    edit.prepare('UPDATE cases SET personal_details_json = ? WHERE crn = ?').run('[1, 2]', 'X123457');
+    edit.close();
+    const repository = SqliteCaseRepository.openReadOnly(path);
+    try {
+      for (const [crn, reason] of [
+        ['X123456', 'not JSON'],
+        ['X123457', 'not an object'],
+      ] as const) {
+        const refused = await repository.findPersonalDetails(Crn.parse(crn)).catch((e: unknown) => e);
+        expect(refused).toBeInstanceOf(UnreadableRecordError);
+        expect(refused).toMatchObject({ store: 'case store', part: 'cases.personal_details_json', reason });
+      }
+      // The text path sends the text as stored: it refuses what does not open an object.
+      const text = await repository.findPersonalDetailsText(Crn.parse('X123457')).catch((e: unknown) => e);
+      expect(text).toBeInstanceOf(UnreadableRecordError);
+      // The other parts of the case are still read; the store is still up.
+      expect((await repository.findHomeOfficeInterest(Crn.parse('X123456')))?.value.exists).toBe(true);
+      expect(() => repository.ping()).not.toThrow();
+    } finally {
+      repository.close();
     }
   });
 });
