@@ -3,7 +3,11 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CliRun, leavesOf, pathOf } from '../../src/app/cli/program.js';
 import { program } from '../../src/app/cli.js';
-import { SERVICE_VARIABLES, STORE_VARIABLE_NAMES } from '../../src/app/composition/config.js';
+import {
+  SERVICE_VARIABLES,
+  STORE_VARIABLE_NAMES,
+  STORE_VARIABLES,
+} from '../../src/app/composition/config.js';
 import { STORE_REGISTRY } from '../../src/app/composition/store-kinds.js';
 import { ROOT } from '../support/cli.js';
 import { codeBlocks, headingAnchors, linkTargets, withoutCodeBlocks } from '../support/docs.js';
@@ -129,6 +133,22 @@ describe('the documents', () => {
       ...STORE_REGISTRY.variables().map((v) => v.name),
     ];
     expect([...new Set(listed)].sort()).toEqual([...new Set(read_)].sort());
+  });
+
+  it(`${CONFIGURATION}'s row of each store variable names every registered kind that can play its role`, () => {
+    const rows = new Map(
+      [...read(CONFIGURATION).matchAll(/^\| `([A-Z][A-Z0-9_]*)` \|(.*)$/gm)].map((m) => [m[1], m[2] ?? '']),
+    );
+    const missing = STORE_VARIABLE_NAMES.flatMap((name) => {
+      const { role } = STORE_VARIABLES[name];
+      // A kind is named by its form up to its first placeholder: `sqlite:`, `postgres://`, `memory`.
+      return STORE_REGISTRY.kinds
+        .filter((kind) => kind[role] !== undefined)
+        .map((kind) => `\`${/^[a-z]+(:\/\/|:)?/.exec(kind.form)?.[0] ?? kind.form}`)
+        .filter((named) => !(rows.get(name) ?? '').includes(named))
+        .map((named) => `${name}: ${named}…\``);
+    });
+    expect(missing).toEqual([]);
   });
 });
 

@@ -165,7 +165,11 @@ describe('the token endpoint, verified and presented the client certificate as t
         expect(refused, `NODE_TLS_REJECT_UNAUTHORIZED=0: ${unverified}`).toBeInstanceOf(UpstreamFailedError);
         expect(refused).toMatchObject({
           logLabel: 'token-endpoint-untrusted',
-          mismatch: { field: '(certificate)', reason: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE' },
+          // The verifier's code for a chain it cannot build: Node's and Bun's name, then Deno's.
+          mismatch: {
+            field: '(certificate)',
+            reason: expect.stringMatching(/^UNABLE_TO_(VERIFY_LEAF_SIGNATURE|GET_ISSUER_CERT_LOCALLY)$/),
+          },
         });
         expect(JSON.stringify(refused)).not.toContain('client-secret-value');
       }
