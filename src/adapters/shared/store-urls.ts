@@ -21,16 +21,23 @@ export function maskedUrl(url: string, unparseable: string): string {
 }
 
 /**
- * A kind named by a prefix and a file path (`sqlite:PATH`, `jsonl:PATH`): how it recognises
- * its URLs, what it says of one without a path, and the path.
+ * A kind named by a prefix and a path on this machine (`sqlite:PATH`, `jsonl:PATH`): how it
+ * recognises its URLs, what it says of one whose path is missing or does not name what the
+ * kind keeps there (`a file`, or `a directory` for a kind that keeps one), and the path.
  */
-export function fileUrls(prefix: string, example: string) {
+export function fileUrls(prefix: string, example: string, keeps: 'a file' | 'a directory' = 'a file') {
   const pathOf = (url: string) => url.slice(prefix.length);
+  const needs = `${prefix} needs the path of ${keeps}, e.g. ${prefix}${example}`;
   return {
     pathOf,
     recognises: (url: string) => url.startsWith(prefix),
-    problem: (url: string) =>
-      pathOf(url).length === 0 ? `${prefix} needs a file path, e.g. ${prefix}${example}` : undefined,
+    problem: (url: string) => {
+      const path = pathOf(url);
+      if (path.length === 0) return needs;
+      // `sqlite:/srv/data/` names a directory: the kind would fail to open it as a file, later.
+      if (keeps === 'a file' && /[/\\]$/.test(path)) return `${prefix}${path} names a directory; ${needs}`;
+      return undefined;
+    },
     display: (url: string) => url,
   };
 }

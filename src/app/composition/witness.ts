@@ -31,6 +31,7 @@ import {
   readSecretFileAsync,
 } from '../../adapters/shared/secret-files.js';
 import { sha256Bytes } from '../../adapters/shared/sha256.js';
+import { fileUrls } from '../../adapters/shared/store-urls.js';
 import { TLS_CIPHERS } from '../../adapters/tls-listener/server.js';
 import type { WitnessState } from '../../ports/witness-state.js';
 import type { NoteVerifier } from '../../tlog/note.js';
@@ -70,6 +71,9 @@ export const WITNESS_VARIABLES = [
   'LOG_LEVEL',
 ] as const;
 
+/** A witness's SQLite file, named as the service's SQLite stores are (one rule for such a path). */
+const WITNESS_SQLITE = fileUrls('sqlite:', './data/witness.db');
+
 const STORE_FORMS =
   'sqlite:PATH or postgres://USER@HOST:PORT/DB[?schema=NAME&sslmode=verify-full&sslrootcert=FILE]';
 
@@ -83,10 +87,9 @@ function storeProblem(
 ): string | undefined {
   if (store === undefined)
     return `WITNESS_STORE: where the witness keeps what it cosigned is needed: ${STORE_FORMS}`;
-  if (store.startsWith('sqlite:')) {
-    return store.length > 'sqlite:'.length
-      ? undefined
-      : 'WITNESS_STORE: sqlite: needs a file path, e.g. sqlite:./data/witness.db';
+  if (WITNESS_SQLITE.recognises(store)) {
+    const problem = WITNESS_SQLITE.problem(store);
+    return problem === undefined ? undefined : `WITNESS_STORE: ${problem}`;
   }
   if (!/^postgres(ql)?:\/\//.test(store)) return `WITNESS_STORE: expected ${STORE_FORMS}`;
   const problem = postgresUrlProblem(store);

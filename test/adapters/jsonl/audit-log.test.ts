@@ -325,7 +325,10 @@ describe('JSONL audit store', () => {
 
   it('as a store kind: serve creates it; the audit commands need it to exist', async () => {
     const url = `jsonl:${path}`;
-    expect(jsonlStores.problem('jsonl:')).toMatch(/needs a file path/);
+    expect(jsonlStores.problem('jsonl:')).toMatch(/needs the path of a file/);
+    expect(jsonlStores.problem('jsonl:/var/log/case-read/')).toMatch(
+      /^jsonl:\/var\/log\/case-read\/ names a directory; jsonl: needs the path of a file/,
+    );
     await expect(jsonlStores.audit?.open(url, testContext, { create: false })).rejects.toThrow(
       /does not exist/,
     );

@@ -187,7 +187,7 @@ describe('witness serve refuses a configuration it cannot run, naming the variab
       { ...good, WITNESS_STORE: 'redis://localhost:6379' },
       /WITNESS_STORE: expected sqlite:PATH or postgres:/,
     );
-    await refused({ ...good, WITNESS_STORE: 'sqlite:' }, /WITNESS_STORE: sqlite: needs a file path/);
+    await refused({ ...good, WITNESS_STORE: 'sqlite:' }, /WITNESS_STORE: sqlite: needs the path of a file/);
     await refused(
       { ...good, WITNESS_STORE: 'postgres://u@db.example.org/w?table=x' },
       /WITNESS_STORE: postgres:\/\/ takes only/,
