@@ -64,32 +64,38 @@ const USAGE_ERRORS: [string[], string][] = [
   [['pki', 'client', 'bad cn!', '--dir', '/tmp/x'], 'CN must be 1-64 characters'],
   [['pki', 'client', 'c', '--dir', '/tmp/x', '--days', '0'], '--days must be a whole number'],
   [['clients', 'add', 'client-a'], "required option '--permissions <P[,P...]>' not specified"],
-  [['clients', 'add', 'client-a', '--permissions', 'getCase,deleteCase'], 'unknown permission "deleteCase"'],
+  [
+    ['clients', 'add', 'client-a', '--permissions', 'getCase,deleteCase'],
+    '--permissions: unknown permission "deleteCase"',
+  ],
   [
     ['clients', 'add', 'client-a', '--permissions', 'getCase', '--queue-arn', 'my-queue'],
     '--queue-arn must be an SQS queue ARN',
   ],
   [
     ['clients', 'add', 'client-a', '--permissions', 'getCase', '--redact', 'preferredLanguage,emailAddress'],
-    'unknown field to redact "emailAddress"; expected none, or one or more of preferredLanguage, personalCircumstances, disabilities, offenderPersonalityDisorder, homeOfficeInterest.notes, communityManager.jobRole, communityManager.emailAddress, communityManager.officeName, communityManager.teamPhoneNumber, communityManager.name.middleName',
+    '--redact: unknown field to redact "emailAddress"; expected none, or one or more of preferredLanguage, personalCircumstances, disabilities, offenderPersonalityDisorder, homeOfficeInterest.notes, communityManager.jobRole, communityManager.emailAddress, communityManager.officeName, communityManager.teamPhoneNumber, communityManager.name.middleName',
   ],
   [
     ['clients', 'update', 'client-a'],
-    'clients update needs --redact FIELD[,FIELD...]|none or --limited-access deny|allow',
+    'clients update needs one or more of --permissions, --queue-arn, --role-arn, --rate-limit, --obo, --obo-issuer, --obo-jwks, --obo-audience, --obo-email-claim, --redact, --limited-access',
   ],
   [
     ['clients', 'add', 'client-a', '--permissions', 'getCase', '--limited-access', 'yes'],
-    'unknown limited-access mode "yes"; expected one of deny, allow',
+    '--limited-access: unknown limited-access mode "yes"; expected one of deny, allow',
   ],
-  [['clients', 'update', 'client-a', '--limited-access', 'Allow'], 'unknown limited-access mode "Allow"'],
-  [['clients', 'update', 'client-a', '--redact', 'crn'], 'unknown field to redact "crn"'],
+  [
+    ['clients', 'update', 'client-a', '--limited-access', 'Allow'],
+    '--limited-access: unknown limited-access mode "Allow"',
+  ],
+  [['clients', 'update', 'client-a', '--redact', 'crn'], '--redact: unknown field to redact "crn"'],
   [
     ['clients', 'add', 'client-a', '--permissions', 'getCase', '--role-arn', 'arn:aws:iam::1:user/x'],
     '--role-arn must be an IAM role ARN',
   ],
   [
     ['clients', 'add', 'client-a', '--permissions', 'getCase', '--rate-limit', 'fast'],
-    'rate limit must look like N/DURATION',
+    '--rate-limit: rate limit must look like N/DURATION',
   ],
   [
     ['clients', 'add', 'client-a', '--permissions', 'getCase', '--obo', 'sometimes'],

@@ -1,7 +1,7 @@
 // The commands that administer who may call the service, on the access store: `clients`,
 // `keys`, `certs` and `grants`: what each says in its help (ACCESS_WORDS), then the tree of
 // them. Their work is in src/app/commands/access.ts (and certs-sign.ts), loaded when one runs.
-import { type Command, Option, type OptionValues } from '@commander-js/extra-typings';
+import type { Command, OptionValues } from '@commander-js/extra-typings';
 import {
   DEFAULT_LIMITED_ACCESS_SETTING,
   LIMITED_ACCESS_SETTINGS,
@@ -20,18 +20,23 @@ export const ACCESS_WORDS: WordsByPath = {
   'clients add': {
     summary: 'add a client with its permissions, and its queue, rate limit and on-behalf-of settings',
     description:
-      'Adds the client CN (the subject CN of the certificate it presents) with the operations it may call; optionally its SQS queue for POST /token, its rate limit, how the on-behalf-of tokens of its users are checked, the fields withheld from its answers, and what it gets on a limited-access case when it acts as itself. A client already held is refused. It takes effect on the next request; give it an API key with `keys issue`.',
+      'Adds the client CN (the subject CN of the certificate it presents) with the operations it may call; optionally its SQS queue for POST /token, its rate limit, how the on-behalf-of tokens of its users are checked, the fields withheld from its answers, and what it gets on a limited-access case when it acts as itself. A client already held is refused (change it in place with `clients update`). It takes effect on the next request; give it an API key with `keys issue`.',
     examples: [
       'case-read clients add client-b --permissions getCase,getHomeOfficeInterest --rate-limit 6000/1m',
       'case-read clients add client-c --permissions getCase --obo required --obo-issuer https://login.example --obo-jwks https://login.example/jwks.json --obo-audience case-read --redact communityManager.emailAddress',
     ],
   },
   'clients update': {
-    summary: "change the fields withheld from a client's answers, or its limited-access setting",
-    description:
-      'Changes the fields withheld from the answers to the client CN, its limited-access setting, or both (one of the two is needed); the rest of the client is kept. It takes effect on the next request.',
+    summary:
+      "change a client's settings in place: permissions, rate limit, queue, on-behalf-of, withheld fields, limited access; its keys kept",
+    description: [
+      "Changes the client CN in place: any option of `clients add` may be given (one or more is needed), each checked as `clients add` checks it, and each setting not given keeps what is held. The client's API keys, its revoked certificates and its suspension are kept, so its consumer goes on calling with the key it has. When any option is refused, nothing is written. It takes effect on the next request.",
+      '`none` removes a rate limit (the service default, RATE_LIMIT_DEFAULT, applies), a queue (and the role held for it) or a role (STS_ROLE_ARN applies). The on-behalf-of options are merged with what is held: `--obo forbidden` clears the issuer, JWKS, audience and e-mail claim; on a client whose mode is optional or required, `--obo-audience` (or `--obo-issuer`, `--obo-jwks`, `--obo-email-claim`) alone changes only that; a switch to optional or required needs the issuer, JWKS and audience, given or already held.',
+    ],
     examples: [
-      'case-read clients update client-b --redact communityManager.emailAddress,communityManager.teamPhoneNumber',
+      'case-read clients update client-b --permissions getCase,getHomeOfficeInterest,getRiskScores --rate-limit 12000/1m',
+      'case-read clients update client-c --obo-audience case-read-v2',
+      'case-read clients update client-b --queue-arn none --redact communityManager.emailAddress',
     ],
   },
   'clients list': {
@@ -125,6 +130,46 @@ const LIMITED_ACCESS_HELP = `what it gets on a limited-access case when it acts 
 const CN = ['<CN>', 'the client name'] as const;
 const PERMISSIONS = ['<P[,P...]>', `the permissions, comma-separated: ${PERMISSION_LIST}`] as const;
 
+/** `--permissions` of `clients add` (required) and `clients update`. */
+const CLIENT_PERMISSIONS = `the operations it may call, comma-separated: ${PERMISSION_LIST}`;
+
+/**
+ * A client's settings but its permissions, as `clients add` gives them (each not given has its
+ * default) and `clients update` changes them (each not given is kept).
+ */
+function clientSettings<A extends unknown[], O extends OptionValues>(c: Command<A, O>, to: 'add' | 'update') {
+  const byDefault = (value: string) => (to === 'add' ? ` (default: ${value})` : '');
+  return c
+    .option(
+      '--queue-arn <ARN>',
+      `its SQS queue, read with the credentials of POST /token (with the issueQueueToken permission), e.g. ${QueueArn.example}; none: no queue, and no role for it${byDefault('none')}`,
+    )
+    .option(
+      '--role-arn <ARN>',
+      `the IAM role POST /token assumes for its queue, e.g. ${RoleArn.example}; none: STS_ROLE_ARN's${byDefault('none')}`,
+    )
+    .option(
+      '--rate-limit <N/DURATION>',
+      `at most N requests per DURATION for each of its API keys, e.g. 100/1s or 6000/1m; none: RATE_LIMIT_DEFAULT's${byDefault('none')}`,
+    )
+    .option(
+      '--obo <MODE>',
+      `whether its requests carry a user's token in X-On-Behalf-Of: forbidden (one sent is refused, 400), optional or required (one missing is refused, 401); optional and required need --obo-issuer, --obo-jwks and --obo-audience${to === 'update' ? ' (given, or held already)' : ''}, and such a token is checked with them; forbidden holds none of them${byDefault('forbidden')}`,
+    )
+    .option('--obo-issuer <ISSUER>', "the on-behalf-of tokens' iss")
+    .option('--obo-jwks <JWKS>', 'the keys that sign them: a JWKS file path or https:// URL')
+    .option('--obo-audience <AUDIENCE>', "the on-behalf-of tokens' aud")
+    .option('--obo-email-claim <CLAIM>', `the claim holding the user's e-mail${byDefault('email')}`)
+    .option(
+      '--redact <FIELD[,FIELD...]>',
+      `the fields withheld from its answers (each answered as null)${to === 'update' ? ', in place of those held' : ''}: ${REDACT_LIST}${byDefault('none')}`,
+    )
+    .option(
+      '--limited-access <SETTING>',
+      `${LIMITED_ACCESS_HELP}${byDefault(DEFAULT_LIMITED_ACCESS_SETTING)}`,
+    );
+}
+
 export function accessCommands(root: Command, run: CliRun, stores: StoreOptions): void {
   /** A command of `group`: its own arguments and options (`own`), then --access-store and --json. */
   const under =
@@ -135,52 +180,15 @@ export function accessCommands(root: Command, run: CliRun, stores: StoreOptions)
 
   const clients = under(root.command('clients'));
   clients('add', (c) =>
-    c
-      .argument('<CN>', 'the client name (its certificate subject CN)')
-      .requiredOption(
-        '--permissions <P[,P...]>',
-        `the operations it may call, comma-separated: ${PERMISSION_LIST}`,
-      )
-      .option(
-        '--queue-arn <ARN>',
-        `its SQS queue, read with the credentials of POST /token (with the issueQueueToken permission), e.g. ${QueueArn.example}`,
-      )
-      .option(
-        '--role-arn <ARN>',
-        `the IAM role POST /token assumes for its queue (else STS_ROLE_ARN), e.g. ${RoleArn.example}`,
-      )
-      .option(
-        '--rate-limit <N/DURATION>',
-        'at most N requests per DURATION for each of its API keys, e.g. 100/1s or 6000/1m (else RATE_LIMIT_DEFAULT)',
-      )
-      .addOption(
-        new Option(
-          '--obo <MODE>',
-          "whether its requests carry a user's token in X-On-Behalf-Of: forbidden (one sent is refused, 400), optional or required (one missing is refused, 401); optional and required need --obo-issuer, --obo-jwks and --obo-audience, and such a token is checked with them",
-        ).default('forbidden'),
-      )
-      .option('--obo-issuer <ISSUER>', "the on-behalf-of tokens' iss")
-      .option('--obo-jwks <JWKS>', 'the keys that sign them: a JWKS file path or https:// URL')
-      .option('--obo-audience <AUDIENCE>', "the on-behalf-of tokens' aud")
-      .option('--obo-email-claim <CLAIM>', "the claim holding the user's e-mail (default: email)")
-      .addOption(
-        new Option(
-          '--redact <FIELD[,FIELD...]>',
-          `the fields withheld from its answers (each answered as null): ${REDACT_LIST}`,
-        ).default('none'),
-      )
-      .addOption(
-        new Option('--limited-access <SETTING>', LIMITED_ACCESS_HELP).default(DEFAULT_LIMITED_ACCESS_SETTING),
-      ),
+    clientSettings(
+      c
+        .argument('<CN>', 'the client name (its certificate subject CN)')
+        .requiredOption('--permissions <P[,P...]>', CLIENT_PERMISSIONS),
+      'add',
+    ),
   ).action(access((m, cn, options) => m.clientsAdd(cn, options, run.io)));
   clients('update', (c) =>
-    c
-      .argument(...CN)
-      .option(
-        '--redact <FIELD[,FIELD...]>',
-        `the fields withheld from now on, in place of those held: ${REDACT_LIST}`,
-      )
-      .option('--limited-access <SETTING>', LIMITED_ACCESS_HELP),
+    clientSettings(c.argument(...CN).option('--permissions <P[,P...]>', CLIENT_PERMISSIONS), 'update'),
   ).action(access((m, cn, options) => m.clientsUpdate(cn, options, run.io)));
   clients('list', (c) => c).action(access((m, options) => m.clientsList(options, run.io)));
   clients('show', (c) => c.argument(...CN)).action(

@@ -2,15 +2,19 @@
 // (--access-store, else ACCESS_STORE, else its default). Defined in src/app/cli/access.ts;
 // `certs sign` is in certs-sign.ts.
 import { CertificateSerial } from '../../domain/access/certificate-serial.js';
-import { jwksSourceProblem } from '../../domain/access/jwks-source.js';
-import { parseLimitedAccessSetting } from '../../domain/access/limited-access.js';
-import type { ApiKeyRecord, Client, OnBehalfOfMode } from '../../domain/access/model.js';
+import type { ApiKeyRecord, Client } from '../../domain/access/model.js';
 import { parsePermissionList } from '../../domain/access/permissions.js';
-import { parseRedactList } from '../../domain/access/redaction.js';
-import { QueueArn, RoleArn } from '../../domain/queue/arns.js';
 import { generateApiKey } from '../composition/operator.js';
-import { parseDuration, parseRateLimit } from '../durations.js';
+import { parseDuration } from '../durations.js';
 import { clientIdOf, usage } from './arguments.js';
+import {
+  anyClientOptionGiven,
+  CLIENT_OPTIONS,
+  type ClientOptionsGiven,
+  changedClient,
+  clientChangeOf,
+  newClient,
+} from './client-options.js';
 import { withAccessStore } from './command-stores.js';
 import { CommandError, EXIT, UsageError } from './exit.js';
 import { type Io, report } from './io.js';
@@ -20,8 +24,6 @@ export interface StoreGiven {
   readonly accessStore?: string | undefined;
   readonly json?: boolean | undefined;
 }
-
-const OBO_MODES: readonly OnBehalfOfMode[] = ['forbidden', 'optional', 'required'];
 
 function describeClient(c: Client): string[] {
   return [
@@ -34,11 +36,6 @@ function describeClient(c: Client): string[] {
     `  limited access  ${c.limitedAccess === 'allow' ? 'allow (enforced by the client when it acts as itself)' : 'deny (when the client acts as itself)'}`,
   ];
 }
-
-/** `--redact FIELD[,FIELD…]|none`; an unknown field is a usage error naming the allowed ones. */
-const redactOption = (raw: string) => usage(() => parseRedactList(raw));
-/** `--limited-access deny|allow`; anything else is a usage error naming both. */
-const limitedAccessOption = (raw: string) => usage(() => parseLimitedAccessSetting(raw));
 
 function keyStatus(k: ApiKeyRecord, now: Date): string {
   if (k.revokedAt !== null) return `revoked ${k.revokedAt.toISOString()}`;
@@ -55,74 +52,15 @@ const keyJson = (k: ApiKeyRecord, now: Date) => ({
   status: keyStatus(k, now).split(' ')[0],
 });
 
-/** `clients add CN`: the options of a new client, each as given on the command line. */
-export interface ClientAddGiven extends StoreGiven {
+/** `clients add CN`: the settings of a new client, each as given on the command line. */
+export interface ClientAddGiven extends StoreGiven, ClientOptionsGiven {
   readonly permissions: string;
-  readonly queueArn?: string | undefined;
-  readonly roleArn?: string | undefined;
-  readonly rateLimit?: string | undefined;
-  readonly obo: string;
-  readonly oboIssuer?: string | undefined;
-  readonly oboJwks?: string | undefined;
-  readonly oboAudience?: string | undefined;
-  readonly oboEmailClaim?: string | undefined;
-  readonly redact: string;
-  readonly limitedAccess: string;
 }
 
 /** `clients add CN --permissions P[,P...] …`: a new client; one already held is refused. */
 export async function clientsAdd(cn: string, values: ClientAddGiven, io: Io): Promise<number> {
   const id = clientIdOf(cn);
-  const redact = redactOption(values.redact);
-  const limitedAccess = limitedAccessOption(values.limitedAccess);
-  const permissions = usage(() => parsePermissionList(values.permissions));
-  if (values.queueArn !== undefined && !QueueArn.tryParse(values.queueArn)) {
-    throw new UsageError(`--queue-arn must be an SQS queue ARN, e.g. ${QueueArn.example}`);
-  }
-  if (values.roleArn !== undefined && !RoleArn.tryParse(values.roleArn)) {
-    throw new UsageError(`--role-arn must be an IAM role ARN, e.g. ${RoleArn.example}`);
-  }
-  const rateLimit = values.rateLimit;
-  if (rateLimit !== undefined) usage(() => parseRateLimit(rateLimit));
-  const mode = OBO_MODES.find((m) => m === values.obo);
-  if (mode === undefined) throw new UsageError('--obo must be forbidden, optional or required');
-  const obo = {
-    issuer: values.oboIssuer,
-    jwks: values.oboJwks,
-    audience: values.oboAudience,
-  };
-  if (mode !== 'forbidden') {
-    const missing = Object.entries(obo)
-      .filter(([, v]) => v === undefined)
-      .map(([k]) => `--obo-${k}`);
-    // (`obo.jwks === undefined` is implied by a missing one; it is tested for the compiler.)
-    if (missing.length > 0 || obo.jwks === undefined)
-      throw new UsageError(`--obo ${mode} needs ${missing.join(', ')}`);
-    // Refused here, not at the first request: the verifier reads the keys from it.
-    const jwks = jwksSourceProblem(obo.jwks);
-    if (jwks !== undefined) throw new UsageError(`--obo-jwks: ${jwks}`);
-  } else if (Object.values(obo).some((v) => v !== undefined) || values.oboEmailClaim !== undefined) {
-    throw new UsageError(
-      '--obo-issuer, --obo-jwks, --obo-audience and --obo-email-claim need --obo optional or required',
-    );
-  }
-  const client: Client = {
-    id,
-    permissions,
-    suspended: false,
-    rateLimit: rateLimit ?? null,
-    queueArn: values.queueArn ?? null,
-    roleArn: values.roleArn ?? null,
-    onBehalfOf: {
-      mode,
-      issuer: obo.issuer ?? null,
-      jwks: obo.jwks ?? null,
-      audience: obo.audience ?? null,
-      emailClaim: values.oboEmailClaim ?? 'email',
-    },
-    redact,
-    limitedAccess,
-  };
+  const client = changedClient(newClient(id), clientChangeOf(values));
   await withAccessStore(values.accessStore, io, async (store) => {
     if (await store.findClient(id)) throw new CommandError(`client ${id} already exists`);
     await store.saveClient(client);
@@ -186,28 +124,23 @@ export async function clientsShow(id: string, values: StoreGiven, io: Io): Promi
   return EXIT.ok;
 }
 
-/** `clients update CN`: what may change of a client, each as given on the command line. */
-export interface ClientUpdateGiven extends StoreGiven {
-  readonly redact?: string | undefined;
-  readonly limitedAccess?: string | undefined;
-}
+/** `clients update CN`: the settings to change, each as given on the command line. */
+export type ClientUpdateGiven = StoreGiven & ClientOptionsGiven;
 
-/** `clients update CN --redact …|--limited-access …`: the fields withheld, the limited-access setting. */
+/**
+ * `clients update CN [--permissions …] [--rate-limit …] …`: the settings given changed in place,
+ * the rest of the client (its keys, its suspension) kept; nothing is written when any is refused.
+ */
 export async function clientsUpdate(id: string, values: ClientUpdateGiven, io: Io): Promise<number> {
-  if (values.redact === undefined && values.limitedAccess === undefined)
-    throw new UsageError(
-      'clients update needs --redact FIELD[,FIELD...]|none or --limited-access deny|allow',
-    );
-  const change: Partial<Pick<Client, 'redact' | 'limitedAccess'>> = {
-    ...(values.redact !== undefined && { redact: redactOption(values.redact) }),
-    ...(values.limitedAccess !== undefined && {
-      limitedAccess: limitedAccessOption(values.limitedAccess),
-    }),
-  };
+  if (!anyClientOptionGiven(values))
+    throw new UsageError(`clients update needs one or more of ${Object.values(CLIENT_OPTIONS).join(', ')}`);
+  const change = clientChangeOf(values);
+  // Read, changed and written in one opening of the store, so what the change keeps is what
+  // is held a moment before it is written.
   const updated = await withAccessStore(values.accessStore, io, async (store) => {
     const client = await store.findClient(id);
     if (!client) return undefined;
-    const changed: Client = { ...client, ...change };
+    const changed = changedClient(client, change);
     await store.saveClient(changed);
     return changed;
   });
