@@ -12,6 +12,8 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { STORE_VARIABLES } from '../../src/app/composition/config.js';
+import { STORE_REGISTRY } from '../../src/app/composition/store-kinds.js';
 import {
   BIN,
   type CliResult,
@@ -34,6 +36,9 @@ const fixtureFile = JSON.parse(readFileSync(fixtures, 'utf8')) as {
 };
 
 /** Each usage error and the message it gives: every command's argument checks. */
+/** The forms of the stores cases are written to, as the registry says them (so a new store kind changes no test here). */
+const CASE_WRITER_FORMS = STORE_REGISTRY.caseWriterForms();
+
 const USAGE_ERRORS: [string[], string][] = [
   [[], 'Usage: case-read [options] [command]'],
   [['frobnicate'], "unknown command 'frobnicate'"],
@@ -47,15 +52,15 @@ const USAGE_ERRORS: [string[], string][] = [
   [['cases', 'generate', '--count', '5', '--seed', '1.5'], '--seed must be a whole number'],
   [
     ['cases', 'import', 'x.json', '--store', 'https://records.example'],
-    '--store: cases cannot be written to upstream; use sqlite:PATH or postgres://USER@HOST:PORT/DB[?schema=NAME]',
+    `--store: cases cannot be written to upstream; use ${CASE_WRITER_FORMS}`,
   ],
   [
     ['cases', 'generate', '--count', '5', '--store', 'memory'],
-    '--store: cases cannot be written to memory; use sqlite:PATH or postgres://USER@HOST:PORT/DB[?schema=NAME]',
+    `--store: cases cannot be written to memory; use ${CASE_WRITER_FORMS}`,
   ],
   [
     ['cases', 'generate', '--count', '5', '--store', 'redis://x'],
-    '--store: redis cannot hold a case store; expected memory, sqlite:PATH, postgres://',
+    `--store: redis cannot hold a case store; expected ${STORE_REGISTRY.formsFor('cases')}`,
   ],
   [['serve', 'extra'], "too many arguments for 'serve'. Expected 0 arguments but got 1: extra."],
   [['pki'], 'Usage: case-read pki [options] [command]'],
@@ -128,7 +133,7 @@ const USAGE_ERRORS: [string[], string][] = [
   [['audit', 'query', '--since', 'yesterday'], '--since must be an ISO 8601 date-time'],
   [
     ['audit', 'verify', '--audit-store', 'redis://127.0.0.1:6379'],
-    '--audit-store: redis cannot hold an audit store; expected sqlite:PATH, jsonl:PATH or postgres://USER@HOST:PORT/DB[?schema=NAME]',
+    `--audit-store: redis cannot hold an audit store; expected ${STORE_REGISTRY.formsFor('audit')}`,
   ],
   [['clients', 'list', '--access-store', 'postgres://x'], '--access-store: postgres:// needs a database'],
 ];
@@ -190,13 +195,19 @@ describe('case-read usage errors exit 2, naming what was wrong and pointing to t
   it.each([
     [
       ['audit', 'verify'],
-      'the audit trail: sqlite:PATH, jsonl:PATH or postgres://USER@HOST:PORT/DB[?schema=NAME] (else AUDIT_STORE, else sqlite:./data/audit.db)',
+      `the audit trail: ${STORE_REGISTRY.formsFor('audit')} (else AUDIT_STORE, else ${STORE_VARIABLES.AUDIT_STORE.fallback})`,
     ],
-    [['cases', 'import'], 'sqlite:PATH or postgres://USER@HOST:PORT/DB[?schema=NAME] (else CASE_STORE'],
+    [['cases', 'import'], `${CASE_WRITER_FORMS} (else CASE_STORE`],
   ])('%j --help names its store forms from the registry', async (command, forms) => {
     const help = (await runCliInProcess([...command, '--help'])).stdout.replace(/\s+/g, ' ');
     expect(help).toContain(forms);
-    if (command[0] === 'cases') expect(help).not.toMatch(/the store to write to: [^(]*(memory|https|jsonl)/);
+    if (command[0] === 'cases') {
+      // None of the kinds cases cannot be written to is offered.
+      const offered = /the store to write to: ([^(]*)/.exec(help)?.[1] ?? '';
+      const notWriters = STORE_REGISTRY.kinds.filter((k) => k.cases?.openWriter === undefined);
+      expect(notWriters.length).toBeGreaterThan(0);
+      for (const kind of notWriters) expect(offered).not.toContain(kind.form);
+    }
   });
 });
 
