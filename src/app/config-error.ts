@@ -10,3 +10,15 @@ export class ConfigError extends Error {
     this.name = 'ConfigError';
   }
 }
+
+/**
+ * What `make` makes of the configuration; any error it throws becomes a ConfigError naming
+ * `variable` (and whatever more `variable` says, a file say), then the error's message.
+ */
+export function configured<T>(variable: string, make: () => T): T {
+  try {
+    return make();
+  } catch (error) {
+    throw new ConfigError([`${variable}: ${(error as Error).message}`]);
+  }
+}

@@ -275,26 +275,11 @@ export function verifyInclusion(
   root: Hash,
 ): boolean {
   if (!Number.isSafeInteger(index) || !Number.isSafeInteger(size) || index < 0 || index >= size) return false;
-  let fn = index;
-  let sn = size - 1;
   let r = leaf;
-  for (const p of proof) {
-    if (sn === 0) return false;
-    if (odd(fn) || fn === sn) {
-      r = nodeHash(sha256, p, r);
-      if (!odd(fn)) {
-        while (!odd(fn) && fn !== 0) {
-          fn = half(fn);
-          sn = half(sn);
-        }
-      }
-    } else {
-      r = nodeHash(sha256, r, p);
-    }
-    fn = half(fn);
-    sn = half(sn);
-  }
-  return sn === 0 && sameHash(r, root);
+  const reachesRoot = walkPath(index, size - 1, proof, (p, onLeft) => {
+    r = onLeft ? nodeHash(sha256, p, r) : nodeHash(sha256, r, p);
+  });
+  return reachesRoot && sameHash(r, root);
 }
 
 /**
@@ -324,24 +309,38 @@ export function verifyConsistency(
   }
   let fr = path[0] as Hash;
   let sr = path[0] as Hash;
-  for (const c of path.slice(1)) {
+  const reachesRoot = walkPath(fn, sn, path.slice(1), (c, onLeft) => {
+    if (onLeft) fr = nodeHash(sha256, c, fr);
+    sr = onLeft ? nodeHash(sha256, c, sr) : nodeHash(sha256, sr, c);
+  });
+  return reachesRoot && sameHash(fr, oldRoot) && sameHash(sr, newRoot);
+}
+
+/**
+ * The walk up a proof's path that both verifications make (RFC 9162 §2.1.3.2, §2.1.4.2), from
+ * node `fn` of a level whose last node is `sn`: each hash is taken in, on the left (`onLeft`)
+ * or on the right as the RFC says. Whether the path ends at the root (neither longer nor shorter).
+ */
+function walkPath(
+  fn: number,
+  sn: number,
+  path: readonly Hash[],
+  take: (hash: Hash, onLeft: boolean) => void,
+): boolean {
+  for (const p of path) {
     if (sn === 0) return false;
-    if (odd(fn) || fn === sn) {
-      fr = nodeHash(sha256, c, fr);
-      sr = nodeHash(sha256, c, sr);
-      if (!odd(fn)) {
-        while (!odd(fn) && fn !== 0) {
-          fn = half(fn);
-          sn = half(sn);
-        }
+    const onLeft = odd(fn) || fn === sn;
+    take(p, onLeft);
+    if (onLeft) {
+      while (!odd(fn) && fn !== 0) {
+        fn = half(fn);
+        sn = half(sn);
       }
-    } else {
-      sr = nodeHash(sha256, sr, c);
     }
     fn = half(fn);
     sn = half(sn);
   }
-  return sn === 0 && sameHash(fr, oldRoot) && sameHash(sr, newRoot);
+  return sn === 0;
 }
 
 /**

@@ -85,6 +85,22 @@ function isHttpUrl(url: string): boolean {
 const keyHex = (key: NoteVerifierKey): string =>
   Array.from(key.publicKey, (b) => b.toString(16).padStart(2, '0')).join('');
 
+/** How the key of each kind of line is read (a log's a note key, a witness's a cosigner key), and the other kind it is not. */
+const KEY_KINDS = {
+  log: {
+    read: parseVerifierKey,
+    other: parseCosignerKey,
+    is: 'a note key (type 0x01)',
+    not: 'a cosigner key (0x04)',
+  },
+  witness: {
+    read: parseCosignerKey,
+    other: parseVerifierKey,
+    is: 'a cosigner key (type 0x04)',
+    not: 'a note key (0x01)',
+  },
+} as const;
+
 /**
  * The policy in `text`, or the first problem naming its line (`line 4: ...`): a malformed line,
  * an unknown keyword, a character the format forbids, a name used before it is defined or
@@ -112,8 +128,8 @@ function parse(sha256: Sha256, text: string): WitnessPolicy {
   const names = new Map<string, QuorumRule>();
   /** The names already listed as a group member, each with its group: a name is a member once (as sigsum-go's policy). */
   const members = new Map<string, string>();
-  const logKeys = new Set<string>();
-  const witnessKeys = new Set<string>();
+  /** The keys listed so far, of logs and of witnesses (by hex). */
+  const keysListed = { log: new Set<string>(), witness: new Set<string>() };
   let quorum: QuorumRule | undefined;
   const lines = text.split('\n');
   for (const [index, raw] of lines.entries()) {
@@ -134,21 +150,23 @@ function parse(sha256: Sha256, text: string): WitnessPolicy {
       if (names.has(name)) fail(`${JSON.stringify(name)} is already defined`);
       return name;
     };
+    /** The key of a log or witness line: of its kind, and not one another line of that kind lists. */
+    const keyOf = (kind: keyof typeof KEY_KINDS, vkey: string): NoteVerifierKey => {
+      const { read, other, is, not } = KEY_KINDS[kind];
+      const key = read(sha256, vkey);
+      if ('invalid' in key) {
+        const isOther = !('invalid' in other(sha256, vkey));
+        fail(isOther ? `a ${kind} key is ${is}, not ${not}` : `the ${kind} key: ${key.invalid}`);
+      }
+      if (keysListed[kind].has(keyHex(key))) fail(`a ${kind} with this key is already listed`);
+      keysListed[kind].add(keyHex(key));
+      return key;
+    };
     switch (keyword) {
       case 'log': {
         const [vkey, address, ...extra] = args;
         if (vkey === undefined || extra.length > 0) fail('a log line is "log <vkey> [<url>]"');
-        const key = parseVerifierKey(sha256, vkey);
-        if ('invalid' in key) {
-          const cosigner = !('invalid' in parseCosignerKey(sha256, vkey));
-          fail(
-            cosigner
-              ? 'a log key is a note key (type 0x01), not a cosigner key (0x04)'
-              : `the log key: ${key.invalid}`,
-          );
-        }
-        if (logKeys.has(keyHex(key))) fail('a log with this key is already listed');
-        logKeys.add(keyHex(key));
+        const key = keyOf('log', vkey);
         logs.push({ vkey: vkey, key, ...(address === undefined ? {} : { url: url(address) }), line });
         break;
       }
@@ -157,17 +175,7 @@ function parse(sha256: Sha256, text: string): WitnessPolicy {
         if (name === undefined || vkey === undefined || extra.length > 0)
           fail('a witness line is "witness <name> <vkey> [<url>]"');
         newName(name);
-        const key = parseCosignerKey(sha256, vkey);
-        if ('invalid' in key) {
-          const noteKey = !('invalid' in parseVerifierKey(sha256, vkey));
-          fail(
-            noteKey
-              ? 'a witness key is a cosigner key (type 0x04), not a note key (0x01)'
-              : `the witness key: ${key.invalid}`,
-          );
-        }
-        if (witnessKeys.has(keyHex(key))) fail('a witness with this key is already listed');
-        witnessKeys.add(keyHex(key));
+        const key = keyOf('witness', vkey);
         witnesses.push({
           name: name,
           vkey: vkey,

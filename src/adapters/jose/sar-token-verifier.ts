@@ -1,9 +1,9 @@
 import { errors, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from 'jose';
-import { LRUCache } from 'lru-cache';
 import type { SarTokenClaims } from '../../domain/access/sar-caller.js';
 import { StoreUnavailableError, UnauthenticatedError } from '../../domain/errors.js';
 import type { SarTokenVerifier } from '../../ports/sar-token-verifier.js';
 import { ALLOWED_ALGORITHMS, keySetFrom, reasonFor } from './token-verifier.js';
+import { VerifiedTokens } from './verified-tokens.js';
 
 /**
  * The SAR service's tokens at its door (decisions §23), verified with jose: the organisation's
@@ -76,12 +76,9 @@ function clientIdOf(payload: JWTPayload): string {
 const authoritiesOf = (claim: unknown): readonly string[] =>
   Array.isArray(claim) ? claim.filter((role): role is string => typeof role === 'string') : [];
 
-/** A token is kept under its signature, the part after the last dot (see token-verifier.ts). */
-const signatureOf = (token: string): string => token.slice(token.lastIndexOf('.') + 1);
-
 export class JoseSarTokenVerifier implements SarTokenVerifier {
   private readonly keys: JWTVerifyGetKey;
-  private readonly cache: LRUCache<string, { readonly token: string; readonly claims: SarTokenClaims }>;
+  private readonly verified: VerifiedTokens<SarTokenClaims>;
   private readonly tolerance: number;
   private readonly now: () => Date;
 
@@ -93,7 +90,7 @@ export class JoseSarTokenVerifier implements SarTokenVerifier {
     this.keys = keySetFrom(settings.jwks);
     this.tolerance = options.clockToleranceSeconds ?? 30;
     this.now = options.now ?? (() => new Date());
-    this.cache = new LRUCache({ max: options.cacheSize ?? 1_000, ttlAutopurge: false });
+    this.verified = new VerifiedTokens(options.cacheSize ?? 1_000, this.tolerance, this.now);
   }
 
   async verify(token: string): Promise<SarTokenClaims> {
@@ -118,16 +115,12 @@ export class JoseSarTokenVerifier implements SarTokenVerifier {
       authorities: authoritiesOf(payload.authorities),
       expiresAt: new Date((payload.exp ?? 0) * 1000),
     };
-    const ttl = claims.expiresAt.getTime() - this.now().getTime();
-    if (ttl > 0) this.cache.set(signatureOf(token), { token, claims }, { ttl });
+    this.verified.keep(token, claims);
     return claims;
   }
 
-  /** A token verified before, while it has not expired (with the clock tolerance): that very token only. */
+  /** A token verified before, while it has not expired (see {@link VerifiedTokens.held}). */
   held(token: string): SarTokenClaims | undefined {
-    const cached = this.cache.get(signatureOf(token));
-    if (cached === undefined || cached.token !== token) return undefined;
-    const { claims } = cached;
-    return claims.expiresAt.getTime() + this.tolerance * 1000 > this.now().getTime() ? claims : undefined;
+    return this.verified.held(token);
   }
 }

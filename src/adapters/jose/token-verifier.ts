@@ -8,7 +8,6 @@ import {
   type JWTVerifyGetKey,
   jwtVerify,
 } from 'jose';
-import { LRUCache } from 'lru-cache';
 // The package's own entry by path, as the other adapters take it (Bun's bare `undici` is a stand-in).
 import { Agent, fetch as undiciFetch } from 'undici/index.js';
 import { jwksSourceProblem } from '../../domain/access/jwks-source.js';
@@ -16,6 +15,7 @@ import type { BearerClaims, OnBehalfOfClaims, OnBehalfOfSettings } from '../../d
 import { UnauthenticatedError } from '../../domain/errors.js';
 import type { TokenVerifier } from '../../ports/token-verifier.js';
 import { readRegularFile, readRegularFileSync } from '../shared/named-files.js';
+import { VerifiedTokens } from './verified-tokens.js';
 
 /** Asymmetric algorithms only: never `none`, never an HMAC that a public key could sign. */
 export const ALLOWED_ALGORITHMS = [
@@ -174,19 +174,10 @@ export function certificateBindingOf(scheme: 'bearer' | 'on-behalf-of', cnf: unk
   return thumbprint;
 }
 
-/**
- * What a verified token is kept under: its JWS signature, the part after the last dot. A
- * signature is a few dozen characters where the token is hundreds, and hashing the key is most
- * of a lookup; two tokens never share one (each covers its own header and claims), and a hit
- * counts only when the whole token is the one kept.
- */
-const signatureOf = (token: string): string => token.slice(token.lastIndexOf('.') + 1);
-
 export class JoseTokenVerifier implements TokenVerifier {
   private readonly bearerKeys: JWTVerifyGetKey | null;
   private readonly oboKeys = new Map<string, JWTVerifyGetKey>();
-  /** Verified bearer tokens by their signature (see {@link signatureOf}), each with the whole token. */
-  private readonly cache: LRUCache<string, { readonly token: string; readonly claims: BearerClaims }>;
+  private readonly verified: VerifiedTokens<BearerClaims>;
   private readonly tolerance: number;
   private readonly now: () => Date;
 
@@ -194,10 +185,7 @@ export class JoseTokenVerifier implements TokenVerifier {
     this.bearerKeys = options.bearer ? keySetFrom(options.bearer.jwks) : null;
     this.tolerance = options.clockToleranceSeconds ?? 30;
     this.now = options.now ?? (() => new Date());
-    this.cache = new LRUCache<string, { readonly token: string; readonly claims: BearerClaims }>({
-      max: options.cacheSize ?? 10_000,
-      ttlAutopurge: false,
-    });
+    this.verified = new VerifiedTokens(options.cacheSize ?? 10_000, this.tolerance, this.now);
   }
 
   async verifyBearer(token: string): Promise<BearerClaims> {
@@ -213,20 +201,13 @@ export class JoseTokenVerifier implements TokenVerifier {
       certificateThumbprint: certificateBindingOf('bearer', payload.cnf),
       expiresAt: new Date((payload.exp ?? 0) * 1000),
     };
-    const ttl = claims.expiresAt.getTime() - this.now().getTime();
-    if (ttl > 0) this.cache.set(signatureOf(token), { token, claims }, { ttl });
+    this.verified.keep(token, claims);
     return claims;
   }
 
-  /**
-   * A token verified before and cached, while it has not expired (with the clock tolerance):
-   * found by its signature, and only when it is that very token, character for character.
-   */
+  /** A bearer token verified before, while it has not expired (see {@link VerifiedTokens.held}). */
   heldBearer(token: string): BearerClaims | undefined {
-    const cached = this.cache.get(signatureOf(token));
-    if (cached === undefined || cached.token !== token) return undefined;
-    const { claims } = cached;
-    return claims.expiresAt.getTime() + this.tolerance * 1000 > this.now().getTime() ? claims : undefined;
+    return this.verified.held(token);
   }
 
   async verifyOnBehalfOf(token: string, settings: OnBehalfOfSettings): Promise<OnBehalfOfClaims> {

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { WitnessedCheckpoint, WitnessedHead, WitnessState } from '../../ports/witness-state.js';
-import { checkpointOf, rootText, type WitnessRow } from '../shared/witness-rows.js';
+import { checkpointOf, rootText, type WitnessRow, witnessLogsSql } from '../shared/witness-rows.js';
 import { createPool, migrate, type PostgresStoreDescription } from './database.js';
 import { displayPostgresUrl, targetOf } from './url.js';
 
@@ -17,15 +17,7 @@ import { displayPostgresUrl, targetOf } from './url.js';
 /** The witness state's schema, version by version. The root is kept in base64, as the checkpoint writes it. */
 const WITNESS_STATE: PostgresStoreDescription = {
   what: 'witness state',
-  migrations: [
-    `CREATE TABLE witness_logs (
-       origin  TEXT PRIMARY KEY,
-       size    BIGINT NOT NULL CHECK (size >= 0),
-       root    TEXT NOT NULL,
-       note    TEXT NOT NULL,
-       updated TIMESTAMPTZ NOT NULL DEFAULT now()
-     )`,
-  ],
+  migrations: [witnessLogsSql({ size: 'BIGINT', updated: 'TIMESTAMPTZ NOT NULL DEFAULT now()' })],
   usableFrom: 1,
   createHint: 'case-read witness serve (it creates the table)',
 };

@@ -28,15 +28,15 @@ export class PrometheusMetrics extends MetricsRegistry {
     ['outcome'],
     [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
   );
-  private readonly upstreamErrors = this.counter(
+  private readonly upstreamError = this.countedBy(
     'case_read_upstream_errors_total',
     'Failed calls to the upstream case store, by kind (timeout, 5xx, invalid-body, refused-by-upstream, connection, circuit-open)',
-    ['kind'],
+    'kind',
   );
-  private readonly rateLimitTransitions = this.counter(
+  private readonly rateLimitTransition = this.countedBy(
     'case_read_rate_limit_store_transitions_total',
     'Switches between the shared rate-limit store and its failure mode',
-    ['to'],
+    'to',
   );
   private readonly certificateExpiry = this.gauge(
     'case_read_certificate_expiry_timestamp_seconds',
@@ -48,10 +48,11 @@ export class PrometheusMetrics extends MetricsRegistry {
     'When the certificate each registered client last presented ends (Unix time)',
     ['client'],
   );
-  private readonly tlsReloadFailures = this.counter(
+  /** A set of TLS files was refused on reload; the one in use stays. */
+  readonly tlsReloadFailed: (certificate: string) => void = this.countedBy(
     'case_read_tls_reload_failures_total',
     'Sets of TLS files refused on reload (the set in use stays), by certificate (server, upstream-client)',
-    ['certificate'],
+    'certificate',
   );
   /** The subjects each `certificate` label has series for, so a reload can drop the old. */
   private readonly certificateSubjects = new Map<string, readonly string[]>();
@@ -82,55 +83,38 @@ export class PrometheusMetrics extends MetricsRegistry {
     this.clientCertificateExpiry.set({ client }, notAfter.getTime() / 1000);
   };
 
-  /** A set of TLS files was refused on reload; the one in use stays. */
-  readonly tlsReloadFailed = (certificate: string): void => {
-    this.tlsReloadFailures.inc({ certificate });
-  };
-
   /** One call to the upstream case store: how it ended and how long it took. */
   readonly upstreamCall = (outcome: string, seconds: number): void => {
     this.upstreamDuration.observe({ outcome }, seconds);
     // A limited-access refusal is an answer, not a failure.
     if (outcome !== 'ok' && outcome !== 'not-found' && outcome !== 'limited-access')
-      this.upstreamErrors.inc({ kind: outcome });
+      this.upstreamError(outcome);
   };
 
-  private readonly deadlines = this.counter(
+  /** A request's deadline passed while it waited on `engine`. */
+  readonly deadlineExceeded: (engine: string) => void = this.countedBy(
     'case_read_deadline_exceeded_total',
     'Requests answered at their deadline (503, or 504 for another service), by the engine they waited on',
-    ['engine'],
+    'engine',
   );
   private readonly overloads = this.counter(
     'case_read_overloaded_total',
     'Requests refused at once (503 overloaded) because MAX_IN_FLIGHT were waiting on engines',
   );
 
-  private readonly renewals = this.counter(
+  /** A renewal was asked for: `issued`, or why it was refused (`already-renewed`, `bad-signature`, …). */
+  readonly certificateRenewal: (outcome: string) => void = this.countedBy(
     'case_read_certificate_renewals_total',
     'Client certificate renewals (EST simplereenroll): issued, or refused by reason',
-    ['outcome'],
-  );
-
-  private readonly auditFailures = this.counter(
-    'case_read_audit_append_failures_total',
-    'Audit records the store refused: withheld (the answer was withheld, 503 audit-unavailable) or lost (given up after every attempt)',
-    ['outcome'],
+    'outcome',
   );
 
   /** An audit record the store refused: its answer `withheld`, or the record `lost` after every attempt. */
-  readonly auditAppendFailed = (outcome: string): void => {
-    this.auditFailures.inc({ outcome });
-  };
-
-  /** A renewal was asked for: `issued`, or why it was refused (`already-renewed`, `bad-signature`, …). */
-  readonly certificateRenewal = (outcome: string): void => {
-    this.renewals.inc({ outcome });
-  };
-
-  /** A request's deadline passed while it waited on `engine`. */
-  readonly deadlineExceeded = (engine: string): void => {
-    this.deadlines.inc({ engine });
-  };
+  readonly auditAppendFailed: (outcome: string) => void = this.countedBy(
+    'case_read_audit_append_failures_total',
+    'Audit records the store refused: withheld (the answer was withheld, 503 audit-unavailable) or lost (given up after every attempt)',
+    'outcome',
+  );
 
   /** A request was refused: too many were in flight. */
   readonly overloaded = (): void => {
@@ -149,20 +133,16 @@ export class PrometheusMetrics extends MetricsRegistry {
 
   /** The rate-limit store was lost (`fallback`) or is back (`store`). */
   readonly rateLimitStoreTransition = (to: 'store' | 'fallback'): void => {
-    this.rateLimitTransitions.inc({ to });
+    this.rateLimitTransition(to);
     this.rateLimitFallback.set(to === 'fallback' ? 1 : 0);
   };
 
-  private readonly accessListenerFailures = this.counter(
+  /** The access store's change listener failed (`StoreWiring.onAccessListenerFailure`); reads go uncached until it is back. */
+  readonly accessListenerFailed: (failure: AccessListenerFailure) => void = this.countedBy(
     'case_read_access_listener_failures_total',
     "Failures of the PostgreSQL access store's change listener, by failure: connect-failed (a connection or reconnection refused), lost (it ended), silent (a heartbeat unanswered); the access cache is not used until it is back",
-    ['failure'],
+    'failure',
   );
-
-  /** The access store's change listener failed (`StoreWiring.onAccessListenerFailure`); reads go uncached until it is back. */
-  readonly accessListenerFailed = (failure: AccessListenerFailure): void => {
-    this.accessListenerFailures.inc({ failure });
-  };
 
   /**
    * The labelled series of each operation and status, found once: prom-client hashes the

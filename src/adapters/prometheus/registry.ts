@@ -4,7 +4,8 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom
 
 /**
  * A registry with the runtime's default metrics under `prefix`, the metrics its subclass
- * declares with {@link counter}, {@link gauge} and {@link histogram}, and its exposition.
+ * declares with {@link counter} (or {@link countedBy}), {@link gauge} and {@link histogram},
+ * and its exposition.
  */
 export abstract class MetricsRegistry {
   protected readonly registry = new Registry();
@@ -16,6 +17,17 @@ export abstract class MetricsRegistry {
   /** A counter of this registry, with the labels it is counted by (none: one series). */
   protected counter<L extends string = never>(name: string, help: string, labelNames: readonly L[] = []) {
     return new Counter<L>({ name, help, labelNames, registers: [this.registry] });
+  }
+
+  /**
+   * A counter of this registry by one label, as what counts it: each call adds one to the
+   * series of the label's value given (a series shows from its first count).
+   */
+  protected countedBy<L extends string>(name: string, help: string, label: L) {
+    const counter = this.counter(name, help, [label]);
+    return (value: string | number): void => {
+      counter.inc({ [label]: value } as Partial<Record<L, string | number>>);
+    };
   }
 
   /** A gauge of this registry; `collect`, if given, sets it each time it is scraped. */

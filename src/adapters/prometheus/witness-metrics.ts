@@ -8,10 +8,11 @@ import { MetricsRegistry } from './registry.js';
  * Built by the witness's composition root, which hands them to its request handler.
  */
 export class PrometheusWitnessMetrics extends MetricsRegistry {
-  private readonly answers = this.counter(
+  /** One add-checkpoint answer, by its status. */
+  readonly answered: (status: number) => void = this.countedBy(
     'case_read_witness_add_checkpoint_total',
     'add-checkpoint requests answered, by HTTP status (200 cosigned; 409 old size not the one held; 403, 404, 422 refused; 400, 413 malformed; 503 state unavailable)',
-    ['status'],
+    'status',
   );
   private readonly size = this.gauge(
     'case_read_witness_cosigned_size',
@@ -26,11 +27,6 @@ export class PrometheusWitnessMetrics extends MetricsRegistry {
 
   constructor() {
     super('case_read_witness_');
-  }
-
-  /** One add-checkpoint answer. */
-  answered(status: number): void {
-    this.answers.inc({ status: String(status) });
   }
 
   /** A checkpoint of `origin`, of `size`, cosigned at `time` (POSIX seconds). */

@@ -102,17 +102,25 @@ function migrateOpen(
 
 const messageOf = (error: unknown) => (error as Error).message.split('\n')[0];
 
-/** Opens the file; a failure becomes the store's own error, told why in SQLite's first line. */
+/**
+ * Opens the file, read-only or for writing; a failure becomes the store's own error, told why
+ * in SQLite's first line (and, read-only, what creates the store).
+ */
 function openOrExplain(
   driver: SqliteDriver,
   path: string,
+  store: StoreDescription,
   readonly: boolean,
-  explain: (why: string) => Error,
 ): SqlDatabase {
   try {
     return driver.open(path, { readonly });
   } catch (error) {
-    throw explain(messageOf(error) ?? 'error');
+    const why = messageOf(error) ?? 'error';
+    throw store.error(
+      readonly
+        ? `${store.what} ${path} cannot be opened (${why}); create it with: ${store.createHint}`
+        : `${store.what} ${path} cannot be opened for writing (${why})`,
+    );
   }
 }
 
@@ -121,9 +129,7 @@ export function openReadOnlyStore(
   store: StoreDescription,
   driver: SqliteDriver = sqliteDriver(),
 ): SqlDatabase {
-  const db = openOrExplain(driver, path, true, (why) =>
-    store.error(`${store.what} ${path} cannot be opened (${why}); create it with: ${store.createHint}`),
-  );
+  const db = openOrExplain(driver, path, store, true);
   // Read through a memory map: a row longer than about 1 KiB (a case's stored document, in a
   // WITHOUT ROWID table) has overflow pages, which SQLite reads past its page cache, a pread
   // per page on every read; mapped, they are copied from memory. The file is only ever read
@@ -145,9 +151,7 @@ export function openWritableStore(
   store: StoreDescription,
   driver: SqliteDriver = sqliteDriver(),
 ): SqlDatabase {
-  const db = openOrExplain(driver, path, false, (why) =>
-    store.error(`${store.what} ${path} cannot be opened for writing (${why})`),
-  );
+  const db = openOrExplain(driver, path, store, false);
   try {
     if (store.incrementalVacuum && versionOf(db) === 0) db.exec('PRAGMA auto_vacuum = INCREMENTAL');
     db.exec('PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL');
@@ -170,9 +174,7 @@ export function migrateFile(
   driver: SqliteDriver = sqliteDriver(),
 ): { before: number; after: number } {
   if (!existsSync(path)) return { before: 0, after: 0 };
-  const db = openOrExplain(driver, path, false, (why) =>
-    store.error(`${store.what} ${path} cannot be opened for writing (${why})`),
-  );
+  const db = openOrExplain(driver, path, store, false);
   try {
     if (versionOf(db) === 0) return { before: 0, after: 0 };
     db.exec('PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON');

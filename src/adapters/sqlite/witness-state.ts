@@ -1,6 +1,6 @@
 import { StoreError } from '../../ports/stores.js';
 import type { WitnessedCheckpoint, WitnessedHead, WitnessState } from '../../ports/witness-state.js';
-import { checkpointOf, rootText, type WitnessRow } from '../shared/witness-rows.js';
+import { checkpointOf, rootText, type WitnessRow, witnessLogsSql } from '../shared/witness-rows.js';
 import { openWritableStore, type StoreDescription, transaction } from './database.js';
 import type { SqlDatabase, SqliteDriver } from './driver.js';
 
@@ -15,15 +15,7 @@ import type { SqlDatabase, SqliteDriver } from './driver.js';
 /** The witness state's schema, version by version. The root is kept in base64, as the checkpoint writes it. */
 const WITNESS_STATE: StoreDescription = {
   what: 'witness state',
-  migrations: [
-    `CREATE TABLE witness_logs (
-       origin  TEXT PRIMARY KEY,
-       size    INTEGER NOT NULL CHECK (size >= 0),
-       root    TEXT NOT NULL,
-       note    TEXT NOT NULL,
-       updated TEXT NOT NULL
-     ) WITHOUT ROWID`,
-  ],
+  migrations: [witnessLogsSql({ size: 'INTEGER', updated: 'TEXT NOT NULL', tableEnd: ' WITHOUT ROWID' })],
   usableFrom: 1,
   createHint: 'case-read witness serve (it creates the file; its directory must exist)',
   error: (message) => new StoreError(message),

@@ -92,10 +92,11 @@ export async function startServer(
   const limits: ServerLimits = { ...SERVER_LIMITS, ...options.limits };
   const clientCertificates = options.clientCertificates ?? 'required';
   const handlers = countHandlers(fetch);
+  const tlsOptions = tls && tlsOptionsOf(tls, clientCertificates);
   const { listener, http } =
-    tls && options.tlsListener === 'tls-handoff'
-      ? await listenTlsHandoff(handlers.fetch, options, tlsOptionsOf(tls, clientCertificates), limits)
-      : await listenHono(handlers.fetch, options, clientCertificates, limits);
+    tlsOptions && options.tlsListener === 'tls-handoff'
+      ? await listenTlsHandoff(handlers.fetch, options, tlsOptions, limits)
+      : await listenHono(handlers.fetch, options, tlsOptions, limits);
   http.headersTimeout = limits.headersTimeoutMs;
   http.requestTimeout = limits.requestTimeoutMs;
   http.keepAliveTimeout = limits.keepAliveTimeoutMs;
@@ -122,14 +123,20 @@ export async function startServer(
 
 type HttpServer = ReturnType<typeof createHttpServer>;
 
-/** Plain HTTP, or `node:https`: one server that both accepts and speaks HTTP. */
-async function listenHono(
+/**
+ * How a listener starts: `fetch` served at `options`' address, over TLS with `tls` (when
+ * given), within `limits`. It gives the server that accepts connections and the HTTP server
+ * that answers on them: one and the same but for the hand-off.
+ */
+type Listen<Tls extends TlsOptions | undefined> = (
   fetch: (request: Request, env: unknown) => Response | Promise<Response>,
   options: ListenOptions,
-  clientCertificates: ClientCertificates,
+  tls: Tls,
   limits: ServerLimits,
-): Promise<{ listener: NetServer; http: HttpServer }> {
-  const tls = options.tls;
+) => Promise<{ listener: NetServer; http: HttpServer }>;
+
+/** Plain HTTP, or `node:https`: one server that both accepts and speaks HTTP. */
+const listenHono: Listen<TlsOptions | undefined> = async (fetch, options, tls, limits) => {
   const server = await new Promise<ServerType>((resolve, reject) => {
     const s = serve(
       {
@@ -139,7 +146,7 @@ async function listenHono(
         ...(tls
           ? {
               createServer: createHttpsServer,
-              serverOptions: { ...tlsOptionsOf(tls, clientCertificates), ...httpOptionsOf(limits) },
+              serverOptions: { ...tls, ...httpOptionsOf(limits) },
             }
           : { serverOptions: httpOptionsOf(limits) }),
       },
@@ -148,19 +155,14 @@ async function listenHono(
     s.once('error', reject);
   });
   return { listener: server as NetServer, http: server as HttpServer };
-}
+};
 
 /**
  * `node:tls` accepts and verifies; each socket that completed the handshake is handed to a
  * `node:http` server that never listens itself. A client without a certificate from the
  * client CA never completes the handshake, so never reaches HTTP (where one is required).
  */
-async function listenTlsHandoff(
-  fetch: (request: Request, env: unknown) => Response | Promise<Response>,
-  options: ListenOptions,
-  tls: TlsOptions,
-  limits: ServerLimits,
-): Promise<{ listener: NetServer; http: HttpServer }> {
+const listenTlsHandoff: Listen<TlsOptions> = async (fetch, options, tls, limits) => {
   const http = createAdaptorServer({
     fetch,
     createServer: createHttpServer,
@@ -191,7 +193,7 @@ async function listenTlsHandoff(
   http.emit('listening');
   guardHandedOffSockets(listener, http, limits);
   return { listener, http };
-}
+};
 
 /**
  * Stops accepting and calls back once every connection has ended: net.Server's own close.

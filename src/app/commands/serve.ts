@@ -1,5 +1,6 @@
 import { ConfigError } from '../composition/config.js';
 import {
+  type ListenerSettings,
   type RunningServer,
   runtimeOf,
   startApiListener,
@@ -25,19 +26,26 @@ export async function serve(io: Io): Promise<number> {
   const noCrl = whyNotCrl(config.TLS_CRL, runtime);
   if (noCrl !== undefined) throw new ConfigError([noCrl]);
   const service = await buildService(config, logger);
-  const server = await startApiListener(
-    service.app.fetch,
-    {
-      host: config.HOST,
-      port: config.PORT,
-      keepAliveTimeoutMs: config.KEEP_ALIVE_TIMEOUT_MS,
-      tls: service.tls,
-    },
-    runtime,
-  ).catch(async (error: unknown) => {
-    await service.close();
-    throw bindProblem('PORT', config.HOST, config.PORT, error);
-  });
+  /**
+   * A listener started on HOST and `port` (`variable`'s): if it cannot be bound, those
+   * `started` before it and the service are closed, and the operator told why.
+   */
+  const listen = (
+    variable: string,
+    port: number,
+    started: readonly (RunningServer | undefined)[],
+    start: (settings: ListenerSettings) => Promise<RunningServer>,
+  ): Promise<RunningServer> =>
+    start({ host: config.HOST, port, keepAliveTimeoutMs: config.KEEP_ALIVE_TIMEOUT_MS }).catch(
+      async (error: unknown) => {
+        for (const listener of started) await listener?.close();
+        await service.close();
+        throw bindProblem(variable, config.HOST, port, error);
+      },
+    );
+  const server = await listen('PORT', config.PORT, [], (settings) =>
+    startApiListener(service.app.fetch, { ...settings, tls: service.tls }, runtime),
+  );
   const refusal = await whyNotServe(server, config.HOST, runtime);
   if (refusal !== undefined) {
     await server.close();
@@ -50,31 +58,13 @@ export async function serve(io: Io): Promise<number> {
   const sar =
     sarApp === undefined || config.SAR_PORT === undefined
       ? undefined
-      : await startSarListener(
-          sarApp.fetch,
-          {
-            host: config.HOST,
-            port: config.SAR_PORT,
-            keepAliveTimeoutMs: config.KEEP_ALIVE_TIMEOUT_MS,
-            tls: service.tls,
-          },
-          runtime,
-        ).catch(async (error: unknown) => {
-          await server.close();
-          await service.close();
-          throw bindProblem('SAR_PORT', config.HOST, config.SAR_PORT ?? 0, error);
-        });
+      : await listen('SAR_PORT', config.SAR_PORT, [server], (settings) =>
+          startSarListener(sarApp.fetch, { ...settings, tls: service.tls }, runtime),
+        );
   // Plain HTTP for the platform (health, metrics); it serves no case data and needs no credentials.
-  const management = await startManagementListener(service.management.fetch, {
-    host: config.HOST,
-    port: config.MANAGEMENT_PORT,
-    keepAliveTimeoutMs: config.KEEP_ALIVE_TIMEOUT_MS,
-  }).catch(async (error: unknown) => {
-    await server.close();
-    await sar?.close();
-    await service.close();
-    throw bindProblem('MANAGEMENT_PORT', config.HOST, config.MANAGEMENT_PORT, error);
-  });
+  const management = await listen('MANAGEMENT_PORT', config.MANAGEMENT_PORT, [server, sar], (settings) =>
+    startManagementListener(service.management.fetch, settings),
+  );
   logger.info(
     {
       url: server.url,

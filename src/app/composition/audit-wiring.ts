@@ -7,6 +7,7 @@ import type { CheckpointSigner } from '../../ports/checkpoint-keys.js';
 import type { NoteVerifier } from '../../tlog/note.js';
 import { AuditCheckpointing } from '../audit/checkpointing.js';
 import { OriginMismatchError, requireTrailOrigin } from '../audit/origin.js';
+import { configured } from '../config-error.js';
 import { notePublicKey, readRegularFileSync } from './audit-keys.js';
 import { type Config, ConfigError } from './config.js';
 import { readKey } from './tls-files.js';
@@ -49,11 +50,7 @@ export function readPreviousKeys(config: Config): NoteVerifier[] {
         maxBytes: 64 * 1024,
       },
     ).bytes.toString('utf8');
-    try {
-      return notePublicKey(pem, config.AUDIT_ORIGIN);
-    } catch (error) {
-      throw new ConfigError([`AUDIT_PREVIOUS_PUBLIC_KEYS: ${path}: ${(error as Error).message}`]);
-    }
+    return configured(`AUDIT_PREVIOUS_PUBLIC_KEYS: ${path}`, () => notePublicKey(pem, config.AUDIT_ORIGIN));
   });
 }
 

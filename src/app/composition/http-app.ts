@@ -27,8 +27,9 @@ import type { CredentialsIssuer } from '../../ports/credentials-issuer.js';
 import type { SarTokenVerifier } from '../../ports/sar-token-verifier.js';
 import type { AuditCheckpointing } from '../audit/checkpointing.js';
 import type { CertificateExpiry } from '../certificate-expiry.js';
+import { configured } from '../config-error.js';
 import { countedFor, readPreviousKeys } from './audit-wiring.js';
-import { type Config, ConfigError } from './config.js';
+import type { Config } from './config.js';
 import { sarAppOf } from './sar-door.js';
 import { serviceInfoOf } from './service-info.js';
 import type { ServiceStores } from './service-stores.js';
@@ -74,22 +75,21 @@ async function certificateRequestsFor(issuer: CertificateIssuer | null): Promise
 }
 
 /** The bearer-token verifier, from `BEARER_*`; a key set that cannot be read is a ConfigError. */
-export function createTokenVerifier(config: Config): JoseTokenVerifier {
-  try {
-    return new JoseTokenVerifier({
-      bearer:
-        config.BEARER_MODE === 'off'
-          ? null
-          : {
-              jwks: config.BEARER_JWKS ?? '',
-              issuer: config.BEARER_ISSUER ?? '',
-              audience: config.BEARER_AUDIENCE ?? '',
-            },
-    });
-  } catch (error) {
-    throw new ConfigError([`BEARER_JWKS: ${(error as Error).message}`]);
-  }
-}
+export const createTokenVerifier = (config: Config): JoseTokenVerifier =>
+  configured(
+    'BEARER_JWKS',
+    () =>
+      new JoseTokenVerifier({
+        bearer:
+          config.BEARER_MODE === 'off'
+            ? null
+            : {
+                jwks: config.BEARER_JWKS ?? '',
+                issuer: config.BEARER_ISSUER ?? '',
+                audience: config.BEARER_AUDIENCE ?? '',
+              },
+      }),
+  );
 
 /** What the service is built from before its HTTP app: read, checked, opened. */
 export interface ServiceParts {

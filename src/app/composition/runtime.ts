@@ -1,6 +1,7 @@
 import { detectRuntime, type RuntimeGlobals, type RuntimeName } from '../../adapters/shared/runtime.js';
 import { batchedFetch } from '../../adapters/tls-listener/batched-fetch.js';
 import {
+  type ClientCertificates,
   type RunningServer,
   startServer,
   type TlsFiles,
@@ -43,36 +44,32 @@ export function whyNotCrl(crlPath: string | undefined, runtime: Runtime): string
 export type { RunningServer };
 
 /**
- * The API's mutual-TLS listener for this runtime, handing requests to the app a batch at a
- * time (see `batchedFetch`).
+ * A TLS listener of this runtime's kind that asks `clientCertificates` of its clients, handing
+ * requests to the app a batch at a time (see `batchedFetch`).
  */
-export const startApiListener = (
-  fetch: (request: Request, env?: unknown) => Response | Promise<Response>,
-  options: ListenerSettings & { readonly tls: TlsFiles },
-  runtime: Runtime,
-): Promise<RunningServer> =>
-  startServer(batchedFetch(fetch), {
-    ...listenOptionsOf(options),
-    tls: options.tls,
-    tlsListener: runtime.tlsListener,
-  });
+const tlsListenerAsking =
+  (clientCertificates: ClientCertificates) =>
+  (
+    fetch: (request: Request, env?: unknown) => Response | Promise<Response>,
+    options: ListenerSettings & { readonly tls: TlsFiles },
+    runtime: Runtime,
+  ): Promise<RunningServer> =>
+    startServer(batchedFetch(fetch), {
+      ...listenOptionsOf(options),
+      tls: options.tls,
+      clientCertificates,
+      tlsListener: runtime.tlsListener,
+    });
+
+/** The API's mutual-TLS listener for this runtime, handing requests to the app a batch at a time. */
+export const startApiListener = tlsListenerAsking('required');
 
 /**
  * The SAR service's door (decisions §23): HTTPS with the service's own certificate, asking no
  * client certificate, on the same listener kind as the API's for this runtime, so with the
  * same TLS settings, slow-client limits and hand-off (a batch at a time).
  */
-export const startSarListener = (
-  fetch: (request: Request, env?: unknown) => Response | Promise<Response>,
-  options: ListenerSettings & { readonly tls: TlsFiles },
-  runtime: Runtime,
-): Promise<RunningServer> =>
-  startServer(batchedFetch(fetch), {
-    ...listenOptionsOf(options),
-    tls: options.tls,
-    clientCertificates: 'none',
-    tlsListener: runtime.tlsListener,
-  });
+export const startSarListener = tlsListenerAsking('none');
 
 /** The plain-HTTP management listener: health and metrics, no case data, no credentials. */
 export const startManagementListener = (

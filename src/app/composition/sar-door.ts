@@ -11,7 +11,8 @@ import type { AuditWriter } from '../../ports/audit-log.js';
 import { systemClock } from '../../ports/clock.js';
 import type { RateLimiter } from '../../ports/rate-limiter.js';
 import type { SarTokenVerifier } from '../../ports/sar-token-verifier.js';
-import { type Config, ConfigError } from './config.js';
+import { configured } from '../config-error.js';
+import type { Config } from './config.js';
 
 /**
  * The SAR service's door in `serve` (decisions §23): its token verifier, made at start with
@@ -23,15 +24,12 @@ import { type Config, ConfigError } from './config.js';
 /** The door's token verifier from `SAR_AUTH_*`; none without `SAR_PORT`. */
 export function createSarTokenVerifier(config: Config): SarTokenVerifier | undefined {
   if (config.SAR_PORT === undefined) return undefined;
-  try {
-    // Both are required with SAR_PORT: the configuration has refused their absence already.
-    return new JoseSarTokenVerifier({
-      jwks: config.SAR_AUTH_JWKS ?? '',
-      issuer: config.SAR_AUTH_ISSUER ?? '',
-    });
-  } catch (error) {
-    throw new ConfigError([`SAR_AUTH_JWKS: ${(error as Error).message}`]);
-  }
+  // Both are required with SAR_PORT: the configuration has refused their absence already.
+  return configured(
+    'SAR_AUTH_JWKS',
+    () =>
+      new JoseSarTokenVerifier({ jwks: config.SAR_AUTH_JWKS ?? '', issuer: config.SAR_AUTH_ISSUER ?? '' }),
+  );
 }
 
 /** What the door's app is built over: the verifier, and the parts it shares with the main listener's app. */
