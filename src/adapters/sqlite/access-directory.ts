@@ -4,6 +4,7 @@ import type {
   HeldAdmission,
   RenewalClaim,
 } from '../../ports/access-directory.js';
+import { StoreError } from '../../ports/stores.js';
 import { AccessCache } from '../shared/access-cache.js';
 import {
   type AccessWrite,
@@ -12,14 +13,7 @@ import {
   CachedAccessReads,
   type CachedRead,
 } from '../shared/access-requests.js';
-import {
-  ACCESS_STORE,
-  AccessStoreError,
-  localWrites,
-  ROWS,
-  type SqliteClientRow,
-  type SqliteKeyRow,
-} from './access-schema.js';
+import { ACCESS_STORE, localWrites, ROWS, type SqliteClientRow, type SqliteKeyRow } from './access-schema.js';
 import { openReadOnlyStore, openWritableStore, reading } from './database.js';
 import type { SqlDatabase, SqliteDriver, SqlStatement } from './driver.js';
 
@@ -77,8 +71,7 @@ export class SqliteAccessDirectory
    * refused it).
    */
   protected noteWriter(): SqlDatabase {
-    if (this.path === undefined)
-      throw new AccessStoreError('access store: no file to record certificates in');
+    if (this.path === undefined) throw new StoreError('access store: no file to record certificates in');
     this.notes ??= openWritableStore(this.path, ACCESS_STORE, this.driver);
     return this.notes;
   }

@@ -1,6 +1,5 @@
-import { StoreError } from '../../ports/stores.js';
 import * as rows from '../shared/access-rows.js';
-import type { StoreDescription } from './database.js';
+import { sqliteStore } from './database.js';
 
 /** The access store's tables in SQLite, and how its rows are encoded. */
 
@@ -18,18 +17,11 @@ const MIGRATIONS: readonly string[] = [
   rows.certificateRenewalsTableSql({ time: 'INTEGER', tableEnd: ' WITHOUT ROWID' }),
 ];
 
-export class AccessStoreError extends StoreError {
-  override readonly name = 'AccessStoreError';
-}
-
-export const ACCESS_STORE: StoreDescription = {
-  what: 'access store',
-  migrations: MIGRATIONS,
+export const ACCESS_STORE = sqliteStore('access store', MIGRATIONS, {
   // Version 5 adds the renewal claims, which only EST renewal (new in this release) uses.
   usableFrom: 4,
   createHint: 'case-read clients add CN --permissions P --access-store sqlite:PATH',
-  error: (message) => new AccessStoreError(message),
-};
+});
 
 export type SqliteClientRow = rows.ClientRow<string, 0 | 1>;
 export type SqliteKeyRow = rows.KeyRow<number>;

@@ -1,7 +1,7 @@
 // Writing to a SQLite audit store other processes write to as well: a write held off by
 // another writer's lock is tried again a moment later, never waited for inside SQLite.
 import { DeadlineExceededError } from '../../ports/deadline.js';
-import { AuditStoreError } from './audit-schema.js';
+import { StoreError } from '../../ports/stores.js';
 import { BUSY_TIMEOUT_MS, sqliteErrorCode } from './driver.js';
 
 /** How soon a write held by another writer's lock is tried again. */
@@ -18,7 +18,7 @@ export function whenNotBusy(work: () => void, until: number, isDeadline: boolean
     if (performance.now() >= until) {
       throw isDeadline
         ? new DeadlineExceededError('audit store')
-        : new AuditStoreError('the audit store is locked by another writer');
+        : new StoreError('the audit store is locked by another writer');
     }
     try {
       work();

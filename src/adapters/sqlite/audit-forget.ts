@@ -3,10 +3,10 @@
 import { statSync } from 'node:fs';
 import type { ChainHead } from '../../domain/audit/checkpoint.js';
 import type { Forgotten } from '../../ports/audit-log.js';
+import { StoreError } from '../../ports/stores.js';
 import type { Hash } from '../../tlog/merkle.js';
 import * as retention from '../shared/audit-retention.js';
 import { writeWhenFree } from './audit-busy.js';
-import { AuditStoreError } from './audit-schema.js';
 import { transaction } from './database.js';
 import type { SqlDatabase } from './driver.js';
 
@@ -61,7 +61,7 @@ export function forgetArchived(
       bytes: async () => bytesOnDisk(path),
     },
     asked,
-    (message) => new AuditStoreError(message),
+    (message) => new StoreError(message),
   );
 }
 

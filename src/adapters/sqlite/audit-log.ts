@@ -6,6 +6,7 @@ import type { AuditCheckpoint, ChainHead, CheckpointSet } from '../../domain/aud
 import type { AuditQuery, AuditRecord, StoredAuditRecord } from '../../domain/audit/record.js';
 import type { ArchiveLock, ArchiveLockHolder, AuditLog, Forgotten, TreeHead } from '../../ports/audit-log.js';
 import type { Deadline } from '../../ports/deadline.js';
+import { StoreError } from '../../ports/stores.js';
 import type { Hash } from '../../tlog/merkle.js';
 import * as byCrn from '../shared/audit-by-crn.js';
 import * as chain from '../shared/audit-chain.js';
@@ -16,12 +17,12 @@ import { GroupCommit } from '../shared/group-commit.js';
 import { takeArchiveLease } from './archive-lease.js';
 import { whenNotBusy, writeWhenFree } from './audit-busy.js';
 import { forgetArchived } from './audit-forget.js';
-import { AUDIT_STORE, AuditStoreError } from './audit-schema.js';
+import { AUDIT_STORE } from './audit-schema.js';
 import { openWritableStore, transaction } from './database.js';
 import { BUSY_TIMEOUT_MS, type SqlDatabase, type SqliteDriver, type SqlStatement } from './driver.js';
 
 // The store's schema, in a module of its own, named here as before.
-export { AUDIT_STORE, AuditStoreError } from './audit-schema.js';
+export { AUDIT_STORE } from './audit-schema.js';
 
 /** How long readiness lets the write lock be held by another writer before it says so. */
 const PING_WITHIN_MS = 500;
@@ -139,7 +140,7 @@ export class SqliteAuditLog implements AuditLog {
             checkpoint,
             read.get(...key),
             lines,
-            (message) => new AuditStoreError(message),
+            (message) => new StoreError(message),
           );
           if (merged !== undefined) write.run(merged, ...key);
         },
@@ -156,7 +157,7 @@ export class SqliteAuditLog implements AuditLog {
 
   async saveWitnessSize(vkey: string, size: number): Promise<void> {
     const problem = witnesses.witnessSizeProblem(vkey, size);
-    if (problem !== undefined) throw new AuditStoreError(problem);
+    if (problem !== undefined) throw new StoreError(problem);
     const save = this.db.prepare<[string, number, string]>(witnesses.saveWitnessSizeSql(() => '?'));
     await writeWhenFree(() => save.run(vkey, size, new Date().toISOString()));
   }

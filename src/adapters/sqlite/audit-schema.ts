@@ -1,12 +1,11 @@
 // The SQLite audit store's schema: its tables as ordered migrations, and the store as
 // database.ts opens and migrates it (its name, what creates it, its own error).
-import { StoreError } from '../../ports/stores.js';
 import * as chain from '../shared/audit-chain.js';
 import * as retention from '../shared/audit-retention.js';
 import * as tree from '../shared/audit-tree.js';
 import * as witnesses from '../shared/audit-witnesses.js';
 import { archiveLeaseSql } from './archive-lease.js';
-import type { StoreDescription } from './database.js';
+import { sqliteStore } from './database.js';
 
 /** Times as ISO 8601 text, which sorts as time does. */
 const MIGRATIONS: readonly string[] = [
@@ -20,16 +19,9 @@ const MIGRATIONS: readonly string[] = [
   witnesses.auditWitnessesSql({ size: 'INTEGER' }),
 ];
 
-export class AuditStoreError extends StoreError {
-  override readonly name = 'AuditStoreError';
-}
-
-export const AUDIT_STORE: StoreDescription = {
-  what: 'audit store',
-  migrations: MIGRATIONS,
+export const AUDIT_STORE = sqliteStore('audit store', MIGRATIONS, {
   usableFrom: 4,
   createHint: 'case-read serve (it creates the audit store)',
-  error: (message) => new AuditStoreError(message),
   // Pages freed by letting go of archived records go back to the disk (decisions §15).
   incrementalVacuum: true,
-};
+});

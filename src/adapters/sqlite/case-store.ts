@@ -2,22 +2,10 @@ import type { LimitedAccess } from '../../domain/access/limited-access.js';
 import type { Crn } from '../../domain/crn.js';
 import type * as Case from '../../domain/types.js';
 import type { CaseRepository, Held } from '../../ports/case-repository.js';
-import { StoreError } from '../../ports/stores.js';
 import { parsedPart, storedObjectText } from '../shared/stored-json.js';
 import { CASE_STORE_MIGRATIONS, PERSONAL_DETAILS_JSON } from './case-schema.js';
-import {
-  openReadOnlyStore,
-  openWritableStore,
-  reading,
-  type StoreDescription,
-  transaction,
-} from './database.js';
+import { openReadOnlyStore, openWritableStore, reading, sqliteStore, transaction } from './database.js';
 import type { SqlDatabase, SqliteDriver, SqlStatement } from './driver.js';
-
-/** The store cannot be opened or used as asked; the message says what to do. */
-export class CaseStoreError extends StoreError {
-  override readonly name = 'CaseStoreError';
-}
 
 /**
  * Free text is read as JSON text (`json_quote`, `json_object`): a NUL inside a string is
@@ -69,14 +57,11 @@ const held = <T>(value: T, row: CaseRules): Held<T> => ({
       : parsedPart<LimitedAccess>(row.limited_access, STORE, 'cases.limited_access', 'an object'),
 });
 
-export const CASE_STORE: StoreDescription = {
-  what: 'case store',
-  migrations: CASE_STORE_MIGRATIONS,
+export const CASE_STORE = sqliteStore('case store', CASE_STORE_MIGRATIONS, {
   // Version 4's column carries the case's rules: code before it would answer without them.
   usableFrom: 4,
   createHint: 'case-read cases import fixtures/cases.json --store sqlite:PATH',
-  error: (message) => new CaseStoreError(message),
-};
+});
 
 /**
  * Reads cases from a SQLite file. `serve` opens it read-only: the service can never change

@@ -22,14 +22,23 @@ export interface StoreDescription {
   readonly usableFrom: number;
   /** What to run when the file is missing, e.g. "case-read cases import …". */
   readonly createHint: string;
-  /** Builds the store's own error type. */
-  readonly error: (message: string) => Error;
   /**
    * A new file is made with `auto_vacuum = INCREMENTAL`, so pages freed by deletes can be
    * given back to the disk (SQLite sets this only before the first table; older files keep NONE).
    */
   readonly incrementalVacuum?: boolean;
 }
+
+/**
+ * A SQLite store, as `what` names it: its migrations and how it is opened. What cannot be
+ * opened, or is of another version, is a `StoreError` saying what to do (the store error
+ * convention, src/ports/store-errors.ts).
+ */
+export const sqliteStore = (
+  what: string,
+  migrations: readonly string[],
+  opening: Omit<StoreDescription, 'what' | 'migrations'>,
+): StoreDescription => ({ what, migrations, ...opening });
 
 /** How much of a read-only store is mapped; a larger store reads the rest as before. */
 const READ_ONLY_MMAP_BYTES = 256 * 1024 * 1024;
@@ -80,7 +89,8 @@ function migrateOpen(
     () => {
       const recorded = recordedIn(db, store);
       const standing = standingOf(recorded, known);
-      if (standing.kind === 'newer') throw store.error(refusalOf(`${store.what} ${path}`, recorded, known));
+      if (standing.kind === 'newer')
+        throw new StoreError(refusalOf(`${store.what} ${path}`, recorded, known));
       if (standing.kind === 'newer-usable') return { before: recorded.version, after: recorded.version };
       for (let version = recorded.version; version < known; version++) {
         db.exec(store.migrations[version] as string);
@@ -116,7 +126,7 @@ function openOrExplain(
     return driver.open(path, { readonly });
   } catch (error) {
     const why = messageOf(error) ?? 'error';
-    throw store.error(
+    throw new StoreError(
       readonly
         ? `${store.what} ${path} cannot be opened (${why}); create it with: ${store.createHint}`
         : `${store.what} ${path} cannot be opened for writing (${why})`,
@@ -139,7 +149,7 @@ export function openReadOnlyStore(
   const standing = standingOf(recorded, store.migrations.length);
   if (standing.kind === 'current' || standing.kind === 'newer-usable') return db;
   db.close();
-  throw store.error(
+  throw new StoreError(
     standing.kind === 'absent'
       ? `${store.what} ${path} holds no ${store.what}; create it with: ${store.createHint}`
       : refusalOf(`${store.what} ${path}`, recorded, store.migrations.length),
@@ -181,7 +191,9 @@ export function migrateFile(
     return migrateOpen(db, path, store);
   } catch (error) {
     if (error instanceof StoreError) throw error;
-    throw store.error(`${store.what} ${path} cannot be migrated (${messageOf(error)}); nothing was changed`);
+    throw new StoreError(
+      `${store.what} ${path} cannot be migrated (${messageOf(error)}); nothing was changed`,
+    );
   } finally {
     db.close();
   }

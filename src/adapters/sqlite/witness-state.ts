@@ -1,7 +1,6 @@
-import { StoreError } from '../../ports/stores.js';
 import type { WitnessedCheckpoint, WitnessedHead, WitnessState } from '../../ports/witness-state.js';
 import { checkpointOf, rootText, type WitnessRow, witnessLogsSql } from '../shared/witness-rows.js';
-import { openWritableStore, type StoreDescription, transaction } from './database.js';
+import { openWritableStore, sqliteStore, transaction } from './database.js';
 import type { SqlDatabase, SqliteDriver } from './driver.js';
 
 /**
@@ -13,13 +12,11 @@ import type { SqlDatabase, SqliteDriver } from './driver.js';
  */
 
 /** The witness state's schema, version by version. The root is kept in base64, as the checkpoint writes it. */
-const WITNESS_STATE: StoreDescription = {
-  what: 'witness state',
-  migrations: [witnessLogsSql({ size: 'INTEGER', updated: 'TEXT NOT NULL', tableEnd: ' WITHOUT ROWID' })],
-  usableFrom: 1,
-  createHint: 'case-read witness serve (it creates the file; its directory must exist)',
-  error: (message) => new StoreError(message),
-};
+const WITNESS_STATE = sqliteStore(
+  'witness state',
+  [witnessLogsSql({ size: 'INTEGER', updated: 'TEXT NOT NULL', tableEnd: ' WITHOUT ROWID' })],
+  { usableFrom: 1, createHint: 'case-read witness serve (it creates the file; its directory must exist)' },
+);
 
 /** A row as this driver reads it. */
 interface Row extends WitnessRow {

@@ -5,7 +5,6 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { CASE_STORE_MIGRATIONS } from '../../../src/adapters/sqlite/case-schema.js';
 import {
   CASE_STORE,
-  CaseStoreError,
   SqliteCaseRepository,
   SqliteCaseWriter,
 } from '../../../src/adapters/sqlite/case-store.js';
@@ -15,6 +14,7 @@ import { Crn } from '../../../src/domain/crn.js';
 import { StoreUnavailableError } from '../../../src/domain/errors.js';
 import type { CaseRecord } from '../../../src/domain/types.js';
 import { UnreadableRecordError } from '../../../src/ports/store-errors.js';
+import { StoreError } from '../../../src/ports/stores.js';
 import { CaseMother } from '../../support/mothers.js';
 import { openSqlite, pragma } from '../../support/sqlite.js';
 
@@ -75,7 +75,7 @@ describe('SqliteCaseWriter', () => {
 describe('SqliteCaseRepository.openReadOnly', () => {
   it('refuses a missing file, saying how to create it', () => {
     const path = join(dir, 'nope.db');
-    expect(() => SqliteCaseRepository.openReadOnly(path)).toThrow(CaseStoreError);
+    expect(() => SqliteCaseRepository.openReadOnly(path)).toThrow(StoreError);
     expect(() => SqliteCaseRepository.openReadOnly(path)).toThrow(
       /case-read cases import fixtures\/cases.json/,
     );
