@@ -86,8 +86,26 @@ export interface CertificateRevocation {
 }
 
 export interface AccessAdministration {
-  /** Adds a client, or replaces the one with the same id. */
+  /**
+   * Adds a client, or replaces the one with the same id, whatever it holds (seeding a store;
+   * no command writes through it: they add with `addClient` and change with `updateClient`).
+   */
   saveClient(client: Client): Promise<void>;
+  /**
+   * Adds a client unless one with its id is held: then false, and nothing is written (the one
+   * held is never replaced, also when it was added a moment before by another operator: of
+   * two concurrent adds of one id exactly one is true).
+   */
+  addClient(client: Client): Promise<boolean>;
+  /**
+   * Changes the client held with `id`, atomically: `change` is given the client as held and
+   * what it returns is written under the same id, with no other write to that client landing
+   * in between, so a concurrent `setSuspended` or update is neither undone nor undoes this
+   * one (the later of the two sees the earlier's result). Undefined when no such client is
+   * held. When `change` throws nothing is written and the error is thrown. `change` may be
+   * called while the store holds a lock: it must be quick and must not write the store.
+   */
+  updateClient(id: string, change: (held: Client) => Client): Promise<Client | undefined>;
   /** false when no such client was held. */
   removeClient(id: string): Promise<boolean>;
   listClients(): Promise<Client[]>;

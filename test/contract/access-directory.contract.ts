@@ -1,6 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AccessAdministration, AccessDirectory } from '../../src/ports/access-directory.js';
 import { AccessMother } from '../support/mothers.js';
+import { describeClientChanges } from './access-directory.client-changes.js';
+import type { OtherOperator } from './access-directory.other-operator.js';
 
 export type AccessStore = AccessDirectory & AccessAdministration;
 export interface OpenedAccessStore {
@@ -14,6 +16,17 @@ export interface OpenedAccessStore {
    * instance (memory).
    */
   readonly reopen?: () => AccessDirectory | Promise<AccessDirectory>;
+  /**
+   * A second administration of the same store on a connection of its own, as another
+   * operator's (closed by `close`). Absent where the store has one connection alone (memory):
+   * `admin` stands in.
+   */
+  readonly another?: () => AccessStore | Promise<AccessStore>;
+  /**
+   * Another operator on a thread of its own (see {@link OtherOperator}), closed by the test.
+   * Absent where the store lives in this thread alone (memory).
+   */
+  readonly otherOperator?: () => Promise<OtherOperator>;
   close(): void | Promise<void>;
 }
 
@@ -333,5 +346,7 @@ export function describeAccessDirectoryContract(
       }
       expect((await reader.findClient('client-a'))?.permissions).not.toContain('issueQueueToken');
     });
+
+    describeClientChanges(() => ({ store, admin, reader }));
   });
 }

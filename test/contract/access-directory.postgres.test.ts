@@ -1,8 +1,10 @@
 import type { PostgresAccessDirectory } from '../../src/adapters/postgres/access-directory.js';
 import { postgresStores } from '../../src/adapters/postgres/store-kind.js';
-import { testSchema } from '../support/postgres.js';
+import type { Opened } from '../../src/ports/stores.js';
+import { POSTGRES_URL, testSchema } from '../support/postgres.js';
 import { testContext } from '../support/stores.js';
 import { type AccessStore, describeAccessDirectoryContract } from './access-directory.contract.js';
+import { otherOperator } from './access-directory.other-operator.js';
 
 describeAccessDirectoryContract('postgres', async () => {
   const schema = testSchema('access');
@@ -29,9 +31,18 @@ describeAccessDirectoryContract('postgres', async () => {
       };
     },
   }) as AccessStore;
+  // Other operators' administrations of the same schema, each with a pool of its own.
+  const others: Opened<AccessStore>[] = [];
   return {
     admin: settled,
     reader: reader.value,
+    another: async () => {
+      const other = await postgresStores.access?.openAdmin?.(schema.url, testContext);
+      if (!other) throw new Error('postgres cannot hold clients');
+      others.push(other);
+      return other.value;
+    },
+    otherOperator: () => otherOperator({ engine: 'postgres', url: POSTGRES_URL, schema: schema.name }),
     reopen: async () => {
       await reader.close();
       const next = await postgresStores.access?.open(schema.url, testContext);
@@ -42,6 +53,7 @@ describeAccessDirectoryContract('postgres', async () => {
     },
     close: async () => {
       await reader.close();
+      for (const other of others) await other.close();
       await admin.close();
       await schema.drop();
     },

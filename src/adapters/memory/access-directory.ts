@@ -57,6 +57,21 @@ export class InMemoryAccessDirectory implements AccessDirectory, AccessAdministr
     this.clients.set(client.id, copy(client));
   }
 
+  async addClient(client: Client): Promise<boolean> {
+    if (this.clients.has(client.id)) return false;
+    this.clients.set(client.id, copy(client));
+    return true;
+  }
+
+  /** Read and written with no turn of the event loop between: nothing else can change it meanwhile. */
+  async updateClient(id: string, change: (held: Client) => Client): Promise<Client | undefined> {
+    const held = this.clients.get(id);
+    if (held === undefined) return undefined;
+    const changed = { ...change(copy(held)), id };
+    this.clients.set(id, copy(changed));
+    return changed;
+  }
+
   async removeClient(id: string): Promise<boolean> {
     if (!this.clients.delete(id)) return false;
     this.seen.delete(id);

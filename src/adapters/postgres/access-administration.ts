@@ -6,7 +6,7 @@ import type {
   CertificateSeen,
   UserGrant,
 } from '../../ports/access-directory.js';
-import { type CertificateSeenRow, grantsOf, KEY_COLUMNS, upsertClientSql } from '../shared/access-rows.js';
+import { type CertificateSeenRow, clientWritesSql, grantsOf, KEY_COLUMNS } from '../shared/access-rows.js';
 import { PostgresAccessDirectory } from './access-directory.js';
 import {
   type PostgresClientRow,
@@ -14,6 +14,9 @@ import {
   type PostgresRevocationRow,
   ROWS,
 } from './access-schema.js';
+import { inTransaction } from './database.js';
+
+const CLIENT_WRITES = clientWritesSql((n) => `$${n}`);
 
 /**
  * The operator's side of the PostgreSQL access store: what the CLI writes, besides what the
@@ -22,10 +25,32 @@ import {
  */
 export class PostgresAccessAdministration extends PostgresAccessDirectory implements AccessAdministration {
   async saveClient(client: Client): Promise<void> {
-    await this.pool.query(
-      upsertClientSql((n) => `$${n}`),
-      ROWS.clientValues(client),
-    );
+    await this.pool.query(CLIENT_WRITES.save, ROWS.clientValues(client));
+  }
+
+  async addClient(client: Client): Promise<boolean> {
+    const { rowCount } = await this.pool.query(CLIENT_WRITES.add, ROWS.clientValues(client));
+    return (rowCount ?? 0) > 0;
+  }
+
+  /**
+   * Read and written in one transaction, the row locked as it is read (`SELECT … FOR
+   * UPDATE`): another writer of it (a suspend, another update, from any instance) waits for
+   * this commit, then applies its change to what this one wrote; one that committed first is
+   * what is read. The UPDATE fires the clients trigger, so every instance drops its cache at
+   * the commit.
+   */
+  async updateClient(id: string, change: (held: Client) => Client): Promise<Client | undefined> {
+    return inTransaction(this.pool, {}, async (tx) => {
+      const { rows } = await tx.query<PostgresClientRow>('SELECT * FROM clients WHERE id = $1 FOR UPDATE', [
+        id,
+      ]);
+      const row = rows[0];
+      if (row === undefined) return undefined;
+      const changed = { ...change(ROWS.toClient(row)), id };
+      await tx.query(CLIENT_WRITES.update, ROWS.clientUpdateValues(changed));
+      return changed;
+    });
   }
 
   async removeClient(id: string): Promise<boolean> {

@@ -227,17 +227,44 @@ export const KEY_COLUMNS = [
   'revoked_at',
 ] as const;
 
-/** `INSERT … ON CONFLICT (id) DO UPDATE` of a whole client, with the engine's placeholders. */
-export const upsertClientSql = (placeholder: (n: number) => string) =>
-  `INSERT INTO clients (${CLIENT_COLUMNS.join(', ')})
-   VALUES (${CLIENT_COLUMNS.map((_, i) => placeholder(i + 1)).join(', ')})
-   ON CONFLICT (id) DO UPDATE SET ${CLIENT_COLUMNS.slice(1)
-     .map((c) => `${c} = excluded.${c}`)
-     .join(', ')}`;
+/**
+ * The statements that write a whole client, with the engine's placeholders: `save`, `INSERT …
+ * ON CONFLICT (id) DO UPDATE` (`saveClient`, which no command takes); `add`, a new client only,
+ * no row changed when one with its id is held (`clients add`); `update`, every setting of the
+ * client held with an id, given `clientUpdateValues` (the columns after `id`, then the id, in
+ * that order for SQLite's `?`), which `clients update` runs on the row it read and locked.
+ */
+export function clientWritesSql(placeholder: (n: number) => string) {
+  const insert = `INSERT INTO clients (${CLIENT_COLUMNS.join(', ')})
+   VALUES (${CLIENT_COLUMNS.map((_, i) => placeholder(i + 1)).join(', ')})`;
+  const settings = CLIENT_COLUMNS.slice(1);
+  return {
+    save: `${insert} ON CONFLICT (id) DO UPDATE SET ${settings.map((c) => `${c} = excluded.${c}`).join(', ')}`,
+    add: `${insert} ON CONFLICT (id) DO NOTHING`,
+    update: `UPDATE clients SET ${settings.map((c, i) => `${c} = ${placeholder(i + 1)}`).join(', ')}
+   WHERE id = ${placeholder(CLIENT_COLUMNS.length)}`,
+  };
+}
 
 /** The row mapping for one engine's encoding. */
 export function accessRows<List, Flag, Time>({ list, flag, time }: SqlEncoding<List, Flag, Time>) {
   const optionalTime = (value: Time | null) => (value === null ? null : time.read(value));
+  /** A client's row values, in {@link CLIENT_COLUMNS} order. */
+  const clientValues = (client: Client): unknown[] => [
+    client.id,
+    list.write(client.permissions),
+    flag.write(client.suspended),
+    client.rateLimit,
+    client.queueArn,
+    client.roleArn,
+    client.onBehalfOf.mode,
+    client.onBehalfOf.issuer,
+    client.onBehalfOf.jwks,
+    client.onBehalfOf.audience,
+    client.onBehalfOf.emailClaim,
+    list.write(client.redact),
+    client.limitedAccess,
+  ];
   return {
     toCertificateSeen: (row: CertificateSeenRow<Time>): CertificateSeen => ({
       clientId: row.client_id,
@@ -275,22 +302,12 @@ export function accessRows<List, Flag, Time>({ list, flag, time }: SqlEncoding<L
       redact: withheldFields(row.id, list.read(row.redact)),
       limitedAccess: row.limited_access,
     }),
-    /** A client's row values, in {@link CLIENT_COLUMNS} order. */
-    clientValues: (client: Client): unknown[] => [
-      client.id,
-      list.write(client.permissions),
-      flag.write(client.suspended),
-      client.rateLimit,
-      client.queueArn,
-      client.roleArn,
-      client.onBehalfOf.mode,
-      client.onBehalfOf.issuer,
-      client.onBehalfOf.jwks,
-      client.onBehalfOf.audience,
-      client.onBehalfOf.emailClaim,
-      list.write(client.redact),
-      client.limitedAccess,
-    ],
+    clientValues,
+    /** A client's values for {@link clientWritesSql}'s `update`: its settings, then its id. */
+    clientUpdateValues: (client: Client): unknown[] => {
+      const [id, ...settings] = clientValues(client);
+      return [...settings, id];
+    },
     toKey: (row: KeyRow<Time>): ApiKeyRecord => ({
       id: row.id,
       clientId: row.client_id,

@@ -6,7 +6,7 @@ import type {
   CertificateSeen,
   UserGrant,
 } from '../../ports/access-directory.js';
-import { type CertificateSeenRow, grantsOf, KEY_COLUMNS, upsertClientSql } from '../shared/access-rows.js';
+import { type CertificateSeenRow, clientWritesSql, grantsOf, KEY_COLUMNS } from '../shared/access-rows.js';
 import { SqliteAccessDirectory } from './access-directory.js';
 import {
   ACCESS_STORE,
@@ -18,6 +18,8 @@ import {
 } from './access-schema.js';
 import { openWritableStore, transaction } from './database.js';
 import type { SqlDatabase, SqliteDriver } from './driver.js';
+
+const CLIENT_WRITES = clientWritesSql(() => '?');
 
 /**
  * The operator's side of the SQLite access store: what the CLI writes (clients, keys,
@@ -36,7 +38,33 @@ export class SqliteAccessAdministration extends SqliteAccessDirectory implements
   }
 
   async saveClient(client: Client): Promise<void> {
-    this.write(() => this.db.prepare(upsertClientSql(() => '?')).run(...ROWS.clientValues(client)));
+    this.write(() => this.db.prepare(CLIENT_WRITES.save).run(...ROWS.clientValues(client)));
+  }
+
+  async addClient(client: Client): Promise<boolean> {
+    return this.write(() => this.db.prepare(CLIENT_WRITES.add).run(...ROWS.clientValues(client)).changes > 0);
+  }
+
+  /**
+   * Read, changed and written in one transaction that takes the write lock before it reads
+   * (`BEGIN IMMEDIATE`): another connection's write (a suspend, another update, in this
+   * process or another) waits for it, up to the busy timeout, and one committed before it is
+   * what it reads.
+   */
+  async updateClient(id: string, change: (held: Client) => Client): Promise<Client | undefined> {
+    return this.write(() =>
+      transaction(
+        this.db,
+        () => {
+          const row = this.reads.client.get(id);
+          if (row === undefined) return undefined;
+          const changed = { ...change(ROWS.toClient(row)), id };
+          this.db.prepare(CLIENT_WRITES.update).run(...ROWS.clientUpdateValues(changed));
+          return changed;
+        },
+        'immediate',
+      ),
+    );
   }
 
   async removeClient(id: string): Promise<boolean> {

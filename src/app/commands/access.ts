@@ -61,9 +61,10 @@ export interface ClientAddGiven extends StoreGiven, ClientOptionsGiven {
 export async function clientsAdd(cn: string, values: ClientAddGiven, io: Io): Promise<number> {
   const id = clientIdOf(cn);
   const client = changedClient(newClient(id), clientChangeOf(values));
+  // Inserted only when no client has the id: one held, even if added a moment ago by another
+  // operator, is refused, never replaced.
   await withAccessStore(values.accessStore, io, async (store) => {
-    if (await store.findClient(id)) throw new CommandError(`client ${id} already exists`);
-    await store.saveClient(client);
+    if (!(await store.addClient(client))) throw new CommandError(`client ${id} already exists`);
   });
   report(io, values.json, client, [`added client ${id}`, ...describeClient(client).slice(1)]);
   return EXIT.ok;
@@ -129,21 +130,18 @@ export type ClientUpdateGiven = StoreGiven & ClientOptionsGiven;
 
 /**
  * `clients update CN [--permissions …] [--rate-limit …] …`: the settings given changed in place,
- * the rest of the client (its keys, its suspension) kept; nothing is written when any is refused.
+ * the rest of the client (its keys, its suspension) kept as held when it is written (another
+ * operator's change meanwhile is not undone); nothing is written when any is refused.
  */
 export async function clientsUpdate(id: string, values: ClientUpdateGiven, io: Io): Promise<number> {
   if (!anyClientOptionGiven(values))
     throw new UsageError(`clients update needs one or more of ${Object.values(CLIENT_OPTIONS).join(', ')}`);
   const change = clientChangeOf(values);
-  // Read, changed and written in one opening of the store, so what the change keeps is what
-  // is held a moment before it is written.
-  const updated = await withAccessStore(values.accessStore, io, async (store) => {
-    const client = await store.findClient(id);
-    if (!client) return undefined;
-    const changed = changedClient(client, change);
-    await store.saveClient(changed);
-    return changed;
-  });
+  // Read, changed and written atomically by the store: what the change keeps is what is held
+  // as it is written, so a suspension (or another update) committed meanwhile is not undone.
+  const updated = await withAccessStore(values.accessStore, io, (store) =>
+    store.updateClient(id, (held) => changedClient(held, change)),
+  );
   if (!updated) throw new CommandError(`no client ${id}`);
   report(io, values.json, updated, [`updated client ${id}`, ...describeClient(updated).slice(1)]);
   return EXIT.ok;

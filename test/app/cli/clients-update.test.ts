@@ -247,6 +247,17 @@ describe.each([
     expect((await admit('obo', key.key)).client.onBehalfOf.mode).toBe('forbidden');
   });
 
+  it('clients add of a CN held is refused and replaces nothing, its suspension included', async () => {
+    const key = await added('held', '--permissions', 'getCase');
+    await cli('clients', 'suspend', 'held');
+    const before = await show('held');
+    const again = await run('clients', 'add', 'held', '--permissions', 'getCase,getRiskScores');
+    expect([again.status, again.stdout]).toEqual([1, '']);
+    expect(again.stderr).toContain('case-read: client held already exists');
+    expect(await show('held')).toEqual(before);
+    await expect(admit('held', key.key)).rejects.toMatchObject({ reason: 'suspended-client' });
+  });
+
   it('refuses an unknown client, a bad value and conflicting on-behalf-of options, and writes nothing', async () => {
     const key = await added('steady', '--permissions', 'getCase', '--rate-limit', '100/1s');
     const before = await show('steady');
