@@ -17,12 +17,11 @@ import {
 } from './client-options.js';
 import { withAccessStore } from './command-stores.js';
 import { CommandError, EXIT, UsageError } from './exit.js';
-import { type Io, report } from './io.js';
+import { type Io, type JsonGiven, report } from './io.js';
 
 /** What every access command is given: the access store (else ACCESS_STORE), and JSON output. */
-export interface StoreGiven {
+export interface StoreGiven extends JsonGiven {
   readonly accessStore?: string | undefined;
-  readonly json?: boolean | undefined;
 }
 
 function describeClient(c: Client): string[] {

@@ -13,7 +13,7 @@ import type { StoreRef } from '../stores.js';
 import { usage } from './arguments.js';
 import { storeOption, storeWiringOf } from './command-stores.js';
 import { CommandError, EXIT, UsageError } from './exit.js';
-import { type Io, report } from './io.js';
+import { type Io, type JsonGiven, report } from './io.js';
 
 /** The store cases are written to: a usage error when it cannot be written. */
 function writableStore(
@@ -30,9 +30,8 @@ function writableStore(
 }
 
 /** What the cases commands are given: the store (else CASE_STORE), and JSON output. */
-interface StoreGiven {
+interface StoreGiven extends JsonGiven {
   readonly store?: string | undefined;
-  readonly json?: boolean | undefined;
 }
 
 /**

@@ -7,6 +7,11 @@ export interface Io {
   readonly stderrIsTty: boolean;
 }
 
+/** What a command that can report as JSON is given: `--json`. */
+export interface JsonGiven {
+  readonly json?: boolean | undefined;
+}
+
 /** Prints `data` as JSON with --json, else the human lines. */
 export function report(io: Io, json: boolean | undefined, data: unknown, human: string | string[]): void {
   if (json) io.out(JSON.stringify(data));

@@ -24,12 +24,11 @@ import {
 import { auditOriginOf, ConfigError } from '../../composition/config.js';
 import { cosignerVerifier, readWitnessPolicyFile } from '../../composition/witness-policy-file.js';
 import { CommandError, EXIT, UsageError } from '../exit.js';
-import type { Io } from '../io.js';
+import type { Io, JsonGiven } from '../io.js';
 
 /** The store an audit command reads (`--audit-store`, else `AUDIT_STORE`), and JSON output. */
-export interface StoreGiven {
+export interface StoreGiven extends JsonGiven {
   readonly auditStore?: string | undefined;
-  readonly json?: boolean | undefined;
 }
 
 /**
