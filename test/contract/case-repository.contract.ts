@@ -366,7 +366,7 @@ export function describeCaseRepositoryContract(
           );
           expect(refused).toBeInstanceOf(UnreadableRecordError);
           const message = (refused as Error).message;
-          expect(message).toMatch(/limited_access/);
+          expect(message).toMatch(/limited_?access/i);
           expect(message).not.toContain(damaged.crn);
           expect(message).not.toContain('everyone');
         }

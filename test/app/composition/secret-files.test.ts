@@ -6,10 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateCheckpointKeys } from '../../../src/adapters/crypto/checkpoint-keys.js';
 import { PrometheusMetrics } from '../../../src/adapters/prometheus/metrics.js';
 import type { RunningServer, TlsFiles } from '../../../src/adapters/tls-listener/server.js';
-import {
-  DEFAULT_MAX_BODY_BYTES,
-  type UpstreamSettings,
-} from '../../../src/adapters/upstream/settings.js';
+import { DEFAULT_MAX_BODY_BYTES, type UpstreamSettings } from '../../../src/adapters/upstream/settings.js';
 import { upstreamStores } from '../../../src/adapters/upstream/store-kind.js';
 import { issueServerCertificate } from '../../../src/adapters/x509/pki.js';
 import { CertificateExpiry } from '../../../src/app/certificate-expiry.js';
