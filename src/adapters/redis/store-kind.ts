@@ -78,6 +78,7 @@ export const redisStores: StoreKind<RedisSettings> = {
   rateLimit: {
     open: async (url, context) => {
       const { Redis } = await import('ioredis');
+      const { RedisConnector } = await import('./connector.js');
       const { RedisRateLimiter } = await import('./rate-limiter.js');
       const { readRedisTls, reloadRedisTls } = await import('./tls.js');
       const settings = context.settings;
@@ -96,6 +97,8 @@ export const redisStores: StoreKind<RedisSettings> = {
         // Reconnect for ever, at most a second apart.
         retryStrategy: (attempt) => Math.min(attempt * 100, 1000),
         lazyConnect: true,
+        // ioredis's own connector, but a stream that fails twice (Deno's TLS) does not throw.
+        Connector: RedisConnector,
       });
       // Connection errors are handled by the failure mode; without a listener they would crash.
       let lastError: { code?: string } | undefined;
