@@ -1,11 +1,12 @@
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server, type Socket } from 'node:net';
+import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prepareServe, runCli, type ServeSetup, startServe } from '../support/cli.js';
 import { goChecks, skipWithoutGoReference } from '../support/go-reference.js';
 import { httpsRequest } from '../support/https-client.js';
+import { openSqlite } from '../support/sqlite.js';
 import { type RunningWitness, startWitness, witnessKey } from '../support/witness.js';
 
 /**
@@ -58,6 +59,50 @@ async function hangingWitness(): Promise<{ url: string; close(): Promise<void> }
       await new Promise((resolve) => server.close(resolve));
     },
   };
+}
+
+/** A door to the witness at `url` that drops every connection until it is opened. */
+async function gatedDoor(url: string): Promise<{ url: string; open(): void; close(): Promise<void> }> {
+  const target = new URL(url);
+  let opened = false;
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on('error', () => {});
+    socket.on('close', () => sockets.delete(socket));
+    if (!opened) {
+      socket.destroy();
+      return;
+    }
+    const onward = connect(Number(target.port), target.hostname);
+    sockets.add(onward);
+    onward.on('error', () => socket.destroy());
+    onward.on('close', () => sockets.delete(onward));
+    socket.pipe(onward).pipe(socket);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return {
+    url: `http://127.0.0.1:${address.port}`,
+    open: () => {
+      opened = true;
+    },
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+/** The records of the audit store (SQLite, read beside the running serve). */
+async function auditRecords(): Promise<unknown[]> {
+  const db = openSqlite(join(dir, 'audit.db'), { readonly: true });
+  try {
+    return db.prepare<[], { seq: number }>('SELECT seq FROM audit').all();
+  } finally {
+    db.close();
+  }
 }
 
 function writePolicy(
@@ -237,37 +282,92 @@ describe('witnessed checkpoints', () => {
     expect(runCli(['audit', 'verify', '--policy', policyBack], env).status).toBe(0);
   }, 120_000);
 
-  it('a trail put back to an earlier copy and grown again: no witness cosigns, the refusal is logged and counted, verify --policy fails', async () => {
-    const [k1] = keys as [(typeof keys)[0]];
-    const policy = writePolicy('policy-w1', [{ name: 'w1', vkey: k1.vkey, url: w1.url }], 'quorum w1');
-    const store = join(dir, 'audit.db');
-    // A copy of the trail now (its checkpoints witnessed by w1), then more records witnessed.
-    await serveRounds({ AUDIT_WITNESS_POLICY: policy }, 3);
-    expect(runCli(['audit', 'verify', '--policy', policy], env).status).toBe(0);
-    const copy = join(dir, 'audit-copy.db');
-    copyFileSync(store, copy);
-    for (const suffix of ['-wal', '-shm'])
-      if (existsSync(store + suffix)) copyFileSync(store + suffix, copy + suffix);
-    await serveRounds({ AUDIT_WITNESS_POLICY: policy }, 30);
-    // Put back, and grown again past where it was.
-    for (const suffix of ['', '-wal', '-shm']) {
-      rmSync(store + suffix, { force: true });
-      if (existsSync(copy + suffix)) copyFileSync(copy + suffix, store + suffix);
-    }
-    const rolled = await serveRounds({ AUDIT_WITNESS_POLICY: policy }, 40, /"msg":"audit witness refused/);
-    expect(rolled.statuses.every((s) => s === 200)).toBe(true);
-    const refusals = rolled.lines.filter(
-      (l) => l.msg.startsWith('audit witness refused') && l.witness === 'w1',
-    );
-    expect(refusals.length).toBeGreaterThan(0);
-    expect(rolled.lines.some((l) => l.msg === 'audit checkpoint cosigned')).toBe(false);
-    const counted = /case_read_audit_witness_submissions_total\{witness="w1",outcome="refused"\} (\d+)/.exec(
-      rolled.metrics,
-    );
-    expect(Number(counted?.[1])).toBeGreaterThan(0);
-    expect(rolled.output).not.toContain('X123456');
-    const verified = runCli(['audit', 'verify', '--policy', policy], env);
-    expect(verified.status).not.toBe(0);
-    expect(verified.stderr + verified.stdout).toMatch(/w1/);
-  }, 180_000);
+  describe('a store put back to an earlier copy (a restore from backup, a standby promoted short)', () => {
+    const store = () => join(dir, 'audit.db');
+    const copy = () => join(dir, 'audit-copy.db');
+    /** The audit store put back to the copy taken before the witness went on. */
+    const putBack = () => {
+      for (const suffix of ['', '-wal', '-shm']) {
+        rmSync(store() + suffix, { force: true });
+        if (existsSync(copy() + suffix)) copyFileSync(copy() + suffix, store() + suffix);
+      }
+    };
+    /** The size w1 holds for this log, read from its own state. */
+    const heldByW1 = () => {
+      const db = openSqlite(join(dir, 'witness-w1', 'witness.db'), { readonly: true });
+      try {
+        return Number(db.prepare<[], { size: number }>('SELECT size FROM witness_logs').get()?.size);
+      } finally {
+        db.close();
+      }
+    };
+    let policy: string;
+
+    beforeAll(async () => {
+      const [k1] = keys as [(typeof keys)[0]];
+      policy = writePolicy('policy-w1', [{ name: 'w1', vkey: k1.vkey, url: w1.url }], 'quorum w1');
+      // A copy of the trail now (its checkpoints witnessed by w1), then more records witnessed.
+      await serveRounds({ AUDIT_WITNESS_POLICY: policy }, 3);
+      expect(runCli(['audit', 'verify', '--policy', policy], env).status).toBe(0);
+      for (const suffix of ['', '-wal', '-shm'])
+        if (existsSync(store() + suffix)) copyFileSync(store() + suffix, copy() + suffix);
+      await serveRounds({ AUDIT_WITNESS_POLICY: policy }, 30);
+    }, 120_000);
+
+    it("serve refuses to start, naming the store's size, the size held, the witness and the runbook; no witness moves", async () => {
+      putBack();
+      const held = heldByW1();
+      const refused = runCli(['serve'], { ...env, AUDIT_WITNESS_POLICY: policy });
+      expect(refused.status).toBe(1);
+      const said = refused.stderr + refused.stdout;
+      const storeSize = Number(/trail has (\d+) records/.exec(said)?.[1]);
+      expect(storeSize).toBeGreaterThan(0);
+      expect(storeSize).toBeLessThan(held);
+      expect(said).toContain(`w1 holds ${held} records`);
+      expect(said).toContain('runbook.md#casereadauditstorebehindwitnesses');
+      expect(said).not.toMatch(/"msg":"listening"/);
+      expect(heldByW1()).toBe(held);
+    }, 60_000);
+
+    it('found while serving: every request 503 and not recorded, readiness 503, the gauge 1', async () => {
+      putBack();
+      const [k1] = keys as [(typeof keys)[0]];
+      // w1 reached through a door shut at start: serve starts, as with a witness down.
+      const door = await gatedDoor(w1.url);
+      try {
+        const gated = writePolicy(
+          'policy-w1-gated',
+          [{ name: 'w1', vkey: k1.vkey, url: door.url }],
+          'quorum w1',
+        );
+        const server = await startServe({ ...env, AUDIT_WITNESS_POLICY: gated });
+        try {
+          expect(await reads(server.url, 2)).toEqual([200, 200]);
+          door.open();
+          await logged(server, /every request is refused from now on/);
+          const recorded = (await auditRecords()).length;
+          const res = await httpsRequest(`${server.url.replace('127.0.0.1', 'localhost')}/case/X123456`, {
+            ca: setup.ca,
+            ...setup.client,
+            headers: { 'x-api-key': setup.apiKey, authorization: `Bearer ${setup.token}` },
+          });
+          expect(res.status).toBe(503);
+          expect(res.json()).toMatchObject({ type: 'urn:case-read:problem:audit-unavailable' });
+          const ready = await fetch(`${server.managementUrl}/health/ready`);
+          expect(ready.status).toBe(503);
+          expect(await ready.json()).toMatchObject({ checks: { auditTrail: 'DOWN' } });
+          const metrics = await (await fetch(`${server.managementUrl}/metrics`)).text();
+          expect(metrics).toMatch(/^case_read_audit_trail_behind_witnesses 1$/m);
+          // Nothing more is recorded on the short trail.
+          expect((await auditRecords()).length).toBe(recorded);
+        } finally {
+          const exited = new Promise((resolve) => server.child.once('exit', resolve));
+          server.child.kill('SIGTERM');
+          await exited;
+        }
+      } finally {
+        await door.close();
+      }
+    }, 120_000);
+  });
 });

@@ -60,6 +60,8 @@ export interface HttpAppOptions {
   readonly inFlight?: (count: () => number) => void;
   /** Where the records of answers already given wait to be stored: the service settles them at shutdown. */
   readonly lateAppends?: LateAppends;
+  /** Why no request may be answered now, if none may (see `RequestCycleOptions.refusing`). */
+  readonly refusing?: () => string | undefined;
   /** The subject access request (decisions §22); without it (tests of the core) it answers 503 trail-unavailable. */
   readonly subjectAccess?: SubjectAccessOptions;
 }
@@ -96,6 +98,7 @@ export function createHttpApp(options: HttpAppOptions): OpenAPIHono<AppEnv> {
     auditFailed: options.auditFailed,
     inFlight: options.inFlight,
     lateAppends: options.lateAppends,
+    refusing: options.refusing,
   });
   if (!('disabled' in perimeter)) app.use(admitRequests(perimeter));
 

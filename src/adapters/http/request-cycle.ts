@@ -36,6 +36,11 @@ export interface RequestCycleOptions {
   readonly auditFailed?: ((outcome: AuditFailure) => void) | undefined;
   /** Where the records of answers already given wait to be stored (the service settles them at shutdown); one of its own when none is given. */
   readonly lateAppends?: LateAppends | undefined;
+  /**
+   * Why no request may be answered now, if none may: the audit trail is known to be short (a
+   * quorum of its witnesses holds what it cannot extend), so nothing is recorded on it.
+   */
+  readonly refusing?: (() => string | undefined) | undefined;
 }
 
 /**
@@ -78,6 +83,8 @@ function detached(c: Context<AppEnv>, build: () => Response): Response {
  * What happens around every request, first in and last out:
  *
  * - its id and response headers before anything else runs;
+ * - 503 `audit-unavailable` at once, not audited, while `refusing` says why (a trail known
+ *   to be short: nothing more is recorded on it);
  * - a place among the requests waiting on engines, or 503 `overloaded` at once (with
  *   `Retry-After: 1`, before any engine call; not audited: it is refused before the API key
  *   is read, like a failed handshake, and recording it would queue on the audit store that is
@@ -104,6 +111,7 @@ export function requestCycle({
   inFlight: exposeInFlight,
   auditFailed,
   lateAppends,
+  refusing,
 }: RequestCycleOptions): MiddlewareHandler<AppEnv, string, ValidatedCrn> {
   const accessLog = logger.request
     ? logger.request.bind(logger)
@@ -147,6 +155,17 @@ export function requestCycle({
     const id = crypto.randomUUID();
     c.set('requestId', id);
     c.set('headers', startHeaders(id));
+    const refusal = refusing?.();
+    if (refusal !== undefined) {
+      // Not audited: the trail is the one known to be short. No engine is called.
+      c.res = problemResponse(
+        c,
+        { status: 503, type: ProblemType.auditUnavailable, title: 'Service unavailable', detail: refusal },
+        { 'Retry-After': '60' },
+      );
+      finish(c, started, `${c.req.method} ${c.req.routePath}`);
+      return;
+    }
     if (!gate.enter()) {
       overloaded?.();
       c.res = problemResponse(

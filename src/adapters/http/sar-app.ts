@@ -36,6 +36,8 @@ export interface SarAppOptions {
   readonly deadlineExceeded?: (engine: Engine) => void;
   readonly overloaded?: () => void;
   readonly auditFailed?: (outcome: AuditFailure) => void;
+  /** Why no request may be answered now, if none may (see `RequestCycleOptions.refusing`). */
+  readonly refusing?: () => string | undefined;
 }
 
 /** The security requirement the door's routes carry: the organisation's client-credentials token alone. */
@@ -52,6 +54,7 @@ export function createSarApp(options: SarAppOptions): OpenAPIHono<AppEnv> {
     overloaded: options.overloaded,
     auditFailed: options.auditFailed,
     lateAppends: options.lateAppends,
+    refusing: options.refusing,
   });
   const routes = subjectAccessRoutes(
     options.crnFormat,

@@ -221,6 +221,8 @@ export class PrometheusMetrics extends MetricsRegistry {
   auditWitnesses(witnesses: readonly string[]): {
     answered(witness: string, outcome: 'cosigned' | 'conflict' | 'refused' | 'unreachable'): void;
     quorum(newestSignedAtMs: number, met: boolean): void;
+    /** A quorum of the witnesses holds what the audit store's trail cannot extend: from now on, 1. */
+    behind(): void;
   } {
     const submissions = this.counter(
       'case_read_audit_witness_submissions_total',
@@ -237,11 +239,21 @@ export class PrometheusMetrics extends MetricsRegistry {
       [],
       (gauge) => gauge.set(lackingSince === undefined ? 0 : Math.max(0, (Date.now() - lackingSince) / 1000)),
     );
+    let behind = 0;
+    this.gauge(
+      'case_read_audit_trail_behind_witnesses',
+      "1 when a quorum of the witnesses holds what the audit store's trail cannot extend (a store restored from a backup or failed over short): every request is refused until the trail is continued (0 otherwise)",
+      [],
+      (gauge) => gauge.set(behind),
+    );
     return {
       answered: (witness, outcome) => submissions.inc({ witness, outcome }),
       quorum: (signedAt, met) => {
         if (met) lackingSince = undefined;
         else lackingSince ??= signedAt;
+      },
+      behind: () => {
+        behind = 1;
       },
     };
   }

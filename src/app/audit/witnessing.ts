@@ -16,6 +16,7 @@ import { addCheckpointBody, parseCosignatureLines } from '../../tlog/witness-pro
 import { backgroundInterval, backgroundTimeout } from './background-timers.js';
 import { proveConsistency } from './proving.js';
 import { cosignedBy } from './witness-policy.js';
+import { type TrailBehind, trailBehind, type WitnessStanding } from './witness-standing.js';
 import { cosignedNote } from './witnessed.js';
 
 /**
@@ -45,6 +46,11 @@ export interface WitnessingOutputs {
   quorum(newest: AuditCheckpoint, met: boolean, cosignedBy: readonly string[]): void;
   /** A round failed on the store's side (it is tried again). */
   failed(reason: string): void;
+  /**
+   * A quorum of the witnesses holds what this trail cannot extend (witness-standing.ts): said
+   * once, the first time their answers show it; it stays so until `serve` is restarted.
+   */
+  behind(behind: TrailBehind): void;
 }
 
 export interface WitnessingOptions {
@@ -94,8 +100,49 @@ export class AuditWitnessing {
   private readonly calling = new Map<string, Promise<void>>();
   /** Aborted at shutdown: every call under way is given up at once. */
   private stopping = new AbortController();
+  /** What each witness's last telling answer showed it holds, against this trail. */
+  private readonly standings = new Map<string, WitnessStanding>();
+  /** Set once a quorum showed the trail behind: it does not go back. */
+  private behindFound: TrailBehind | undefined;
 
   constructor(private readonly options: WitnessingOptions) {}
+
+  /** The quorum of witnesses that showed this trail behind, once one has. */
+  get behind(): TrailBehind | undefined {
+    return this.behindFound;
+  }
+
+  /**
+   * Before `serve` listens: asks every witness what it holds, by submitting the newest
+   * checkpoint from the size the store says it holds (a 409 names the size it does hold; an
+   * equal checkpoint is cosigned again, which changes nothing), each within `timeoutMs`.
+   * Resolves with the quorum that holds what this trail cannot extend, if one does. A witness
+   * that does not answer shows nothing: it can neither stop the service nor clear it.
+   */
+  async probe(timeoutMs = this.options.timeoutMs): Promise<TrailBehind | undefined> {
+    const { store, policy } = this.options;
+    const newest = await store.newestCheckpoint({ withNote: true });
+    if (newest?.note === undefined) return undefined;
+    const checkpoint = { ...newest, note: newest.note };
+    const body = checkpointBodyOf(checkpoint.note);
+    if ('invalid' in body)
+      throw new Error(`the newest checkpoint's note is not a checkpoint: ${body.invalid}`);
+    const [sizes, treeSize] = await Promise.all([store.witnessSizes(), store.treeSize()]);
+    await Promise.all(
+      policy.witnesses.map((w) =>
+        this.submit(w, checkpoint, body, sizes.get(w.vkey) ?? 0, treeSize, timeoutMs),
+      ),
+    );
+    return this.behindFound;
+  }
+
+  /** What `witness`'s answer showed it holds; the trail found behind once a quorum shows it. */
+  private stands(witness: PolicyWitness, standing: WitnessStanding, treeSize: number): void {
+    this.standings.set(witness.name, standing);
+    if (this.behindFound !== undefined || standing.kind === 'consistent') return;
+    this.behindFound = trailBehind(this.options.policy, this.standings, treeSize);
+    if (this.behindFound !== undefined) this.options.out.behind(this.behindFound);
+  }
 
   /** Starts the round timer (unreferenced) and runs a first round: the newest checkpoint may lack cosignatures. */
   start(): void {
@@ -246,11 +293,16 @@ export class AuditWitnessing {
     if (held > body.size) {
       // The witness holds a larger tree than this checkpoint's: past this trail's own tree, the
       // trail was rolled back or the witness saw another one; within it, a newer checkpoint will come.
-      if (held > treeSize)
+      // The tree as it is now: another instance on the same trail may have grown it, and had
+      // the witness cosign that, since this round read it.
+      const now = held > treeSize ? await store.treeSize() : treeSize;
+      if (held > now) {
+        this.stands(witness, { kind: 'ahead', holds: held }, now);
         return refused({
           holds: held,
-          reason: `the witness holds ${held} records, more than this trail's tree (${treeSize}): the trail was rolled back, or the witness cosigned another trail`,
+          reason: `the witness holds ${held} records, more than this trail's tree (${now}): the trail was rolled back, or the witness cosigned another trail`,
         });
+      }
       return false;
     }
     let proof: Awaited<ReturnType<typeof proveConsistency>> = [];
@@ -280,6 +332,7 @@ export class AuditWitnessing {
           });
         await store.addCosignatures(checkpoint, valid);
         await store.saveWitnessSize(witness.vkey, body.size);
+        this.stands(witness, { kind: 'consistent', holds: body.size }, treeSize);
         this.backoff.delete(witness.name);
         out.answered(witness, 'cosigned', { size: body.size, from: held });
         return true;
@@ -297,6 +350,8 @@ export class AuditWitnessing {
         return this.submit(witness, checkpoint, body, answer.size, treeSize, timeoutMs, conflicts + 1);
       }
       case 'refused':
+        // A 422: the witness holds `held` records of a tree no proof from this one reaches.
+        if (answer.status === 422) this.stands(witness, { kind: 'forked', holds: held }, treeSize);
         return refused({ status: answer.status, answer: answer.detail, from: held });
       case 'unreachable': {
         const ms = Math.min(

@@ -6,8 +6,10 @@ import { sha256Bytes, sha256Hex } from '../../adapters/shared/sha256.js';
 import { httpWitnessClient } from '../../adapters/witness-http/witness-client.js';
 import type { AuditLog } from '../../ports/audit-log.js';
 import type { CheckpointSigner } from '../../ports/checkpoint-keys.js';
+import { StoreError } from '../../ports/stores.js';
 import type { WitnessPolicy } from '../../tlog/policy.js';
 import { policyProblems } from '../audit/witness-policy.js';
+import { trailBehindMessage } from '../audit/witness-standing.js';
 import { AuditWitnessing } from '../audit/witnessing.js';
 import { type Config, ConfigError } from './config.js';
 import { readPem } from './tls-files.js';
@@ -51,15 +53,20 @@ export const witnessUrls = (policy: WitnessPolicy | undefined): { name: string; 
 
 /**
  * Sends each checkpoint `serve` stores to the policy's witnesses, keeps their cosignatures,
- * logs and counts every answer. Started at once; `stop` ends it and closes its connections.
+ * logs and counts every answer; `stop` ends it and closes its connections. Before it starts,
+ * every witness is asked what it holds: when a quorum holds what the audit store's trail
+ * cannot extend (a store restored short), a `StoreError` saying so, and `serve` does not
+ * start. Found while serving, it is logged and counted, and `witnessing.behind` says it
+ * (every request is refused from then on: http-app.ts).
  */
-export function startWitnessing(
+export async function startWitnessing(
   config: Config,
   policy: WitnessPolicy,
   audit: AuditLog,
   logger: Logger,
   metrics: Pick<PrometheusMetrics, 'auditWitnesses'>,
-): { readonly witnessing: AuditWitnessing; stop(): Promise<void>; last(): Promise<void> } {
+): Promise<{ readonly witnessing: AuditWitnessing; stop(): Promise<void>; last(): Promise<void> }> {
+  let serving = false;
   const client = httpWitnessClient({
     ca:
       config.AUDIT_WITNESS_TLS_CA === undefined
@@ -95,8 +102,27 @@ export function startWitnessing(
       },
       quorum: (newest, met) => seen.quorum(Date.parse(newest.time), met),
       failed: (reason) => logger.error({ reason }, 'audit witnessing failed; it will be tried again'),
+      behind: (behind) => {
+        seen.behind();
+        // Found by the probe at start, it is the StoreError below that says it.
+        if (!serving) return;
+        logger.error(
+          { storeSize: behind.storeSize, heldSize: behind.heldSize, witnesses: behind.witnesses },
+          `every request is refused from now on: ${trailBehindMessage(behind)}`,
+        );
+      },
     },
   });
+  const behind = await witnessing.probe().catch((error: unknown) => {
+    // The store could not be read for it: serving goes on, as with a round that failed.
+    logger.error({ reason: (error as Error).message }, 'audit witnesses could not be asked at start');
+    return undefined;
+  });
+  if (behind !== undefined) {
+    await client.close();
+    throw new StoreError(`AUDIT_STORE: ${trailBehindMessage(behind)}`);
+  }
+  serving = true;
   logger.info(
     { witnesses: policy.witnesses.map((w) => w.name), quorum: witnessing.quorumText },
     'audit witnesses on',

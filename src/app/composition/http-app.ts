@@ -26,6 +26,7 @@ import { systemClock } from '../../ports/clock.js';
 import type { CredentialsIssuer } from '../../ports/credentials-issuer.js';
 import type { SarTokenVerifier } from '../../ports/sar-token-verifier.js';
 import type { AuditCheckpointing } from '../audit/checkpointing.js';
+import type { TrailBehind } from '../audit/witness-standing.js';
 import type { CertificateExpiry } from '../certificate-expiry.js';
 import { configured } from '../config-error.js';
 import { countedFor, readPreviousKeys } from './audit-wiring.js';
@@ -108,7 +109,14 @@ export interface ServiceParts {
   /** The audit checkpoints' signing key (AUDIT_SIGNING_KEY), when given. */
   readonly auditSigner: CheckpointSigner | undefined;
   /** The witnesses' submitting loop, with AUDIT_WITNESS_POLICY: stopped before the last checkpoint, which `last` sends. */
-  readonly witnessing?: { stop(): Promise<void>; last(): Promise<void> } | undefined;
+  readonly witnessing?:
+    | {
+        stop(): Promise<void>;
+        last(): Promise<void>;
+        /** Once a quorum of the witnesses showed the trail short: why every request is refused. */
+        readonly witnessing: { readonly behind: TrailBehind | undefined };
+      }
+    | undefined;
 }
 
 /** The security perimeter (decisions §1 steps 2–8) over the access and rate-limit stores. */
@@ -166,6 +174,7 @@ export async function httpAppOf(parts: ServiceParts): Promise<{
   const { config, logger, metrics, tracing, stores, credentialsIssuer, certificateIssuer, checkpointing } =
     parts;
   const auditWriter = tracedStore(tracing, stores.audit.value, config.AUDIT_STORE);
+  const refusing = refusingWhileBehind(parts);
   const audit = checkpointing ? countedFor(auditWriter, checkpointing) : auditWriter;
   const late = new LateAppends({
     audit,
@@ -220,6 +229,7 @@ export async function httpAppOf(parts: ServiceParts): Promise<{
     },
     perimeter: await perimeterOf(parts),
     subjectAccess,
+    refusing,
   });
   const sar =
     parts.sarVerifier === undefined
@@ -235,8 +245,20 @@ export async function httpAppOf(parts: ServiceParts): Promise<{
           late,
           subjectAccess,
           upstream,
+          refusing,
         });
   return { app, sar, late };
+}
+
+/**
+ * Why every request is refused, once a quorum of the witnesses showed the audit store's trail
+ * short (witness-standing.ts): nothing more is recorded on it, until an operator continues it.
+ */
+function refusingWhileBehind({ witnessing }: Pick<ServiceParts, 'witnessing'>): () => string | undefined {
+  return () =>
+    witnessing?.witnessing.behind === undefined
+      ? undefined
+      : 'the audit trail is shorter than what its witnesses hold, so nothing can be recorded; the operator has been told';
 }
 
 /** The management listener: readiness over every store (503 once shutdown begins) and metrics. */
@@ -244,7 +266,8 @@ export function managementOf({
   config,
   metrics,
   stores,
-}: Pick<ServiceParts, 'config' | 'metrics' | 'stores'>): {
+  witnessing,
+}: Pick<ServiceParts, 'config' | 'metrics' | 'stores' | 'witnessing'>): {
   management: Hono;
   beginShutdown: () => void;
 } {
@@ -257,6 +280,13 @@ export function managementOf({
       { name: 'caseStore', check: () => stores.cases.ping() },
       { name: 'accessStore', check: () => stores.access.ping() },
       { name: 'auditStore', check: () => stores.audit.ping() },
+      // The trail a quorum of the witnesses showed short is not to be served (witness-standing.ts).
+      {
+        name: 'auditTrail',
+        check: async () => {
+          if (witnessing?.witnessing.behind !== undefined) throw new Error('behind its witnesses');
+        },
+      },
       { name: 'rateLimitStore', check: () => stores.rateLimit.ping() },
     ],
   });

@@ -45,6 +45,8 @@ export interface SarDoorParts {
   readonly subjectAccess: SubjectAccessOptions;
   /** The engines that are another service (504 at the deadline), as the main listener's. */
   readonly upstream: ReadonlySet<Engine>;
+  /** Why no request may be answered now, if none may: as the main listener's. */
+  readonly refusing: () => string | undefined;
 }
 
 /** The door's app: the two subject access routes behind the SAR service's token. */
@@ -62,6 +64,7 @@ export function sarAppOf(parts: SarDoorParts): OpenAPIHono<AppEnv> {
     logger: parts.logger,
     audit: parts.audit,
     lateAppends: parts.late,
+    refusing: parts.refusing,
     // The same series as the main listener's, by operation and status (the in-flight gauge is its alone).
     observe: metrics.observe,
     ...(tracing ? { tracer: tracing.tracer } : {}),

@@ -130,10 +130,17 @@ export async function buildService(config: Config, logger: Logger): Promise<Serv
       throw error;
     }
   }
-  const witnessing =
-    witnessPolicy === undefined
-      ? undefined
-      : startWitnessing(config, witnessPolicy, stores.audit.value, logger, metrics);
+  let witnessing: Awaited<ReturnType<typeof startWitnessing>> | undefined;
+  try {
+    witnessing =
+      witnessPolicy === undefined
+        ? undefined
+        : await startWitnessing(config, witnessPolicy, stores.audit.value, logger, metrics);
+  } catch (error) {
+    // A quorum of the witnesses holds what this trail cannot extend: nothing is served.
+    await closeQuietly([stores.rateLimit, stores.audit, stores.access, stores.cases]);
+    throw error;
+  }
   const checkpointing = auditSigner
     ? startCheckpointing(
         config,

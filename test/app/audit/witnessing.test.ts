@@ -10,6 +10,7 @@ import {
 } from '../../../src/adapters/crypto/cosigner-keys.js';
 import { sha256Bytes, sha256Hex } from '../../../src/adapters/shared/sha256.js';
 import { SqliteAuditLog } from '../../../src/adapters/sqlite/audit-log.js';
+import type { TrailBehind } from '../../../src/app/audit/witness-standing.js';
 import { AuditWitnessing, type WitnessOutcome } from '../../../src/app/audit/witnessing.js';
 import { signCheckpoint } from '../../../src/domain/audit/checkpoint.js';
 import type { CheckpointSigner } from '../../../src/ports/checkpoint-keys.js';
@@ -101,13 +102,21 @@ function policyOf(witnesses: readonly ScriptedWitness[], quorum: string): Witnes
   return policy;
 }
 
-function witnessingOf(witnesses: readonly ScriptedWitness[], quorum: string, roundGapMs = 0) {
+function witnessingOf(
+  witnesses: readonly ScriptedWitness[],
+  quorum: string,
+  roundGapMs = 0,
+  /** Run before a witness answers (what another instance does meanwhile). */
+  beforeAnswer: () => Promise<void> = async () => {},
+) {
   const answered: { witness: string; outcome: WitnessOutcome; detail: Record<string, unknown> }[] = [];
   const quorums: { size: number; met: boolean; by: readonly string[] }[] = [];
+  const behind: TrailBehind[] = [];
   const client: WitnessClient = {
     addCheckpoint: async (url, body, _signal) => {
       const witness = witnesses.find((w) => url === `https://${w.label}.test.example`);
       if (witness === undefined) throw new Error(`no witness at ${url}`);
+      await beforeAnswer();
       return witness.answer(body);
     },
     close: async () => {},
@@ -128,9 +137,10 @@ function witnessingOf(witnesses: readonly ScriptedWitness[], quorum: string, rou
       failed: (reason) => {
         throw new Error(reason);
       },
+      behind: (found) => behind.push(found),
     },
   });
-  return { witnessing, answered, quorums };
+  return { witnessing, answered, quorums, behind };
 }
 
 beforeEach(async () => {
@@ -257,5 +267,100 @@ describe('submitting checkpoints to witnesses', () => {
     await witnessing.settled();
     expect(w1.calls.map((c) => c.size)).toEqual([first]);
     await witnessing.stop();
+  });
+});
+
+describe('a trail behind its witnesses (a store restored short)', () => {
+  const TWO_OF_THREE = 'group two 2 w1 w2 w3\nquorum two';
+
+  /** Three witnesses that cosigned the trail at `size`, as a store restored to that size left it. */
+  async function cosignedAt(records: number) {
+    const witnesses = [new ScriptedWitness('w1'), new ScriptedWitness('w2'), new ScriptedWitness('w3')];
+    const size = await checkpointAfter(records);
+    const first = witnessingOf(witnesses, TWO_OF_THREE);
+    await first.witnessing.nudge();
+    await first.witnessing.settled();
+    expect(first.quorums.at(-1)?.met).toBe(true);
+    return { witnesses, size };
+  }
+
+  it('at start, a quorum holding more records than the store is found, naming both sizes and each witness, and no witness moves', async () => {
+    const { witnesses, size } = await cosignedAt(5);
+    // The witnesses went on to 9 records, which the restored store no longer has.
+    const [w1, w2, w3] = witnesses as [ScriptedWitness, ScriptedWitness, ScriptedWitness];
+    w1.size = 9;
+    w2.size = 9;
+    const { witnessing, behind } = witnessingOf(witnesses, TWO_OF_THREE);
+    const found = await witnessing.probe();
+    expect(found).toMatchObject({ storeSize: size, heldSize: 9, quorum: '2 of (w1, w2, w3)' });
+    expect(found?.witnesses.map((w) => [w.name, w.standing.kind, w.standing.holds])).toEqual([
+      ['w1', 'ahead', 9],
+      ['w2', 'ahead', 9],
+    ]);
+    expect(witnessing.behind).toBe(found);
+    expect(behind).toEqual([found]);
+    // Asked, not moved: each still holds what it held.
+    expect([w1.size, w2.size, w3.size]).toEqual([9, 9, size]);
+  });
+
+  it('one witness alone cannot stop the service: a quorum decides', async () => {
+    const { witnesses } = await cosignedAt(5);
+    (witnesses[0] as ScriptedWitness).size = 9;
+    const { witnessing, behind } = witnessingOf(witnesses, TWO_OF_THREE);
+    expect(await witnessing.probe()).toBeUndefined();
+    expect(witnessing.behind).toBeUndefined();
+    expect(behind).toEqual([]);
+  });
+
+  it('a quorum holding the same size with another root is found as another tree', async () => {
+    const { witnesses, size } = await cosignedAt(5);
+    // What they cosigned at that size had another root than the store's tree has now.
+    roots.set(size, new Uint8Array(32).fill(7));
+    const { witnessing } = witnessingOf(witnesses, TWO_OF_THREE);
+    const found = await witnessing.probe();
+    // The quorum as it was first met: two of the three, each holding `size` of another tree.
+    expect(found?.witnesses).toHaveLength(2);
+    for (const w of found?.witnesses ?? []) expect(w.standing).toEqual({ kind: 'forked', holds: size });
+    expect(found?.storeSize).toBe(size);
+  });
+
+  it('while serving, the rounds find it once, and it stays found', async () => {
+    const { witnesses } = await cosignedAt(5);
+    const { witnessing, behind } = witnessingOf(witnesses, TWO_OF_THREE);
+    expect(await witnessing.probe()).toBeUndefined();
+    for (const w of witnesses) w.size = 40;
+    await checkpointAfter(2);
+    await witnessing.nudge();
+    await witnessing.settled();
+    expect(behind).toHaveLength(1);
+    expect(behind[0]).toMatchObject({ storeSize: 7, heldSize: 40 });
+    await checkpointAfter(1);
+    await witnessing.nudge();
+    await witnessing.settled();
+    expect(behind).toHaveLength(1);
+    expect(witnessing.behind).toBe(behind[0]);
+  });
+
+  it('another instance growing the trail and having it cosigned during the round is not taken for a restore', async () => {
+    const { witnesses } = await cosignedAt(5);
+    let growing: Promise<void> | undefined;
+    const { witnessing, behind } = witnessingOf(witnesses, TWO_OF_THREE, 0, () => {
+      // Another instance on the same store, before any witness answers: the tree grows to 9,
+      // and the witnesses cosign it.
+      growing ??= (async () => {
+        const size = await checkpointAfter(4);
+        for (const w of witnesses) w.size = size;
+      })();
+      return growing;
+    });
+    expect(await witnessing.probe()).toBeUndefined();
+    expect(behind).toEqual([]);
+  });
+
+  it('a policy whose quorum is none decides nothing', async () => {
+    const { witnesses } = await cosignedAt(5);
+    for (const w of witnesses) w.size = 9;
+    const { witnessing } = witnessingOf(witnesses, 'quorum none');
+    expect(await witnessing.probe()).toBeUndefined();
   });
 });
