@@ -19,6 +19,7 @@ import { ArchiveReader } from '../audit/archive-reader.js';
 import type { AuditCheckpointing } from '../audit/checkpointing.js';
 import { disclosuresOf } from '../audit/disclosures.js';
 import { AuditProofError, storedRoot } from '../audit/proving.js';
+import { TRAIL_BEHIND_RUNBOOK } from '../audit/witness-standing.js';
 import { archiveDirectory } from './audit-archive-tiles.js';
 import { auditHashes, noteVerifier } from './audit-keys.js';
 import { ConfigError } from './config.js';
@@ -80,6 +81,12 @@ export async function checkedArchive(
   }
   if (reader.size < letGo)
     throw refuse(`holds records 1..${reader.size}, but the store let go of 1..${letGo}`);
+  // The archive as a witness of the trail: a store restored short does not reach its checkpoint.
+  const treeSize = await log.treeSize();
+  if (treeSize < reader.size)
+    throw refuse(
+      `holds a checkpoint of ${reader.size} records, and the audit store's trail has ${treeSize}: the store was restored from a backup or failed over short, and every answer would be recorded on a trail known to be short; see ${TRAIL_BEHIND_RUNBOOK}`,
+    );
   const stored = await storedRoot(auditHashes, log, reader.size).catch(() => undefined);
   if (stored === undefined || !sameHash(stored.root, reader.checkpoint.root)) {
     throw refuse(
