@@ -280,13 +280,17 @@ export function managementOf({
       { name: 'caseStore', check: () => stores.cases.ping() },
       { name: 'accessStore', check: () => stores.access.ping() },
       { name: 'auditStore', check: () => stores.audit.ping() },
-      // The trail a quorum of the witnesses showed short is not to be served (witness-standing.ts).
-      {
-        name: 'auditTrail',
-        check: async () => {
-          if (witnessing?.witnessing.behind !== undefined) throw new Error('behind its witnesses');
-        },
-      },
+      // With witnesses: the trail a quorum of them showed short is not to be served (witness-standing.ts).
+      ...(witnessing === undefined
+        ? []
+        : [
+            {
+              name: 'auditTrail',
+              check: async () => {
+                if (witnessing.witnessing.behind !== undefined) throw new Error('behind its witnesses');
+              },
+            },
+          ]),
       { name: 'rateLimitStore', check: () => stores.rateLimit.ping() },
     ],
   });
