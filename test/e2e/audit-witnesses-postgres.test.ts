@@ -1,17 +1,19 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prepareServe, runCli, type ServeSetup, startServe } from '../support/cli.js';
 import { httpsRequest } from '../support/https-client.js';
-import { testSchema } from '../support/postgres.js';
+import { POSTGRES_URL, testSchema } from '../support/postgres.js';
 import { type RunningWitness, startWitness, witnessKey } from '../support/witness.js';
 
 /**
  * Several `serve` instances on one PostgreSQL trail with one witness (decisions §19, issue 54
  * item 2): the size the witness holds is kept in the store, so the instances, and an instance
  * started afterwards, carry on from it: no storm of 409s, and a restart does not begin again
- * from size 0.
+ * from size 0. Then the schema restored from a pg_dump taken earlier, as an operator restores
+ * one (issue 67): serve refuses to start on it, naming both sizes and the witness.
  */
 
 const ORIGIN = 'case-read.witness-pg.example/audit';
@@ -107,4 +109,43 @@ describe('witnesses with several instances on one PostgreSQL trail', () => {
     expect(answers(linesC, 'audit witness holds another size')).toEqual([]);
     expect(runCli(['audit', 'verify', '--policy', env.AUDIT_WITNESS_POLICY as string], env).status).toBe(0);
   }, 180_000);
+});
+
+describe('the audit schema restored from an earlier pg_dump', () => {
+  it("serve refuses to start, naming the store's size and what the witness holds", async () => {
+    const dump = join(dir, 'audit-schema.dump');
+    // The backup: the schema as it is now (every checkpoint witnessed), in pg_dump's own format.
+    execFileSync('pg_dump', [
+      '--dbname',
+      POSTGRES_URL,
+      '--schema',
+      schema.name,
+      '--format',
+      'custom',
+      '--file',
+      dump,
+    ]);
+    const a = await startServe(env);
+    try {
+      for (let i = 0; i < 20; i++) expect((await read(a)).status).toBe(200);
+    } finally {
+      await stop(a);
+    }
+    // The restore: the schema dropped and brought back from the backup.
+    await schema.drop();
+    execFileSync('pg_restore', ['--dbname', POSTGRES_URL, dump]);
+    const said = await startServe(env).then(
+      async (server) => {
+        await stop(server);
+        return 'serve started';
+      },
+      (error: unknown) => (error as Error).message,
+    );
+    expect(said).toMatch(/^serve exited with 1:/);
+    const storeSize = Number(/trail has (\d+) records/.exec(said)?.[1]);
+    const held = Number(/w1 holds (\d+) records/.exec(said)?.[1]);
+    expect(storeSize).toBeGreaterThan(0);
+    expect(held).toBeGreaterThan(storeSize);
+    expect(said).toContain('runbook.md#casereadauditstorebehindwitnesses');
+  }, 120_000);
 });
