@@ -38,21 +38,33 @@ export const CASE_STORE: PostgresStoreDescription = {
   ],
 };
 
-const READ = 'case store';
+const READ = CASE_STORE.what;
+
+/** What a json column holds, checked to have the shape the writer stores. */
+const part =
+  <T>(column: string, shape: StoredShape) =>
+  (value: unknown): T =>
+    storedPart<T>(value, READ, `cases.${column}`, shape);
+
+/** Each json column's reader, made once. */
+const PARTS = {
+  personalDetails: part<Case.PersonalDetailsAndCircumstances>('personal_details', 'an object'),
+  personalDetailsText: (value: unknown) => storedObjectText(value, READ, 'cases.personal_details'),
+  homeOfficeInterest: part<Case.HomeOfficeInterest>('home_office_interest', 'an object'),
+  communityManager: part<Case.CommunityManager | null>('community_manager', 'an object or null'),
+  riskScores: part<Case.RiskPredictorScore[]>('risk_scores', 'an array'),
+};
 
 /** Reads cases from PostgreSQL: one query per read, by primary key, bringing the case's rules. */
 export class PostgresCaseRepository implements CaseRepository {
   constructor(private readonly pool: pg.Pool) {}
 
   /**
-   * One part of the case, and its rules, each checked to have the shape the writer stores (a
-   * part edited beside the service is an UnreadableRecordError, a 500; src/ports/store-errors.ts).
+   * One part of the case as `read` makes it of what the column holds, and its rules checked to
+   * have the shape the writer stores (a part edited beside the service is an
+   * UnreadableRecordError, a 500; src/ports/store-errors.ts).
    */
-  private async column<T>(
-    name: string,
-    shape: StoredShape | 'object text',
-    crn: Crn,
-  ): Promise<Held<T> | undefined> {
+  private async column<T>(name: string, read: (value: unknown) => T, crn: Crn): Promise<Held<T> | undefined> {
     const result = await onRequestPath(READ, () =>
       this.pool.query<{ value: unknown; limited_access: unknown }>({
         name: `case-${name.replace('::', '-')}`,
@@ -63,10 +75,7 @@ export class PostgresCaseRepository implements CaseRepository {
     const row = result.rows[0];
     return (
       row && {
-        value:
-          shape === 'object text'
-            ? (storedObjectText(row.value, READ, 'cases.personal_details') as T)
-            : storedPart<T>(row.value, READ, `cases.${name}`, shape),
+        value: read(row.value),
         limitedAccess: storedPart<LimitedAccess | null>(
           row.limited_access,
           READ,
@@ -78,33 +87,29 @@ export class PostgresCaseRepository implements CaseRepository {
   }
 
   async findPersonalDetails(crn: Crn): Promise<Held<Case.PersonalDetailsAndCircumstances> | undefined> {
-    return this.column<Case.PersonalDetailsAndCircumstances>('personal_details', 'an object', crn);
+    return this.column('personal_details', PARTS.personalDetails, crn);
   }
 
   async findPersonalDetailsText(
     crn: Crn,
   ): Promise<Held<Case.JsonText<Case.PersonalDetailsAndCircumstances>> | undefined> {
     // ::text keeps the json column's text as stored, unparsed (the column holds only JSON).
-    return this.column<string>('personal_details::text', 'object text', crn);
+    return this.column('personal_details::text', PARTS.personalDetailsText, crn);
   }
 
   async findHomeOfficeInterest(crn: Crn): Promise<Held<Case.HomeOfficeInterest> | undefined> {
-    return this.column<Case.HomeOfficeInterest>('home_office_interest', 'an object', crn);
+    return this.column('home_office_interest', PARTS.homeOfficeInterest, crn);
   }
 
   async findCommunityManager(
     crn: Crn,
   ): Promise<Held<{ communityManager: Case.CommunityManager | null }> | undefined> {
-    const row = await this.column<Case.CommunityManager | null>(
-      'community_manager',
-      'an object or null',
-      crn,
-    );
+    const row = await this.column('community_manager', PARTS.communityManager, crn);
     return row && { value: { communityManager: row.value }, limitedAccess: row.limitedAccess };
   }
 
   async findRiskScores(crn: Crn): Promise<Held<Case.RiskPredictorScore[]> | undefined> {
-    return this.column<Case.RiskPredictorScore[]>('risk_scores', 'an array', crn);
+    return this.column('risk_scores', PARTS.riskScores, crn);
   }
 }
 

@@ -46,7 +46,14 @@ const MANAGER_JSON = `json_object(
   'pdu', pdu, 'jobRole', job_role, 'emailAddress', email_address, 'officeName', office_name,
   'teamPhoneNumber', team_phone_number)`;
 
-const STORE = 'case store';
+export const CASE_STORE = sqliteStore('case store', CASE_STORE_MIGRATIONS, {
+  // Version 4's column carries the case's rules: code before it would answer without them.
+  usableFrom: 4,
+  createHint: 'case-read cases import fixtures/cases.json --store sqlite:PATH',
+});
+
+/** What the errors of a record that cannot be read back name the store. */
+const STORE = CASE_STORE.what;
 
 /** A part of a case with its rules, as the port hands it on; rules that are not an object are refused. */
 const held = <T>(value: T, row: CaseRules): Held<T> => ({
@@ -55,12 +62,6 @@ const held = <T>(value: T, row: CaseRules): Held<T> => ({
     row.limited_access === null
       ? null
       : parsedPart<LimitedAccess>(row.limited_access, STORE, 'cases.limited_access', 'an object'),
-});
-
-export const CASE_STORE = sqliteStore('case store', CASE_STORE_MIGRATIONS, {
-  // Version 4's column carries the case's rules: code before it would answer without them.
-  usableFrom: 4,
-  createHint: 'case-read cases import fixtures/cases.json --store sqlite:PATH',
 });
 
 /**
