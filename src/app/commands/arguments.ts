@@ -4,12 +4,18 @@
 import { ClientName } from '../../domain/access/client-name.js';
 import { UsageError } from './exit.js';
 
-/** Runs a parse of the operator's input; its error becomes a usage error with the same message. */
-export function usage<T>(parseInput: () => T): T {
+/**
+ * Runs a parse of the operator's input; its error becomes a usage error with the same message,
+ * after the option it is about when one is named (`--rate-limit: …`). A usage error already
+ * made (it says what it is about) goes through as it is.
+ */
+export function usage<T>(parseInput: () => T, option?: string): T {
   try {
     return parseInput();
   } catch (error) {
-    throw new UsageError((error as Error).message);
+    if (error instanceof UsageError) throw error;
+    const message = (error as Error).message;
+    throw new UsageError(option === undefined ? message : `${option}: ${message}`);
   }
 }
 

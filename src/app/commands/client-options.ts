@@ -13,6 +13,7 @@ import { type Permission, parsePermissionList } from '../../domain/access/permis
 import { parseRedactList, type RedactableField } from '../../domain/access/redaction.js';
 import { QueueArn, RoleArn } from '../../domain/queue/arns.js';
 import { parseRateLimit } from '../durations.js';
+import { usage } from './arguments.js';
 import { UsageError } from './exit.js';
 
 /** A client's settings as given on the command line: each one not given is left as it is. */
@@ -93,13 +94,7 @@ function optionValue<T>(
   read: (raw: string) => T,
 ): T | undefined {
   const raw = given[setting];
-  if (raw === undefined) return undefined;
-  try {
-    return read(raw);
-  } catch (error) {
-    if (error instanceof UsageError) throw error;
-    throw new UsageError(`${CLIENT_OPTIONS[setting]}: ${(error as Error).message}`);
-  }
+  return raw === undefined ? undefined : usage(() => read(raw), CLIENT_OPTIONS[setting]);
 }
 
 /** `read`, or null for `none`. */
