@@ -2,6 +2,7 @@ import type { LimitedAccess } from '../../domain/access/limited-access.js';
 import type { Crn } from '../../domain/crn.js';
 import type * as Case from '../../domain/types.js';
 import type { CaseRepository, Held } from '../../ports/case-repository.js';
+import { UnreadableRecordError } from '../../ports/store-errors.js';
 import { parsedPart, storedObjectText } from '../shared/stored-json.js';
 import { CASE_STORE_MIGRATIONS, PERSONAL_DETAILS_JSON } from './case-schema.js';
 import { openReadOnlyStore, openWritableStore, reading, sqliteStore, transaction } from './database.js';
@@ -70,6 +71,10 @@ const held = <T>(value: T, row: CaseRules): Held<T> => ({
  */
 export class SqliteCaseRepository implements CaseRepository {
   private readonly detailsStmt: SqlStatement<[string], { personal_details_json: string } & CaseRules>;
+  private readonly detailsTextStmt: SqlStatement<
+    [string],
+    { personal_details_json: string; valid: 0 | 1 } & CaseRules
+  >;
   private readonly hoiStmt: SqlStatement<[string], InterestRow>;
   private readonly managerStmt: SqlStatement<[string], { manager_json: string | null } & CaseRules>;
   private readonly riskStmt: SqlStatement<[string], RiskRow>;
@@ -83,6 +88,11 @@ export class SqliteCaseRepository implements CaseRepository {
     // The document is assembled when the case is written: a read is one lookup of text.
     // Every read is one statement, by primary key, and brings the case's rules with it.
     this.detailsStmt = db.prepare('SELECT personal_details_json, limited_access FROM cases WHERE crn = ?');
+    // The text is sent as it is: SQLite checks it is JSON (json_valid, in C), which costs a
+    // fraction of parsing it here.
+    this.detailsTextStmt = db.prepare(
+      'SELECT personal_details_json, json_valid(personal_details_json) AS valid, limited_access FROM cases WHERE crn = ?',
+    );
     this.hoiStmt = db.prepare(
       'SELECT home_office_interest_exists, json_quote(home_office_interest_notes) AS notes_json, limited_access FROM cases WHERE crn = ?',
     );
@@ -160,10 +170,10 @@ export class SqliteCaseRepository implements CaseRepository {
   async findPersonalDetailsText(
     crn: Crn,
   ): Promise<Held<Case.JsonText<Case.PersonalDetailsAndCircumstances>> | undefined> {
-    const row = this.read(() => this.detailsStmt.get(crn.value));
-    return (
-      row && held(storedObjectText(row.personal_details_json, STORE, 'cases.personal_details_json'), row)
-    );
+    const row = this.read(() => this.detailsTextStmt.get(crn.value));
+    if (row === undefined) return undefined;
+    if (row.valid !== 1) throw new UnreadableRecordError(STORE, 'cases.personal_details_json', 'not JSON');
+    return held(storedObjectText(row.personal_details_json, STORE, 'cases.personal_details_json'), row);
   }
 
   async findHomeOfficeInterest(crn: Crn): Promise<Held<Case.HomeOfficeInterest> | undefined> {

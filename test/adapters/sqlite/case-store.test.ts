@@ -258,9 +258,11 @@ describe('SqliteCaseRepository on a record edited beside it', () => {
         expect(refused).toBeInstanceOf(UnreadableRecordError);
         expect(refused).toMatchObject({ store: 'case store', part: 'cases.personal_details_json', reason });
       }
-      // The text path sends the text as stored: it refuses what does not open an object.
-      const text = await repository.findPersonalDetailsText(Crn.parse('X123457')).catch((e: unknown) => e);
-      expect(text).toBeInstanceOf(UnreadableRecordError);
+      // The text path sends the text as stored: it refuses what is not JSON, or not an object.
+      for (const crn of ['X123456', 'X123457']) {
+        const text = await repository.findPersonalDetailsText(Crn.parse(crn)).catch((e: unknown) => e);
+        expect(text).toBeInstanceOf(UnreadableRecordError);
+      }
       // The other parts of the case are still read; the store is still up.
       expect((await repository.findHomeOfficeInterest(Crn.parse('X123456')))?.value.exists).toBe(true);
       expect(() => repository.ping()).not.toThrow();
