@@ -105,6 +105,17 @@ export interface AuditByCrn {
   recordsNaming(crn: string, window?: TimeWindow): AsyncIterable<readonly StoredAuditRecord[]>;
 }
 
+/**
+ * The records that continue the trail after a loss (ADR 30, `case-read audit continue`): the
+ * version-5 records, each carrying its signed statement. Few (one per loss), read through an
+ * index of their own, and never let go of by {@link AuditRetention.forget}: they are how the
+ * trail states what it lost, to `audit verify` and to every subject access answer.
+ */
+export interface AuditContinuations {
+  /** Every continuation record the store holds, oldest first. Rejects when the store cannot be read. */
+  continuations(): Promise<readonly StoredAuditRecord[]>;
+}
+
 /** What letting go of archived records did: the last one let go, how many, and the store's bytes on disk before and after. */
 export interface Forgotten {
   /** The highest seq no longer held (the archive's boundary). */
@@ -182,10 +193,19 @@ export interface AuditRetention {
  *   store is opened again too;
  * - the tree grows over every record, keeps the hashes it stored, and its root at any size is
  *   the RFC 9162 root of the records up to it;
- * - after `forget(n)` the records up to n are gone, appends continue the chain from the head,
- *   `verify` walks from record n + 1 and still checks every signed root after n.
+ * - after `forget(n)` the records up to n are gone (but continuation records, which stay),
+ *   appends continue the chain from the head, `verify` walks from record n + 1 and still checks
+ *   every signed root after n;
+ * - a record appended with a continuation is stored as version 5, read back with it, and
+ *   listed by `continuations`, oldest first.
  */
-export interface AuditLog extends AuditWriter, AuditCheckpointStore, AuditTree, AuditRetention, AuditByCrn {
+export interface AuditLog
+  extends AuditWriter,
+    AuditCheckpointStore,
+    AuditTree,
+    AuditRetention,
+    AuditByCrn,
+    AuditContinuations {
   append(record: AuditRecord, deadline?: Deadline): Promise<void>;
   flush(): Promise<void>;
   query(filter: AuditQuery): Promise<StoredAuditRecord[]>;

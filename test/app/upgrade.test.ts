@@ -136,7 +136,7 @@ describe(`an upgrade from the previous release (${PREVIOUS_RELEASE}) on PostgreS
           current: 5,
         },
       ]);
-      expect(migratedBy('audit store')).toMatchObject([{ before: 3, after: 7 }]);
+      expect(migratedBy('audit store')).toMatchObject([{ before: 3, after: 8 }]);
       expect(migratedBy('case store')).toEqual([]);
 
       // Every statement of the previous release, once, in order, on the migrated stores.
@@ -172,8 +172,8 @@ describe(`an upgrade from the previous release (${PREVIOUS_RELEASE}) on PostgreS
     for (const s of engine.statements.filter(servesRepeatedly)) {
       await expect(schema.query(s.sql, [...s.params]), s.what).resolves.toBeDefined();
     }
-    // Upgrading again: the audit store's column, tree, notes and archive boundary stayed, so its version is set back first.
-    await schema.query("UPDATE case_read_schema SET version = 7 WHERE store = 'audit store'");
+    // Upgrading again: the audit store's columns, tree, notes and archive boundary stayed, so its version is set back first.
+    await schema.query("UPDATE case_read_schema SET version = 8 WHERE store = 'audit store'");
     const again = runCli(['stores', 'migrate'], {
       CASE_STORE: schema.url,
       ACCESS_STORE: schema.url,
@@ -246,7 +246,7 @@ describe(`an upgrade from the previous release (${PREVIOUS_RELEASE}) on SQLite`,
       ).toEqual(
         expect.arrayContaining([
           ['access store', 4, 5],
-          ['audit store', 3, 8],
+          ['audit store', 3, 9],
         ]),
       );
       expect(outcomes.filter((r) => r.outcome === 'migrated')).toHaveLength(2);
@@ -295,7 +295,7 @@ describe(`an upgrade from the previous release (${PREVIOUS_RELEASE}) on SQLite`,
       }
     }
     const again = connect('audit store', false);
-    again.exec('PRAGMA user_version = 8');
+    again.exec('PRAGMA user_version = 9');
     again.close();
     const migrated = runCli(['stores', 'migrate'], env);
     expect(migrated.stderr).toBe('');

@@ -33,7 +33,7 @@ export interface AuditStoreHarness {
   dispose(): Promise<void>;
   /**
    * For a store that keeps a schema (SQLite, PostgreSQL): `build` makes the store as the
-   * release before this one left it (every migration but the last, the witnesses'), holding
+   * release before this one left it (every migration but the last, the continuations'), holding
    * `checkpoint`; `migrate` then migrates it as `case-read stores migrate` does (the kind's
    * `migrate`), saying its version before and after and the one this release knows.
    */
@@ -58,19 +58,26 @@ export interface AuditContractOptions {
 export type AuditTamper =
   | {
       readonly seq: number;
-      readonly set: Partial<Pick<StoredAuditRecord, 'status' | 'crn' | 'hash' | 'issued'>>;
+      readonly set: Partial<
+        Pick<StoredAuditRecord, 'status' | 'crn' | 'hash' | 'issued' | 'continuation' | 'version'>
+      >;
     }
   | { readonly seq: number; readonly remove: true };
+
+/** A text or NULL as an SQL literal. */
+const sqlText = (text: string | null) => (text === null ? 'NULL' : `'${text.replaceAll("'", "''")}'`);
 
 /** The SQL a SQL store's harness runs for a change (the `audit` table of both SQL stores). */
 export function tamperSql(change: AuditTamper): string {
   if ('remove' in change) return `DELETE FROM audit WHERE seq = ${change.seq}`;
-  const { status, crn, hash, issued } = change.set;
+  const { status, crn, hash, issued, continuation, version } = change.set;
   const sets = [
     status === undefined ? undefined : `status = ${status}`,
     crn === undefined ? undefined : `crn = '${crn}'`,
     hash === undefined ? undefined : `hash = '${hash}'`,
-    issued === undefined ? undefined : `issued = ${issued === null ? 'NULL' : `'${issued}'`}`,
+    issued === undefined ? undefined : `issued = ${sqlText(issued)}`,
+    continuation === undefined ? undefined : `continuation = ${sqlText(continuation)}`,
+    version === undefined ? undefined : `version = ${version}`,
   ].filter(Boolean);
   return `UPDATE audit SET ${sets.join(', ')} WHERE seq = ${change.seq}`;
 }
@@ -89,6 +96,29 @@ export const auditRecord = (i: number, overrides: Partial<AuditRecord> = {}): Au
   issued: null,
   ...overrides,
 });
+
+/**
+ * A statement as a continuation record carries it (the store keeps it as text and never reads
+ * it: its format and signature are checked elsewhere), told apart by `n`: several lines,
+ * quotes and a character outside ASCII, as a signed note and an operator's reason may hold.
+ */
+export const continuationStatement = (n: number): string =>
+  `case-read trail continuation/v1\norigin case-read.invalid/audit/${n}\nprevious case-read.invalid/audit\nkept ${n}\nheld ${n + 2}\nlast-kept none\nbreak 2026-01-01T00:00:00.000Z\nreason restored from the "04:00" backup (INC-12${n}) — lost\n\n— case-read.invalid/audit/${n} AAAAAQ==\n`;
+
+/** A continuation record as `case-read audit continue` appends it: no client request, no crn. */
+export const continuationRecord = (i: number, n = i): AuditRecord =>
+  auditRecord(i, {
+    clientId: 'case-read audit continue',
+    certificateSerial: '',
+    onBehalfOf: null,
+    operation: 'continueTrail',
+    crn: null,
+    status: 200,
+    problem: null,
+    access: null,
+    issued: null,
+    continuation: continuationStatement(n),
+  });
 
 /** A checkpoint as the store keeps it (the signature is checked elsewhere, not by the store). */
 export const checkpointAt = (seq: number, head: string, signature = 'c2lnbmF0dXJl'): AuditCheckpoint => ({
@@ -474,6 +504,153 @@ export function describeAuditLogContract(
       expect(await log.verify()).toEqual({ ok: true, records: 2 });
     });
 
+    it('stores a record with a continuation as version 5, reads it back with it, and lists it by continuations, oldest first', async () => {
+      await fresh();
+      const first = await harness.open();
+      // None on a fresh store, nor on one of ordinary records only.
+      expect(await first.log.continuations()).toEqual([]);
+      await first.log.append(auditRecord(1));
+      await first.log.append(auditRecord(2));
+      expect(await first.log.continuations()).toEqual([]);
+      const continued = continuationRecord(3);
+      await first.log.append(continued);
+      for (let i = 4; i <= 6; i++) await first.log.append(auditRecord(i));
+      const again = continuationRecord(7);
+      await first.log.append(again);
+      await first.log.append(auditRecord(8));
+      const all = await first.log.query({});
+      expect(all.map((r) => r.version)).toEqual([4, 4, 5, 4, 4, 4, 5, 4]);
+      expect(all[2]).toStrictEqual({
+        ...continued,
+        version: 5,
+        seq: 3,
+        previousHash: all[1]?.hash,
+        hash: expect.stringMatching(/^[0-9a-f]{64}$/),
+      });
+      // An ordinary record carries no continuation at all (not even null), as it is linked.
+      expect(all[3]).toStrictEqual({
+        ...auditRecord(4),
+        version: 4,
+        seq: 4,
+        previousHash: all[2]?.hash,
+        hash: expect.stringMatching(/^[0-9a-f]{64}$/),
+      });
+      // Its entry is the version-5 text, the statement last; its hash the leaf hash of that text.
+      const entry = auditEntryOf(all[2] as StoredAuditRecord) as string;
+      expect(JSON.parse(entry)).toEqual([
+        5,
+        3,
+        all[1]?.hash,
+        continued.at.toISOString(),
+        continued.requestId,
+        continued.clientId,
+        continued.certificateSerial,
+        null,
+        'continueTrail',
+        null,
+        200,
+        null,
+        null,
+        null,
+        continuationStatement(3),
+      ]);
+      expect(all[2]?.hash).toBe(
+        Buffer.from(sha256Bytes(Uint8Array.of(0), new TextEncoder().encode(entry))).toString('hex'),
+      );
+      const from = [];
+      for await (const batch of first.log.recordsFrom(3, 5)) from.push(...batch);
+      expect(from).toEqual(all.slice(2, 7));
+      expect(await first.log.continuations()).toEqual([all[2], all[6]]);
+      expect(await first.log.verify()).toEqual({ ok: true, records: 8 });
+      // The tree grows over it like any other record: RFC 9162's root of the entries.
+      const grown = await first.log.growTree();
+      expect(Buffer.from(grown.root ?? []).toString('hex')).toBe(
+        Buffer.from(referenceRoot(all.map((r) => new TextEncoder().encode(auditEntryOf(r))))).toString('hex'),
+      );
+      // Through the index by crn: a continuation names none.
+      expect(await seqsNaming(first.log, 'X123456')).toEqual([1, 2, 4, 5, 8]);
+      await first.close();
+      // A store opened again lists them still, and the chain goes on from them.
+      const reopened = await open();
+      expect(await reopened.continuations()).toEqual([all[2], all[6]]);
+      await reopened.append(auditRecord(9));
+      expect(await reopened.continuations()).toEqual([all[2], all[6]]);
+      expect(await reopened.verify()).toEqual({ ok: true, records: 9 });
+    });
+
+    it.each<[string, AuditTamper, RegExp]>([
+      ['its statement changed', { seq: 3, set: { continuation: continuationStatement(4) } }, /changed/],
+      ['its statement removed', { seq: 3, set: { continuation: null } }, /changed/],
+      ['its version made 4', { seq: 3, set: { version: 4 } }, /changed/],
+    ])('verify names a damaged continuation record: %s', async (_label, change, reason) => {
+      await fresh();
+      const log = await open();
+      for (let i = 1; i <= 5; i++) await log.append(i === 3 ? continuationRecord(3) : auditRecord(i));
+      expect(await log.verify()).toEqual({ ok: true, records: 5 });
+      await harness.tamper(change);
+      expect(await log.verify()).toMatchObject({
+        ok: false,
+        brokenAt: 3,
+        reason: expect.stringMatching(reason),
+      });
+    });
+
+    it.each<[string, AuditTamper]>([
+      ['a statement given to it', { seq: 2, set: { continuation: continuationStatement(2) } }],
+      ['its version made 5', { seq: 2, set: { version: 5 } }],
+    ])('verify names an ordinary record made to look like a continuation: %s', async (_label, change) => {
+      await fresh();
+      const log = await open();
+      for (let i = 1; i <= 3; i++) await log.append(auditRecord(i));
+      await harness.tamper(change);
+      expect(await log.verify()).toMatchObject({
+        ok: false,
+        brokenAt: 2,
+        reason: expect.stringMatching(/changed/),
+      });
+    });
+
+    it.skipIf(!archives)(
+      'keeps continuation records when it lets go of archived records: still listed, verify walks from the boundary',
+      async () => {
+        await fresh();
+        const log = await open();
+        for (let i = 1; i <= 12; i++) {
+          await log.append(i === 3 || i === 5 ? continuationRecord(i) : auditRecord(i));
+        }
+        const before = await log.query({});
+        const kept = [before[2], before[4]];
+        expect(await log.continuations()).toEqual(kept);
+        const grown = await log.growTree();
+        // Up to a continuation record itself: the boundary is its head, and it stays.
+        expect(await log.forget(5)).toMatchObject({ upTo: 5, records: 3 });
+        expect(await log.archivedHead()).toEqual({ seq: 5, hash: before[4]?.hash });
+        expect(await log.continuations()).toEqual(kept);
+        // Past them: the ordinary records go, the continuation records stay, nothing else.
+        expect(await log.forget(8)).toMatchObject({ upTo: 8, records: 3 });
+        expect(await log.continuations()).toEqual(kept);
+        expect((await log.query({})).map((r) => r.seq)).toEqual([3, 5, 9, 10, 11, 12]);
+        // The walk from the boundary checks the held trail after it, signed roots too.
+        const roots = new CheckpointSet();
+        roots.addRoot(12, grown.root as Uint8Array);
+        roots.add(checkpointAt(12, before[11]?.hash ?? ''));
+        expect(await log.verify(roots)).toEqual({ ok: true, records: 4, checkpoints: 1 });
+        const from = [];
+        for await (const batch of log.recordsFrom(9)) from.push(...batch.map((r) => r.seq));
+        expect(from).toEqual([9, 10, 11, 12]);
+        expect(await seqsNaming(log, 'X123456')).toEqual([10, 11]);
+        // Asked again: the next run starts after the boundary, not at a kept record.
+        expect(await log.forget(8)).toMatchObject({ upTo: 8, records: 0 });
+        expect(await log.forget(10)).toMatchObject({ upTo: 10, records: 2 });
+        // The chain goes on; a store opened again lists them still.
+        await log.append(auditRecord(13));
+        for (const o of opened.splice(0)) await o.close();
+        const again = await open();
+        expect(await again.continuations()).toEqual(kept);
+        expect(await again.verify()).toEqual({ ok: true, records: 3 });
+      },
+    );
+
     it.skipIf(!archives)(
       'lets go of archived records: verify walks from the boundary, the chain, the tree and proofs go on',
       async () => {
@@ -792,7 +969,7 @@ export function describeAuditLogContract(
       },
     );
 
-    it('a store the release before made is migrated by stores migrate: its checkpoints are kept and gain cosignatures', async (context) => {
+    it('a store the release before made is migrated by stores migrate: its checkpoints are kept and gain cosignatures, and it takes continuation records', async (context) => {
       if (harness.previous === undefined) return context.skip();
       await fresh();
       const head = { seq: 1, hash: 'a'.repeat(64) };
@@ -816,6 +993,13 @@ export function describeAuditLogContract(
       await log.saveWitnessSize('w1.example+1a2b3c4d+BHCKmT', 1);
       expect(await allCheckpoints(log)).toEqual([{ ...older, cosignatures: [line] }]);
       expect(await log.witnessSizes()).toEqual(new Map([['w1.example+1a2b3c4d+BHCKmT', 1]]));
+      // It takes a continuation record (format 5) and finds it again.
+      expect(await log.continuations()).toEqual([]);
+      await log.append(continuationRecord(1));
+      expect((await log.continuations()).map((r) => [r.seq, r.version, r.continuation])).toEqual([
+        [1, 5, continuationStatement(1)],
+      ]);
+      expect(await log.verify()).toEqual({ ok: true, records: 1 });
       // Opened as serve opens its audit store, without stores migrate first: migrated as it opens.
       await fresh();
       await harness.previous.build(older);

@@ -24,9 +24,12 @@ export function versionTwoChain(records: readonly AuditRecord[]): {
   return { stored, head: { seq: stored.length, hash: previousHash } };
 }
 
+/** The columns a version-2 table lacks: `issued` (format 3) and `continuation` (format 5). */
+const LATER_COLUMNS: readonly string[] = ['issued', 'continuation'];
+
 /** The audit table's columns before format version 3 (no `issued`), in the order the SQL stores insert them. */
-export const VERSION_TWO_COLUMNS = AUDIT_COLUMNS.filter((column) => column !== 'issued');
+export const VERSION_TWO_COLUMNS = AUDIT_COLUMNS.filter((column) => !LATER_COLUMNS.includes(column));
 
 /** A stored record's row values for {@link VERSION_TWO_COLUMNS}. */
 export const versionTwoRowValuesOf = (stored: StoredAuditRecord): unknown[] =>
-  rowValuesOf(stored).filter((_, i) => AUDIT_COLUMNS[i] !== 'issued');
+  rowValuesOf(stored).filter((_, i) => !LATER_COLUMNS.includes(AUDIT_COLUMNS[i] as string));

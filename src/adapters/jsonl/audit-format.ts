@@ -11,7 +11,11 @@ import {
 } from 'node:fs';
 import { open as openAsync } from 'node:fs/promises';
 import type { AuditFieldTexts } from '../../domain/audit/canonical-text.js';
-import { CURRENT_AUDIT_VERSION, type StoredAuditRecord } from '../../domain/audit/record.js';
+import {
+  CONTINUATION_VERSION,
+  CURRENT_AUDIT_VERSION,
+  type StoredAuditRecord,
+} from '../../domain/audit/record.js';
 import { StoreError } from '../../ports/stores.js';
 
 /**
@@ -34,6 +38,20 @@ const TAIL_CHUNK = 64 * 1024;
  */
 export function lineOf(texts: AuditFieldTexts, seq: number, previousHash: string, hash: string): string {
   return `{"version":${CURRENT_AUDIT_VERSION},"seq":${seq},"at":${texts.at},"requestId":${texts.requestId},"clientId":${texts.clientId},"certificateSerial":${texts.certificateSerial},"onBehalfOf":${texts.onBehalfOf},"operation":${texts.operation},"crn":${texts.crn},"status":${texts.status},"problem":${texts.problem},"access":${texts.access},"issued":${texts.issued},"previousHash":"${previousHash}","hash":"${hash}"}\n`;
+}
+
+/**
+ * The line of a trail's continuation record (format 5, ADR 30): the current format's line with
+ * `"continuation"` after `issued`. Only version-5 lines carry the field, so every other line is
+ * as {@link lineOf} writes it.
+ */
+export function continuationLineOf(
+  texts: AuditFieldTexts,
+  seq: number,
+  previousHash: string,
+  hash: string,
+): string {
+  return `{"version":${CONTINUATION_VERSION},"seq":${seq},"at":${texts.at},"requestId":${texts.requestId},"clientId":${texts.clientId},"certificateSerial":${texts.certificateSerial},"onBehalfOf":${texts.onBehalfOf},"operation":${texts.operation},"crn":${texts.crn},"status":${texts.status},"problem":${texts.problem},"access":${texts.access},"issued":${texts.issued},"continuation":${texts.continuation},"previousHash":"${previousHash}","hash":"${hash}"}\n`;
 }
 
 /** A line read back, or undefined when it is not a whole audit record. */
@@ -62,6 +80,9 @@ export function recordOf(line: string): StoredAuditRecord | undefined {
     (value.problem !== undefined && !strOrNull('problem')) ||
     (value.access !== undefined && !strOrNull('access')) ||
     (value.issued !== undefined && !strOrNull('issued')) ||
+    // Only a version-5 line carries a continuation, and it always does.
+    (value.version === CONTINUATION_VERSION) !== (value.continuation !== undefined) ||
+    (value.continuation !== undefined && !str('continuation')) ||
     !str('previousHash') ||
     !str('hash')
   ) {
@@ -83,6 +104,7 @@ export function recordOf(line: string): StoredAuditRecord | undefined {
     problem: (value.problem as string | null | undefined) ?? null,
     access: (value.access as string | null | undefined) ?? null,
     issued: (value.issued as string | null | undefined) ?? null,
+    ...(value.continuation === undefined ? {} : { continuation: value.continuation as string }),
     previousHash: value.previousHash as string,
     hash: value.hash as string,
   };

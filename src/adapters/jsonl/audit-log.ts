@@ -12,6 +12,7 @@ import {
   chainHashOf,
   matchesAuditQuery,
   type StoredAuditRecord,
+  versionToWrite,
 } from '../../domain/audit/record.js';
 import type { AuditLog, Forgotten, TimeWindow, TreeHead } from '../../ports/audit-log.js';
 import type { Deadline } from '../../ports/deadline.js';
@@ -21,7 +22,7 @@ import { GroupCommit } from '../shared/group-commit.js';
 import { sha256Bytes, sha256Hex } from '../shared/sha256.js';
 import { CheckpointFiles } from './audit-checkpoint-files.js';
 import { JsonlAuditFile, type JsonlAuditOptions, openingError } from './audit-file.js';
-import { JsonlAuditStoreError, lineOf } from './audit-format.js';
+import { continuationLineOf, JsonlAuditStoreError, lineOf } from './audit-format.js';
 import { hashesOfFile, treeFileSize, treePathOf, WrittenTree } from './audit-tree-file.js';
 
 // The file's parts, each in a module of its own, named here as before.
@@ -43,8 +44,13 @@ function linked(
   for (const record of records) {
     seq++;
     const texts = auditFieldTexts(record);
-    const hash = chainHashOf(sha256Hex, canonicalAuditText(record, seq, head, texts), CURRENT_AUDIT_VERSION);
-    text += lineOf(texts, seq, head, hash);
+    // Version 5 for a continuation (ADR 30), written with its field; every other line as ever.
+    const version = versionToWrite(record);
+    const hash = chainHashOf(sha256Hex, canonicalAuditText(record, seq, head, texts, version), version);
+    text +=
+      version === CURRENT_AUDIT_VERSION
+        ? lineOf(texts, seq, head, hash)
+        : continuationLineOf(texts, seq, head, hash);
     head = hash;
     hashes.push(hash);
   }
@@ -187,6 +193,24 @@ export class JsonlAuditLog implements AuditLog {
   /** Through an index by crn held in memory, caught up with the file when asked (crn-index.ts). */
   recordsNaming(crn: string, window?: TimeWindow): AsyncIterable<readonly StoredAuditRecord[]> {
     return this.file.recordsNaming(crn, window);
+  }
+
+  /**
+   * Read by one scan of the whole file (the small, development store; a line's bytes are not
+   * what its hash covers, so no look at the text short of parsing it could be trusted to find
+   * every one). A line that is not a record refuses, naming it: one could be hidden in it.
+   */
+  async continuations(): Promise<readonly StoredAuditRecord[]> {
+    const found: StoredAuditRecord[] = [];
+    for await (const record of this.file.records()) {
+      if ('unreadable' in record) {
+        throw new JsonlAuditStoreError(
+          `line ${record.unreadable} of audit store ${this.path} is not an audit record: it was changed`,
+        );
+      }
+      if (typeof record.continuation === 'string') found.push(record);
+    }
+    return found;
   }
 
   async query(filter: AuditQuery): Promise<StoredAuditRecord[]> {

@@ -36,6 +36,7 @@ export const AUDIT_STORE: PostgresStoreDescription = {
     tree.auditTreeSql({ seq: 'BIGINT', bytes: 'BYTEA' }),
     retention.auditArchivedSql({ seq: 'BIGINT', bytes: 'BYTEA' }),
     witnesses.auditWitnessesSql({ size: 'BIGINT' }),
+    chain.auditContinuationSql,
   ],
 };
 
@@ -173,7 +174,7 @@ export class PostgresAuditLog implements AuditLog {
         `INSERT INTO audit (${chain.AUDIT_COLUMNS.join(', ')})
          SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::text[],
                               $7::text[], $8::text[], $9::int[], $10::text[], $11::text[],
-                              $12::int[], $13::text[], $14::text[], $15::text[])`,
+                              $12::int[], $13::text[], $14::text[], $15::text[], $16::text[])`,
         columns,
       );
       await client.query('UPDATE audit_head SET seq = $1, hash = $2', [linked.head.seq, linked.head.hash]);
@@ -251,6 +252,12 @@ export class PostgresAuditLog implements AuditLog {
       byCrn.POSTGRES_CRN,
       async (text, values) => (await this.pool.query(text, values)).rows,
     );
+  }
+
+  /** Through their own index (few: one per loss), those kept below the archived boundary too. */
+  async continuations(): Promise<readonly StoredAuditRecord[]> {
+    const { rows } = await this.pool.query<chain.AuditRow>(chain.CONTINUATIONS_SQL);
+    return rows.map(chain.recordOfRow);
   }
 
   async query(filter: AuditQuery): Promise<StoredAuditRecord[]> {

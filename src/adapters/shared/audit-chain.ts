@@ -53,6 +53,7 @@ export const AUDIT_COLUMNS = [
   'problem',
   'access',
   'issued',
+  'continuation',
 ] as const;
 
 /**
@@ -95,6 +96,20 @@ export const auditVersion3Sql = `
   ALTER TABLE audit ADD COLUMN issued TEXT;
 `;
 
+/**
+ * Record format version 5: the signed statement of a trail's continuation after a loss (ADR
+ * 30), on the one record that carries it, and the index that finds those few records. Records
+ * stored before keep the text their hash covers (the column is empty on every other record).
+ * Audit store version 9 on SQLite, 8 on PostgreSQL.
+ */
+export const auditContinuationSql = `
+  ALTER TABLE audit ADD COLUMN continuation TEXT;
+  CREATE INDEX audit_continuations ON audit (seq) WHERE continuation IS NOT NULL;
+`;
+
+/** Every continuation record, oldest first, through {@link auditContinuationSql}'s index. */
+export const CONTINUATIONS_SQL = 'SELECT * FROM audit WHERE continuation IS NOT NULL ORDER BY seq';
+
 /** A stored record as one row's values, in {@link AUDIT_COLUMNS} order (the time as ISO 8601). */
 export function rowValuesOf(stored: StoredAuditRecord): unknown[] {
   return [
@@ -113,6 +128,7 @@ export function rowValuesOf(stored: StoredAuditRecord): unknown[] {
     stored.problem,
     stored.access,
     stored.issued,
+    stored.continuation ?? null,
   ];
 }
 
@@ -133,8 +149,15 @@ export interface AuditRow {
   readonly problem: string | null;
   readonly access: string | null;
   readonly issued: string | null;
+  /** The continuation statement (format 5); null on every other record. */
+  readonly continuation: string | null;
 }
 
+/**
+ * A row as the stored record: `continuation` only on a row that carries one (as
+ * `chainRecord` links it and an archived entry reads back), so an ordinary record has no such
+ * property; a row whose version and continuation disagree is read as it is, for `verify` to name.
+ */
 export const recordOfRow = (r: AuditRow): StoredAuditRecord => ({
   version: r.version,
   seq: Number(r.seq),
@@ -149,6 +172,7 @@ export const recordOfRow = (r: AuditRow): StoredAuditRecord => ({
   problem: r.problem,
   access: r.access,
   issued: r.issued,
+  ...(r.continuation == null ? {} : { continuation: r.continuation }),
   previousHash: r.previous_hash,
   hash: r.hash,
 });

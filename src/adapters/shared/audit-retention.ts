@@ -11,7 +11,9 @@ import { frontierIndexes, type Hash, MerkleError, storedCount, storedIndexOf } f
  * of rows per transaction, but for the hashes of subtrees of 256 leaves and more
  * ({@link keptIndexes}): proofs of newer records, and the walk from the boundary, go on from
  * those. A run stopped half-way leaves records below the boundary that nothing reads; the
- * next one removes them.
+ * next one removes them. A trail's continuation records (format 5, ADR 30) are never let go of:
+ * they stay below the boundary, few, read by `continuations` (the walk from the boundary, and
+ * the tree's, never reach them).
  */
 
 /**
@@ -41,15 +43,18 @@ export const insertArchivedSql = (p: (n: number) => string) =>
 export const headAtSql = (p: (n: number) => string) =>
   `SELECT seq, hash FROM audit WHERE seq = ${p(1)} UNION ALL SELECT seq, hash FROM audit_archived WHERE seq = ${p(2)} LIMIT 1`;
 
-/** The lowest record held (null when none). */
-export const HELD_FROM_SQL = 'SELECT min(seq) AS seq FROM audit';
+/**
+ * The lowest record held that may be let go of (no row when none): continuation records, kept
+ * below the boundary, are not where the next run starts.
+ */
+export const HELD_FROM_SQL = 'SELECT seq FROM audit WHERE continuation IS NULL ORDER BY seq LIMIT 1';
 
 /** Records deleted per statement. */
 export const FORGET_BATCH = 2_000;
 
-/** Deletes the records in (`$1`, `$2`]. */
+/** Deletes the records in (`$1`, `$2`], but for continuation records, which stay. */
 export const forgetBatchSql = (p: (n: number) => string) =>
-  `DELETE FROM audit WHERE seq > ${p(1)} AND seq <= ${p(2)}`;
+  `DELETE FROM audit WHERE seq > ${p(1)} AND seq <= ${p(2)} AND continuation IS NULL`;
 
 /** Tree rows let go of per transaction (each row up to {@link TREE_STEP} leaves' hashes, 64 KiB). */
 export const TRIM_STEP_ROWS = 64;
@@ -178,9 +183,9 @@ export interface ForgetSteps {
   boundary(): Promise<number>;
   /** Records `upTo` as the boundary, with its chain hash from the record; false when no record `upTo` is held. */
   recordBoundary(upTo: number): Promise<boolean>;
-  /** The lowest record held, if any. */
+  /** The lowest record held that may be let go of (not a continuation record), if any. */
   heldFrom(): Promise<number | undefined>;
-  /** Deletes the records in (`lo`, `hi`]; how many went. */
+  /** Deletes the records in (`lo`, `hi`] but continuation records; how many went. */
   deleteBatch(lo: number, hi: number): Promise<number>;
   /** One step of letting the tree's rows go below `upTo` (see {@link trimmableRowsSql}); how many rows went. */
   trimTreeStep(upTo: number): Promise<number>;

@@ -228,6 +228,11 @@ export class SqliteAuditLog implements AuditLog {
     );
   }
 
+  /** Through their own index (few: one per loss), those kept below the archived boundary too. */
+  async continuations(): Promise<readonly StoredAuditRecord[]> {
+    return this.db.prepare<[], chain.AuditRow>(chain.CONTINUATIONS_SQL).all().map(chain.recordOfRow);
+  }
+
   async query(filter: AuditQuery): Promise<StoredAuditRecord[]> {
     const { text, values } = chain.auditQuerySql(filter, () => '?');
     return this.db

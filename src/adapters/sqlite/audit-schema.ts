@@ -17,6 +17,7 @@ const MIGRATIONS: readonly string[] = [
   retention.auditArchivedSql({ seq: 'INTEGER', bytes: 'BLOB' }),
   archiveLeaseSql,
   witnesses.auditWitnessesSql({ size: 'INTEGER' }),
+  chain.auditContinuationSql,
 ];
 
 export const AUDIT_STORE = sqliteStore('audit store', MIGRATIONS, {

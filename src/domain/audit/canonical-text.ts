@@ -52,6 +52,8 @@ export interface AuditFieldTexts {
   readonly problem: string;
   readonly access: string;
   readonly issued: string;
+  /** Version 5's continuation statement (`null` on every other record). */
+  readonly continuation: string;
 }
 
 export function auditFieldTexts(record: AuditRecord): AuditFieldTexts {
@@ -67,6 +69,7 @@ export function auditFieldTexts(record: AuditRecord): AuditFieldTexts {
     problem: JSON.stringify(record.problem),
     access: JSON.stringify(record.access),
     issued: JSON.stringify(record.issued),
+    continuation: JSON.stringify(record.continuation ?? null),
   };
 }
 
@@ -74,7 +77,8 @@ export function auditFieldTexts(record: AuditRecord): AuditFieldTexts {
  * The canonical text that a record's hash covers: every field in a fixed order, with the
  * previous record's hash, so changing, removing or reordering a record breaks the chain.
  * Version 4 is `JSON.stringify([4, seq, previousHash, at, requestId, clientId,
- * certificateSerial, onBehalfOf, operation, crn, status, problem, access, issued])`.
+ * certificateSerial, onBehalfOf, operation, crn, status, problem, access, issued])`;
+ * version 5 (a trail's continuation) is the same with a leading 5 and the signed statement last.
  * The versions that records written before carry: version 3 is the same with a leading 3;
  * version 2 is the same with a leading 2
  * and without `issued`; version 1 is without the leading number and the last three fields.
@@ -112,6 +116,7 @@ export function canonicalAuditText(
   const fields = `${seq},${JSON.stringify(previousHash)},${t.at},${t.requestId},${t.clientId},${t.certificateSerial},${t.onBehalfOf},${t.operation},${t.crn},${t.status}`;
   if (version === 1) return `[${fields}]`;
   if (version === 2) return `[2,${fields},${t.problem},${t.access}]`;
+  if (version === 5) return `[5,${fields},${t.problem},${t.access},${t.issued},${t.continuation}]`;
   return `[${version},${fields},${t.problem},${t.access},${t.issued}]`;
 }
 
@@ -170,7 +175,7 @@ export function auditRecordOfEntry(
   const { version, rest } = read;
   if (typeof version !== 'number' || !isAuditVersion(version)) return undefined;
   const [seq, previousHash, at, requestId, clientId, serial, onBehalfOf, operation, crn, status] = rest;
-  const [problem = null, access = null, issued = null] = rest.slice(10);
+  const [problem = null, access = null, issued = null, continuation = null] = rest.slice(10);
   if (
     typeof seq !== 'number' ||
     typeof previousHash !== 'string' ||
@@ -184,7 +189,8 @@ export function auditRecordOfEntry(
     typeof status !== 'number' ||
     !textOrNull(problem) ||
     !textOrNull(access) ||
-    !textOrNull(issued)
+    !textOrNull(issued) ||
+    (version === 5) !== (typeof continuation === 'string')
   ) {
     return undefined;
   }
@@ -205,6 +211,7 @@ export function auditRecordOfEntry(
     problem,
     access,
     issued,
+    ...(version === 5 ? { continuation: continuation as string } : {}),
     hash: chainHashOf(hash, text, version),
   };
   return auditEntryOf(record) === text ? record : undefined;

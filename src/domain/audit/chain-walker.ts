@@ -99,6 +99,14 @@ export class AuditChainWalker {
     if (record.version < 3 && record.issued !== null) {
       return broken(`a version-${record.version} record carries version-3 fields: it was changed`);
     }
+    // Only a version-5 record carries a continuation, and it always does.
+    if ((version === 5) !== (typeof record.continuation === 'string')) {
+      return broken(
+        version === 5
+          ? 'a version-5 record carries no continuation statement: it was changed'
+          : `a version-${version} record carries a continuation statement: it was changed`,
+      );
+    }
     const text = canonicalAuditText(record, record.seq, record.previousHash, undefined, version);
     if (record.hash !== chainHashOf(this.hash, text, version)) {
       return broken('its contents do not match its hash: it was changed');

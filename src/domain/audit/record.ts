@@ -33,6 +33,12 @@ export interface AuditRecord {
    * `renewCertificate`, decisions §12), upper-case hex; null otherwise. Format version 3.
    */
   readonly issued: string | null;
+  /**
+   * The signed statement of a trail's continuation (src/domain/audit/continuation.ts), on the
+   * one record `case-read audit continue` appends after a loss; absent or null on every other.
+   * Format version 5.
+   */
+  readonly continuation?: string | null;
 }
 
 /**
@@ -48,10 +54,17 @@ export const ANSWER_WITHHELD = 'answer-withheld';
  * trail held before; their records keep their text and still verify. New records are
  * {@link CURRENT_AUDIT_VERSION}: the fields of version 3, and a hash that is the record's leaf
  * hash in the Merkle tree (decisions §14), so one SHA-256 serves the chain and the tree.
+ * Version 5 is version 4 and a continuation statement: only the record that continues a trail
+ * after a loss ({@link CONTINUATION_VERSION}, ADR 30) is written in it.
  */
-export const AUDIT_VERSIONS = [1, 2, 3, 4] as const;
+export const AUDIT_VERSIONS = [1, 2, 3, 4, 5] as const;
 export type AuditVersion = (typeof AUDIT_VERSIONS)[number];
 export const CURRENT_AUDIT_VERSION: AuditVersion = 4;
+export const CONTINUATION_VERSION: AuditVersion = 5;
+
+/** The version a new record is written in: the current one, or 5 when it carries a continuation. */
+export const versionToWrite = (record: Pick<AuditRecord, 'continuation'>): AuditVersion =>
+  typeof record.continuation === 'string' ? CONTINUATION_VERSION : CURRENT_AUDIT_VERSION;
 
 /**
  * What a record's `hash` is, given its canonical text: from version 4 the RFC 9162 leaf hash,

@@ -17,7 +17,14 @@ import { GROW_EVERY } from '../../../src/adapters/jsonl/audit-tree-file.js';
 import { jsonlStores } from '../../../src/adapters/jsonl/store-kind.js';
 import { sha256Hex } from '../../../src/adapters/shared/sha256.js';
 import { canonicalAuditText } from '../../../src/domain/audit/canonical-text.js';
-import { auditRecord, checkpointAt, cosignatureLine } from '../../contract/audit-log.contract.js';
+import { GENESIS_HASH } from '../../../src/domain/audit/chain.js';
+import {
+  auditRecord,
+  checkpointAt,
+  continuationRecord,
+  continuationStatement,
+  cosignatureLine,
+} from '../../contract/audit-log.contract.js';
 import { grownAndReferenceRoots } from '../../support/merkle-reference.js';
 import { testContext } from '../../support/stores.js';
 
@@ -84,6 +91,87 @@ describe('JSONL audit store', () => {
       problem: null,
     });
     expect(statSync(path).mode & 0o777).toBe(0o600);
+  });
+
+  it('writes a continuation record as a version-5 line, "continuation" after "issued"; every other line byte for byte as before', async () => {
+    const log = open();
+    await log.append(auditRecord(1));
+    await log.append(continuationRecord(2));
+    await log.append(auditRecord(3));
+    const stored = await log.query({});
+    log.close();
+    const lines = readFileSync(path, 'utf8').split('\n');
+    expect(lines).toHaveLength(4);
+    // An ordinary line: exactly the text written before format 5 (no continuation field at all).
+    const first = auditRecord(1);
+    const hash = sha256Hex(`\u0000${canonicalAuditText(first, 1, GENESIS_HASH)}`);
+    expect(lines[0]).toBe(
+      `{"version":4,"seq":1,"at":"2026-01-01T00:00:01.000Z","requestId":"req-1","clientId":"client-a","certificateSerial":"AB12","onBehalfOf":null,"operation":"getCase","crn":"X123456","status":200,"problem":null,"access":null,"issued":null,"previousHash":"${GENESIS_HASH}","hash":"${hash}"}`,
+    );
+    expect(lines[2]).not.toContain('continuation');
+    const second = JSON.parse(lines[1] as string);
+    expect(Object.keys(second)).toEqual([
+      'version',
+      'seq',
+      'at',
+      'requestId',
+      'clientId',
+      'certificateSerial',
+      'onBehalfOf',
+      'operation',
+      'crn',
+      'status',
+      'problem',
+      'access',
+      'issued',
+      'continuation',
+      'previousHash',
+      'hash',
+    ]);
+    expect(second).toMatchObject({
+      version: 5,
+      seq: 2,
+      continuation: continuationStatement(2),
+      hash: stored[1]?.hash,
+    });
+    // Its hash is the leaf hash of the version-5 text.
+    expect(second.hash).toBe(
+      sha256Hex(`\u0000${canonicalAuditText(continuationRecord(2), 2, hash, undefined, 5)}`),
+    );
+  });
+
+  it.each([
+    [
+      'a version-5 line without a continuation',
+      (line: Record<string, unknown>) => ({ ...line, continuation: undefined }),
+    ],
+    [
+      'a version-5 line whose continuation is null',
+      (line: Record<string, unknown>) => ({ ...line, continuation: null }),
+    ],
+    [
+      'a version-5 line whose continuation is not text',
+      (line: Record<string, unknown>) => ({ ...line, continuation: 5 }),
+    ],
+    ['a version-4 line with a continuation', (line: Record<string, unknown>) => ({ ...line, version: 4 })],
+  ])('a line is not a record when its version and its continuation disagree: %s', async (_label, change) => {
+    const log = open();
+    await log.append(auditRecord(1));
+    await log.append(continuationRecord(2));
+    await log.append(auditRecord(3));
+    log.close();
+    const lines = readFileSync(path, 'utf8').split('\n');
+    lines[1] = JSON.stringify(change(JSON.parse(lines[1] as string)));
+    writeFileSync(path, lines.join('\n'));
+    const reader = JsonlAuditLog.open(path, { mode: 'read' });
+    expect(await reader.verify()).toEqual({
+      ok: false,
+      records: 2,
+      brokenAt: 2,
+      reason: 'line 2 is not an audit record: it was changed',
+    });
+    // Nor is it passed over as if it held none: the read refuses, naming the line.
+    await expect(reader.continuations()).rejects.toThrow(/line 2 of audit store .* is not an audit record/);
   });
 
   it('continues a trail of version-1 lines (written before) with version-4 records, and it all verifies', async () => {

@@ -293,7 +293,7 @@ describe('PostgreSQL on the request path', () => {
   });
 });
 
-describe('PostgreSQL audit store versions 3 (checkpoints), 4 (issued), 5 (tree), 6 (archive boundary) and 7 (witnesses)', () => {
+describe('PostgreSQL audit store versions 3 (checkpoints), 4 (issued), 5 (tree), 6 (archive boundary), 7 (witnesses) and 8 (continuations)', () => {
   it('the audit commands refuse a version-2 trail, naming serve; serve migrates it and the chain continues', async () => {
     const { AUDIT_STORE } = await import('../../../src/adapters/postgres/audit-log.js');
     const { checkpointAt, auditRecord } = await import('../../contract/audit-log.contract.js');
@@ -302,7 +302,7 @@ describe('PostgreSQL audit store versions 3 (checkpoints), 4 (issued), 5 (tree),
     try {
       await migrate(pool, old.name, asOf(AUDIT_STORE, 2));
       await expect(postgresStores.audit?.open(old.url, testContext, { create: false })).rejects.toThrow(
-        /audit store in schema t_audit_v2_\w+ is at schema version 2, this release needs 7; migrate it with: case-read stores migrate/,
+        /audit store in schema t_audit_v2_\w+ is at schema version 2, this release needs 8; migrate it with: case-read stores migrate/,
       );
       const opened = await postgresStores.audit?.open(old.url, testContext, { create: true });
       if (!opened) throw new Error('postgres cannot hold the audit trail');
@@ -313,7 +313,7 @@ describe('PostgreSQL audit store versions 3 (checkpoints), 4 (issued), 5 (tree),
         expect(await opened.value.newestCheckpoint()).toEqual(checkpointAt(1, head.hash));
         expect(
           (await old.query("SELECT version FROM case_read_schema WHERE store = 'audit store'")).rows,
-        ).toEqual([{ version: 7 }]);
+        ).toEqual([{ version: 8 }]);
       } finally {
         await opened.close();
       }
@@ -323,7 +323,39 @@ describe('PostgreSQL audit store versions 3 (checkpoints), 4 (issued), 5 (tree),
     }
   });
 
-  it('migrates a version-3 trail of format-2 records to version 7: they keep verifying, the chain continues with issued', async () => {
+  it('reads continuation records through their own partial index (version 8)', async () => {
+    const { CONTINUATIONS_SQL } = await import('../../../src/adapters/shared/audit-chain.js');
+    const { auditRecord, continuationRecord } = await import('../../contract/audit-log.contract.js');
+    const schema = testSchema('audit_continuations');
+    try {
+      const opened = await postgresStores.audit?.open(schema.url, testContext, { create: true });
+      if (!opened) throw new Error('postgres cannot hold the audit trail');
+      try {
+        for (let i = 1; i <= 3; i++)
+          await opened.value.append(i === 2 ? continuationRecord(2) : auditRecord(i));
+        expect((await opened.value.continuations()).map((r) => r.seq)).toEqual([2]);
+      } finally {
+        await opened.close();
+      }
+      const index = await schema.query(
+        "SELECT indexdef FROM pg_indexes WHERE schemaname = current_schema() AND indexname = 'audit_continuations'",
+      );
+      expect(index.rows[0]?.indexdef).toMatch(
+        /ON \S*audit USING btree \(seq\) WHERE \(continuation IS NOT NULL\)/,
+      );
+      // The planner may take it (a table this small it would rather scan).
+      const [, explained] = (await schema.query(
+        `SET enable_seqscan = off; EXPLAIN ${CONTINUATIONS_SQL}`,
+      )) as unknown as [unknown, { rows: { 'QUERY PLAN': string }[] }];
+      expect(explained.rows.map((r) => r['QUERY PLAN']).join('\n')).toMatch(
+        /Index Scan (using|on) audit_continuations/,
+      );
+    } finally {
+      await schema.drop();
+    }
+  });
+
+  it('migrates a version-3 trail of format-2 records to version 8: they keep verifying, the chain continues with issued', async () => {
     const { AUDIT_STORE } = await import('../../../src/adapters/postgres/audit-log.js');
     const { checkpointAt, auditRecord } = await import('../../contract/audit-log.contract.js');
     const { VERSION_TWO_COLUMNS, versionTwoChain, versionTwoRowValuesOf } = await import(
@@ -342,7 +374,7 @@ describe('PostgreSQL audit store versions 3 (checkpoints), 4 (issued), 5 (tree),
       }
       await old.query('UPDATE audit_head SET seq = $1, hash = $2', [head.seq, head.hash]);
       await expect(postgresStores.audit?.open(old.url, testContext, { create: false })).rejects.toThrow(
-        /audit store in schema t_audit_v3_\w+ is at schema version 3, this release needs 7; migrate it with: case-read stores migrate/,
+        /audit store in schema t_audit_v3_\w+ is at schema version 3, this release needs 8; migrate it with: case-read stores migrate/,
       );
       const opened = await postgresStores.audit?.open(old.url, testContext, { create: true });
       if (!opened) throw new Error('postgres cannot hold the audit trail');
@@ -364,7 +396,7 @@ describe('PostgreSQL audit store versions 3 (checkpoints), 4 (issued), 5 (tree),
         expect(roots.grown).toBe(roots.reference);
         expect(
           (await old.query("SELECT version FROM case_read_schema WHERE store = 'audit store'")).rows,
-        ).toEqual([{ version: 7 }]);
+        ).toEqual([{ version: 8 }]);
         // A format-2 record given an issued certificate afterwards breaks the chain.
         await old.query("UPDATE audit SET issued = '7F3A9C00E1' WHERE seq = 2");
         expect(await opened.value.verify()).toMatchObject({

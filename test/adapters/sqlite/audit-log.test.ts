@@ -6,10 +6,17 @@ import {
   auditCheckpointsSql,
   auditTableSql,
   auditVersion2Sql,
+  CONTINUATIONS_SQL,
   checkpointValuesOf,
 } from '../../../src/adapters/shared/audit-chain.js';
+import { forgetBatchSql } from '../../../src/adapters/shared/audit-retention.js';
 import { SqliteAuditLog } from '../../../src/adapters/sqlite/audit-log.js';
-import { auditRecord, checkpointAt, cosignatureLine } from '../../contract/audit-log.contract.js';
+import {
+  auditRecord,
+  checkpointAt,
+  continuationRecord,
+  cosignatureLine,
+} from '../../contract/audit-log.contract.js';
 import { VERSION_TWO_COLUMNS, versionTwoChain, versionTwoRowValuesOf } from '../../support/audit-trails.js';
 import { grownAndReferenceRoots } from '../../support/merkle-reference.js';
 import { openSqlite, pragma } from '../../support/sqlite.js';
@@ -78,11 +85,11 @@ describe('SqliteAuditLog', () => {
     return { path, head };
   }
 
-  it('migrates a version-2 trail to version 8 (checkpoints, issued, tree, archive boundary, archive lease, witnesses): the records keep verifying, the chain continues', async () => {
+  it('migrates a version-2 trail to version 9 (checkpoints, issued, tree, archive boundary, archive lease, witnesses, continuations): the records keep verifying, the chain continues', async () => {
     const { path, head } = olderTrail(2);
     const log = SqliteAuditLog.open(path);
     const db = openSqlite(path, { readonly: true });
-    expect(pragma(db, 'user_version')).toBe(8);
+    expect(pragma(db, 'user_version')).toBe(9);
     db.close();
     expect(await log.head()).toEqual(head);
     await log.saveCheckpoint(checkpointAt(3, head.hash));
@@ -102,11 +109,11 @@ describe('SqliteAuditLog', () => {
     log.close();
   });
 
-  it('migrates a version-3 trail to version 8 (issued, tree, archive boundary, archive lease, witnesses): format-2 records keep verifying, checkpoints are kept', async () => {
+  it('migrates a version-3 trail to version 9 (issued, tree, archive boundary, archive lease, witnesses, continuations): format-2 records keep verifying, checkpoints are kept', async () => {
     const { path, head } = olderTrail(3);
     const log = SqliteAuditLog.open(path);
     const db = openSqlite(path, { readonly: true });
-    expect(pragma(db, 'user_version')).toBe(8);
+    expect(pragma(db, 'user_version')).toBe(9);
     db.close();
     expect(await log.head()).toEqual(head);
     expect((await log.newestCheckpoint())?.seq).toBe(2);
@@ -126,6 +133,39 @@ describe('SqliteAuditLog', () => {
       brokenAt: 2,
       reason: 'a version-2 record carries version-3 fields: it was changed',
     });
+    log.close();
+  });
+
+  it('reads continuation records through their own partial index, and lets go of archived records by seq, never scanning for them', async () => {
+    const path = fresh();
+    const log = SqliteAuditLog.open(path);
+    await log.append(record(1));
+    await log.append(continuationRecord(2));
+    const db = openSqlite(path, { readonly: true });
+    try {
+      const plan = (sql: string, ...values: unknown[]) =>
+        db
+          .prepare<unknown[], { detail: string }>(`EXPLAIN QUERY PLAN ${sql}`)
+          .all(...values)
+          .map((row) => row.detail)
+          .join('; ');
+      expect(plan(CONTINUATIONS_SQL)).toMatch(/USING INDEX audit_continuations/);
+      expect(
+        plan(
+          forgetBatchSql(() => '?'),
+          0,
+          10,
+        ),
+      ).toMatch(/USING INTEGER PRIMARY KEY/);
+      expect(
+        db
+          .prepare<[], { sql: string }>("SELECT sql FROM sqlite_master WHERE name = 'audit_continuations'")
+          .get()?.sql,
+      ).toMatch(/ON audit \(seq\) WHERE continuation IS NOT NULL/);
+    } finally {
+      db.close();
+    }
+    expect((await log.continuations()).map((r) => r.seq)).toEqual([2]);
     log.close();
   });
 
