@@ -67,6 +67,7 @@ function checkNote(
   checkpoints: CheckpointSet,
   checkpoint: AuditCheckpoint,
   where: string,
+  originAt?: (size: number) => string,
 ): void {
   if (checkpoint.note === undefined) return;
   const what = `the note of the ${describeCheckpoint(checkpoint)} ${where}`;
@@ -79,6 +80,12 @@ function checkNote(
   }
   if (!opened.ok) throw new CheckpointEvidenceError(`${what}: ${opened.reason}`);
   const { body } = opened;
+  const origin = originAt?.(body.size);
+  if (origin !== undefined && body.origin !== origin) {
+    throw new CheckpointEvidenceError(
+      `${what} names the log ${body.origin}, but the trail was ${origin} at ${body.size} records (audit continue): a checkpoint under the wrong log`,
+    );
+  }
   if (body.size !== checkpoint.seq) {
     throw new CheckpointEvidenceError(
       `${what} signs a tree of ${body.size} records, not ${checkpoint.seq}: it was changed`,
@@ -97,13 +104,15 @@ export async function gatherCheckpoints(
   files: readonly string[],
   keyring: CheckpointKeyring,
   noteKeys: readonly NoteVerifier[] = [],
+  /** The log a checkpoint of each size must name, when the trail was continued (ADR 30). */
+  originAt?: (size: number) => string,
 ): Promise<Evidence> {
   const checkpoints = new CheckpointSet();
   let stored = 0;
   for await (const read of store.checkpoints()) {
     if ('invalid' in read) throw new CheckpointEvidenceError(read.invalid);
     checkSignature(keyring, read, 'in the store');
-    checkNote(noteKeys, checkpoints, read, 'in the store');
+    checkNote(noteKeys, checkpoints, read, 'in the store', originAt);
     if (checkpoints.add(read)) stored++;
   }
   let onlyInFiles = 0;
@@ -122,7 +131,7 @@ export async function gatherCheckpoints(
           );
         }
         checkSignature(keyring, read, `in ${file} line ${number}`);
-        checkNote(noteKeys, checkpoints, read, `in ${file} line ${number}`);
+        checkNote(noteKeys, checkpoints, read, `in ${file} line ${number}`, originAt);
         if (checkpoints.add(read)) onlyInFiles++;
       }
     } catch (error) {

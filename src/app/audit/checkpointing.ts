@@ -147,6 +147,13 @@ export class AuditCheckpointing {
       out.observed(head, newest);
       if (newest !== undefined && newest.seq > head.seq) out.contradicted(head, newest);
       if (head.seq === 0 || newest?.seq === head.seq) return this.succeeded();
+      // The trail went on under another origin (`audit continue`) while this instance ran: it
+      // signs no more, as it would not start (decisions §18).
+      const named = newest?.note === undefined ? undefined : checkpointBodyOf(newest.note);
+      if (named !== undefined && !('invalid' in named) && named.origin !== signer.note.name)
+        throw new Error(
+          `the trail's newest checkpoint names the log ${named.origin}, not ${signer.note.name}: the trail was continued under a new origin; this instance signs nothing more (restart it with AUDIT_ORIGIN=${named.origin})`,
+        );
       // The tree catches up with the records first: the checkpoint signs the chain's head
       // and the tree's root at one size, the tree's.
       const grown = await store.growTree();

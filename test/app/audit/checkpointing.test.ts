@@ -125,6 +125,28 @@ describe('AuditCheckpointing', () => {
     expect(store.saved).toHaveLength(1);
   });
 
+  it('signs nothing once the trail was continued under another origin (audit continue while it ran)', async () => {
+    checkpointing.start();
+    append(3);
+    await settle();
+    expect(store.saved.map((c) => c.seq)).toEqual([3]);
+    // `audit continue` stored the first checkpoint of the new log.
+    store.headSeq = 4;
+    store.saved.push({
+      seq: 4,
+      head: (4).toString(16).padStart(64, '0'),
+      time: new Date().toISOString(),
+      keyId: 'key-1',
+      signature: 'x',
+      note: `test.invalid/log-2\n4\n${Buffer.alloc(32).toString('base64')}\n\n— test.invalid/log-2 AAAAAQ==\n`,
+    });
+    append(3);
+    await settle();
+    expect(store.saved.map((c) => c.seq)).toEqual([3, 4]);
+    expect(out.failed.at(-1)).toMatch(/names the log test\.invalid\/log-2, not test\.invalid\/log/);
+    await checkpointing.stop();
+  });
+
   it('signs on the timer only when the chain grew (records from any instance)', async () => {
     checkpointing.start();
     await settle();

@@ -13,6 +13,16 @@ import {
   type Evidence,
   gatherCheckpoints,
 } from '../../audit/checkpoint-evidence.js';
+import {
+  ContinuationError,
+  continuationData,
+  continuationLine,
+  keysOfContinuations,
+  keysOfEveryOrigin,
+  type OpenedContinuation,
+  openContinuations,
+  originAt,
+} from '../../audit/continuation.js';
 import { trailOrigin } from '../../audit/origin.js';
 import { AuditProofError, openCheckpoint } from '../../audit/proving.js';
 import {
@@ -28,7 +38,7 @@ import {
   witnessingOf,
   witnessList,
 } from '../../audit/witnessed.js';
-import { generateCheckpointKeys, noteVerifier } from '../../composition/audit-keys.js';
+import { auditHashes, generateCheckpointKeys, noteVerifier } from '../../composition/audit-keys.js';
 import { withAuditStore } from '../command-stores.js';
 import { CommandError, EXIT, UsageError } from '../exit.js';
 import { type Io, report } from '../io.js';
@@ -83,22 +93,30 @@ export async function verify(
     if (keyring === undefined) {
       // No key given: with a policy, its `log` line for the trail's origin opens the newest checkpoint.
       const origin = check === undefined ? undefined : await trailOrigin(log);
+      const policyKeys =
+        check === undefined || origin === undefined
+          ? undefined
+          : await proving(async () => policyLogKeys(check, origin, noteVerifier));
+      const continued = await continuationsOf(log, policyKeys);
+      if ('refused' in continued) return refusedContinuation(io, values.json, continued.refused);
       const witnessed =
         check === undefined
           ? undefined
-          : await witnessedVerdict(
-              log,
-              check,
-              origin === undefined
-                ? []
-                : await proving(async () => policyLogKeys(check, origin, noteVerifier)),
-              `the log key of ${check.source}`,
-            );
-      return verifyChainOnly(log, values.json, io, witnessed);
+          : await witnessedVerdict(log, check, policyKeys ?? [], `the log key of ${check.source}`);
+      return verifyChainOnly(log, values.json, io, witnessed, continued);
     }
+    const continued = await continuationsOf(log, noteKeys);
+    if ('refused' in continued) return refusedContinuation(io, values.json, continued.refused);
+    const { opened } = continued;
     let evidence: Evidence;
     try {
-      evidence = await gatherCheckpoints(log, files, keyring, noteKeys);
+      evidence = await gatherCheckpoints(
+        log,
+        files,
+        keyring,
+        [...keysOfEveryOrigin(noteKeys, opened, auditHashes.sha256), ...continued.learned],
+        opened.length === 0 ? undefined : (size) => originAt(size, opened, values.origin ?? ''),
+      );
     } catch (error) {
       if (!(error instanceof CheckpointEvidenceError)) throw error;
       report(
@@ -120,8 +138,50 @@ export async function verify(
       [],
       (await log.archivedHead()).seq,
       witnessed,
+      continued,
     );
   });
+}
+
+/**
+ * The trail's continuations (ADR 30): with `keys`, the keys of every log they name learned and
+ * anchored in them, and each opened; without, read only. Or why they cannot be.
+ */
+async function continuationsOf(
+  log: AuditLog,
+  keys: readonly NoteVerifier[] | undefined,
+): Promise<Continued | { readonly refused: string }> {
+  try {
+    const records = await log.continuations();
+    if (keys === undefined)
+      return {
+        opened: openContinuations(records, undefined, auditHashes.sha256),
+        signed: false,
+        learned: [],
+      };
+    const learned = keysOfContinuations(records, keys, auditHashes.sha256, noteVerifier);
+    return {
+      opened: openContinuations(records, [...keys, ...learned], auditHashes.sha256),
+      signed: true,
+      learned,
+    };
+  } catch (error) {
+    if (error instanceof ContinuationError) return { refused: error.message };
+    throw error;
+  }
+}
+
+/** A trail's continuations as `audit verify` read them, whether their statements' signatures were checked, and the keys they name. */
+interface Continued {
+  readonly opened: readonly OpenedContinuation[];
+  readonly signed: boolean;
+  /** The keys of the logs before (each named by its origin), learned from the statements. */
+  readonly learned: readonly NoteVerifier[];
+}
+
+function refusedContinuation(io: Io, json: boolean | undefined, reason: string): number {
+  report(io, json, { ok: false, reason }, `audit continuation REFUSED: ${reason}`);
+  return EXIT.failure;
 }
 
 /** How `audit verify --policy` found the trail's newest checkpoint: witnessed (and by whom), or why not. */
@@ -179,7 +239,8 @@ async function verifyChainOnly(
   log: AuditLog,
   json: boolean | undefined,
   io: Io,
-  witnessed?: WitnessVerdict,
+  witnessed: WitnessVerdict | undefined,
+  continued: Continued,
 ): Promise<number> {
   const result = await log.verify();
   const archived = (await log.archivedHead()).seq;
@@ -195,6 +256,7 @@ async function verifyChainOnly(
     note,
     archived,
     result.ok ? witnessed : undefined,
+    continued,
   );
 }
 
@@ -208,6 +270,8 @@ function reportVerification(
   archived = 0,
   /** With `--policy`: the newest checkpoint witnessed, or why not. */
   witnessed?: WitnessVerdict,
+  /** Where the trail went on as a new log after a loss (ADR 30). */
+  continued?: Continued,
 ): number {
   const fromFiles =
     evidence && evidence.onlyInFiles > 0
@@ -245,14 +309,22 @@ function reportVerification(
           `records 1..${archived} were archived and let go of: the walk began at ${archived + 1} (check the archive with case-read audit verify --archive DIR)`,
         ]
       : [];
+  const continuations = continued?.opened ?? [];
   const shown = {
     ...result,
     ...(archived > 0 ? { archivedUpTo: archived } : {}),
     ...(witnessed?.ok ? { witnessed: witnessed.data } : {}),
+    ...(continuations.length > 0 ? { continuations: continuations.map(continuationData) } : {}),
   };
+  const continuedLines = continuations.map(continuationLine);
+  if (continuations.length > 0 && continued?.signed === false)
+    continuedLines.push(
+      "the continuations' statements were read, their signatures not checked: give --public-key (or --policy) to check them",
+    );
   report(io, json, newest ? { ...shown, newestCheckpoint: newest } : shown, [
     `audit chain intact: ${result.records} record(s)${checked}`,
     ...(witnessed?.ok ? [witnessed.line] : []),
+    ...continuedLines,
     ...from,
     ...after,
     ...note,
