@@ -108,3 +108,36 @@ describe('gatherCheckpoints', () => {
     expect((error as Error).message).toMatch(message);
   });
 });
+
+describe('gatherCheckpoints of a continued trail (ADR 30)', () => {
+  it('refuses a checkpoint naming another log than the trail had at its size', async () => {
+    const before = await checkpointSigner(keys.privatePem, 'test.invalid/log');
+    const noted = (seq: number, by: typeof before) =>
+      signCheckpoint(
+        { seq, hash: String(seq).repeat(64).slice(0, 64) },
+        new Date('2026-11-23T10:00:00.000Z'),
+        by,
+        new Uint8Array(32).fill(seq),
+      );
+    const noteKeys = [
+      { ...before.note, verify: () => true },
+      { ...(await checkpointSigner(keys.privatePem, 'test.invalid/log-2')).note, verify: () => true },
+    ];
+    // The trail was test.invalid/log up to 3 records, test.invalid/log-2 from 4 on.
+    const originAt = (size: number) => (size <= 3 ? 'test.invalid/log' : 'test.invalid/log-2');
+    const after = await checkpointSigner(keys.privatePem, 'test.invalid/log-2');
+    const fine = await gatherCheckpoints(
+      storeOf([noted(2, before), noted(5, after)]),
+      [],
+      keyring,
+      noteKeys,
+      originAt,
+    );
+    expect(fine.checkpoints.size).toBe(2);
+    await expect(
+      gatherCheckpoints(storeOf([noted(2, before), noted(5, before)]), [], keyring, noteKeys, originAt),
+    ).rejects.toThrow(
+      /names the log test\.invalid\/log, but the trail was test\.invalid\/log-2 at 5 records/,
+    );
+  });
+});
