@@ -18,7 +18,7 @@ export class OriginMismatchError extends Error {
     readonly source: string,
   ) {
     super(
-      `${source} names the log ${given}, but this trail's newest checkpoint names it ${trail}: a log keeps its origin for life. Give ${trail} (${source === 'AUDIT_ORIGIN' ? `AUDIT_ORIGIN=${trail}` : source}); a new origin means a new trail (a new audit store, and a new archive directory)`,
+      `${source} names the log ${given}, but this trail's newest checkpoint names it ${trail}: a log keeps its origin for life. Give ${trail} (${source === 'AUDIT_ORIGIN' ? `AUDIT_ORIGIN=${trail}` : source}); a new origin means a new trail (a new audit store, and a new archive directory), or, after the store lost records its witnesses hold, case-read audit continue`,
     );
   }
 }

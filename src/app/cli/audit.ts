@@ -99,6 +99,17 @@ export const AUDIT_WORDS: WordsByPath = {
       'case-read audit archive --to /archive/audit --let-go-only',
     ],
   },
+  'audit continue': {
+    summary: 'go on as a new log after the store lost records its witnesses hold',
+    description: [
+      "After a restore from backup or a failover to a standby that had not received the last commits, the store's trail is shorter than what its witnesses cosigned, and serve refuses it. audit continue asks the witnesses of the log that goes before (--policy, else AUDIT_WITNESS_POLICY) what they hold; when a quorum holds more records than the store, it appends the continuation record (a statement, signed by the new log's key (--key) under --origin and by the key of the log before (AUDIT_SIGNING_KEY), of the log that went before, the records kept, the records its witnesses held, from when to when records are lost, and --reason) and the first checkpoint of the new log, and prints what was lost.",
+      'Refused when the witnesses hold nothing more than the store, when one holds another tree, and when the trail is not the one AUDIT_ORIGIN names. Stop every serve of the trail first. Then set AUDIT_ORIGIN to the new origin, AUDIT_SIGNING_KEY to the new key (the key of the log before is learned from the statement), give the witnesses the new log, and serve with a policy whose log line is its key (docs/operations/runbook.md).',
+    ],
+    usage: '--origin NEW --key FILE --reason TEXT [--policy FILE] [options]',
+    examples: [
+      "case-read audit continue --origin case-read.prod.example.org/audit-2 --key /secure/audit-2/audit-signing-key.pem --reason 'restored from the 04:00 backup after disk loss (INC-1234)' --policy policy.txt",
+    ],
+  },
   'audit keygen': {
     summary: 'create a key pair to sign the audit checkpoints with',
     description:
@@ -121,7 +132,7 @@ export const AUDIT_WORDS: WordsByPath = {
     summary: 'what is held about a crn, and who was given it, as GET /subject-access-request answers',
     description: [
       "Prints the content of a subject access request for the crn, as serve's GET /subject-access-request answers it (200), from the audit store and the archive (and the case store, with --case-store): every audit record naming the crn in the window, each with its exact bytes and its index in the log, and one proof of them all: the store's newest checkpoint, with the cosignatures held for it, and the tree's hashes that prove every record against it. Complete or nothing: a record that cannot be read or does not verify, or one newer than the newest checkpoint, is exit 1 naming why.",
-      `Nothing held about the crn in the window: nothing printed, exit 0 (serve answers 204). The archive's ${NOTE_KEYS}.`,
+      `Nothing held about the crn in the window, and no audit records lost in it: nothing printed, exit 0 (serve answers 204). A loss of audit records in the window (a trail continued after a restore) is printed as the content's gaps. The archive's $NOTE_KEYS.`,
       'A saved answer is checked with `subject-access verify ANSWER`.',
     ],
     usage: '--crn CRN [options] | verify ANSWER [options]',
@@ -232,6 +243,21 @@ export function auditCommands(root: Command, run: CliRun, stores: StoreOptions):
         ),
       ),
   ).action(run.loads(work.archive)((m, options) => m.archive(options, run.io)));
+  stored('continue', (c) =>
+    c
+      .option('--origin <NEW>', 'the new log: its origin, which its checkpoints name from the break on')
+      .option(
+        '--key <FILE>',
+        "the new log's private key (PEM, of `audit keygen`): AUDIT_SIGNING_KEY from then on",
+      )
+      .option(
+        '--reason <TEXT>',
+        'why records were lost: one line, stated in the trail (at most 500 characters)',
+      )
+      .addOption(
+        policyOption('the policy of the log that goes before, whose witnesses are asked what they hold'),
+      ),
+  ).action(run.loads(work.continueTrail)((m, options) => m.continueTrail(options, run.io)));
   plain('keygen', (c) => c.requiredOption('--dir <DIR>', 'the directory to write the key pair in')).action(
     trail((m, options) => m.keygen(options, run.io)),
   );

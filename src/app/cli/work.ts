@@ -15,6 +15,7 @@ export const work = {
   trail: () => import('../commands/audit/trail.js'),
   proofs: () => import('../commands/audit/proofs.js'),
   archive: () => import('../commands/audit/archive.js'),
+  continueTrail: () => import('../commands/audit/continue.js'),
   subjectAccess: () => import('../commands/subject-access.js'),
   subjectAccessVerify: () => import('../commands/subject-access-verify.js'),
 };

@@ -18,6 +18,7 @@ import type { NoteVerifier, NoteVerifierKey } from '../../tlog/note.js';
 export {
   CheckpointKeyError,
   checkpointKeyring,
+  checkpointSigner,
   generateCheckpointKeys,
 } from '../../adapters/crypto/checkpoint-keys.js';
 /** The files commands read (entries, proofs, keys, CSRs, --bind-cert, case files): regular files, opened without blocking (decisions §20). */

@@ -7,10 +7,12 @@ import { httpWitnessClient } from '../../adapters/witness-http/witness-client.js
 import type { AuditLog } from '../../ports/audit-log.js';
 import type { CheckpointSigner } from '../../ports/checkpoint-keys.js';
 import { StoreError } from '../../ports/stores.js';
+import type { WitnessClient } from '../../ports/witnesses.js';
+import type { NoteVerifierKey } from '../../tlog/note.js';
 import type { WitnessPolicy } from '../../tlog/policy.js';
 import { policyProblems } from '../audit/witness-policy.js';
-import { trailBehindMessage } from '../audit/witness-standing.js';
-import { AuditWitnessing } from '../audit/witnessing.js';
+import { type TrailBehind, trailBehindMessage } from '../audit/witness-standing.js';
+import { AuditWitnessing, type WitnessingOptions } from '../audit/witnessing.js';
 import { type Config, ConfigError } from './config.js';
 import { readPem } from './tls-files.js';
 import { readWitnessPolicyFile } from './witness-policy-file.js';
@@ -33,16 +35,83 @@ export function readAuditWitnessPolicy(
   signer: CheckpointSigner | undefined,
 ): WitnessPolicy | undefined {
   if (config.AUDIT_WITNESS_POLICY === undefined) return undefined;
-  const policy = readWitnessPolicyFile(config.AUDIT_WITNESS_POLICY, 'AUDIT_WITNESS_POLICY:');
+  return readTrailWitnessPolicy(
+    config.AUDIT_WITNESS_POLICY,
+    'AUDIT_WITNESS_POLICY',
+    config.AUDIT_ORIGIN,
+    signer?.note,
+  );
+}
+
+/**
+ * The witness policy in `path` (named by `source`) of the log `origin`, as `serve` needs one:
+ * its `log` line is `logKey` (when known), each witness has a URL, https off loopback. A
+ * ConfigError naming the source, the file and the line otherwise. `audit continue` reads the
+ * policy of the log that goes before so.
+ */
+export function readTrailWitnessPolicy(
+  path: string,
+  source: string,
+  origin: string,
+  logKey: NoteVerifierKey | undefined,
+): WitnessPolicy {
+  const policy = readWitnessPolicyFile(path, `${source}:`);
   const problems = policyProblems(policy, {
-    origin: config.AUDIT_ORIGIN,
-    ...(signer === undefined ? {} : { logVkey: signer.note }),
+    origin,
+    ...(logKey === undefined ? {} : { logVkey: logKey }),
     isLoopback: isLoopbackHost,
     urlRequired: true,
   });
-  if (problems.length > 0)
-    throw new ConfigError(problems.map((p) => `AUDIT_WITNESS_POLICY: ${config.AUDIT_WITNESS_POLICY}: ${p}`));
+  if (problems.length > 0) throw new ConfigError(problems.map((p) => `${source}: ${path}: ${p}`));
   return policy;
+}
+
+/** The witnesses' HTTP client, trusting the CA bundle in `caFile` (AUDIT_WITNESS_TLS_CA) when given. */
+const witnessClientOf = (caFile: string | undefined) =>
+  httpWitnessClient({ ca: caFile === undefined ? undefined : readPem('AUDIT_WITNESS_TLS_CA', caFile) });
+
+/** The submitting of checkpoints to `policy`'s witnesses over `audit`'s trail, as serve and audit continue make it. */
+const witnessingOf = (
+  policy: WitnessPolicy,
+  audit: AuditLog,
+  client: WitnessClient,
+  own: Pick<WitnessingOptions, 'timeoutMs' | 'everySeconds' | 'out'>,
+): AuditWitnessing =>
+  new AuditWitnessing({
+    store: audit,
+    hashes: { sha256: sha256Bytes, sha256Hex },
+    policy,
+    client,
+    cosignerOf: cosignerVerifier,
+    roundGapMs: ROUND_GAP_MS,
+    ...own,
+  });
+
+/**
+ * What the policy's witnesses hold against `audit`'s trail, asked once as `serve` asks at start
+ * (for `audit continue`): the quorum that holds what the trail cannot extend, if one does.
+ * Nothing is logged or counted; the connections are closed after.
+ */
+export async function askWitnesses(
+  policy: WitnessPolicy,
+  audit: AuditLog,
+  options: {
+    /** The CA bundle's file (AUDIT_WITNESS_TLS_CA), when the witnesses' is not a public one. */
+    readonly caFile?: string | undefined;
+    readonly timeoutMs: number;
+  },
+): Promise<TrailBehind | undefined> {
+  const client = witnessClientOf(options.caFile);
+  const witnessing = witnessingOf(policy, audit, client, {
+    timeoutMs: options.timeoutMs,
+    everySeconds: 60,
+    out: { answered: () => {}, quorum: () => {}, failed: () => {}, behind: () => {} },
+  });
+  try {
+    return await witnessing.probe();
+  } finally {
+    await client.close();
+  }
 }
 
 /** The hops `config check` shows for the witnesses: each one's URL. */
@@ -67,22 +136,11 @@ export async function startWitnessing(
   metrics: Pick<PrometheusMetrics, 'auditWitnesses'>,
 ): Promise<{ readonly witnessing: AuditWitnessing; stop(): Promise<void>; last(): Promise<void> }> {
   let serving = false;
-  const client = httpWitnessClient({
-    ca:
-      config.AUDIT_WITNESS_TLS_CA === undefined
-        ? undefined
-        : readPem('AUDIT_WITNESS_TLS_CA', config.AUDIT_WITNESS_TLS_CA),
-  });
+  const client = witnessClientOf(config.AUDIT_WITNESS_TLS_CA);
   const seen = metrics.auditWitnesses(policy.witnesses.map((w) => w.name));
-  const witnessing = new AuditWitnessing({
-    store: audit,
-    hashes: { sha256: sha256Bytes, sha256Hex },
-    policy,
-    client,
-    cosignerOf: cosignerVerifier,
+  const witnessing = witnessingOf(policy, audit, client, {
     timeoutMs: config.AUDIT_WITNESS_TIMEOUT_MS,
     everySeconds: config.AUDIT_CHECKPOINT_SECONDS,
-    roundGapMs: ROUND_GAP_MS,
     out: {
       answered: (witness, outcome, detail) => {
         seen.answered(witness.name, outcome);
