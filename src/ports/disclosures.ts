@@ -27,6 +27,23 @@ export interface Disclosure {
 }
 
 /**
+ * A stretch of time whose audit records were lost from the trail (a restore from backup, a
+ * failover to a standby behind: ADR 30), as the trail's signed continuation statement says it
+ * (`case-read audit continue`). The lost records cannot be read, so whether any named the crn
+ * cannot be known: a subject access answer states every loss that meets its window.
+ */
+export interface TrailGap {
+  /** When the last record kept before the loss was written (ISO 8601, UTC); null when none was kept (the trail's start). */
+  readonly from: string | null;
+  /** When the trail was continued after the loss (ISO 8601, UTC): the lost records were written before it. */
+  readonly to: string;
+  /** How many records were lost (those the previous log's witnesses held, less those kept). */
+  readonly recordsLost: number;
+  /** Why, as the operator stated it when continuing the trail. */
+  readonly reason: string;
+}
+
+/**
  * What an answer is sent as, in order: the disclosures a batch at a time, then the proof's
  * hashes a piece at a time (each piece a whole number of hashes, three at a time but the last,
  * so that their base64 can be written end to end).
@@ -45,6 +62,13 @@ export interface DisclosureList {
   /** How many there are. */
   readonly count: number;
   /**
+   * The trail's losses that meet the window, oldest first: each opened from its signed
+   * continuation record (one that cannot be read or does not verify is a TrailIncompleteError,
+   * never an answer that hides a loss). Not proved by the answer's proof, which covers the
+   * disclosures only; `case-read audit verify` checks the statements.
+   */
+  readonly gaps: readonly TrailGap[];
+  /**
    * The signed checkpoint every disclosure is proved against (a C2SP tlog-checkpoint note with
    * the cosignatures held for it); undefined when there are none.
    */
@@ -62,7 +86,8 @@ export interface DisclosureList {
 export interface Disclosures {
   /**
    * The disclosures of `crn` in `window`, every one read from the store or the archive and the
-   * proof of them all checked against the signed root; rejects with a TrailIncompleteError
+   * proof of them all checked against the signed root, and the trail's losses that meet the
+   * window; rejects with a TrailIncompleteError
    * naming why when any cannot be read or verified (never a shorter list), and with a
    * StoreUnavailableError (or the deadline's error) when the store fails.
    */

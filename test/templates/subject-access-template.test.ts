@@ -25,7 +25,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InMemoryCaseRepository } from '../../src/adapters/memory/case-repository.js';
 import { readSarTemplate as servedTemplate } from '../../src/app/composition/subject-access.js';
 import type { CaseRecord } from '../../src/domain/types.js';
-import type { Disclosure } from '../../src/ports/disclosures.js';
+import type { Disclosure, TrailGap } from '../../src/ports/disclosures.js';
 import { ROOT } from '../support/cli.js';
 import { fixtureCases } from '../support/fixtures.js';
 import { fixtureApp } from '../support/http.js';
@@ -82,6 +82,18 @@ const DISCLOSURES: Disclosure[] = [
   ).toString('base64'),
 }));
 
+/** Two losses of the trail: one from its start (from null), one after a kept record. */
+const GAPS: TrailGap[] = [
+  { from: null, to: '2026-03-01T02:00:00.000Z', recordsLost: 7, reason: 'restored from the first backup' },
+  {
+    from: '2026-11-10T04:00:00.000Z',
+    to: '2026-11-10T05:10:00.000Z',
+    recordsLost: 212,
+    reason: 'restored from the 04:00 backup (INC-1234)',
+  },
+];
+const GAPS_SHOWN = 'Records lost from the audit trail';
+
 /**
  * The content the service's own HTTP answer holds for `crn` (the real use case and handler):
  * with the fixture cases as its case copies, or none kept (`null`: the upstream's way).
@@ -90,6 +102,7 @@ async function answer(
   crn: string,
   disclosures: Disclosure[],
   cases: CaseRecord[] | null = fixtureCases(),
+  gaps: TrailGap[] = GAPS,
 ): Promise<Content> {
   const app = fixtureApp({
     subjectAccess: {
@@ -99,6 +112,7 @@ async function answer(
       disclosures: {
         of: async () => ({
           count: disclosures.length,
+          gaps,
           checkpoint: disclosures.length > 0 ? CHECKPOINT : undefined,
           async *parts() {
             if (disclosures.length === 0) return;
@@ -202,7 +216,7 @@ describe('the subject access template, as a file', () => {
       subjectAccess: {
         template: servedTemplate(),
         now: () => new Date(),
-        disclosures: { of: async () => ({ count: 0, checkpoint: undefined, async *parts() {} }) },
+        disclosures: { of: async () => ({ count: 0, gaps: [], checkpoint: undefined, async *parts() {} }) },
       },
     });
     const res = await app.request('/subject-access-request/template');
@@ -213,11 +227,11 @@ describe('the subject access template, as a file', () => {
 });
 
 describe('the subject access template, rendered by mustache and by Handlebars', () => {
-  /** Every fixture case's content, alternately with and without disclosures. */
+  /** Every fixture case's content, alternately with and without disclosures, and with and without gaps. */
   const contents = new Map<string, Content>();
   beforeAll(async () => {
     for (const [i, { crn }] of fixtureCases().entries()) {
-      contents.set(crn, await answer(crn, i % 2 ? DISCLOSURES : []));
+      contents.set(crn, await answer(crn, i % 2 ? DISCLOSURES : [], fixtureCases(), i % 3 ? GAPS : []));
     }
   });
 
@@ -235,6 +249,7 @@ describe('the subject access template, rendered by mustache and by Handlebars', 
     expect(() =>
       renderSar({ crn: FULL, disclosures: DISCLOSURES, proof: { checkpoint: CHECKPOINT, hashes: '' } }),
     ).not.toThrow();
+    expect(() => renderSar({ crn: FULL, gaps: GAPS, disclosures: [] })).not.toThrow();
   });
 
   it('throws when Handlebars renders the template differently', () => {
@@ -266,6 +281,7 @@ describe.skipIf(!present)(
         expect(held[part], part).not.toBeNull();
       }
       expect((held.riskScores as Json[]).length).toBe(3);
+      expect((full.gaps as Content[]).map((g) => g.from)).toEqual([null, GAPS[1]?.from]);
       expect((full.disclosures as Content[]).map((d) => d.onBehalfOf)).toEqual([
         null,
         'jane.doe@justice.example',
@@ -302,6 +318,11 @@ describe.skipIf(!present)(
       expect(squash(text)).toContain(
         'manage-a-workforce The receiving service itself, for no named member of staff',
       );
+      // Each loss on a row of its own: one from the trail's start (from null), one after a kept record.
+      expect(squash(text)).toContain(
+        `The start of the audit trail ${GAPS[0]?.to} 7 restored from the first backup ${GAPS[1]?.from} ${GAPS[1]?.to} 212`,
+      );
+      expect(squash(text)).toContain("which the service's command case-read audit verify checks");
     });
 
     it('shows each leaf where it belongs: its own marker for a string or number, a change of page for a boolean', async () => {
@@ -339,7 +360,7 @@ describe.skipIf(!present)(
 
     it('with no case copy kept (case absent): says the service holds no copy, and nothing else of a case', async () => {
       const content = await answer(FULL, DISCLOSURES, null);
-      expect(Object.keys(content)).toEqual(['crn', 'disclosures', 'proof']);
+      expect(Object.keys(content)).toEqual(['crn', 'gaps', 'disclosures', 'proof']);
       const text = await chromium.visibleText(renderSar(content));
       expect(between(text, HELD, GIVEN)).toBe(
         'No case is held for this CRN: this service holds no copy of one.',
@@ -359,13 +380,29 @@ describe.skipIf(!present)(
       expect(await chromium.visibleText(renderSar(absent))).toBe(text);
     });
 
-    it('with no disclosures: says the data was given to no one', async () => {
-      const content = await answer(FULL, []);
+    it('with no disclosures and no loss: says the data was given to no one, and no record was lost', async () => {
+      const content = await answer(FULL, [], fixtureCases(), []);
       expect(content.disclosures).toEqual([]);
+      expect(content.gaps).toEqual([]);
       const text = squash(await chromium.visibleText(renderSar(content)));
-      expect(text).toContain("None: this service gave this person's data to no one in the period asked for.");
+      expect(text).toContain(
+        "None recorded: this service gave this person's data to no one in the period asked for.",
+      );
+      expect(between(text, GAPS_SHOWN, 'What was asked for, by the name')).toMatch(
+        /None: no record of this service's audit trail was lost in the period asked for\.$/,
+      );
       expect(text).toMatch(/Evidence for each request .* None\.$/);
       expect(text).toContain('Risk predictor scores');
+    });
+
+    it('with no disclosures but a loss: never says the data was given to no one, and shows the loss', async () => {
+      const content = await answer(FULL, [], fixtureCases(), GAPS.slice(1));
+      const text = squash(await chromium.visibleText(renderSar(content)));
+      expect(text).toContain('Answer None recorded.');
+      expect(text).not.toContain('to no one');
+      expect(text).not.toContain('no record of this service');
+      expect(text).toContain(`${GAPS[1]?.from} ${GAPS[1]?.to} 212 restored from the 04:00 backup (INC-1234)`);
+      expect(notShown(text, content)).toEqual([]);
     });
 
     it('shows HTML special characters in a value as text, injecting no element', async () => {

@@ -110,6 +110,30 @@ const BatchProofSchema = z
     description: 'One proof of all the disclosures, the checkpoint and the tree hashes shared between them',
   });
 
+const TrailGapSchema = z
+  .object({
+    from: z.iso.datetime().nullable().openapi({
+      description:
+        'When the last audit record kept before the loss was written (UTC); null when none was kept: the loss runs from the start of the trail',
+    }),
+    to: z.iso.datetime().openapi({
+      description:
+        'When the trail was continued after the loss (UTC): the lost records were written before it',
+    }),
+    recordsLost: z.number().int().positive().openapi({
+      description:
+        "How many audit records were lost: those the previous log's witnesses (or its archive) held, less those kept. Any of them may have named this crn",
+    }),
+    reason: z.string().openapi({
+      description: 'Why, as the operator stated it when continuing the trail',
+      example: 'restored from the 04:00 backup (INC-1234)',
+    }),
+  })
+  .openapi('TrailGap', {
+    description:
+      "A stretch of time whose audit records were lost from the trail (a restore from backup): requests answered then may have disclosed the person's data and are not listed. Stated by a signed continuation record of the trail, which case-read audit verify checks; not covered by the proof, which proves the disclosures only",
+  });
+
 const HeldCaseSchema = z
   .object({
     personalDetails: PersonalDetailsAndCircumstancesSchema.nullable(),
@@ -126,6 +150,10 @@ export const SubjectAccessContentSchema = z
       case: HeldCaseSchema.nullable().optional().openapi({
         description:
           'The case as held; null when the store keeps copies but none of this crn; absent when the service reads cases from the system of record and keeps none',
+      }),
+      gaps: z.array(TrailGapSchema).openapi({
+        description:
+          'The losses of the audit trail that meet the window, oldest first; empty when none: what the disclosures cannot list, because the records were lost',
       }),
       disclosures: z
         .array(DisclosureSchema)
@@ -151,7 +179,7 @@ export function subjectAccessRoutes(
       tags: ['Subject access'],
       summary: 'What is held about a person, and who was given it',
       description:
-        "The estate's subject access request: the case as the store holds it (where it keeps copies) and every audit record naming the crn in the window, from the store and the archive, each with its exact bytes and an inclusion proof against a signed checkpoint. Complete or nothing: a trail that cannot be read whole answers 503. The answer is streamed.",
+        "The estate's subject access request: the case as the store holds it (where it keeps copies) and every audit record naming the crn in the window, from the store and the archive, each with its exact bytes and an inclusion proof against a signed checkpoint, and any loss of audit records in the window (gaps). Complete or nothing: a trail that cannot be read whole answers 503. The answer is streamed.",
       security,
       request: { query: sarQuerySchema(format) },
       responses: {
@@ -159,7 +187,10 @@ export function subjectAccessRoutes(
           description: 'What is held about the crn in the window',
           content: { 'application/json': { schema: SubjectAccessContentSchema } },
         },
-        204: { description: 'Nothing is held about the crn in the window' },
+        204: {
+          description:
+            'Nothing is held about the crn in the window, and the audit trail lost no records in it (a loss is answered 200, with its gaps)',
+        },
         209: { description: 'Only a prn was given: this service holds no data by prn' },
         400: problem(
           'No crn or prn, a crn not of the configured pattern, a date not YYYY-MM-DD, or fromDate after toDate',

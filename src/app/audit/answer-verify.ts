@@ -1,6 +1,6 @@
 import { auditRecordOfEntry } from '../../domain/audit/canonical-text.js';
 import type { AuditHashes } from '../../ports/audit-hashes.js';
-import type { Disclosure } from '../../ports/disclosures.js';
+import type { Disclosure, TrailGap } from '../../ports/disclosures.js';
 import {
   type Hash,
   inclusionRanges,
@@ -24,6 +24,10 @@ import { AuditProofError, openCheckpoint } from './proving.js';
  * operation, recipient, on behalf of, status, index) what its entry's bytes say, its crn the
  * answer's. The first thing wrong is the error: a disclosure's, naming it.
  *
+ * The answer's `gaps` (the trail's losses in the window, ADR 30) are read and their form
+ * checked, each field of its type, but not proved: the answer carries no proof of them. They
+ * are stated by the trail's signed continuation records, which `case-read audit verify` checks.
+ *
  * Pure: the answer's JSON value, the keys and SHA-256 are handed in.
  */
 
@@ -37,6 +41,11 @@ export type AnswerDisclosure = Omit<Disclosure, 'entry'> & {
 export interface Answer {
   readonly crn: string;
   readonly disclosures: readonly AnswerDisclosure[];
+  /**
+   * The losses of the trail the answer states (each of the form the service writes; not
+   * proved); undefined for an answer saved before answers stated them.
+   */
+  readonly gaps?: readonly TrailGap[];
   /** Present when there are disclosures: the checkpoint note, and the hashes' bytes. */
   readonly proof?: { readonly checkpoint: string; readonly hashes: Uint8Array };
 }
@@ -45,6 +54,8 @@ export interface Answer {
 export interface VerifiedAnswer {
   readonly crn: string;
   readonly disclosures: number;
+  /** The losses the answer states, as it states them (read, not proved); absent when it states none (an older answer). */
+  readonly gaps?: readonly TrailGap[];
   readonly checkpoint?: { readonly origin: string; readonly size: number };
 }
 
@@ -128,10 +139,35 @@ function disclosureOf(value: Json, position: number): AnswerDisclosure {
   };
 }
 
+/** ISO 8601 UTC to the millisecond, as the service writes a time (Date.toISOString). */
+const TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const isTime = (v: Json): v is string =>
+  typeof v === 'string' && TIME.test(v) && !Number.isNaN(Date.parse(v)) && new Date(v).toISOString() === v;
+
+/** One of the answer's gaps, its form checked (each field of its type); what it says is not proved here. */
+function gapOf(value: Json, position: number): TrailGap {
+  const at = `content.gaps[${position - 1}]`;
+  if (!isObject(value)) throw new NotAnAnswerError(`${at} is not an object`);
+  if (value.from !== null && !isTime(value.from))
+    throw new NotAnAnswerError(`${at}.from is not a time (ISO 8601 UTC) or null`);
+  if (!isTime(value.to)) throw new NotAnAnswerError(`${at}.to is not a time (ISO 8601 UTC)`);
+  if (!Number.isSafeInteger(value.recordsLost) || (value.recordsLost as number) < 1)
+    throw new NotAnAnswerError(`${at}.recordsLost is not a whole number above 0`);
+  if (typeof value.reason !== 'string' || value.reason === '')
+    throw new NotAnAnswerError(`${at}.reason is not a string of text`);
+  return {
+    from: value.from as string | null,
+    to: value.to,
+    recordsLost: value.recordsLost as number,
+    reason: value.reason,
+  };
+}
+
 /**
- * The answer in `text` (`{"content":{"crn":…,"disclosures":[…],"proof":{…}}}`, as serve
- * answers and `case-read subject-access` prints it), read and shaped; a NotAnAnswerError
- * naming what is not as an answer has it.
+ * The answer in `text` (`{"content":{"crn":…,"gaps":[…],"disclosures":[…],"proof":{…}}}`, as
+ * serve answers and `case-read subject-access` prints it), read and shaped; a NotAnAnswerError
+ * naming what is not as an answer has it. `gaps` may be absent (an answer saved before answers
+ * stated them); present, it is a list of gaps of the service's form.
  */
 export function readAnswer(text: string): Answer {
   let value: Json;
@@ -144,12 +180,16 @@ export function readAnswer(text: string): Answer {
   const { content } = value;
   if (typeof content.crn !== 'string') throw new NotAnAnswerError('content.crn is not a string');
   if (!Array.isArray(content.disclosures)) throw new NotAnAnswerError('content.disclosures is not a list');
+  if (content.gaps !== undefined && !Array.isArray(content.gaps))
+    throw new NotAnAnswerError('content.gaps is not a list');
+  const gaps = content.gaps?.map((g: Json, i: number) => gapOf(g, i + 1));
+  const stated = gaps === undefined ? {} : { gaps };
   const disclosures = content.disclosures.map((d: Json, i: number) => disclosureOf(d, i + 1));
   if (content.proof === undefined) {
     if (disclosures.length > 0) {
       throw new NotAnAnswerError('it has disclosures and no content.proof to prove them with');
     }
-    return { crn: content.crn, disclosures };
+    return { crn: content.crn, ...stated, disclosures };
   }
   if (disclosures.length === 0) throw new NotAnAnswerError('it has a content.proof and no disclosure');
   const { proof } = content;
@@ -158,7 +198,7 @@ export function readAnswer(text: string): Answer {
   }
   const hashes = base64Bytes(proof.hashes);
   if (hashes === undefined) throw new NotAnAnswerError('content.proof.hashes is not base64');
-  return { crn: content.crn, disclosures, proof: { checkpoint: proof.checkpoint, hashes } };
+  return { crn: content.crn, ...stated, disclosures, proof: { checkpoint: proof.checkpoint, hashes } };
 }
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
@@ -200,7 +240,7 @@ function fieldsDiffer(answer: Answer, shown: AnswerDisclosure): string | undefin
  * Checks `answer` with the log's `keys`: every disclosure proved in the tree the checkpoint
  * signs, and shown as its entry says. Throws an AnswerNotProvedError naming the first thing
  * wrong (the checkpoint, the hashes, or a disclosure); an answer of no disclosures has nothing
- * to prove.
+ * to prove. Its gaps are handed back as read, not proved.
  */
 export function verifyAnswer(
   answer: Answer,
@@ -208,7 +248,8 @@ export function verifyAnswer(
   hashes: AuditHashes,
 ): VerifiedAnswer {
   const { disclosures, proof } = answer;
-  if (proof === undefined) return { crn: answer.crn, disclosures: 0 };
+  const stated = answer.gaps === undefined ? {} : { gaps: answer.gaps };
+  if (proof === undefined) return { crn: answer.crn, ...stated, disclosures: 0 };
   const of = disclosures.length;
   const named = (d: AnswerDisclosure, position: number): DisclosureNamed => ({
     position,
@@ -300,5 +341,5 @@ export function verifyAnswer(
       throw refuse(d, i + 1, `is not what its entry says: ${differs}`);
     }
   }
-  return { crn: answer.crn, disclosures: of, checkpoint: { origin, size } };
+  return { crn: answer.crn, ...stated, disclosures: of, checkpoint: { origin, size } };
 }

@@ -2,11 +2,18 @@ import type { StoredAuditRecord } from '../../domain/audit/record.js';
 import { isDomainError, TrailIncompleteError } from '../../domain/errors.js';
 import type { TimeWindow } from '../../ports/audit-log.js';
 import type { Deadline } from '../../ports/deadline.js';
-import type { Disclosure, DisclosureList, DisclosurePart, Disclosures } from '../../ports/disclosures.js';
+import type {
+  Disclosure,
+  DisclosureList,
+  DisclosurePart,
+  Disclosures,
+  TrailGap,
+} from '../../ports/disclosures.js';
 import type { Spill } from '../../ports/spill.js';
 import { BatchProofCheck, BatchProofError, batchProofIndexes } from '../../tlog/batch-proof.js';
 import { type Hash, leafHash, type Sha256, sameHash } from '../../tlog/merkle.js';
 import { type NoteVerifier, toBase64 } from '../../tlog/note.js';
+import { ContinuationError, openContinuations } from './continuation.js';
 import { DisclosureReading, type DisclosureSources, openArchive } from './disclosure-reading.js';
 import { AuditProofError, newestNoted, openCheckpoint } from './proving.js';
 import { cosignedNote } from './witnessed.js';
@@ -19,7 +26,9 @@ export type { DisclosureSources } from './disclosure-reading.js';
  * its exact bytes, and one batch proof of them all (src/tlog/batch-proof.ts, ADR 27) against one
  * signed checkpoint, the store's newest (with the cosignatures held for it). Complete or
  * nothing: anything that cannot be read, or that does not make the signed root, is a
- * TrailIncompleteError naming why, before a byte is sent.
+ * TrailIncompleteError naming why, before a byte is sent. With them, the trail's losses that
+ * meet the window (ADR 30), each from its signed continuation record: one that cannot be read or
+ * does not verify is refused too, never an answer that hides a loss.
  *
  * Two passes, each in bounded memory: the first reads every record and the proof's hashes and
  * checks the root (kept: each record's seq, 8 bytes, and leaf hash, 32); the second reads them
@@ -186,6 +195,43 @@ async function checkpointToProveAgainst(sources: DisclosureSources): Promise<Aga
   return against;
 }
 
+/**
+ * The trail's losses (its continuation records, their statements opened with the log's keys)
+ * whose stretch meets `window`: the records lost were written after the last kept one (or from
+ * the trail's start) and before the break. A stretch meets the window (from inclusive, to
+ * exclusive) unless it ended before the window began or began at or after its end.
+ *
+ * Opened with every key the trail may have been signed with (`keys`, the current one among
+ * them), not only the answer's: a statement signed before a rotation is still the trail's, and
+ * is not sent (the answer's proof, which the SAR team checks with the current key, covers the
+ * disclosures only).
+ */
+async function gapsIn(sources: DisclosureSources, window: TimeWindow): Promise<TrailGap[]> {
+  const records = await sources.log.continuations();
+  if (records.length === 0) return [];
+  let opened: ReturnType<typeof openContinuations>;
+  try {
+    opened = openContinuations(records, sources.keys, sources.hashes.sha256);
+  } catch (error) {
+    if (!(error instanceof ContinuationError)) throw error;
+    throw new TrailIncompleteError(
+      `the trail's statement of what it lost cannot be read or does not verify (${error.message}): no answer is given that could hide a loss; run case-read audit verify`,
+    );
+  }
+  return opened
+    .filter(
+      (c) =>
+        !(window.from !== undefined && c.broke.getTime() < window.from.getTime()) &&
+        !(window.to !== undefined && c.lastKept !== null && c.lastKept.getTime() >= window.to.getTime()),
+    )
+    .map((c) => ({
+      from: c.lastKept?.toISOString() ?? null,
+      to: c.broke.toISOString(),
+      recordsLost: c.lost,
+      reason: c.reason,
+    }));
+}
+
 /** Pass one: every disclosure read and the proof of them all checked; what is kept is where each one is. */
 async function listOf(
   sources: DisclosureSources,
@@ -193,6 +239,7 @@ async function listOf(
   window: TimeWindow,
   deadline?: Deadline,
 ): Promise<DisclosureList> {
+  const gaps = await gapsIn(sources, window);
   const archive = await openArchive(sources);
   const reading = new DisclosureReading(sources, archive, crn, window, Number.POSITIVE_INFINITY, deadline);
   let against = await checkpointToProveAgainst(sources);
@@ -220,7 +267,7 @@ async function listOf(
   }
   const count = leaves.seqs.length;
   if (count === 0 || against === undefined) {
-    return { count: 0, checkpoint: undefined, parts: async function* () {} };
+    return { count: 0, gaps, checkpoint: undefined, parts: async function* () {} };
   }
   // The proof's hashes, made and checked once, set aside off the heap to be sent in pass two.
   const spill = await sources.spill();
@@ -237,6 +284,7 @@ async function listOf(
   const checked = against;
   return {
     count,
+    gaps,
     checkpoint: checked.note,
     parts: () =>
       sendable(new DisclosureReading(sources, archive, crn, window, checked.size), leaves, {

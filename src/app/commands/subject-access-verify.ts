@@ -25,7 +25,8 @@ const MAX_ANSWER_BYTES = 256 * 1024 * 1024;
 
 /**
  * `subject-access verify ANSWER (--vkey V | --public-key PEM [--origin O])`: exit 0 printing how
- * many disclosures were proved and against which checkpoint; exit 1 naming the first disclosure
+ * many disclosures were proved and against which checkpoint (and, on a line of its own, the
+ * losses of the trail the answer states, read, not proved); exit 1 naming the first disclosure
  * not proved, or not shown as its entry says, or what else is wrong (the checkpoint, the hashes,
  * a file that is not an answer).
  */
@@ -57,5 +58,12 @@ export async function subjectAccessVerify(file: string, given: NoteKeysGiven, io
       ? `the answer for ${verified.crn} lists no disclosures: nothing to prove`
       : `${verified.disclosures} disclosure(s) of ${verified.crn} proved against the checkpoint of ${checkpoint.size} records of ${checkpoint.origin}, each shown as its entry says`,
   );
+  const gaps = verified.gaps ?? [];
+  if (gaps.length > 0) {
+    const lost = gaps.reduce((sum, gap) => sum + gap.recordsLost, 0);
+    io.out(
+      `the answer states ${gaps.length} loss(es) of the audit trail in its window (${lost} record(s) lost), not proved by it: case-read audit verify checks the trail's signed statement of each`,
+    );
+  }
   return EXIT.ok;
 }

@@ -13,8 +13,9 @@ import { contentLines } from '../../domain/subject-access/content-text.js';
 import { getSubjectAccessRequest } from '../../domain/use-cases/subject-access.js';
 import type { CaseRepository } from '../../ports/case-repository.js';
 import type { Opened } from '../../ports/stores.js';
+import { ContinuationError, keysOfTrail } from '../audit/continuation.js';
 import { disclosuresOf } from '../audit/disclosures.js';
-import { auditHashes } from '../composition/audit-keys.js';
+import { auditHashes, noteVerifier } from '../composition/audit-keys.js';
 import { ConfigError, crnFormatOf } from '../composition/config.js';
 import { STORE_REGISTRY } from '../composition/store-kinds.js';
 import { answerSpills, checkedArchive } from '../composition/subject-access.js';
@@ -63,14 +64,19 @@ export async function subjectAccess(given: SubjectAccessGiven, io: Io): Promise<
   const cases = await openCaseCopies(given.caseStore, io);
   try {
     return await withAuditStore(given.auditStore, io, async (log) => {
-      const archive = await checkedArchive(given.archive, log, keys, '--archive').catch((error: unknown) => {
+      // Named by every origin the trail had (a continued trail's archive is the log before's).
+      const named = await keysOfTrail(log, keys, auditHashes.sha256, noteVerifier).catch((error: unknown) => {
+        if (error instanceof ContinuationError) throw new CommandError(error.message);
+        throw error;
+      });
+      const archive = await checkedArchive(given.archive, log, named, '--archive').catch((error: unknown) => {
         if (error instanceof ConfigError) throw new CommandError(error.problems.join('; '));
         throw error;
       });
       const disclosures = disclosuresOf({
         hashes: auditHashes,
         log,
-        keys,
+        keys: named,
         archive,
         spill: answerSpills,
       });
@@ -85,7 +91,9 @@ export async function subjectAccess(given: SubjectAccessGiven, io: Io): Promise<
         throw error;
       });
       if (answer.kind !== 'content') {
-        io.err('case-read: nothing is held about that crn in the window (serve answers 204)');
+        io.err(
+          'case-read: nothing is held about that crn in the window, and the trail lost no records in it (serve answers 204)',
+        );
         return EXIT.ok;
       }
       // The content as serve sends it, a batch of disclosures a line, the proof on one.

@@ -12,11 +12,13 @@ import type { ArchiveTiles } from '../../ports/archive-tiles.js';
 import type { AuditLog } from '../../ports/audit-log.js';
 import type { CaseRepository } from '../../ports/case-repository.js';
 import type { CheckpointSigner } from '../../ports/checkpoint-keys.js';
+import { StoreError } from '../../ports/stores.js';
 import { sameHash } from '../../tlog/merkle.js';
 import type { NoteVerifier } from '../../tlog/note.js';
 import { CHECKPOINT_FILE } from '../audit/archive.js';
 import { ArchiveReader } from '../audit/archive-reader.js';
 import type { AuditCheckpointing } from '../audit/checkpointing.js';
+import { ContinuationError, keysOfTrail } from '../audit/continuation.js';
 import { disclosuresOf } from '../audit/disclosures.js';
 import { AuditProofError, storedRoot } from '../audit/proving.js';
 import { TRAIL_BEHIND_RUNBOOK } from '../audit/witness-standing.js';
@@ -116,7 +118,16 @@ export async function subjectAccessOf(parts: SubjectAccessParts): Promise<Subjec
   const template = readSarTemplate();
   const now = () => new Date();
   const signing = parts.signer === undefined ? undefined : noteVerifier(parts.signer.note);
-  const keys = signing === undefined ? [] : [signing, ...(parts.previousKeys ?? [])];
+  // Named by every origin the trail had (a continued trail's archive is the log before's).
+  const keys = await keysOfTrail(
+    parts.log,
+    signing === undefined ? [] : [signing, ...(parts.previousKeys ?? [])],
+    auditHashes.sha256,
+    noteVerifier,
+  ).catch((error: unknown) => {
+    if (error instanceof ContinuationError) throw new StoreError(`AUDIT_STORE: ${error.message}`);
+    throw error;
+  });
   const archive = await checkedArchive(parts.archiveDir, parts.log, keys);
   if (parts.signer === undefined) {
     // No key: no checkpoint this service could prove a record against, or check one with.

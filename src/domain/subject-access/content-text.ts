@@ -6,9 +6,14 @@ import type { HeldCase } from '../use-cases/subject-access.js';
  * The subject access answer's JSON text (decisions §22, §23; ADR 27), as `serve` streams it and
  * `case-read subject-access` prints it, a piece at a time:
  *
- * `{"content":{"crn":…,"case":…,"disclosures":[…],"proof":{"checkpoint":…,"hashes":…}}}`
+ * `{"content":{"crn":…,"case":…,"gaps":[…],"disclosures":[…],"proof":{"checkpoint":…,"hashes":…}}}`
  *
- * `proof` is there when `disclosures` is not empty: the signed checkpoint every disclosure is
+ * `gaps` is always there (empty when the trail lost nothing in the window): the stretches whose
+ * audit records were lost from the trail (a restore from backup), each `from` (the last kept
+ * record's time, or null from the trail's start), `to` (the break), `recordsLost` and `reason`,
+ * as the trail's signed continuation records state them. Known before the first disclosure is
+ * read, they are written in the head with the crn and the case, so the disclosures still stream
+ * after them. `proof` is there when `disclosures` is not empty: the signed checkpoint every disclosure is
  * proved against, and the base64 of the stored hashes that prove them all, end to end. Should
  * the disclosures' second read fail, the iteration throws before the text is closed: whoever
  * sends it breaks the answer off, never ends it as if complete.
@@ -29,6 +34,12 @@ async function* pieces(content: ContentToWrite): AsyncGenerator<Piece> {
   const head = JSON.stringify({
     crn: content.crn,
     ...(content.case === undefined ? {} : { case: content.case }),
+    gaps: content.disclosures.gaps.map(({ from, to, recordsLost, reason }) => ({
+      from,
+      to,
+      recordsLost,
+      reason,
+    })),
   });
   yield { text: `{"content":${head.slice(0, -1)},"disclosures":[`, lineMayEnd: true };
   const { checkpoint, count } = content.disclosures;

@@ -42,8 +42,11 @@ export interface SubjectAccessRequest {
 
 /**
  * `not-ours`: a prn alone, which this service (probation data only) does not know (209);
- * `nothing-held`: nothing about the crn in the window (204); else the content, its
- * disclosures checked whole and to be read again as they are sent.
+ * `nothing-held`: nothing about the crn in the window (204), and no loss of the trail in it;
+ * else the content, its disclosures checked whole and to be read again as they are sent. A
+ * loss that meets the window (records of requests lost from the trail, which may have named
+ * the crn) is content even with no case and no disclosure: the person is told records are
+ * gone, never answered "nothing held".
  */
 export type SubjectAccessAnswer =
   | { readonly kind: 'not-ours' }
@@ -87,7 +90,7 @@ export async function getSubjectAccessRequest(
   }
   const held = deps.caseCopies === undefined ? undefined : await heldCase(deps.caseCopies, crn, deadline);
   const disclosures = await deps.disclosures.of(crn.value, window, deadline);
-  if (!held && disclosures.count === 0) return { kind: 'nothing-held' };
+  if (!held && disclosures.count === 0 && disclosures.gaps.length === 0) return { kind: 'nothing-held' };
   return {
     kind: 'content',
     crn: crn.value,

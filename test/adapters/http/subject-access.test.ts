@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { InMemoryCaseRepository } from '../../../src/adapters/memory/case-repository.js';
 import { TrailIncompleteError } from '../../../src/domain/errors.js';
 import type { TimeWindow } from '../../../src/ports/audit-log.js';
-import type { Disclosure, DisclosureList, Disclosures } from '../../../src/ports/disclosures.js';
+import type { Disclosure, DisclosureList, Disclosures, TrailGap } from '../../../src/ports/disclosures.js';
 import { fixtureCases } from '../../support/fixtures.js';
 import { fixtureApp, recordingLogger, servedDocument } from '../../support/http.js';
 import { OpenApiValidator } from '../../support/openapi-validator.js';
@@ -28,8 +28,24 @@ const CHECKPOINT = 'log.example/audit\n2600\nroot\n\n— log.example/audit c2ln\
 /** The proof's hashes as held here: `n` hashes of 32 bytes, the k-th all k. */
 const hashesOf = (n: number) => Uint8Array.from({ length: n * 32 }, (_, i) => Math.floor(i / 32) % 256);
 
-/** Disclosures in batches of `size`; the batch at `failAt`, if any, throws. */
-function heldDisclosures(count: number, size = 100, failAt?: number | 'hashes') {
+/** Two losses of the trail, as continuation records state them: from the trail's start, and after a kept record. */
+const GAPS: TrailGap[] = [
+  { from: null, to: '2026-11-02T05:10:00.000Z', recordsLost: 12, reason: 'restored from the first backup' },
+  {
+    from: '2026-11-20T04:00:00.000Z',
+    to: '2026-11-20T05:10:00.000Z',
+    recordsLost: 200,
+    reason: 'restored from the 04:00 backup (INC-1234)',
+  },
+];
+
+/** Disclosures in batches of `size`; the batch at `failAt`, if any, throws; the trail's losses `gaps`. */
+function heldDisclosures(
+  count: number,
+  size = 100,
+  failAt?: number | 'hashes',
+  gaps: readonly TrailGap[] = [],
+) {
   const asked: { crn: string; window: TimeWindow }[] = [];
   const source: Disclosures = {
     of: async (crn, window): Promise<DisclosureList> => {
@@ -37,6 +53,7 @@ function heldDisclosures(count: number, size = 100, failAt?: number | 'hashes') 
       const all = Array.from({ length: count }, (_, i) => disclosure(i + 1));
       return {
         count,
+        gaps,
         checkpoint: count === 0 ? undefined : CHECKPOINT,
         async *parts() {
           for (let at = 0, n = 0; at < all.length; at += size, n++) {
@@ -69,7 +86,7 @@ const appWith = (disclosures: Disclosures, withCases = true, logger = recordingL
 
 describe('GET /subject-access-request', () => {
   it('answers the content as the document declares it: the case held and every disclosure, in order', async () => {
-    const { source, asked } = heldDisclosures(250, 100);
+    const { source, asked } = heldDisclosures(250, 100, undefined, GAPS);
     const app = appWith(source);
     const res = await app.request('/subject-access-request?crn=X123456&fromDate=2026-11-01');
     expect(res.status).toBe(200);
@@ -78,11 +95,14 @@ describe('GET /subject-access-request', () => {
       content: {
         crn: string;
         case: unknown;
+        gaps: TrailGap[];
         disclosures: Disclosure[];
         proof: { checkpoint: string; hashes: string };
       };
     };
     expect(body.content.crn).toBe('X123456');
+    expect(Object.keys(body.content)).toEqual(['crn', 'case', 'gaps', 'disclosures', 'proof']);
+    expect(body.content.gaps).toEqual(GAPS);
     expect(body.content.disclosures).toEqual(Array.from({ length: 250 }, (_, i) => disclosure(i + 1)));
     expect(body.content.proof.checkpoint).toBe(CHECKPOINT);
     expect(Buffer.from(body.content.proof.hashes, 'base64')).toEqual(
@@ -107,7 +127,8 @@ describe('GET /subject-access-request', () => {
     );
     expect(res.status).toBe(200);
     const body = (await res.json()) as { content: Record<string, unknown> };
-    expect(Object.keys(body.content)).toEqual(['crn', 'disclosures', 'proof']);
+    expect(Object.keys(body.content)).toEqual(['crn', 'gaps', 'disclosures', 'proof']);
+    expect(body.content.gaps).toEqual([]);
   });
 
   it('answers 204, no body, when nothing is held; 209 for a prn alone', async () => {
@@ -123,11 +144,29 @@ describe('GET /subject-access-request', () => {
     expect(Object.keys(((await caseOnly.json()) as { content: object }).content)).toEqual([
       'crn',
       'case',
+      'gaps',
       'disclosures',
     ]);
     const prn = await appWith(heldDisclosures(0).source).request('/subject-access-request?prn=A1234BC');
     expect(prn.status).toBe(209);
     expect(await prn.text()).toBe('');
+  });
+
+  it('answers 200, not 204, when the trail lost records in the window: nothing else held, the person is told of the loss', async () => {
+    const app = appWith(heldDisclosures(0, 100, undefined, GAPS.slice(1)).source, false);
+    const res = await app.request('/subject-access-request?crn=X123456');
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { content: Record<string, unknown> };
+    expect(body).toEqual({ content: { crn: 'X123456', gaps: GAPS.slice(1), disclosures: [] } });
+    const validator = new OpenApiValidator(await servedDocument(app));
+    expect(validator.responseErrors('/subject-access-request', 'get', 200, 'application/json', body)).toEqual(
+      [],
+    );
+    // A gap of the wrong form is not what the document declares (the validator sees the schema's fields).
+    const wrong = { content: { ...body.content, gaps: [{ ...GAPS[0], recordsLost: '12' }] } };
+    expect(
+      validator.responseErrors('/subject-access-request', 'get', 200, 'application/json', wrong),
+    ).not.toEqual([]);
   });
 
   it.each([

@@ -54,7 +54,12 @@ let text: string;
 
 type Json = { [key: string]: unknown };
 interface Written {
-  content: { crn: string; disclosures: Json[]; proof?: { checkpoint: string; hashes: string } };
+  content: {
+    crn: string;
+    gaps?: unknown;
+    disclosures: Json[];
+    proof?: { checkpoint: string; hashes: string };
+  };
 }
 
 beforeAll(async () => {
@@ -114,6 +119,16 @@ const withHashes = (answer: Written, hashes: Uint8Array): Written => {
     content: { ...answer.content, proof: { ...proof, hashes: Buffer.from(hashes).toString('base64') } },
   };
 };
+/** Two losses of the trail, as an answer states them. */
+const GAPS = [
+  { from: null, to: '2026-03-01T02:00:00.000Z', recordsLost: 7, reason: 'restored from the first backup' },
+  {
+    from: '2026-11-10T04:00:00.000Z',
+    to: '2026-11-10T05:10:00.000Z',
+    recordsLost: 212,
+    reason: 'restored from the 04:00 backup (INC-1234)',
+  },
+];
 const sizeOf = (answer: Written) => Number(answer.content.proof?.checkpoint.split('\n')[1]);
 
 describe('a saved subject access answer', () => {
@@ -126,6 +141,7 @@ describe('a saved subject access answer', () => {
     expect(answer.content.proof?.checkpoint).toContain('— witness.example/w1 ');
     expect(check(text)).toEqual({
       crn: CRN,
+      gaps: [],
       disclosures: expected.length,
       checkpoint: { origin: ORIGIN, size: RECORDS },
     });
@@ -289,6 +305,73 @@ describe('a saved subject access answer', () => {
 
   it('of no disclosures has nothing to prove, and carries no proof', () => {
     expect(check({ content: { crn: CRN, disclosures: [] } })).toEqual({ crn: CRN, disclosures: 0 });
+  });
+
+  it('carries "gaps":[] as serve writes it, and hands back the gaps an answer states, read, not proved', () => {
+    expect(written().content.gaps).toEqual([]);
+    expect(check(written()).gaps).toEqual([]);
+    const stated = written();
+    stated.content.gaps = GAPS;
+    const verified = check(stated);
+    expect(verified.gaps).toEqual(GAPS);
+    expect(verified.disclosures).toBe(written().content.disclosures.length);
+    expect(check({ content: { crn: CRN, gaps: GAPS, disclosures: [] } })).toEqual({
+      crn: CRN,
+      gaps: GAPS,
+      disclosures: 0,
+    });
+    // Saved before answers stated gaps: none stated, and none claimed.
+    const older = written();
+    delete older.content.gaps;
+    expect(check(older)).not.toHaveProperty('gaps');
+  });
+
+  it.each([
+    ['not a list', {}, /^content\.gaps is not a list$/],
+    ['a gap not an object', ['2026-11-10'], /^content\.gaps\[0\] is not an object$/],
+    [
+      'from a number',
+      [{ ...GAPS[1], from: 1 }],
+      /^content\.gaps\[0\]\.from is not a time \(ISO 8601 UTC\) or null$/,
+    ],
+    [
+      'from a day, not a time',
+      [{ ...GAPS[1], from: '2026-11-10' }],
+      /^content\.gaps\[0\]\.from is not a time/,
+    ],
+    [
+      'to null',
+      [GAPS[0], { ...GAPS[1], to: null }],
+      /^content\.gaps\[1\]\.to is not a time \(ISO 8601 UTC\)$/,
+    ],
+    [
+      'to not UTC',
+      [{ ...GAPS[1], to: '2026-11-10T05:10:00.000+01:00' }],
+      /^content\.gaps\[0\]\.to is not a time/,
+    ],
+    ['to no date', [{ ...GAPS[1], to: '2026-02-30T05:10:00.000Z' }], /^content\.gaps\[0\]\.to is not a time/],
+    [
+      'recordsLost a string',
+      [{ ...GAPS[1], recordsLost: '12' }],
+      /^content\.gaps\[0\]\.recordsLost is not a whole number above 0$/,
+    ],
+    ['recordsLost 0', [{ ...GAPS[1], recordsLost: 0 }], /recordsLost is not a whole number above 0$/],
+    [
+      'recordsLost a fraction',
+      [{ ...GAPS[1], recordsLost: 1.5 }],
+      /recordsLost is not a whole number above 0$/,
+    ],
+    [
+      'no reason',
+      [{ ...GAPS[1], reason: undefined }],
+      /^content\.gaps\[0\]\.reason is not a string of text$/,
+    ],
+    ['an empty reason', [{ ...GAPS[1], reason: '' }], /reason is not a string of text$/],
+  ])('is not an answer with gaps %s', (_, gaps, message) => {
+    const malformed = written();
+    malformed.content.gaps = gaps;
+    expect(() => readAnswer(JSON.stringify(malformed))).toThrow(NotAnAnswerError);
+    expect(() => readAnswer(JSON.stringify(malformed))).toThrow(message);
   });
 
   it.each([

@@ -70,6 +70,38 @@ describe('case-read subject-access verify', () => {
     });
   });
 
+  it('says, on a line of its own, the losses an answer states, read, not proved; refuses a malformed one (exit 1)', async () => {
+    const answer = JSON.parse(answerText) as { content: { gaps: unknown[] } };
+    expect(answer.content.gaps).toEqual([]);
+    answer.content.gaps = [
+      {
+        from: null,
+        to: '2026-03-01T02:00:00.000Z',
+        recordsLost: 7,
+        reason: 'restored from the first backup',
+      },
+      {
+        from: '2026-11-10T04:00:00.000Z',
+        to: '2026-11-10T05:10:00.000Z',
+        recordsLost: 5,
+        reason: 'a restore',
+      },
+    ];
+    const stated = await verify(saved('gaps.json', JSON.stringify(answer)), '--vkey', keys.vkeyFile);
+    expect(stated).toEqual({
+      status: 0,
+      stdout: `27 disclosure(s) of ${CRN} proved against the checkpoint of 40 records of ${ORIGIN}, each shown as its entry says\nthe answer states 2 loss(es) of the audit trail in its window (12 record(s) lost), not proved by it: case-read audit verify checks the trail's signed statement of each\n`,
+      stderr: '',
+    });
+    answer.content.gaps = [{ from: null, to: '2026-03-01', recordsLost: 7, reason: 'r' }];
+    const file = saved('bad-gap.json', JSON.stringify(answer));
+    const malformed = await verify(file, '--vkey', keys.vkeyFile);
+    expect(malformed).toMatchObject({ status: 1, stdout: '' });
+    expect(malformed.stderr).toBe(
+      `case-read: ${file} is not a subject access answer: content.gaps[0].to is not a time (ISO 8601 UTC)\n`,
+    );
+  });
+
   it('refuses the answer with one hash changed, naming the first disclosure not proved (exit 1)', async () => {
     const answer = JSON.parse(answerText) as { content: { proof: { hashes: string } } };
     const hashes = Buffer.from(answer.content.proof.hashes, 'base64');
