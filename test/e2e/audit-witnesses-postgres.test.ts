@@ -13,15 +13,19 @@ import { type RunningWitness, startWitness, witnessKey } from '../support/witnes
  * item 2): the size the witness holds is kept in the store, so the instances, and an instance
  * started afterwards, carry on from it: no storm of 409s, and a restart does not begin again
  * from size 0. Then the schema restored from a pg_dump taken earlier, as an operator restores
- * one (issue 67): serve refuses to start on it, naming both sizes and the witness.
+ * one (issue 67): serve refuses to start on it, naming both sizes and the witness; `audit
+ * continue` goes on as a new log, served, witnessed, verified and told in subject access.
  */
 
 const ORIGIN = 'case-read.witness-pg.example/audit';
+const NEW = 'case-read.witness-pg.example/audit-2';
 const schema = testSchema('witnesses');
 let dir: string;
 let setup: ServeSetup;
 let env: Record<string, string>;
 let witness: RunningWitness;
+let witnessVkey: string;
+let newVkey: string;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'case-read-witnesses-pg-'));
@@ -35,8 +39,17 @@ beforeAll(async () => {
     AUDIT_CHECKPOINT_SECONDS: '1',
   };
   const logVkey = runCli(['audit', 'vkey'], base).stdout.trim();
+  // The log it may go on as, with a key of its own.
+  expect(runCli(['audit', 'keygen', '--dir', join(dir, 'audit-key-2')]).status).toBe(0);
+  newVkey = runCli(['audit', 'vkey'], {
+    ...base,
+    AUDIT_SIGNING_KEY: join(dir, 'audit-key-2', 'audit-signing-key.pem'),
+    AUDIT_ORIGIN: NEW,
+  }).stdout.trim();
   const key = witnessKey(join(dir, 'w1'), 'witness.test.example/w1');
-  witness = await startWitness(join(dir, 'w1'), key, [logVkey]);
+  witnessVkey = key.vkey;
+  // The witness knows the log and the one it may go on as (docs/operations/witness.md).
+  witness = await startWitness(join(dir, 'w1'), key, [logVkey, newVkey]);
   const policy = join(dir, 'policy');
   writeFileSync(policy, `log ${logVkey}\nwitness w1 ${key.vkey} ${witness.url}\nquorum w1\n`);
   env = { ...base, AUDIT_WITNESS_POLICY: policy };
@@ -112,6 +125,9 @@ describe('witnesses with several instances on one PostgreSQL trail', () => {
 });
 
 describe('the audit schema restored from an earlier pg_dump', () => {
+  let storeSize = 0;
+  let held = 0;
+
   it("serve refuses to start, naming the store's size and what the witness holds", async () => {
     const dump = join(dir, 'audit-schema.dump');
     // The backup: the schema as it is now (every checkpoint witnessed), in pg_dump's own format.
@@ -142,10 +158,68 @@ describe('the audit schema restored from an earlier pg_dump', () => {
       (error: unknown) => (error as Error).message,
     );
     expect(said).toMatch(/^serve exited with 1:/);
-    const storeSize = Number(/trail has (\d+) records/.exec(said)?.[1]);
-    const held = Number(/w1 holds (\d+) records/.exec(said)?.[1]);
+    storeSize = Number(/trail has (\d+) records/.exec(said)?.[1]);
+    held = Number(/w1 holds (\d+) records/.exec(said)?.[1]);
     expect(storeSize).toBeGreaterThan(0);
     expect(held).toBeGreaterThan(storeSize);
     expect(said).toContain('runbook.md#casereadauditstorebehindwitnesses');
   }, 120_000);
+
+  it('audit continue goes on as a new log: served, witnessed, verified naming the loss, a gap in subject access', async () => {
+    expect(held).toBeGreaterThan(storeSize);
+    const continued = runCli(
+      [
+        'audit',
+        'continue',
+        '--origin',
+        NEW,
+        '--key',
+        join(dir, 'audit-key-2', 'audit-signing-key.pem'),
+        '--reason',
+        'pg_restore of the morning dump (test)',
+        '--json',
+      ],
+      env,
+    );
+    expect(continued.stderr).toBe('');
+    expect(continued.status).toBe(0);
+    expect(JSON.parse(continued.stdout)).toMatchObject({
+      previous: ORIGIN,
+      kept: storeSize,
+      held,
+      lost: held - storeSize,
+    });
+    const policy = join(dir, 'policy-new');
+    writeFileSync(policy, `log ${newVkey}\nwitness w1 ${witnessVkey} ${witness.url}\nquorum w1\n`);
+    const envNew = {
+      ...env,
+      AUDIT_ORIGIN: NEW,
+      AUDIT_SIGNING_KEY: join(dir, 'audit-key-2', 'audit-signing-key.pem'),
+      AUDIT_WITNESS_POLICY: policy,
+    };
+    const server = await startServe(envNew);
+    let lines: Record<string, unknown>[] = [];
+    try {
+      for (let i = 0; i < 7; i++) expect((await read(server)).status).toBe(200);
+    } finally {
+      lines = await stop(server);
+    }
+    expect(answers(lines, 'audit checkpoint cosigned').length).toBeGreaterThan(0);
+    const verified = runCli(['audit', 'verify', '--policy', policy], envNew);
+    expect(verified.stderr).toBe('');
+    expect(verified.status).toBe(0);
+    expect(verified.stdout).toContain(`${ORIGIN} kept ${storeSize} records, its witnesses held ${held}`);
+    const sar = runCli(['subject-access', '--crn', 'X123456'], envNew);
+    expect(sar.status).toBe(0);
+    const content = (
+      JSON.parse(sar.stdout) as {
+        content: { gaps: { recordsLost: number }[]; disclosures: { index: number }[] };
+      }
+    ).content;
+    expect(content.gaps.map((g) => g.recordsLost)).toEqual([held - storeSize]);
+    expect(content.disclosures.filter((d) => d.index > storeSize)).toHaveLength(7);
+    const answer = join(dir, 'answer.json');
+    writeFileSync(answer, sar.stdout);
+    expect(runCli(['subject-access', 'verify', answer, '--vkey', newVkey], envNew).status).toBe(0);
+  }, 180_000);
 });
