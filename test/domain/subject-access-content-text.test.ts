@@ -5,6 +5,7 @@ import {
   contentText,
 } from '../../src/domain/subject-access/content-text.js';
 import type { Disclosure, DisclosureList, TrailGap } from '../../src/ports/disclosures.js';
+import { GAPS as FIXTURE } from '../support/trail-gaps.js';
 
 /**
  * The subject access answer's JSON text (content-text.ts): `gaps` always there, in the head
@@ -13,14 +14,10 @@ import type { Disclosure, DisclosureList, TrailGap } from '../../src/ports/discl
  * disclosures still stream after it.
  */
 
+/** The losses of test/support/trail-gaps.ts, the second's reason quoted: its JSON escapes them. */
 const GAPS: TrailGap[] = [
-  { from: null, to: '2026-03-01T02:00:00.000Z', recordsLost: 7, reason: 'restored from the first backup' },
-  {
-    from: '2026-11-10T04:00:00.000Z',
-    to: '2026-11-10T05:10:00.000Z',
-    recordsLost: 212,
-    reason: 'restored from the 04:00 backup "INC-1234"',
-  },
+  ...FIXTURE.slice(0, 1),
+  { ...(FIXTURE[1] as TrailGap), reason: 'restored from the 04:00 backup "INC-1234"' },
 ];
 
 const DISCLOSURE: Disclosure = {

@@ -16,6 +16,7 @@
  * (`content.proof.hashes`, megabytes of base64 in a large answer, for a verifier, not a reader);
  * the page says they are carried, and the tests check it shows none of them.
  */
+
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -39,6 +40,7 @@ import {
   renderSar,
   SarRenderingsDiffer,
 } from '../support/subject-access-template.js';
+import { GAPS } from '../support/trail-gaps.js';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type Content = { [key: string]: Json };
@@ -83,15 +85,6 @@ const DISCLOSURES: Disclosure[] = [
 }));
 
 /** Two losses of the trail: one from its start (from null), one after a kept record. */
-const GAPS: TrailGap[] = [
-  { from: null, to: '2026-03-01T02:00:00.000Z', recordsLost: 7, reason: 'restored from the first backup' },
-  {
-    from: '2026-11-10T04:00:00.000Z',
-    to: '2026-11-10T05:10:00.000Z',
-    recordsLost: 212,
-    reason: 'restored from the 04:00 backup (INC-1234)',
-  },
-];
 const GAPS_SHOWN = 'Records lost from the audit trail';
 
 /**

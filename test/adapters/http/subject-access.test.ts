@@ -6,6 +6,7 @@ import type { Disclosure, DisclosureList, Disclosures, TrailGap } from '../../..
 import { fixtureCases } from '../../support/fixtures.js';
 import { fixtureApp, recordingLogger, servedDocument } from '../../support/http.js';
 import { OpenApiValidator } from '../../support/openapi-validator.js';
+import { GAPS } from '../../support/trail-gaps.js';
 
 /**
  * The subject access routes in the HTTP adapter (decisions §22), over a list of disclosures
@@ -29,15 +30,6 @@ const CHECKPOINT = 'log.example/audit\n2600\nroot\n\n— log.example/audit c2ln\
 const hashesOf = (n: number) => Uint8Array.from({ length: n * 32 }, (_, i) => Math.floor(i / 32) % 256);
 
 /** Two losses of the trail, as continuation records state them: from the trail's start, and after a kept record. */
-const GAPS: TrailGap[] = [
-  { from: null, to: '2026-11-02T05:10:00.000Z', recordsLost: 12, reason: 'restored from the first backup' },
-  {
-    from: '2026-11-20T04:00:00.000Z',
-    to: '2026-11-20T05:10:00.000Z',
-    recordsLost: 200,
-    reason: 'restored from the 04:00 backup (INC-1234)',
-  },
-];
 
 /** Disclosures in batches of `size`; the batch at `failAt`, if any, throws; the trail's losses `gaps`. */
 function heldDisclosures(
