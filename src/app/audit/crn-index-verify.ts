@@ -180,7 +180,6 @@ export class CrnIndexCheck {
    */
   private async checkNote(tree: IndexedTree, last: Hash | undefined, own: boolean): Promise<void> {
     const path = crnNotePath(tree.size);
-    const text = this.made.noteText(tree, last);
     const bytes = await this.tiles.read(path);
     if (bytes === undefined) {
       if (own) this.notes.push({ reason: `${path} is missing (${MISSING_INDEX})`, files: [path] });
@@ -188,6 +187,15 @@ export class CrnIndexCheck {
     }
     const note = new TextDecoder('utf-8', { ignoreBOM: true }).decode(bytes);
     const opened = openNote(note, this.keys, verifyWith(this.keys));
+    // Written before a break of the trail (ADR 30), an earlier note names the log the trail was
+    // then, signed by that log's key (given): the same tree, under that log's name.
+    const named = note.split('\n', 2)[1];
+    const before =
+      opened.ok &&
+      named !== undefined &&
+      named !== tree.origin &&
+      opened.verifiedBy.some((k) => k.startsWith(`${named}+`));
+    const text = this.made.noteText(before ? { ...tree, origin: named } : tree, last);
     const signedBefore = !own && !opened.ok && opened.why === 'no-key';
     if (!opened.ok && !signedBefore) {
       this.notes.push({ reason: `${path}: ${opened.reason}`, files: [path] });

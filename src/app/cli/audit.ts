@@ -36,7 +36,7 @@ export const AUDIT_WORDS: WordsByPath = {
       "audit verify: the store's hash chain; with --public-key, also every stored checkpoint (and each in a --checkpoints file): its signature, its note, and that the chain passes through its head.",
       "audit verify --since CHECKPOINT_FILE: the store's newest checkpoint is signed and extends the one saved in CHECKPOINT_FILE (by `audit checkpoint`), and the records since it verify; " +
         `${NOTE_KEYS}.`,
-      `audit verify --archive DIR: the archive in DIR on its own (of \`audit archive\`); ${NOTE_KEYS}.`,
+      `audit verify --archive DIR: the archive in DIR on its own (of \`audit archive\`); ${NOTE_KEYS}. An archive written on across a break of the trail (audit continue) holds what each log signed: repeat --vkey for each.`,
       "With --policy FILE, the newest checkpoint must also meet the policy's quorum of witnesses' cosignatures (with --archive: the archive's checkpoint, or a newer one of the store (--audit-store) that extends it).",
     ],
     usage: '[--since FILE | --archive DIR] [options]',
@@ -186,7 +186,7 @@ export function auditCommands(root: Command, run: CliRun, stores: StoreOptions):
         ).conflicts('archive'),
       )
       .addOption(archiveOption('check the archive in DIR instead of the store'))
-      .addOption(vkeyOption())
+      .addOption(vkeyOption().argParser(collect))
       .addOption(policyOption('the newest checkpoint must meet its quorum')),
   ).action(async (options) => {
     if (options.archive !== undefined) {

@@ -18,10 +18,11 @@ import {
   keptWitnessing,
   witnessedThroughStore,
 } from '../../audit/archive-witnessing.js';
+import { keysOfTrail } from '../../audit/continuation.js';
 import { AuditProofError, newestNoted, openCheckpoint, recordAt } from '../../audit/proving.js';
 import { type PolicyCheck, WitnessPolicyError } from '../../audit/witnessed.js';
 import { archiveDirectory, openArchive } from '../../composition/audit-archive-tiles.js';
-import { auditHashes, CheckpointKeyError, noteSigner } from '../../composition/audit-keys.js';
+import { auditHashes, CheckpointKeyError, noteSigner, noteVerifier } from '../../composition/audit-keys.js';
 import { auditOriginOf, ConfigError } from '../../composition/config.js';
 import { auditOriginPostureProblem } from '../../composition/posture.js';
 import { withAuditStore } from '../command-stores.js';
@@ -137,7 +138,9 @@ export async function archive(
         const signed = (await newestNoted(log)).body.size;
         const size = Math.floor(Math.min(before, signed) / TILE_WIDTH) * TILE_WIDTH;
         const tiles = archiveDirectory(dir);
-        const keys = [signer, ...earlierKeys];
+        // Named by every origin the trail had: an archive written before a break is the old log's,
+        // and goes on under the new one (its tiles are the same tree's).
+        const keys = await keysOfTrail(log, [signer, ...earlierKeys], auditHashes.sha256, noteVerifier);
         const written = await writeArchive(auditHashes, log, tiles, size, signer, keys, lock);
         // Only what the archive holds, written and synced to its disk, is let go of: up to what
         // the checkpoint on the disk covers, read back now.

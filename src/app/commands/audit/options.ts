@@ -8,6 +8,7 @@ import { MerkleError } from '../../../tlog/merkle.js';
 import { NoteError, type NoteVerifier, parseVerifierKey } from '../../../tlog/note.js';
 import { AuditArchiveError } from '../../audit/archive.js';
 import { ArchiveBusyError } from '../../audit/archive-lock.js';
+import { ContinuationError } from '../../audit/continuation.js';
 import { OriginMismatchError, requireTrailOrigin } from '../../audit/origin.js';
 import { AuditProofError } from '../../audit/proving.js';
 import { type PolicyCheck, requireTrailLog, WitnessPolicyError } from '../../audit/witnessed.js';
@@ -115,7 +116,8 @@ export function verifierKeyOf(given: string): NoteVerifier {
  * or file, or public-key PEM files (`--public-key`, any number) with the log's origin (`--origin`).
  */
 export interface NoteKeysGiven {
-  readonly vkey?: string | undefined;
+  /** One verifier key, or (`audit verify`'s, repeated) the keys of each log a continued trail had. */
+  readonly vkey?: string | readonly string[] | undefined;
   readonly publicKey?: readonly string[] | undefined;
   readonly origin?: string | undefined;
 }
@@ -125,13 +127,17 @@ export interface ArchiveGiven extends NoteKeysGiven {
   readonly archive?: string | undefined;
 }
 
+/** The verifier keys given, as a list. */
+const vkeysOf = (given: string | readonly string[]): readonly string[] =>
+  typeof given === 'string' ? [given] : given;
+
 /**
  * The note keys a checkpoint is checked with: `--vkey` (a line or a file), else each
  * `--public-key` PEM, else `AUDIT_SIGNING_KEY`'s public half, named by `--origin`, else
  * `AUDIT_ORIGIN`, else its default. None given is a usage error: what cannot be checked is refused.
  */
 export function noteKeysOf(given: NoteKeysGiven, io: Io): NoteVerifier[] {
-  if (given.vkey !== undefined) return [verifierKeyOf(given.vkey)];
+  if (given.vkey !== undefined) return vkeysOf(given.vkey).map(verifierKeyOf);
   const publicKeys = given.publicKey;
   const origin = given.origin ?? auditOriginOf(io.env);
   const signingKey = !publicKeys?.length ? io.env.AUDIT_SIGNING_KEY : undefined;
@@ -177,6 +183,7 @@ export async function proving<T>(question: () => Promise<T>): Promise<T> {
     if (
       error instanceof AuditProofError ||
       error instanceof OriginMismatchError ||
+      error instanceof ContinuationError ||
       error instanceof MerkleError ||
       error instanceof AuditArchiveError ||
       error instanceof WitnessPolicyError ||
@@ -209,7 +216,7 @@ export async function sameOriginAsTrail(
 ): Promise<void> {
   const named =
     given.vkey !== undefined
-      ? { origin: verifierKeyOf(given.vkey).name, source: '--vkey' }
+      ? { origin: verifierKeyOf(vkeysOf(given.vkey)[0] ?? '').name, source: '--vkey' }
       : given.origin !== undefined
         ? { origin: given.origin, source: '--origin' }
         : io.env.AUDIT_ORIGIN !== undefined || io.env.AUDIT_SIGNING_KEY !== undefined
