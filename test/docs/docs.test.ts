@@ -9,6 +9,7 @@ import {
   STORE_VARIABLES,
 } from '../../src/app/composition/config.js';
 import { STORE_REGISTRY } from '../../src/app/composition/store-kinds.js';
+import { PERMISSIONS } from '../../src/domain/access/permissions.js';
 import { ROOT } from '../support/cli.js';
 import { codeBlocks, headingAnchors, linkTargets, withoutCodeBlocks } from '../support/docs.js';
 
@@ -149,6 +150,16 @@ describe('the documents', () => {
         .map((named) => `${name}: ${named}…\``);
     });
     expect(missing).toEqual([]);
+  });
+});
+
+describe('the permissions, where the operator grants them', () => {
+  it('command-line.md names every permission a client can be given, and no other', () => {
+    const text = withoutCodeBlocks(read('docs/operations/command-line.md'));
+    // The sentences that list them, up to the option named after them.
+    const paragraph = /Permissions are the operation ids: (.*?)`--redact`/s.exec(text)?.[1] ?? '';
+    const named = [...paragraph.matchAll(/`([A-Za-z]+)`/g)].map((m) => m[1]);
+    expect(named.sort()).toEqual([...PERMISSIONS].sort());
   });
 });
 
