@@ -14,8 +14,8 @@ import { getRiskScores } from '../../src/domain/use-cases/get-risk-scores.js';
 import type { CaseRepository, Held } from '../../src/ports/case-repository.js';
 import { CaseMother } from '../support/mothers.js';
 
-/** A reader over records held in a plain Map: the domain needs nothing more. */
-function readerOf(...records: CaseRecord[]): Required<CaseRepository> & { calls: string[] } {
+/** A case repository over records held in a plain Map (not a CaseReader: the HTTP adapter's readerOf makes those): the domain needs nothing more. */
+function repositoryOf(...records: CaseRecord[]): Required<CaseRepository> & { calls: string[] } {
   const byCrn = new Map(records.map((r) => [r.crn, r]));
   const calls: string[] = [];
   return {
@@ -53,7 +53,7 @@ const bodyOf = async <T>(answer: Promise<Answer<T>>): Promise<T> => (await answe
 const full = CaseMother.full('X123456');
 const minimal = CaseMother.minimal('A000001');
 const noManager = CaseMother.withoutManager('A000002');
-const repository = readerOf(full, minimal, noManager);
+const repository = repositoryOf(full, minimal, noManager);
 
 describe('getCase', () => {
   it('returns the personal details held for the crn', async () => {
@@ -76,7 +76,7 @@ describe('getCase', () => {
   });
 
   it('asks the repository once, for that crn only', async () => {
-    const spy = readerOf(full);
+    const spy = repositoryOf(full);
     await getCase({ repository: spy }, Crn.parse('X123456'));
     expect(spy.calls).toEqual(['details:X123456']);
   });
@@ -160,7 +160,7 @@ describe('limited access, decided by each of the four crn operations', () => {
     exclusions: [{ user: 'officer.a@probation.example', until: '2020-01-01T00:00:00Z' }],
     restriction: null,
   });
-  const cases = readerOf(full, limited, limitedNoManager, endedExclusion);
+  const cases = repositoryOf(full, limited, limitedNoManager, endedExclusion);
   const deps = { repository: cases, now: () => new Date('2026-06-01T00:00:00Z') };
   const as = (user: string | null, limitedAccess: 'deny' | 'allow' = 'deny'): CaseReader => ({
     user,
