@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // `npm start`: the embedded default on one machine (decisions §7). On first run it creates
 // .dev/ (git-ignored) holding a development PKI, SQLite stores seeded from fixtures/, the
-// client `dev-client` with every permission, its API key, and a dev token issuer; every run
+// client `dev-client` with the permissions of the case reads, risk scores and queue tokens (not
+// renewCertificate nor the subject access ones: those need settings npm start does not make),
+// its API key, and a dev token issuer; every run
 // mints a fresh token. Then it serves on https://localhost:8443 and prints a curl command
 // that works as pasted. Later runs reuse .dev/. Environment variables still override.
 import { existsSync, writeFileSync } from 'node:fs';
