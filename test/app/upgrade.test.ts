@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
+import { AUDIT_STORE as POSTGRES_AUDIT } from '../../src/adapters/postgres/audit-log.js';
+import { AUDIT_STORE as SQLITE_AUDIT } from '../../src/adapters/sqlite/audit-schema.js';
 import type { SqlDatabase } from '../../src/adapters/sqlite/driver.js';
 import { runCli, runCliConcurrently } from '../support/cli.js';
 import { POSTGRES_URL, testSchema } from '../support/postgres.js';
@@ -173,7 +175,9 @@ describe(`an upgrade from the previous release (${PREVIOUS_RELEASE}) on PostgreS
       await expect(schema.query(s.sql, [...s.params]), s.what).resolves.toBeDefined();
     }
     // Upgrading again: the audit store's columns, tree, notes and archive boundary stayed, so its version is set back first.
-    await schema.query("UPDATE case_read_schema SET version = 8 WHERE store = 'audit store'");
+    await schema.query("UPDATE case_read_schema SET version = $1 WHERE store = 'audit store'", [
+      POSTGRES_AUDIT.migrations.length,
+    ]);
     const again = runCli(['stores', 'migrate'], {
       CASE_STORE: schema.url,
       ACCESS_STORE: schema.url,
@@ -295,7 +299,7 @@ describe(`an upgrade from the previous release (${PREVIOUS_RELEASE}) on SQLite`,
       }
     }
     const again = connect('audit store', false);
-    again.exec('PRAGMA user_version = 9');
+    again.exec(`PRAGMA user_version = ${SQLITE_AUDIT.migrations.length}`);
     again.close();
     const migrated = runCli(['stores', 'migrate'], env);
     expect(migrated.stderr).toBe('');

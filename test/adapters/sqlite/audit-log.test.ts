@@ -11,6 +11,7 @@ import {
 } from '../../../src/adapters/shared/audit-chain.js';
 import { forgetBatchSql } from '../../../src/adapters/shared/audit-retention.js';
 import { SqliteAuditLog } from '../../../src/adapters/sqlite/audit-log.js';
+import { AUDIT_STORE } from '../../../src/adapters/sqlite/audit-schema.js';
 import {
   auditRecord,
   checkpointAt,
@@ -85,11 +86,11 @@ describe('SqliteAuditLog', () => {
     return { path, head };
   }
 
-  it('migrates a version-2 trail to version 9 (checkpoints, issued, tree, archive boundary, archive lease, witnesses, continuations): the records keep verifying, the chain continues', async () => {
+  it('migrates a version-2 trail to the version this release needs (checkpoints, issued, tree, archive boundary, archive lease, witnesses, continuations): the records keep verifying, the chain continues', async () => {
     const { path, head } = olderTrail(2);
     const log = SqliteAuditLog.open(path);
     const db = openSqlite(path, { readonly: true });
-    expect(pragma(db, 'user_version')).toBe(9);
+    expect(pragma(db, 'user_version')).toBe(AUDIT_STORE.migrations.length);
     db.close();
     expect(await log.head()).toEqual(head);
     await log.saveCheckpoint(checkpointAt(3, head.hash));
@@ -109,11 +110,11 @@ describe('SqliteAuditLog', () => {
     log.close();
   });
 
-  it('migrates a version-3 trail to version 9 (issued, tree, archive boundary, archive lease, witnesses, continuations): format-2 records keep verifying, checkpoints are kept', async () => {
+  it('migrates a version-3 trail to the version this release needs (issued, tree, archive boundary, archive lease, witnesses, continuations): format-2 records keep verifying, checkpoints are kept', async () => {
     const { path, head } = olderTrail(3);
     const log = SqliteAuditLog.open(path);
     const db = openSqlite(path, { readonly: true });
-    expect(pragma(db, 'user_version')).toBe(9);
+    expect(pragma(db, 'user_version')).toBe(AUDIT_STORE.migrations.length);
     db.close();
     expect(await log.head()).toEqual(head);
     expect((await log.newestCheckpoint())?.seq).toBe(2);
