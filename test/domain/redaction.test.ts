@@ -17,7 +17,8 @@ describe('parseRedactList', () => {
     ]);
     expect(parseRedactList(REDACTABLE_FIELDS.join(','))).toEqual(REDACTABLE_FIELDS);
     expect(parseRedactList('none')).toEqual([]);
-    expect(REDACTABLE_FIELDS).toHaveLength(10);
+    // Each field listed once (the list's length is the domain's, not pinned here).
+    expect(new Set(REDACTABLE_FIELDS).size).toBe(REDACTABLE_FIELDS.length);
   });
 
   it('refuses an unknown field, naming it and every allowed value', () => {
@@ -29,7 +30,9 @@ describe('parseRedactList', () => {
       'none,preferredLanguage',
     ]) {
       expect(() => parseRedactList(raw)).toThrow(
-        /unknown field to redact .*; expected none, or one or more of preferredLanguage, personalCircumstances, .*communityManager\.name\.middleName$/,
+        new RegExp(
+          `unknown field to redact .*; expected none, or one or more of ${REDACTABLE_FIELDS.join(', ').replaceAll('.', '\\.')}$`,
+        ),
       );
     }
   });
