@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import type { Agent } from 'node:https';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { CASE_READS } from '../../src/domain/access/permissions.js';
 import { consumerAgent, httpsRequest } from './https-client.js';
 import { CURRENT, type RuntimeCommand } from './runtimes.js';
 
@@ -206,7 +207,7 @@ export interface PrepareOptions {
 }
 
 /** What the client {@link prepareServe} onboards may read: the three reads. */
-const FIRST_CLIENT_PERMISSIONS = 'getCase,getHomeOfficeInterest,getCommunityManagerByCrn';
+const FIRST_CLIENT_PERMISSIONS = CASE_READS.join(',');
 
 /** The commands that make `dir` ready for `serve`, in order (their outputs are read by {@link setupOf}). */
 function setupCommands(pkiDir: string, clientCn: string): string[][] {

@@ -1,5 +1,6 @@
 import type { LimitedAccess } from '../../src/domain/access/limited-access.js';
 import type { ApiKeyRecord, Client } from '../../src/domain/access/model.js';
+import { CASE_READS } from '../../src/domain/access/permissions.js';
 import type {
   CaseRecord,
   CommunityManager,
@@ -135,7 +136,7 @@ export const AccessMother = {
   client(id = 'client-a', overrides: Partial<Client> = {}): Client {
     return {
       id,
-      permissions: ['getCase', 'getHomeOfficeInterest', 'getCommunityManagerByCrn'],
+      permissions: [...CASE_READS],
       suspended: false,
       rateLimit: null,
       queueArn: null,

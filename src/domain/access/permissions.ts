@@ -2,10 +2,11 @@
  * Permissions are the operation ids. A client holds a base set; a verified on-behalf-of
  * user's grants widen it (set union). Everything not granted is denied.
  */
+/** The case reads (`GET /case/{crn}…`): what a client reading cases is granted, and what the tests grant. */
+export const CASE_READS = ['getCase', 'getHomeOfficeInterest', 'getCommunityManagerByCrn'] as const;
+
 export const PERMISSIONS = [
-  'getCase',
-  'getHomeOfficeInterest',
-  'getCommunityManagerByCrn',
+  ...CASE_READS,
   'getRiskScores',
   'issueQueueToken',
   'renewCertificate',

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LimitedAccessSetting } from '../../../src/domain/access/limited-access.js';
+import { CASE_READS } from '../../../src/domain/access/permissions.js';
 import type { AuditRecord } from '../../../src/domain/audit/record.js';
 import { fixtureApp, servedDocument } from '../../support/http.js';
 import { httpsRequest } from '../../support/https-client.js';
@@ -55,7 +56,7 @@ beforeAll(async () => {
     const cn = `client-${setting}`;
     await service.directory.saveClient(
       AccessMother.client(cn, {
-        permissions: ['getCase', 'getHomeOfficeInterest', 'getCommunityManagerByCrn', 'getRiskScores'],
+        permissions: [...CASE_READS, 'getRiskScores'],
         onBehalfOf: idp.onBehalfOf,
         limitedAccess: setting,
       }),

@@ -3,6 +3,7 @@ import { base64url, exportJWK, generateKeyPair, SignJWT, UnsecuredJWT } from 'jo
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintToken } from '../../../src/adapters/jose/dev-issuer.js';
 import type { Permission } from '../../../src/domain/access/permissions.js';
+import { CASE_READS } from '../../../src/domain/access/permissions.js';
 import { type HttpsResponse, httpsRequest } from '../../support/https-client.js';
 import { AccessMother } from '../../support/mothers.js';
 import { type ClientCredentials, makeTestPki, type TestPki } from '../../support/pki.js';
@@ -27,7 +28,7 @@ const OPERATIONS: ReadonlyArray<readonly [Permission, string]> = [
   ['getHomeOfficeInterest', '/case/X123456/home-office-interest'],
   ['getCommunityManagerByCrn', '/case/X123456/community-manager'],
 ];
-const ALL_CASE_READS: Permission[] = ['getCase', 'getHomeOfficeInterest', 'getCommunityManagerByCrn'];
+const ALL_CASE_READS: Permission[] = [...CASE_READS];
 
 /** Every client of the matrix that has a key; `ghost` has a certificate only. */
 const CLIENTS_WITH_KEYS = [

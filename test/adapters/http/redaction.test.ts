@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CASE_READS } from '../../../src/domain/access/permissions.js';
 import { REDACTABLE_FIELDS, type RedactableField } from '../../../src/domain/access/redaction.js';
 import { openFixtureCases } from '../../support/fixtures.js';
 import { fixtureApp, servedDocument } from '../../support/http.js';
@@ -36,7 +37,7 @@ beforeAll(async () => {
   for (const [cn, redact] of Object.entries(WITHHELD)) {
     await service.directory.saveClient(
       AccessMother.client(cn, {
-        permissions: ['getCase', 'getHomeOfficeInterest', 'getCommunityManagerByCrn', 'getRiskScores'],
+        permissions: [...CASE_READS, 'getRiskScores'],
         redact,
       }),
     );

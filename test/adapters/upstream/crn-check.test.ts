@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { upstreamStores } from '../../../src/adapters/upstream/store-kind.js';
+import { CASE_READS } from '../../../src/domain/access/permissions.js';
 import type { AuditRecord } from '../../../src/domain/audit/record.js';
 import type { CaseRepository } from '../../../src/ports/case-repository.js';
 import type { Opened } from '../../../src/ports/stores.js';
@@ -72,7 +73,7 @@ beforeAll(async () => {
   });
   await service.directory.saveClient(
     AccessMother.client('reader', {
-      permissions: ['getCase', 'getHomeOfficeInterest', 'getCommunityManagerByCrn', 'getRiskScores'],
+      permissions: [...CASE_READS, 'getRiskScores'],
     }),
   );
   key = (await service.issueKey('reader')).key;

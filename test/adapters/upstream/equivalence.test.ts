@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { upstreamStores } from '../../../src/adapters/upstream/store-kind.js';
+import { CASE_READS } from '../../../src/domain/access/permissions.js';
 import type { CaseRepository } from '../../../src/ports/case-repository.js';
 import type { Opened } from '../../../src/ports/stores.js';
 import { fixtureCases } from '../../support/fixtures.js';
@@ -30,7 +31,7 @@ beforeAll(async () => {
   store = opened;
   viaUpstream = await startTestService(upstream.pki, { repository: store.value });
   const everything = AccessMother.client('reader', {
-    permissions: ['getCase', 'getHomeOfficeInterest', 'getCommunityManagerByCrn', 'getRiskScores'],
+    permissions: [...CASE_READS, 'getRiskScores'],
   });
   await upstream.service.directory.saveClient(everything);
   await viaUpstream.directory.saveClient(everything);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { upstreamStores } from '../../../src/adapters/upstream/store-kind.js';
 import type { Client } from '../../../src/domain/access/model.js';
+import { CASE_READS } from '../../../src/domain/access/permissions.js';
 import type { CaseRepository } from '../../../src/ports/case-repository.js';
 import type { Opened } from '../../../src/ports/stores.js';
 import { httpsRequest } from '../../support/https-client.js';
@@ -34,7 +35,7 @@ beforeAll(async () => {
   const { onBehalfOf } = idp;
   // This service's own client at the upstream: it may relay users' tokens.
   upstreamReader = AccessMother.client('case-reader', {
-    permissions: ['getCase', 'getHomeOfficeInterest', 'getCommunityManagerByCrn', 'getRiskScores'],
+    permissions: [...CASE_READS, 'getRiskScores'],
     onBehalfOf,
   });
   await upstream.service.directory.saveClient(upstreamReader);
@@ -48,7 +49,7 @@ beforeAll(async () => {
   // The consumer, at the front instance: set to allow, so only the upstream can refuse it.
   await front.directory.saveClient(
     AccessMother.client('consumer', {
-      permissions: ['getCase', 'getHomeOfficeInterest', 'getCommunityManagerByCrn', 'getRiskScores'],
+      permissions: [...CASE_READS, 'getRiskScores'],
       onBehalfOf,
       limitedAccess: 'allow',
     }),

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_MAX_BODY_BYTES } from '../../../src/adapters/upstream/settings.js';
 import { upstreamStores } from '../../../src/adapters/upstream/store-kind.js';
+import { CASE_READS } from '../../../src/domain/access/permissions.js';
 import type { CaseRepository } from '../../../src/ports/case-repository.js';
 import type { Opened } from '../../../src/ports/stores.js';
 import { fixtureCases } from '../../support/fixtures.js';
@@ -101,7 +102,7 @@ beforeAll(async () => {
   service = await startTestService(pki, { repository: store.value, logger });
   await service.directory.saveClient(
     AccessMother.client('reader', {
-      permissions: ['getCase', 'getHomeOfficeInterest', 'getCommunityManagerByCrn', 'getRiskScores'],
+      permissions: [...CASE_READS, 'getRiskScores'],
     }),
   );
   key = (await service.issueKey('reader')).key;
