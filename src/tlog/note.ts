@@ -110,6 +110,10 @@ export const verifyWith =
   (key: NoteVerifierKey, message: Uint8Array, signature: Uint8Array): boolean =>
     verifiers.some((verifier) => verifier === key && verifier.verify(message, signature));
 
+/** A key's 32 public bytes as lower-case hex: what tells two keys apart, whatever they are named. */
+export const publicKeyHex = (key: Pick<NoteVerifierKey, 'publicKey'>): string =>
+  Array.from(key.publicKey, (b) => b.toString(16).padStart(2, '0')).join('');
+
 /** A key id as a verifier key line writes it: 8 lower-case hex digits. */
 export const hex8 = (keyId: number): string => keyId.toString(16).padStart(8, '0');
 const hexByte = (byte: number) => `0x${byte.toString(16).padStart(2, '0')}`;

@@ -13,7 +13,7 @@
  */
 import { parseCosignerKey } from './cosignature.js';
 import type { Sha256 } from './merkle.js';
-import { type NoteVerifierKey, parseVerifierKey } from './note.js';
+import { type NoteVerifierKey, parseVerifierKey, publicKeyHex } from './note.js';
 
 /** A `log` line: a log whose signature the policy accepts. */
 export interface PolicyLog {
@@ -81,9 +81,6 @@ function isHttpUrl(url: string): boolean {
     return false;
   }
 }
-
-const keyHex = (key: NoteVerifierKey): string =>
-  Array.from(key.publicKey, (b) => b.toString(16).padStart(2, '0')).join('');
 
 /** How the key of each kind of line is read (a log's a note key, a witness's a cosigner key), and the other kind it is not. */
 const KEY_KINDS = {
@@ -158,8 +155,8 @@ function parse(sha256: Sha256, text: string): WitnessPolicy {
         const isOther = !('invalid' in other(sha256, vkey));
         fail(isOther ? `a ${kind} key is ${is}, not ${not}` : `the ${kind} key: ${key.invalid}`);
       }
-      if (keysListed[kind].has(keyHex(key))) fail(`a ${kind} with this key is already listed`);
-      keysListed[kind].add(keyHex(key));
+      if (keysListed[kind].has(publicKeyHex(key))) fail(`a ${kind} with this key is already listed`);
+      keysListed[kind].add(publicKeyHex(key));
       return key;
     };
     switch (keyword) {

@@ -12,6 +12,7 @@ import {
 import { open as openAsync } from 'node:fs/promises';
 import type { AuditFieldTexts } from '../../domain/audit/canonical-text.js';
 import {
+  type AuditVersion,
   CONTINUATION_VERSION,
   CURRENT_AUDIT_VERSION,
   type StoredAuditRecord,
@@ -32,26 +33,20 @@ export class JsonlAuditStoreError extends StoreError {
 const TAIL_CHUNK = 64 * 1024;
 
 /**
- * The line of one stored record (current format): its version, every field by name, then
- * the two hashes. A line without `version` is a version-1 record, written before; one
- * without `issued` (version 1 or 2) reads as null there.
+ * The line of one stored record: its version, every field by name, then the two hashes. A line
+ * without `version` is a version-1 record, written before; one without `issued` (version 1 or 2)
+ * reads as null there. A trail's continuation record (format 5, ADR 30) has `"continuation"`
+ * after `issued`; only it carries the field, so every other line is as it always was.
  */
-export function lineOf(texts: AuditFieldTexts, seq: number, previousHash: string, hash: string): string {
-  return `{"version":${CURRENT_AUDIT_VERSION},"seq":${seq},"at":${texts.at},"requestId":${texts.requestId},"clientId":${texts.clientId},"certificateSerial":${texts.certificateSerial},"onBehalfOf":${texts.onBehalfOf},"operation":${texts.operation},"crn":${texts.crn},"status":${texts.status},"problem":${texts.problem},"access":${texts.access},"issued":${texts.issued},"previousHash":"${previousHash}","hash":"${hash}"}\n`;
-}
-
-/**
- * The line of a trail's continuation record (format 5, ADR 30): the current format's line with
- * `"continuation"` after `issued`. Only version-5 lines carry the field, so every other line is
- * as {@link lineOf} writes it.
- */
-export function continuationLineOf(
+export function lineOf(
   texts: AuditFieldTexts,
   seq: number,
   previousHash: string,
   hash: string,
+  version: AuditVersion = CURRENT_AUDIT_VERSION,
 ): string {
-  return `{"version":${CONTINUATION_VERSION},"seq":${seq},"at":${texts.at},"requestId":${texts.requestId},"clientId":${texts.clientId},"certificateSerial":${texts.certificateSerial},"onBehalfOf":${texts.onBehalfOf},"operation":${texts.operation},"crn":${texts.crn},"status":${texts.status},"problem":${texts.problem},"access":${texts.access},"issued":${texts.issued},"continuation":${texts.continuation},"previousHash":"${previousHash}","hash":"${hash}"}\n`;
+  const continuation = version === CONTINUATION_VERSION ? `"continuation":${texts.continuation},` : '';
+  return `{"version":${version},"seq":${seq},"at":${texts.at},"requestId":${texts.requestId},"clientId":${texts.clientId},"certificateSerial":${texts.certificateSerial},"onBehalfOf":${texts.onBehalfOf},"operation":${texts.operation},"crn":${texts.crn},"status":${texts.status},"problem":${texts.problem},"access":${texts.access},"issued":${texts.issued},${continuation}"previousHash":"${previousHash}","hash":"${hash}"}\n`;
 }
 
 /** A line read back, or undefined when it is not a whole audit record. */

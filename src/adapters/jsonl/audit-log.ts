@@ -8,8 +8,8 @@ import type { AuditCheckpoint, ChainHead, CheckpointSet } from '../../domain/aud
 import {
   type AuditQuery,
   type AuditRecord,
-  CURRENT_AUDIT_VERSION,
   chainHashOf,
+  isContinuation,
   matchesAuditQuery,
   type StoredAuditRecord,
   versionToWrite,
@@ -22,7 +22,7 @@ import { GroupCommit } from '../shared/group-commit.js';
 import { sha256Bytes, sha256Hex } from '../shared/sha256.js';
 import { CheckpointFiles } from './audit-checkpoint-files.js';
 import { JsonlAuditFile, type JsonlAuditOptions, openingError } from './audit-file.js';
-import { continuationLineOf, JsonlAuditStoreError, lineOf } from './audit-format.js';
+import { JsonlAuditStoreError, lineOf } from './audit-format.js';
 import { hashesOfFile, treeFileSize, treePathOf, WrittenTree } from './audit-tree-file.js';
 
 // The file's parts, each in a module of its own, named here as before.
@@ -47,10 +47,7 @@ function linked(
     // Version 5 for a continuation (ADR 30), written with its field; every other line as ever.
     const version = versionToWrite(record);
     const hash = chainHashOf(sha256Hex, canonicalAuditText(record, seq, head, texts, version), version);
-    text +=
-      version === CURRENT_AUDIT_VERSION
-        ? lineOf(texts, seq, head, hash)
-        : continuationLineOf(texts, seq, head, hash);
+    text += lineOf(texts, seq, head, hash, version);
     head = hash;
     hashes.push(hash);
   }
@@ -208,7 +205,7 @@ export class JsonlAuditLog implements AuditLog {
           `line ${record.unreadable} of audit store ${this.path} is not an audit record: it was changed`,
         );
       }
-      if (typeof record.continuation === 'string') found.push(record);
+      if (isContinuation(record)) found.push(record);
     }
     return found;
   }

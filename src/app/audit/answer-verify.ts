@@ -1,4 +1,5 @@
 import { auditRecordOfEntry } from '../../domain/audit/canonical-text.js';
+import { instantOf } from '../../domain/instant.js';
 import type { AuditHashes } from '../../ports/audit-hashes.js';
 import type { Disclosure, TrailGap } from '../../ports/disclosures.js';
 import {
@@ -140,9 +141,7 @@ function disclosureOf(value: Json, position: number): AnswerDisclosure {
 }
 
 /** ISO 8601 UTC to the millisecond, as the service writes a time (Date.toISOString). */
-const TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-const isTime = (v: Json): v is string =>
-  typeof v === 'string' && TIME.test(v) && !Number.isNaN(Date.parse(v)) && new Date(v).toISOString() === v;
+const isTime = (v: Json): v is string => typeof v === 'string' && instantOf(v) !== undefined;
 
 /** One of the answer's gaps, its form checked (each field of its type); what it says is not proved here. */
 function gapOf(value: Json, position: number): TrailGap {

@@ -1,11 +1,10 @@
 import {
   continuationText,
-  isContinuation,
   parseContinuationText,
   recordsLost,
   type TrailContinuation,
 } from '../../domain/audit/continuation.js';
-import type { StoredAuditRecord } from '../../domain/audit/record.js';
+import { isContinuation, type StoredAuditRecord } from '../../domain/audit/record.js';
 import type { AuditContinuations } from '../../ports/audit-log.js';
 import type { NoteSigner } from '../../ports/checkpoint-keys.js';
 import type { Sha256 } from '../../tlog/merkle.js';
@@ -16,6 +15,7 @@ import {
   noteTextOf,
   openNote,
   parseVerifierKey,
+  publicKeyHex,
   signatureLinesOf,
   signNote,
   verifyWith,
@@ -182,21 +182,27 @@ export const continuationData = (c: OpenedContinuation) => ({
   reason: c.reason,
 });
 
+/** A continued trail's statements, opened, and the keys of the logs they name. */
+export interface TrustedContinuations {
+  readonly opened: readonly OpenedContinuation[];
+  /** The keys of the logs the statements name, each named by its log's origin, learned from them. */
+  readonly learned: readonly NoteVerifier[];
+}
+
 /**
  * The keys of every log a continued trail has had, learned from its statements (each names the
  * verifier keys of the logs either side of its break, and is signed by both) and anchored in
  * `given`: a statement one of whose keys is given, or learned from another so anchored, makes
- * both its keys known. Each statement's two signatures are checked with the keys it states. A
- * ContinuationError names one that does not hold, or that no key given reaches.
+ * both its keys known. Each statement's two signatures are checked with the keys it states;
+ * then every statement is opened ({@link openContinuations}) with the keys given and learned.
+ * A ContinuationError names one that does not hold, or that no key given reaches.
  */
-export function keysOfContinuations(
+export function trustedContinuations(
   records: readonly StoredAuditRecord[],
   given: readonly NoteVerifier[],
   sha256: Sha256,
   verifierOf: (key: NoteVerifierKey) => NoteVerifier,
-): NoteVerifier[] {
-  const hex = (key: NoteVerifierKey) =>
-    Array.from(key.publicKey, (b) => b.toString(16).padStart(2, '0')).join('');
+): TrustedContinuations {
   const stated = records.map((record) => {
     const c = openContinuation(record, undefined, sha256);
     const at = `the continuation record ${record.seq}`;
@@ -215,14 +221,14 @@ export function keysOfContinuations(
     }
     return { seq: record.seq, keys };
   });
-  const trusted = new Set(given.map(hex));
+  const trusted = new Set(given.map(publicKeyHex));
   const anchored = new Set<number>();
   for (let grew = true; grew; ) {
     grew = false;
     for (const { seq, keys } of stated) {
-      if (anchored.has(seq) || !keys.some((key) => trusted.has(hex(key)))) continue;
+      if (anchored.has(seq) || !keys.some((key) => trusted.has(publicKeyHex(key)))) continue;
       anchored.add(seq);
-      for (const key of keys) trusted.add(hex(key));
+      for (const key of keys) trusted.add(publicKeyHex(key));
       grew = true;
     }
   }
@@ -231,7 +237,8 @@ export function keysOfContinuations(
     throw new ContinuationError(
       `the continuation record ${loose.seq} is signed by keys none given reaches (${loose.keys.map((k) => k.name).join(', ')}): give the verifier key of the trail's log now, or of one its continuations name`,
     );
-  return stated.flatMap(({ keys }) => keys);
+  const learned = stated.flatMap(({ keys }) => keys);
+  return { opened: openContinuations(records, [...given, ...learned], sha256), learned };
 }
 
 /**
@@ -248,7 +255,6 @@ export async function keysOfTrail(
   if (keys.length === 0) return [];
   const records = await log.continuations();
   if (records.length === 0) return [...keys];
-  const learned = keysOfContinuations(records, keys, sha256, verifierOf);
-  const opened = openContinuations(records, [...keys, ...learned], sha256);
+  const { opened, learned } = trustedContinuations(records, keys, sha256, verifierOf);
   return [...keysOfEveryOrigin(keys, opened, sha256), ...learned];
 }

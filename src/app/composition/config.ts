@@ -18,7 +18,7 @@ import { servicePostureProblems } from './posture.js';
  * composition root opens them.
  */
 
-export { auditOriginOf, DEFAULT_AUDIT_ORIGIN } from './config/audit.js';
+export { auditOriginOf, auditWitnessTimeoutOf, DEFAULT_AUDIT_ORIGIN } from './config/audit.js';
 export type { AwsEndpointsOf } from './config/aws.js';
 export { type IssuerConfig, loadIssuerConfig } from './config/issuer.js';
 export { crnFormatOf, SERVICE_VARIABLES } from './config/service.js';

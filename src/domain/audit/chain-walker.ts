@@ -2,7 +2,13 @@ import { Frontier, type Sha256, sameHash } from '../../tlog/merkle.js';
 import { auditLeafHash, canonicalAuditText } from './canonical-text.js';
 import { type ArchivedStart, GENESIS_HASH } from './chain.js';
 import { type AuditCheckpoint, type CheckpointSet, describeCheckpoint } from './checkpoint.js';
-import { chainHashOf, isAuditVersion, type StoredAuditRecord } from './record.js';
+import {
+  CONTINUATION_VERSION,
+  chainHashOf,
+  isAuditVersion,
+  isContinuation,
+  type StoredAuditRecord,
+} from './record.js';
 
 /**
  * The result of walking the chain: where it first breaks, if it does. `checkpoints` is how
@@ -100,7 +106,7 @@ export class AuditChainWalker {
       return broken(`a version-${record.version} record carries version-3 fields: it was changed`);
     }
     // Only a version-5 record carries a continuation, and it always does.
-    if ((version === 5) !== (typeof record.continuation === 'string')) {
+    if ((version === CONTINUATION_VERSION) !== isContinuation(record)) {
       return broken(
         version === 5
           ? 'a version-5 record carries no continuation statement: it was changed'

@@ -1,5 +1,6 @@
 import { hasControl } from '../../tlog/note.js';
-import type { AuditRecord, StoredAuditRecord } from './record.js';
+import { instantOf } from '../instant.js';
+import type { AuditRecord } from './record.js';
 
 /**
  * A trail's continuation after a loss (ADR 30): when the store lost its last records (a
@@ -97,7 +98,6 @@ export function continuationText(c: TrailContinuation): string {
 }
 
 const NUMBER = /^(0|[1-9][0-9]{0,15})$/;
-const TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 /** A statement's text read back (the text as signed, its signatures off), or what is wrong with it. */
 export function parseContinuationText(text: string): TrailContinuation | { readonly invalid: string } {
@@ -123,11 +123,7 @@ export function parseContinuationText(text: string): TrailContinuation | { reado
     fields.set(name, line.slice(name.length + 1));
   }
   const field = (name: string) => fields.get(name) as string;
-  const time = (name: string): Date | undefined => {
-    const value = field(name);
-    const at = TIME.test(value) ? new Date(value) : undefined;
-    return at !== undefined && at.toISOString() === value ? at : undefined;
-  };
+  const time = (name: string): Date | undefined => instantOf(field(name));
   if (!NUMBER.test(field('kept')) || !NUMBER.test(field('held')))
     return invalid('kept or held is not a number');
   const kept = Number(field('kept'));
@@ -184,7 +180,3 @@ export function continuationRecord(c: TrailContinuation, note: string, requestId
     continuation: note,
   };
 }
-
-/** Whether a stored record carries a continuation statement. */
-export const isContinuation = (record: Pick<StoredAuditRecord, 'continuation'>): boolean =>
-  typeof record.continuation === 'string';

@@ -62,9 +62,13 @@ export type AuditVersion = (typeof AUDIT_VERSIONS)[number];
 export const CURRENT_AUDIT_VERSION: AuditVersion = 4;
 export const CONTINUATION_VERSION: AuditVersion = 5;
 
+/** Whether a record carries a continuation statement (the one record format 5 is written for). */
+export const isContinuation = (record: Pick<AuditRecord, 'continuation'>): boolean =>
+  typeof record.continuation === 'string';
+
 /** The version a new record is written in: the current one, or 5 when it carries a continuation. */
 export const versionToWrite = (record: Pick<AuditRecord, 'continuation'>): AuditVersion =>
-  typeof record.continuation === 'string' ? CONTINUATION_VERSION : CURRENT_AUDIT_VERSION;
+  isContinuation(record) ? CONTINUATION_VERSION : CURRENT_AUDIT_VERSION;
 
 /**
  * What a record's `hash` is, given its canonical text: from version 4 the RFC 9162 leaf hash,

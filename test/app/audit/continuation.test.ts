@@ -3,13 +3,13 @@ import { checkpointSigner, generateCheckpointKeys } from '../../../src/adapters/
 import { sha256Bytes, sha256Hex } from '../../../src/adapters/shared/sha256.js';
 import {
   ContinuationError,
-  keysOfContinuations,
   keysOfEveryOrigin,
   keysOfTrail,
   openContinuation,
   openContinuations,
   originAt,
   signContinuation,
+  trustedContinuations,
 } from '../../../src/app/audit/continuation.js';
 import { noteVerifier } from '../../../src/app/composition/audit-keys.js';
 import { chainRecord, GENESIS_HASH } from '../../../src/domain/audit/chain.js';
@@ -144,7 +144,7 @@ describe('a continuation opened', () => {
     expect([has(keyA, A), has(keyB, B), has(keyC, C)]).toEqual([true, true, true]);
     // Anchored at the oldest key as well: an auditor who held A's key reaches the newest.
     expect(
-      keysOfContinuations([first, second], [noteVerifier(keyA)], sha256Bytes, noteVerifier),
+      trustedContinuations([first, second], [noteVerifier(keyA)], sha256Bytes, noteVerifier).learned,
     ).toHaveLength(4);
     expect(await keysOfTrail(log([]), [noteVerifier(keyC)], sha256Bytes, noteVerifier)).toHaveLength(1);
     expect(await keysOfTrail(log([first]), [], sha256Bytes, noteVerifier)).toEqual([]);
@@ -155,7 +155,7 @@ describe('a continuation opened', () => {
     );
     // A statement naming a key that did not sign it.
     const lying = carried({ ...statement(), vkey: verifierKeyLine(sha256Bytes, B, stranger.publicKey) });
-    expect(() => keysOfContinuations([lying], [noteVerifier(keyA)], sha256Bytes, noteVerifier)).toThrow(
+    expect(() => trustedContinuations([lying], [noteVerifier(keyA)], sha256Bytes, noteVerifier)).toThrow(
       /is not signed by the key it states for case-read.test.example\/audit-2/,
     );
   });

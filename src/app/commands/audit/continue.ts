@@ -11,7 +11,7 @@ import {
 } from '../../../domain/audit/continuation.js';
 import type { AuditLog } from '../../../ports/audit-log.js';
 import type { CheckpointSigner } from '../../../ports/checkpoint-keys.js';
-import { isNoteName, verifierKeyLine } from '../../../tlog/note.js';
+import { isNoteName, publicKeyHex, verifierKeyLine } from '../../../tlog/note.js';
 import type { WitnessPolicy } from '../../../tlog/policy.js';
 import { underArchiveLock } from '../../audit/archive-lock.js';
 import { openContinuation, signContinuation } from '../../audit/continuation.js';
@@ -23,17 +23,13 @@ import {
   CheckpointKeyError,
   checkpointSigner,
   noteVerifier,
-  readSecretFile,
 } from '../../composition/audit-keys.js';
 import { askWitnesses, readTrailWitnessPolicy } from '../../composition/audit-witnesses.js';
-import { auditOriginOf, ConfigError } from '../../composition/config.js';
+import { auditOriginOf, auditWitnessTimeoutOf, ConfigError } from '../../composition/config.js';
 import { withAuditStore } from '../command-stores.js';
 import { CommandError, EXIT, UsageError } from '../exit.js';
 import { type Io, report } from '../io.js';
-import { type PolicyGiven, proving, readFile, type StoreGiven } from './options.js';
-
-/** Each call to a witness is given this long unless AUDIT_WITNESS_TIMEOUT_MS says otherwise (as serve). */
-const WITNESS_TIMEOUT_MS = 5_000;
+import { type PolicyGiven, proving, readSigningKey, type StoreGiven } from './options.js';
 
 export interface ContinueGiven extends StoreGiven, PolicyGiven {
   readonly origin?: string | undefined;
@@ -44,9 +40,7 @@ export interface ContinueGiven extends StoreGiven, PolicyGiven {
 
 /** The private key in `path` (named by `source`, refused when others may read it) as the checkpoint signer of `origin`. */
 async function signerOf(source: string, path: string, origin: string): Promise<CheckpointSigner> {
-  const pem = Buffer.from(
-    readSecretFile(source, path, (message) => new CommandError(message), { maxBytes: 64 * 1024 }),
-  ).toString('utf8');
+  const pem = readSigningKey(path, source).toString('utf8');
   try {
     return await checkpointSigner(pem, origin);
   } catch (error) {
@@ -68,8 +62,7 @@ async function keysOf(io: Io, values: ContinueGiven, previous: string, origin: s
     );
   const before = await signerOf('AUDIT_SIGNING_KEY', keyPath, previous);
   const after = await signerOf('--key', values.key, origin);
-  const same = before.note.publicKey.every((byte, i) => after.note.publicKey[i] === byte);
-  if (same)
+  if (publicKeyHex(before.note) === publicKeyHex(after.note))
     throw new UsageError(
       `--key ${values.key} is the key of the log before (AUDIT_SIGNING_KEY): a new log has a key of its own (case-read audit keygen)`,
     );
@@ -99,16 +92,6 @@ function previousPolicy(
   }
 }
 
-/** AUDIT_WITNESS_TIMEOUT_MS as serve reads it, else its default. */
-function witnessTimeoutOf(io: Io): number {
-  const raw = io.env.AUDIT_WITNESS_TIMEOUT_MS;
-  if (raw === undefined || raw === '') return WITNESS_TIMEOUT_MS;
-  const ms = Number(raw);
-  if (!/^[0-9]+$/.test(raw) || ms < 100 || ms > 60_000)
-    throw new ConfigError(['AUDIT_WITNESS_TIMEOUT_MS: expected a whole number from 100 to 60000']);
-  return ms;
-}
-
 /** Why the witnesses' answers do not allow a continuation, or undefined when they do. */
 function refusal(behind: TrailBehind | undefined, size: number, source: string): string | undefined {
   if (behind === undefined)
@@ -134,7 +117,6 @@ export async function continueTrail(values: ContinueGiven, io: Io): Promise<numb
   const reason = values.reason ?? '';
   const problem = reasonProblem(reason);
   if (problem !== undefined) throw new UsageError(`--reason says why the trail lost records: ${problem}`);
-  if (values.policy !== undefined) readFile('--policy', values.policy);
   return withAuditStore(values.auditStore, io, async (log) => {
     const previous = await trailOrigin(log);
     if (previous === undefined)
@@ -161,7 +143,7 @@ export async function continueTrail(values: ContinueGiven, io: Io): Promise<numb
           );
         const behind = await askWitnesses(policy, log, {
           caFile: io.env.AUDIT_WITNESS_TLS_CA || undefined,
-          timeoutMs: witnessTimeoutOf(io),
+          timeoutMs: auditWitnessTimeoutOf(io.env),
         });
         const refused = refusal(behind, kept, source);
         if (refused !== undefined || behind === undefined) throw new CommandError(refused ?? 'nothing lost');

@@ -86,12 +86,13 @@ export const readFile = (option: string, path: string): Buffer =>
     .bytes;
 
 /**
- * `AUDIT_SIGNING_KEY`'s file, read as {@link readFile} reads one, and refused when others
- * can read or write it, as `serve` refuses it.
+ * `AUDIT_SIGNING_KEY`'s file (or another signing key's, named by `source`: `audit continue
+ * --key`), read as {@link readFile} reads one, and refused when others can read or write it, as
+ * `serve` refuses it.
  */
-export const readSigningKey = (path: string): Buffer =>
+export const readSigningKey = (path: string, source = 'AUDIT_SIGNING_KEY'): Buffer =>
   Buffer.from(
-    readSecretFile('AUDIT_SIGNING_KEY', path, (message) => new CommandError(message), {
+    readSecretFile(source, path, (message) => new CommandError(message), {
       maxBytes: MAX_FILE_BYTES,
     }),
   );

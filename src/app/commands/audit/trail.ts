@@ -17,11 +17,11 @@ import {
   ContinuationError,
   continuationData,
   continuationLine,
-  keysOfContinuations,
   keysOfEveryOrigin,
-  type OpenedContinuation,
   openContinuations,
   originAt,
+  type TrustedContinuations,
+  trustedContinuations,
 } from '../../audit/continuation.js';
 import { trailOrigin } from '../../audit/origin.js';
 import { AuditProofError, openCheckpoint } from '../../audit/proving.js';
@@ -159,24 +159,16 @@ async function continuationsOf(
         signed: false,
         learned: [],
       };
-    const learned = keysOfContinuations(records, keys, auditHashes.sha256, noteVerifier);
-    return {
-      opened: openContinuations(records, [...keys, ...learned], auditHashes.sha256),
-      signed: true,
-      learned,
-    };
+    return { ...trustedContinuations(records, keys, auditHashes.sha256, noteVerifier), signed: true };
   } catch (error) {
     if (error instanceof ContinuationError) return { refused: error.message };
     throw error;
   }
 }
 
-/** A trail's continuations as `audit verify` read them, whether their statements' signatures were checked, and the keys they name. */
-interface Continued {
-  readonly opened: readonly OpenedContinuation[];
+/** A trail's continuations as `audit verify` read them, the keys they name, and whether their statements' signatures were checked. */
+interface Continued extends TrustedContinuations {
   readonly signed: boolean;
-  /** The keys of the logs before (each named by its origin), learned from the statements. */
-  readonly learned: readonly NoteVerifier[];
 }
 
 function refusedContinuation(io: Io, json: boolean | undefined, reason: string): number {

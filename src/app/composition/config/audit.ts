@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { optionalText, wholeNumber } from '../../../adapters/shared/variables.js';
+import { optionalText, presentIn, problemsOf, wholeNumber } from '../../../adapters/shared/variables.js';
 import type { Environment } from '../../../ports/stores.js';
 import { isNoteName } from '../../../tlog/note.js';
 import { ConfigError } from '../../config-error.js';
@@ -71,6 +71,17 @@ export const AUDIT_VARIABLES = {
       return origin ?? DEFAULT_AUDIT_ORIGIN;
     }),
 };
+
+/**
+ * `AUDIT_WITNESS_TIMEOUT_MS` (else its default), read as `serve` reads it, for a command that
+ * reads nothing else of the configuration (`audit continue`). A ConfigError naming it otherwise.
+ */
+export function auditWitnessTimeoutOf(env: Environment): number {
+  const name = 'AUDIT_WITNESS_TIMEOUT_MS';
+  const parsed = AUDIT_VARIABLES[name].safeParse(presentIn(env, [name])[name]);
+  if (!parsed.success) throw new ConfigError(problemsOf(parsed.error, name));
+  return parsed.data;
+}
 
 type WitnessVariables = z.output<
   z.ZodObject<
