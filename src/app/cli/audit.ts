@@ -252,7 +252,7 @@ export function auditCommands(root: Command, run: CliRun, stores: StoreOptions):
       )
       .option(
         '--reason <TEXT>',
-        'why records were lost: one line, stated in the trail (at most 500 characters)',
+        'why records were lost: one line, stated in the trail and in every subject access answer whose window meets the loss, so no personal data (at most 500 characters)',
       )
       .addOption(
         policyOption('the policy of the log that goes before, whose witnesses are asked what they hold'),
