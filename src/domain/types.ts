@@ -110,6 +110,18 @@ export interface CaseRecord {
 }
 
 /**
+ * What the case store holds about a crn, as stored, in a subject access answer (decisions
+ * §22); each part null when not held. Every part is named by the case operation that reads it
+ * (`heldAs` in case-operations.ts), and the template shows each.
+ */
+export interface HeldCase {
+  readonly personalDetails: PersonalDetailsAndCircumstances | null;
+  readonly homeOfficeInterest: HomeOfficeInterest | null;
+  readonly communityManager: CommunityManager | null;
+  readonly riskScores: RiskPredictorScore[];
+}
+
+/**
  * JSON text that holds a `T`: a document a store keeps as text and the service sends as it
  * is. The type is a promise made by the store that produced it; the case-repository
  * contract suite checks it by parsing.

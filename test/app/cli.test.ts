@@ -14,6 +14,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STORE_VARIABLES } from '../../src/app/composition/config.js';
 import { STORE_REGISTRY } from '../../src/app/composition/store-kinds.js';
+import { PERMISSIONS } from '../../src/domain/access/permissions.js';
+import { CASE_OPERATIONS, CASE_READS, type CaseRead, casePath } from '../../src/domain/case-operations.js';
 import {
   BIN,
   type CliResult,
@@ -186,9 +188,7 @@ describe('case-read usage errors exit 2, naming what was wrong and pointing to t
     expect(result.stdout).toMatch(/^ {2}cases generate \[options\] +write N synthetic cases/m);
     // Every permission a client can be given, renewCertificate included (the domain's list).
     const clientsAdd = runCli(['clients', 'add', '--help']).stdout.replace(/\s+/g, ' ');
-    expect(clientsAdd).toContain(
-      'getCase, getHomeOfficeInterest, getCommunityManagerByCrn, getRiskScores, issueQueueToken, renewCertificate',
-    );
+    expect(clientsAdd).toContain(PERMISSIONS.join(', '));
     expect(result.stdout).toContain('Configuration: docs/operations/configuration.md');
   });
 
@@ -431,6 +431,29 @@ describe('onboarding end to end, with the CLI alone', () => {
   const casesStore = env.CASE_STORE;
   const cli = cliInProcess(env);
   const x = fixtureFile.cases.find((c) => c.crn === 'X123456') as Record<string, unknown>;
+  /**
+   * What each case read answers for X123456, from the fixture: the risk scores newest first,
+   * one page of the default 10. A row added to the table without its answer here does not compile.
+   */
+  const riskScores = [...(x.riskScores as { completedDate: string }[])].sort(
+    (p, q) => Date.parse(q.completedDate) - Date.parse(p.completedDate),
+  );
+  const answerOf: { readonly [K in CaseRead]: unknown } = {
+    getCase: x.personalDetails,
+    getHomeOfficeInterest: x.homeOfficeInterest,
+    getCommunityManagerByCrn: { crn: 'X123456', communityManager: x.communityManager },
+    getRiskScores: {
+      data: riskScores,
+      pagination: {
+        isLastPage: true,
+        count: riskScores.length,
+        page: 1,
+        perPage: 10,
+        totalCount: riskScores.length,
+        totalPages: 1,
+      },
+    },
+  };
   /** `serve` through the binary (it runs only as a process); any other command in this process. */
   const runCommand = async (args: string[], commandEnv: Record<string, string>): Promise<CliResult> =>
     args[0] === 'serve' ? runCli(args, commandEnv) : runCliInProcess(args, commandEnv);
@@ -445,13 +468,8 @@ describe('onboarding end to end, with the CLI alone', () => {
     };
     expect(first.serialNumber).toMatch(/^[0-9A-F]+$/);
     await cli('cases', 'import', fixtures, '--store', casesStore);
-    await cli(
-      'clients',
-      'add',
-      'client-a',
-      '--permissions',
-      'getCase,getHomeOfficeInterest,getCommunityManagerByCrn',
-    );
+    // Every case read, as the table lists them.
+    await cli('clients', 'add', 'client-a', '--permissions', CASE_READS.join(','));
     expect(
       (await runCliInProcess(['clients', 'add', 'client-a', '--permissions', 'getCase'], env)).stderr,
     ).toContain('client client-a already exists');
@@ -473,12 +491,10 @@ describe('onboarding end to end, with the CLI alone', () => {
       });
     try {
       const a = as(first, keyA, tokenA);
-      expect((await a('/case/X123456')).json()).toStrictEqual(x.personalDetails);
-      expect((await a('/case/X123456/home-office-interest')).json()).toStrictEqual(x.homeOfficeInterest);
-      expect((await a('/case/X123456/community-manager')).json()).toStrictEqual({
-        crn: 'X123456',
-        communityManager: x.communityManager,
-      });
+      // Every case read, in the table's order, each answering what the fixture holds.
+      for (const row of CASE_OPERATIONS) {
+        expect((await a(casePath(row, 'X123456'))).json(), row.id).toStrictEqual(answerOf[row.id]);
+      }
 
       // A second client, with the CLI alone.
       const second = JSON.parse(await cli('pki', 'client', 'client-b', '--dir', pkiDir, '--json')) as {
@@ -513,7 +529,7 @@ describe('onboarding end to end, with the CLI alone', () => {
       // With the certificate each presented to serve, and when it ends (pki client: 365 days).
       expect(await cli('clients', 'list')).toMatch(
         new RegExp(
-          `^client-a {2}getCase,getHomeOfficeInterest,getCommunityManagerByCrn {2}certificate ${first.serialNumber} expires \\S+ \\(36[45] days left\\)\n` +
+          `^client-a {2}${CASE_READS.join(',')} {2}certificate ${first.serialNumber} expires \\S+ \\(36[45] days left\\)\n` +
             `client-b {2}getCase {2}certificate ${second.serialNumber} expires \\S+ \\(36[45] days left\\)\n$`,
         ),
       );
@@ -565,11 +581,9 @@ describe('onboarding end to end, with the CLI alone', () => {
         crn: string | null;
         status: number;
       }[];
-      expect(records.slice(0, 3).map((r) => [r.operation, r.crn, r.status])).toEqual([
-        ['getCase', 'X123456', 200],
-        ['getHomeOfficeInterest', 'X123456', 200],
-        ['getCommunityManagerByCrn', 'X123456', 200],
-      ]);
+      expect(records.slice(0, CASE_READS.length).map((r) => [r.operation, r.crn, r.status])).toEqual(
+        CASE_READS.map((id) => [id, 'X123456', 200]),
+      );
       expect(records.at(-1)?.status).toBe(403);
       expect(
         JSON.parse(await cli('audit', 'query', '--client', 'client-b', '--json')).map(

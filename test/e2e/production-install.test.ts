@@ -4,6 +4,7 @@ import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } fr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CASE_OPERATIONS, CASE_READS, casePath } from '../../src/domain/case-operations.js';
 import { ROOT, serveEnv } from '../support/cli.js';
 import { httpsRequest } from '../support/https-client.js';
 import { registryNode } from '../support/registry-node.js';
@@ -28,7 +29,7 @@ const IMAGE_FILES = (() => {
  *
  * Once on each supported Node line (decisions §16), each brought from the npm registry by
  * scripts/registry-node.sh: the install run by that Node's npm, the CLI and `serve` on it,
- * the three reads over mutual TLS, and not one warning from npm, the runtime or a library
+ * every case read over mutual TLS, and not one warning from npm, the runtime or a library
  * (Node 20 printed the AWS SDK's NodeVersionSupportWarning). The image's own line is 24.
  */
 const LINES = ['22', '24', '26'] as const;
@@ -115,7 +116,7 @@ describe.each(LINES)('the production install on Node %s (what the image runs)', 
     expect(existsSync(join(app, 'node_modules/hono'))).toBe(true);
   });
 
-  it('runs the operator CLI and serves the three reads, then drains on SIGTERM as PID 1 would; no warning', async () => {
+  it('runs the operator CLI and serves every case read, then drains on SIGTERM as PID 1 would; no warning', async () => {
     const pki = join(data, 'pki');
     // The same settings as every serve test, in production mode.
     const env = { ...serveEnv(data), NODE_ENV: 'production' };
@@ -131,13 +132,8 @@ describe.each(LINES)('the production install on Node %s (what the image runs)', 
       key: string;
     };
     run('cases', 'import', join(app, 'fixtures/cases.json'));
-    run(
-      'clients',
-      'add',
-      'client-a',
-      '--permissions',
-      'getCase,getHomeOfficeInterest,getCommunityManagerByCrn',
-    );
+    // Every case read, as the table lists them.
+    run('clients', 'add', 'client-a', '--permissions', CASE_READS.join(','));
     // The upgrade step, as the migration Job runs it: the store variables and nothing else.
     const stores = {
       CASE_STORE: env.CASE_STORE,
@@ -177,11 +173,7 @@ describe.each(LINES)('the production install on Node %s (what the image runs)', 
       };
       // The line it was meant to run on: its `"listening"` line names it.
       expect(runtime).toMatch(new RegExp(`^node ${line}\\.\\d+\\.\\d+$`));
-      for (const path of [
-        '/case/X123456',
-        '/case/X123456/home-office-interest',
-        '/case/X123456/community-manager',
-      ]) {
+      for (const path of CASE_OPERATIONS.map((row) => casePath(row, 'X123456'))) {
         const response = await httpsRequest(`${url}${path}`, {
           ca: readFileSync(join(pki, 'ca.pem'), 'utf8'),
           cert: readFileSync(client.cert, 'utf8'),
@@ -198,7 +190,10 @@ describe.each(LINES)('the production install on Node %s (what the image runs)', 
       expect(code).toBe(0);
       expect(output).toContain('shutdown: stopped');
       expect(warnings(output)).toEqual([]);
-      expect(run('audit', 'verify')).toMatch(/^audit chain intact: 3 record\(s\)/);
+      // One record for each read.
+      expect(run('audit', 'verify')).toMatch(
+        new RegExp(`^audit chain intact: ${CASE_OPERATIONS.length} record\\(s\\)`),
+      );
     } finally {
       if (child.exitCode === null) child.kill('SIGKILL');
     }

@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type CaseRead, caseOperation, casePath } from '../../src/domain/case-operations.js';
 import { prepareServe, ROOT, runCli, type ServeSetup, startServe } from '../support/cli.js';
 import { goBuild, skipWithoutGoReference } from '../support/go-reference.js';
 import { consumerAgent, httpsRequest } from '../support/https-client.js';
@@ -20,6 +21,26 @@ import { consumerAgent, httpsRequest } from '../support/https-client.js';
 
 const ORIGIN = 'case-read.test.example/audit';
 const CRN = 'X123456';
+
+/**
+ * The reads the first test makes, in order: four of CRN by two clients, and one of another
+ * crn. client-a is the setup's client (every case read); client-b holds the reads it makes
+ * here and no other.
+ */
+const READS: readonly {
+  readonly by: 'client-a' | 'client-b';
+  readonly id: CaseRead;
+  readonly crn: string;
+}[] = [
+  { by: 'client-a', id: 'getCase', crn: CRN },
+  { by: 'client-b', id: 'getHomeOfficeInterest', crn: CRN },
+  { by: 'client-a', id: 'getCase', crn: 'A000001' },
+  { by: 'client-a', id: 'getCase', crn: CRN },
+  { by: 'client-b', id: 'getCommunityManagerByCrn', crn: CRN },
+];
+/** The reads of CRN: what its subject access answer lists. */
+const READS_OF_CRN = READS.filter((read) => read.crn === CRN);
+
 const dir = mkdtempSync(join(tmpdir(), 'case-read-sar-e2e-'));
 const archive = join(dir, 'archive');
 let setup: ServeSetup;
@@ -147,7 +168,10 @@ let firstAnswer = '';
 beforeAll(async () => {
   setup = prepareServe(dir);
   setup.cli('audit', 'keygen', '--dir', join(dir, 'keys'));
-  clientB = onboard('client-b', 'getHomeOfficeInterest,getCommunityManagerByCrn');
+  clientB = onboard(
+    'client-b',
+    [...new Set(READS.filter((read) => read.by === 'client-b').map((read) => read.id))].join(','),
+  );
   sar = onboard('sar-service', 'getSubjectAccessRequest,getSubjectAccessRequestTemplate');
   mkdirSync(archive);
   env = {
@@ -174,15 +198,14 @@ afterAll(async () => {
 
 describe('GET /subject-access-request against serve', () => {
   it('lists exactly the four reads of the crn by two clients, oldest first, not the read of another', async () => {
-    const reads = [
-      await get(`/case/${CRN}`),
-      await get(`/case/${CRN}/home-office-interest`, clientB),
-      await get('/case/A000001'),
-      await get(`/case/${CRN}`),
-      await get(`/case/${CRN}/community-manager`, clientB),
-    ];
-    for (const res of reads) expect(res.status).toBe(200);
-    readIds.push(...[0, 1, 3, 4].map((i) => reads[i]?.headers['x-request-id'] as string));
+    for (const read of READS) {
+      const res = await get(
+        casePath(caseOperation(read.id), read.crn),
+        read.by === 'client-b' ? clientB : undefined,
+      );
+      expect(res.status, `${read.by} ${read.id} ${read.crn}`).toBe(200);
+      if (read.crn === CRN) readIds.push(res.headers['x-request-id'] as string);
+    }
 
     const answer = await subjectAccess(`crn=${CRN}`);
     expect(answer.status, answer.text).toBe(200);
@@ -190,18 +213,8 @@ describe('GET /subject-access-request against serve', () => {
     expect(content.crn).toBe(CRN);
     expect(content.case?.personalDetails).not.toBeNull();
     expect(content.disclosures.map((d) => d.requestId)).toEqual(readIds);
-    expect(content.disclosures.map((d) => d.recipient)).toEqual([
-      'client-a',
-      'client-b',
-      'client-a',
-      'client-b',
-    ]);
-    expect(content.disclosures.map((d) => d.operation)).toEqual([
-      'getCase',
-      'getHomeOfficeInterest',
-      'getCase',
-      'getCommunityManagerByCrn',
-    ]);
+    expect(content.disclosures.map((d) => d.recipient)).toEqual(READS_OF_CRN.map((read) => read.by));
+    expect(content.disclosures.map((d) => d.operation)).toEqual(READS_OF_CRN.map((read) => read.id));
     for (const d of content.disclosures) {
       expect(d.status).toBe(200);
       expect(d.onBehalfOf).toBeNull();

@@ -5,7 +5,7 @@ import type { Tracing } from '../../src/adapters/opentelemetry/tracing.js';
 import { SqliteCaseRepository, SqliteCaseWriter } from '../../src/adapters/sqlite/case-store.js';
 import type { UpstreamSettings } from '../../src/adapters/upstream/settings.js';
 import { DEFAULT_MAX_BODY_BYTES } from '../../src/adapters/upstream/settings.js';
-import { CASE_READS } from '../../src/domain/access/permissions.js';
+import { CASE_READS } from '../../src/domain/case-operations.js';
 import type { CaseRecord } from '../../src/domain/types.js';
 import { AccessMother } from './mothers.js';
 import { makeTestPki, type TestPki } from './pki.js';
@@ -54,7 +54,7 @@ export async function startUpstreamInstance(
   const service = await startTestService(pki, { repository, ...options });
   await service.directory.saveClient(
     AccessMother.client('case-reader', {
-      permissions: [...CASE_READS, 'getRiskScores'],
+      permissions: [...CASE_READS],
     }),
   );
   const client = await pki.client('case-reader');

@@ -1,13 +1,14 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Tracer } from '@opentelemetry/api';
+import { requiresBearer } from '../../domain/case-operations.js';
 import type { CrnFormat } from '../../domain/crn.js';
 import { TrailIncompleteError } from '../../domain/errors.js';
 import type { IssueQueueTokenDeps } from '../../domain/queue/credentials.js';
 import type { AuditWriter } from '../../ports/audit-log.js';
 import type { CaseRepository } from '../../ports/case-repository.js';
 import { DEFAULT_MAX_IN_FLIGHT, DEFAULT_REQUEST_DEADLINE_MS } from '../../ports/deadline.js';
-import { caseHandlers } from './cases.handlers.js';
-import { caseRoutes, type OperationGuard } from './cases.routes.js';
+import { registerCaseReads } from './case-reads.js';
+import type { OperationGuard } from './cases.routes.js';
 import type { Engine } from './deadline.js';
 import { type DocsAssets, mountDocs } from './docs.js';
 import { type AppEnv, type HttpLogger, SILENT_LOGGER } from './env.js';
@@ -18,8 +19,6 @@ import { buildOpenApiDocument } from './openapi.js';
 import { admitRequests, guardOperation, type NoPerimeter, type PerimeterOptions } from './perimeter.js';
 import type { AuditFailure, DeadlineOptions } from './request-cycle.js';
 import { respond } from './respond.js';
-import { riskHandlers } from './risk.handlers.js';
-import { riskRoutes } from './risk.routes.js';
 import { answerTheRest, cycledRouter } from './router.js';
 import { type SubjectAccessOptions, subjectAccessHandlers } from './subject-access.handlers.js';
 import { subjectAccessRoutes } from './subject-access.routes.js';
@@ -102,23 +101,18 @@ export function createHttpApp(options: HttpAppOptions): OpenAPIHono<AppEnv> {
   });
   if (!('disabled' in perimeter)) app.use(admitRequests(perimeter));
 
-  /** Steps 6–8 for each operation; the bearer requirement covers the /case operations only (decisions §1 step 6). */
-  const guard =
-    (bearer: boolean): OperationGuard =>
-    (permission) =>
-      'disabled' in perimeter ? [] : [guardOperation(perimeter, permission, { bearer })];
-  const cases = caseRoutes(crnFormat, guard(true));
-  const caseHandler = caseHandlers({ repository });
-  app.openapi(cases.getCase, caseHandler.getCase);
-  app.openapi(cases.getHomeOfficeInterest, caseHandler.getHomeOfficeInterest);
-  app.openapi(cases.getCommunityManagerByCrn, caseHandler.getCommunityManagerByCrn);
-  app.openapi(tokenRoutes(guard(false)).issueQueueToken, tokenHandlers(options.queueTokens).issueQueueToken);
-  app.openapi(riskRoutes(crnFormat, guard(false)).getRiskScores, riskHandlers({ repository }).getRiskScores);
-  const est = estRoutes(guard(false));
+  /** Steps 6–8 for each operation; the bearer JWT where the case operations' table asks for it (decisions §1 step 6). */
+  const guard: OperationGuard = (permission) =>
+    'disabled' in perimeter
+      ? []
+      : [guardOperation(perimeter, permission, { bearer: requiresBearer(permission) })];
+  registerCaseReads(app, { format: crnFormat, guard, repository });
+  app.openapi(tokenRoutes(guard).issueQueueToken, tokenHandlers(options.queueTokens).issueQueueToken);
+  const est = estRoutes(guard);
   const estHandler = estHandlers(options.certificates ?? NO_RENEWAL);
   app.openapi(est.simpleReenroll, estHandler.simpleReenroll);
   app.openapi(est.caCerts, estHandler.caCerts);
-  const sar = subjectAccessRoutes(crnFormat, guard(false));
+  const sar = subjectAccessRoutes(crnFormat, guard);
   const sarHandler = subjectAccessHandlers(options.subjectAccess ?? NO_SUBJECT_ACCESS, logger);
   app.openapi(sar.getSubjectAccessRequest, sarHandler.getSubjectAccessRequest);
   app.openapi(sar.getSubjectAccessRequestTemplate, sarHandler.getSubjectAccessRequestTemplate);

@@ -1,6 +1,7 @@
 import { createRoute } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import type { Permission } from '../../domain/access/permissions.js';
+import { type CaseRead, caseOperation } from '../../domain/case-operations.js';
 import type { CrnFormat } from '../../domain/crn.js';
 import type { AppEnv } from './env.js';
 import { caseReadFailures, problem } from './route-responses.js';
@@ -11,17 +12,33 @@ import {
   PersonalDetailsAndCircumstancesSchema,
 } from './schemas.js';
 
-/** The security requirement of the three case reads: client certificate, API key and bearer JWT, together. */
-export const CASE_READ_SECURITY = [{ mutualTLS: [], apiKey: [], bearerAuth: [] }];
+/** A case operation's security requirement, as its row says: client certificate and API key, and the bearer JWT where asked for. */
+const WITH_BEARER = [{ mutualTLS: [], apiKey: [], bearerAuth: [] }];
+const WITHOUT_BEARER = [{ mutualTLS: [], apiKey: [] }];
+
+/** Middleware that admits a caller to one operation (steps 6–8), or none in tests of the core. */
+export type OperationGuard = (permission: Permission) => MiddlewareHandler<AppEnv>[];
+
+/**
+ * What a case operation's route takes from its row of the table (case-operations.ts): its
+ * method, path, operation id, the guard of its permission and its security requirement.
+ */
+export function caseOperationRoute<Id extends CaseRead>(id: Id, guard: OperationGuard) {
+  const row = caseOperation(id);
+  return {
+    method: 'get',
+    path: row.path,
+    operationId: id,
+    middleware: guard(id),
+    security: row.bearer ? WITH_BEARER : WITHOUT_BEARER,
+  } as const;
+}
 
 const errorResponses = {
   400: problem('The crn does not match the configured pattern'),
   401: problem('Bearer token missing or invalid'),
   ...caseReadFailures,
 } as const;
-
-/** Middleware that admits a caller to one operation (steps 6–8), or none in tests of the core. */
-export type OperationGuard = (permission: Permission) => MiddlewareHandler<AppEnv>[];
 
 /**
  * The three case routes, their crn parameter built from the configured pattern. The guard's
@@ -31,15 +48,11 @@ export function caseRoutes(format: CrnFormat, guard: OperationGuard = () => []) 
   const params = crnParamsSchema(format);
   return {
     getCase: createRoute({
-      method: 'get',
-      path: '/case/{crn}',
-      operationId: 'getCase',
-      middleware: guard('getCase'),
+      ...caseOperationRoute('getCase', guard),
       tags: ['Case'],
       summary: 'Personal details and circumstances',
       description:
         'Preferred language, personal circumstances, disabilities and personality disorder status of the person.',
-      security: CASE_READ_SECURITY,
       request: { params },
       responses: {
         200: {
@@ -50,14 +63,10 @@ export function caseRoutes(format: CrnFormat, guard: OperationGuard = () => []) 
       },
     }),
     getHomeOfficeInterest: createRoute({
-      method: 'get',
-      path: '/case/{crn}/home-office-interest',
-      operationId: 'getHomeOfficeInterest',
-      middleware: guard('getHomeOfficeInterest'),
+      ...caseOperationRoute('getHomeOfficeInterest', guard),
       tags: ['Case'],
       summary: 'Home Office interest',
       description: 'Whether a Home Office interest exists, with optional notes.',
-      security: CASE_READ_SECURITY,
       request: { params },
       responses: {
         200: {
@@ -68,15 +77,11 @@ export function caseRoutes(format: CrnFormat, guard: OperationGuard = () => []) 
       },
     }),
     getCommunityManagerByCrn: createRoute({
-      method: 'get',
-      path: '/case/{crn}/community-manager',
-      operationId: 'getCommunityManagerByCrn',
-      middleware: guard('getCommunityManagerByCrn'),
+      ...caseOperationRoute('getCommunityManagerByCrn', guard),
       tags: ['Case'],
       summary: 'Community manager',
       description:
         'The case reference and the community manager responsible for the case. 404 when the case has no active community manager.',
-      security: CASE_READ_SECURITY,
       request: { params },
       responses: {
         200: {

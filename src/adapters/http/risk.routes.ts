@@ -1,7 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { CrnFormat } from '../../domain/crn.js';
 import { MAX_PER_PAGE } from '../../domain/use-cases/get-risk-scores.js';
-import type { OperationGuard } from './cases.routes.js';
+import { caseOperationRoute, type OperationGuard } from './cases.routes.js';
 import { caseReadFailures, problem } from './route-responses.js';
 import { crnParamsSchema, RiskScoresPageSchema } from './schemas.js';
 
@@ -29,14 +29,10 @@ const wholeNumber = (name: string, description: string, fallback: number, maximu
 export function riskRoutes(format: CrnFormat, guard: OperationGuard) {
   return {
     getRiskScores: createRoute({
-      method: 'get',
-      path: '/v1/persons/{crn}/risks/scores',
-      operationId: 'getRiskScores',
-      middleware: guard('getRiskScores'),
+      ...caseOperationRoute('getRiskScores', guard),
       tags: ['Risk'],
       summary: 'Risk predictor scores',
       description: `Risk predictor scores, newest completedDate first, a page at a time (perPage at most ${MAX_PER_PAGE}).`,
-      security: [{ mutualTLS: [], apiKey: [] }],
       request: {
         params: crnParamsSchema(format),
         query: z.object({

@@ -1,13 +1,14 @@
-/**
- * Permissions are the operation ids. A client holds a base set; a verified on-behalf-of
- * user's grants widen it (set union). Everything not granted is denied.
- */
-/** The case reads (`GET /case/{crn}…`): what a client reading cases is granted, and what the tests grant. */
-export const CASE_READS = ['getCase', 'getHomeOfficeInterest', 'getCommunityManagerByCrn'] as const;
+import { CASE_READS } from '../case-operations.js';
 
+export { CASE_READS };
+
+/**
+ * Permissions are the operation ids, the case operations' first (their table,
+ * case-operations.ts). A client holds a base set; a verified on-behalf-of user's grants widen
+ * it (set union). Everything not granted is denied.
+ */
 export const PERMISSIONS = [
   ...CASE_READS,
-  'getRiskScores',
   'issueQueueToken',
   'renewCertificate',
   'getSubjectAccessRequest',
@@ -15,6 +16,14 @@ export const PERMISSIONS = [
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];
+
+/**
+ * What `npm start`'s development client and the bench's client are granted
+ * (scripts/start.mjs, bench/lib/fixtures.mjs read it from dist/): every case operation and
+ * queue tokens. Not renewCertificate nor the subject access operations: those need settings
+ * of their own that npm start does not make.
+ */
+export const DEVELOPMENT_CLIENT_PERMISSIONS: readonly Permission[] = [...CASE_READS, 'issueQueueToken'];
 
 export function isPermission(value: string): value is Permission {
   return (PERMISSIONS as readonly string[]).includes(value);

@@ -1,3 +1,4 @@
+import { CASE_OPERATIONS } from '../case-operations.js';
 import type {
   CommunityOffenderManager,
   HomeOfficeInterest,
@@ -5,22 +6,12 @@ import type {
 } from '../types.js';
 
 /**
- * Data minimisation per client (decisions §8): the fields a client may have withheld. A
+ * Data minimisation per client (decisions §8): the fields a client may have withheld, each
+ * case operation's (its `withholds` in case-operations.ts), in the table's order. A
  * withheld field is answered as `null`, whatever is held; every other field is answered as
  * it is. Grants for an on-behalf-of user widen operations, never fields.
  */
-export const REDACTABLE_FIELDS = [
-  'preferredLanguage',
-  'personalCircumstances',
-  'disabilities',
-  'offenderPersonalityDisorder',
-  'homeOfficeInterest.notes',
-  'communityManager.jobRole',
-  'communityManager.emailAddress',
-  'communityManager.officeName',
-  'communityManager.teamPhoneNumber',
-  'communityManager.name.middleName',
-] as const;
+export const REDACTABLE_FIELDS = CASE_OPERATIONS.flatMap((operation) => operation.withholds);
 
 export type RedactableField = (typeof REDACTABLE_FIELDS)[number];
 

@@ -1,6 +1,6 @@
 import type { DisclosureList } from '../../ports/disclosures.js';
 import { toBase64 } from '../../tlog/note.js';
-import type { HeldCase } from '../use-cases/subject-access.js';
+import type { HeldCase } from '../types.js';
 
 /**
  * The subject access answer's JSON text (decisions §22, §23; ADR 27), as `serve` streams it and

@@ -4,12 +4,7 @@ import type { DisclosureList, Disclosures } from '../../ports/disclosures.js';
 import type { Crn } from '../crn.js';
 import { InvalidSubjectAccessRequestError } from '../errors.js';
 import { sarWindow } from '../subject-access/window.js';
-import type {
-  CommunityManager,
-  HomeOfficeInterest,
-  PersonalDetailsAndCircumstances,
-  RiskPredictorScore,
-} from '../types.js';
+import type { HeldCase } from '../types.js';
 
 /**
  * Operation `getSubjectAccessRequest` (decisions §22): what is held about the person a crn
@@ -17,14 +12,6 @@ import type {
  * the store holds it (where it keeps a copy) and every audit record naming the crn in the
  * window, complete or not at all.
  */
-
-/** What the case store holds about the crn, as stored; each part null when not held. */
-export interface HeldCase {
-  readonly personalDetails: PersonalDetailsAndCircumstances | null;
-  readonly homeOfficeInterest: HomeOfficeInterest | null;
-  readonly communityManager: CommunityManager | null;
-  readonly riskScores: RiskPredictorScore[];
-}
 
 export interface SubjectAccessDeps {
   readonly disclosures: Disclosures;

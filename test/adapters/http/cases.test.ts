@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { CASE_OPERATIONS, casePath } from '../../../src/domain/case-operations.js';
 import { openFixtureCases } from '../../support/fixtures.js';
 import { fixtureApp, servedDocument } from '../../support/http.js';
 import { OpenApiValidator } from '../../support/openapi-validator.js';
@@ -99,7 +100,7 @@ describe('the served document rejects what the spec forbids', () => {
 });
 
 describe('an unknown crn', () => {
-  it.each(['/case/Q000000', '/case/Q000000/home-office-interest', '/case/Q000000/community-manager'])(
+  it.each(CASE_OPERATIONS.map((row) => casePath(row, 'Q000000')))(
     '%s → 404 case-not-found problem',
     async (path) => {
       const { response, body } = await get(path);

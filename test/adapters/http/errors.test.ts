@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { CASE_OPERATIONS, type CaseOperation, casePath } from '../../../src/domain/case-operations.js';
 import type { CaseRepository } from '../../../src/ports/case-repository.js';
 import { fixtureApp, recordingLogger, servedDocument } from '../../support/http.js';
 import { OpenApiValidator } from '../../support/openapi-validator.js';
@@ -43,30 +44,18 @@ const BAD_CRNS: ReadonlyArray<readonly [string, string]> = [
   ['malformed percent-encoding', '%E0%A4%A'],
   ['10 kB', 'A'.repeat(10_240)],
 ];
-const SUFFIXES = ['', '/home-office-interest', '/community-manager'];
-const documented = {
-  '': '/case/{crn}',
-  '/home-office-interest': '/case/{crn}/home-office-interest',
-  '/community-manager': '/case/{crn}/community-manager',
-} as const;
+/** A case operation's path with the crn put in as written: already percent-encoded, or meant to be malformed. */
+const pathWith = (row: CaseOperation, crn: string): string => row.path.replace('{crn}', crn);
 
 describe('bad crns → 400 problem+json, never 500', () => {
-  for (const suffix of SUFFIXES) {
-    it.each(BAD_CRNS)(`${suffix || '/case/{crn}'}: %s`, async (_label, crn) => {
-      const response = await app.request(`/case/${crn}${suffix}`);
+  for (const row of CASE_OPERATIONS) {
+    it.each(BAD_CRNS)(`${row.path}: %s`, async (_label, crn) => {
+      const response = await app.request(pathWith(row, crn));
       const body = await expectProblem(response, 400, 'urn:case-read:problem:invalid-crn');
       expect(body.title).toBe('Invalid crn');
       expect(body.detail).toBe('crn: must match the pattern ^[A-Z][0-9]{6}$');
       expect(String(body.instance).length).toBeLessThanOrEqual(256);
-      expect(
-        validator.responseErrors(
-          documented[suffix as keyof typeof documented],
-          'get',
-          400,
-          'application/problem+json',
-          body,
-        ),
-      ).toEqual([]);
+      expect(validator.responseErrors(row.path, 'get', 400, 'application/problem+json', body)).toEqual([]);
     });
   }
 
@@ -97,8 +86,8 @@ describe('routes that do not exist', () => {
   it.each(['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])(
     '%s on a case route → 405 with Allow: GET, HEAD',
     async (method) => {
-      for (const suffix of SUFFIXES) {
-        const response = await app.request(`/case/X123456${suffix}`, { method });
+      for (const row of CASE_OPERATIONS) {
+        const response = await app.request(casePath(row, 'X123456'), { method });
         const body = await expectProblem(response, 405, 'urn:case-read:problem:method-not-allowed');
         expect(response.headers.get('allow')).toBe('GET, HEAD');
         expect(body.detail).toBe(`${method} is not allowed here; allowed: GET, HEAD`);
@@ -149,12 +138,12 @@ describe('a store that fails', () => {
     },
   };
 
-  it.each(SUFFIXES)(
-    '/case/X123456%s → 500 with a generic problem; the cause goes to the log only',
-    async (suffix) => {
+  it.each(CASE_OPERATIONS)(
+    '$path for X123456 → 500 with a generic problem; the cause goes to the log only',
+    async (row) => {
       const logger = recordingLogger();
       const broken = fixtureApp({ repository: failing, logger });
-      const response = await broken.request(`/case/X123456${suffix}`);
+      const response = await broken.request(casePath(row, 'X123456'));
       const text = await response.clone().text();
       const body = await expectProblem(response, 500, 'urn:case-read:problem:internal-error');
       expect(body.detail).toBe('an unexpected error occurred; quote the requestId to the operator');

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LimitedAccessSetting } from '../../../src/domain/access/limited-access.js';
 import { CASE_READS } from '../../../src/domain/access/permissions.js';
 import type { AuditRecord } from '../../../src/domain/audit/record.js';
+import { CASE_OPERATIONS, casePath } from '../../../src/domain/case-operations.js';
 import { fixtureApp, servedDocument } from '../../support/http.js';
 import { httpsRequest } from '../../support/https-client.js';
 import { makeIdentityProvider, type TestIdentityProvider } from '../../support/identity-provider.js';
@@ -30,13 +31,6 @@ const cases = [
   }),
   CaseMother.limited('L000003', { exclusionMessage: null, restrictionMessage: null }),
 ];
-const OPERATIONS = [
-  '/case/{crn}',
-  '/case/{crn}/home-office-interest',
-  '/case/{crn}/community-manager',
-  '/v1/persons/{crn}/risks/scores',
-] as const;
-
 const dir = mkdtempSync(join(tmpdir(), 'case-read-limited-'));
 const audited: AuditRecord[] = [];
 let pki: TestPki;
@@ -56,7 +50,7 @@ beforeAll(async () => {
     const cn = `client-${setting}`;
     await service.directory.saveClient(
       AccessMother.client(cn, {
-        permissions: [...CASE_READS, 'getRiskScores'],
+        permissions: [...CASE_READS],
         onBehalfOf: idp.onBehalfOf,
         limitedAccess: setting,
       }),
@@ -90,8 +84,9 @@ async function read(path: string, user: string | null, setting: LimitedAccessSet
   return { status: response.status, body, type: String(response.headers['content-type']) };
 }
 
-describe.each(OPERATIONS)('limited access on %s', (template) => {
-  const path = (crn: string) => template.replace('{crn}', crn);
+describe.each(CASE_OPERATIONS)('limited access on $path', (row) => {
+  const template = row.path;
+  const path = (crn: string) => casePath(row, crn);
 
   it('an excluded user gets 403 limited-access with the case message, naming no other user', async () => {
     const { status, body, type } = await read(path('L000001'), EXCLUDED);
@@ -157,7 +152,7 @@ describe('the audit trail of limited access', () => {
 describe('the served OpenAPI document', () => {
   it('declares 403 limited-access on each crn operation', async () => {
     const document = await servedDocument(fixtureApp());
-    for (const template of OPERATIONS) {
+    for (const { path: template } of CASE_OPERATIONS) {
       expect(JSON.stringify(document.paths[template]?.get?.responses?.['403'])).toContain(
         'urn:case-read:problem:limited-access',
       );

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { CASE_OPERATIONS } from '../../../src/domain/case-operations.js';
 import { CrnFormat } from '../../../src/domain/crn.js';
 import {
   type FieldType,
@@ -164,6 +165,45 @@ describe('the served OpenAPI document against the specification tables', () => {
       expect(operation?.responses[status]?.content?.['application/problem+json']?.schema.$ref).toBe(
         '#/components/schemas/Problem',
       );
+    }
+  });
+});
+
+describe('the served OpenAPI document against the case operations table', () => {
+  it.each(CASE_OPERATIONS)(
+    '$id is GET $path, asking for the bearer JWT exactly when its row does',
+    async (row) => {
+      const operation = (await documentPromise).paths[row.path]?.get;
+      expect(operation?.operationId).toBe(row.id);
+      expect(operation?.parameters).toContainEqual(
+        expect.objectContaining({ name: 'crn', in: 'path', required: true }),
+      );
+      const schemes = (operation?.security ?? []).flatMap((requirement) => Object.keys(requirement));
+      expect(schemes.includes('bearerAuth'), `${row.id} bearerAuth`).toBe(row.bearer);
+      expect(operation?.security).toEqual([
+        row.bearer ? { mutualTLS: [], apiKey: [], bearerAuth: [] } : { mutualTLS: [], apiKey: [] },
+      ]);
+    },
+  );
+
+  it('no operation takes a crn in its path but the rows; any other taking a crn is a subject access one', async () => {
+    const document = await documentPromise;
+    const takingCrn = Object.entries(document.paths).flatMap(([path, methods]) =>
+      Object.entries(methods).flatMap(([method, op]) =>
+        (op.parameters ?? [])
+          .filter((parameter) => parameter.name === 'crn')
+          .map((parameter) => ({ in: parameter.in, operation: `${method} ${path} ${op.operationId}` })),
+      ),
+    );
+    expect(
+      takingCrn
+        .filter((taking) => taking.in === 'path')
+        .map((taking) => taking.operation)
+        .sort(),
+    ).toEqual(CASE_OPERATIONS.map((row) => `get ${row.path} ${row.id}`).sort());
+    const subjectAccess = SPEC_SAR_ENDPOINTS.map((e) => `${e.method} ${e.path} ${e.operationId}`);
+    for (const taking of takingCrn.filter((t) => t.in !== 'path')) {
+      expect(subjectAccess).toContain(taking.operation);
     }
   });
 });

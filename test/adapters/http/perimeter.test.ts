@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintToken } from '../../../src/adapters/jose/dev-issuer.js';
 import type { Permission } from '../../../src/domain/access/permissions.js';
 import { CASE_READS } from '../../../src/domain/access/permissions.js';
+import { CASE_OPERATIONS, casePath } from '../../../src/domain/case-operations.js';
 import { type HttpsResponse, httpsRequest } from '../../support/https-client.js';
 import { AccessMother } from '../../support/mothers.js';
 import { type ClientCredentials, makeTestPki, type TestPki } from '../../support/pki.js';
@@ -23,12 +24,19 @@ import {
 
 const OBO_ISSUER = 'https://idp.test';
 const OBO_AUDIENCE = 'case-read-obo';
-const OPERATIONS: ReadonlyArray<readonly [Permission, string]> = [
-  ['getCase', '/case/X123456'],
-  ['getHomeOfficeInterest', '/case/X123456/home-office-interest'],
-  ['getCommunityManagerByCrn', '/case/X123456/community-manager'],
-];
+const CRN = 'X123456';
+/** Every case operation (a row of the table): its permission and its path for {@link CRN}. */
+const OPERATIONS: ReadonlyArray<readonly [Permission, string]> = CASE_OPERATIONS.map(
+  (row) => [row.id, casePath(row, CRN)] as const,
+);
+/** The paths of the case operations whose row asks for a bearer JWT (step 6). */
+const BEARER_PATHS = CASE_OPERATIONS.filter((row) => row.bearer).map((row) => casePath(row, CRN));
 const ALL_CASE_READS: Permission[] = [...CASE_READS];
+/** Every case read but getRiskScores: a client meant to lack that one permission alone. */
+const ALL_BUT_RISK_SCORES: Permission[] = CASE_READS.filter((permission) => permission !== 'getRiskScores');
+/** The base permissions of the on-behalf-of clients; the user's grants are every other case read. */
+const OBO_BASE: Permission[] = ['getCase'];
+const OBO_GRANTS: Permission[] = CASE_READS.filter((permission) => !OBO_BASE.includes(permission));
 
 /** Every client of the matrix that has a key; `ghost` has a certificate only. */
 const CLIENTS_WITH_KEYS = [
@@ -42,6 +50,7 @@ const CLIENTS_WITH_KEYS = [
   'obo-forbidden',
   'narrow',
   'risk-reader',
+  'no-risk-scores',
 ];
 
 let pki: TestPki;
@@ -89,14 +98,15 @@ beforeAll(async () => {
   await d.saveClient(AccessMother.client('revoked-global', { permissions: ALL_CASE_READS }));
   await d.saveClient(AccessMother.client('revoked-local', { permissions: ALL_CASE_READS }));
   await d.saveClient(
-    AccessMother.client('obo-optional', { permissions: ['getCase'], onBehalfOf: obo('optional') }),
+    AccessMother.client('obo-optional', { permissions: OBO_BASE, onBehalfOf: obo('optional') }),
   );
   await d.saveClient(
-    AccessMother.client('obo-required', { permissions: ['getCase'], onBehalfOf: obo('required') }),
+    AccessMother.client('obo-required', { permissions: OBO_BASE, onBehalfOf: obo('required') }),
   );
   await d.saveClient(AccessMother.client('obo-forbidden', { permissions: ALL_CASE_READS }));
   await d.saveClient(AccessMother.client('narrow', { permissions: [] }));
   await d.saveClient(AccessMother.client('risk-reader', { permissions: ['getRiskScores'] }));
+  await d.saveClient(AccessMother.client('no-risk-scores', { permissions: ALL_BUT_RISK_SCORES }));
   for (const cn of CLIENTS_WITH_KEYS) {
     keys[cn] = await service.issueKey(cn);
   }
@@ -112,7 +122,7 @@ beforeAll(async () => {
     clientId: 'revoked-local',
     revokedAt: new Date(),
   });
-  await d.addGrant('officer@probation.example', ['getCommunityManagerByCrn', 'getHomeOfficeInterest']);
+  await d.addGrant('officer@probation.example', OBO_GRANTS);
 });
 afterAll(async () => {
   await service.close();
@@ -353,12 +363,27 @@ describe('step 6: the bearer token → 401 with WWW-Authenticate', () => {
       },
     ],
   ];
-  for (const [, path] of OPERATIONS) {
+  for (const path of BEARER_PATHS) {
     it.each(cases)(`${path}: %s`, async (_label, make) => {
       const { response } = await expectRefused({ ...(await make()), path }, 401, UNAUTHENTICATED);
       expect(response.headers['www-authenticate']).toMatch(/^Bearer realm="case-read-service"/);
     });
   }
+
+  it.each(CASE_OPERATIONS)(
+    '$id without a bearer token: 401 exactly when its row asks for one',
+    async (row) => {
+      const path = casePath(row, CRN);
+      if (row.bearer) {
+        const { response } = await expectRefused({ path, bearer: null }, 401, UNAUTHENTICATED);
+        expect(response.headers['www-authenticate']).toBe('Bearer realm="case-read-service"');
+      } else {
+        // Not 401: answered, as with every credential (client-a holds every case read).
+        const { response } = await attempt({ path, bearer: null });
+        expect(response.status, response.text).toBe(200);
+      }
+    },
+  );
 
   it('says invalid_token only when a token was sent (RFC 6750)', async () => {
     const missing = await expectRefused({ bearer: null }, 401, UNAUTHENTICATED);
@@ -480,7 +505,11 @@ describe('step 8: permissions → 403', () => {
 describe('GET /v1/persons/{crn}/risks/scores: certificate, key and permission; no bearer', () => {
   const path = '/v1/persons/X123456/risks/scores';
   it('without the getRiskScores permission → 403', async () => {
-    const { body } = await expectRefused({ path, bearer: null }, 403, PERMISSION_DENIED);
+    const { body } = await expectRefused(
+      { cn: 'no-risk-scores', path, bearer: null },
+      403,
+      PERMISSION_DENIED,
+    );
     expect(body.detail).toBe('permission getRiskScores is not granted to this caller');
   });
   it('with the permission and no bearer token → 200', async () => {

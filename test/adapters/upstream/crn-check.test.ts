@@ -2,8 +2,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { upstreamStores } from '../../../src/adapters/upstream/store-kind.js';
-import { CASE_READS } from '../../../src/domain/access/permissions.js';
 import type { AuditRecord } from '../../../src/domain/audit/record.js';
+import { CASE_OPERATIONS, CASE_READS, type CaseRead, casePath } from '../../../src/domain/case-operations.js';
 import type { CaseRepository } from '../../../src/ports/case-repository.js';
 import type { Opened } from '../../../src/ports/stores.js';
 import { recordingLogger } from '../../support/http.js';
@@ -15,28 +15,23 @@ import { settingsOf, testContext } from '../../support/stores.js';
 
 /**
  * An upstream answer whose `crn` field is there must name the crn asked for (issue 55, item 8;
- * decisions §17, §20), for each of the four reads, through the whole service: anything else
+ * decisions §17, §20), for each of the case reads, through the whole service: anything else
  * is a 502 `upstream-failed` whose log line says `crn-mismatch`, and neither the log nor the
  * audit record holds the body or the crn it named.
  */
 const CRN = 'X123456';
 const MANAGER = { name: { forename: 'Sam', surname: 'Example' }, pdu: 'North Wales' };
 
-/** The four reads: the path asked, and the body of a right answer under `crn`. */
-const READS = [
-  ['the case', `/case/${CRN}`, (crn: unknown) => ({ crn, disabilities: [] })],
-  ['home-office interest', `/case/${CRN}/home-office-interest`, (crn: unknown) => ({ crn, exists: true })],
-  [
-    'community manager',
-    `/case/${CRN}/community-manager`,
-    (crn: unknown) => ({ crn, communityManager: MANAGER }),
-  ],
-  [
-    'risk scores',
-    `/v1/persons/${CRN}/risks/scores`,
-    (crn: unknown) => ({ crn, data: [], pagination: { isLastPage: true } }),
-  ],
-] as const;
+/** The body of each read's right answer under `crn`: a row of the table without one does not compile. */
+const ANSWERS = {
+  getCase: (crn: unknown) => ({ crn, disabilities: [] }),
+  getHomeOfficeInterest: (crn: unknown) => ({ crn, exists: true }),
+  getCommunityManagerByCrn: (crn: unknown) => ({ crn, communityManager: MANAGER }),
+  getRiskScores: (crn: unknown) => ({ crn, data: [], pagination: { isLastPage: true } }),
+} satisfies Record<CaseRead, (crn: unknown) => Record<string, unknown>>;
+
+/** Every case read (the table's): its id, the path asked, and the body of a right answer under `crn`. */
+const READS = CASE_OPERATIONS.map((row) => [row.id, casePath(row, CRN), ANSWERS[row.id]] as const);
 
 let pki: TestPki;
 let stub: Server;
@@ -73,7 +68,7 @@ beforeAll(async () => {
   });
   await service.directory.saveClient(
     AccessMother.client('reader', {
-      permissions: [...CASE_READS, 'getRiskScores'],
+      permissions: [...CASE_READS],
     }),
   );
   key = (await service.issueKey('reader')).key;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { upstreamStores } from '../../../src/adapters/upstream/store-kind.js';
-import { CASE_READS } from '../../../src/domain/access/permissions.js';
+import { CASE_OPERATIONS, CASE_READS, type CaseRead, casePath } from '../../../src/domain/case-operations.js';
 import type { CaseRepository } from '../../../src/ports/case-repository.js';
 import type { Opened } from '../../../src/ports/stores.js';
 import { fixtureCases } from '../../support/fixtures.js';
@@ -31,7 +31,7 @@ beforeAll(async () => {
   store = opened;
   viaUpstream = await startTestService(upstream.pki, { repository: store.value });
   const everything = AccessMother.client('reader', {
-    permissions: [...CASE_READS, 'getRiskScores'],
+    permissions: [...CASE_READS],
   });
   await upstream.service.directory.saveClient(everything);
   await viaUpstream.directory.saveClient(everything);
@@ -47,13 +47,14 @@ afterAll(async () => {
   await upstream?.close();
 });
 
-const PATHS = (crn: string) => [
-  `/case/${crn}`,
-  `/case/${crn}/home-office-interest`,
-  `/case/${crn}/community-manager`,
-  `/v1/persons/${crn}/risks/scores?page=1&perPage=10`,
-  `/v1/persons/${crn}/risks/scores?page=2&perPage=1`,
-];
+/** The queries an operation is also asked with, beyond none: risk scores, a page of several and a later page of one. */
+const QUERIES: Partial<Record<CaseRead, readonly string[]>> = {
+  getRiskScores: ['?page=1&perPage=10', '?page=2&perPage=1'],
+};
+
+/** Every case operation's path for `crn` (the table's), each with its queries, or with none. */
+const PATHS = (crn: string) =>
+  CASE_OPERATIONS.flatMap((row) => (QUERIES[row.id] ?? ['']).map((query) => `${casePath(row, crn)}${query}`));
 
 describe('CASE_STORE=https://… answers exactly as CASE_STORE=sqlite:… does', () => {
   const crns = [...fixtureCases().map((c) => c.crn), 'Q999998'];

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { upstreamStores } from '../../../src/adapters/upstream/store-kind.js';
 import type { Client } from '../../../src/domain/access/model.js';
-import { CASE_READS } from '../../../src/domain/access/permissions.js';
+import { CASE_OPERATIONS, CASE_READS, casePath } from '../../../src/domain/case-operations.js';
 import type { CaseRepository } from '../../../src/ports/case-repository.js';
 import type { Opened } from '../../../src/ports/stores.js';
 import { httpsRequest } from '../../support/https-client.js';
@@ -35,7 +35,7 @@ beforeAll(async () => {
   const { onBehalfOf } = idp;
   // This service's own client at the upstream: it may relay users' tokens.
   upstreamReader = AccessMother.client('case-reader', {
-    permissions: [...CASE_READS, 'getRiskScores'],
+    permissions: [...CASE_READS],
     onBehalfOf,
   });
   await upstream.service.directory.saveClient(upstreamReader);
@@ -49,7 +49,7 @@ beforeAll(async () => {
   // The consumer, at the front instance: set to allow, so only the upstream can refuse it.
   await front.directory.saveClient(
     AccessMother.client('consumer', {
-      permissions: [...CASE_READS, 'getRiskScores'],
+      permissions: [...CASE_READS],
       onBehalfOf,
       limitedAccess: 'allow',
     }),
@@ -80,40 +80,38 @@ async function read(path: string, user: string | null) {
   return { status: response.status, body: response.json() as Record<string, unknown> };
 }
 
-describe.each([
-  '/case/L000001',
-  '/case/L000001/home-office-interest',
-  '/case/L000001/community-manager',
-  '/v1/persons/L000001/risks/scores',
-])('CASE_STORE=https://…: limited access on %s is the upstream’s decision', (path) => {
-  it('an excluded user: the upstream’s 403 limited-access, with its detail', async () => {
-    const { status, body } = await read(path, EXCLUDED);
-    expect(status).toBe(403);
-    expect(body).toMatchObject({
-      type: 'urn:case-read:problem:limited-access',
-      detail: 'You are excluded from viewing this case.',
-      instance: path,
+describe.each(CASE_OPERATIONS.map((row) => casePath(row, 'L000001')))(
+  'CASE_STORE=https://…: limited access on %s is the upstream’s decision',
+  (path) => {
+    it('an excluded user: the upstream’s 403 limited-access, with its detail', async () => {
+      const { status, body } = await read(path, EXCLUDED);
+      expect(status).toBe(403);
+      expect(body).toMatchObject({
+        type: 'urn:case-read:problem:limited-access',
+        detail: 'You are excluded from viewing this case.',
+        instance: path,
+      });
     });
-  });
 
-  it('a user the restriction does not name: 403 limited-access', async () => {
-    const { status, body } = await read(path, STRANGER);
-    expect([status, body.type, body.detail]).toEqual([
-      403,
-      'urn:case-read:problem:limited-access',
-      'This case is restricted.',
-    ]);
-  });
+    it('a user the restriction does not name: 403 limited-access', async () => {
+      const { status, body } = await read(path, STRANGER);
+      expect([status, body.type, body.detail]).toEqual([
+        403,
+        'urn:case-read:problem:limited-access',
+        'This case is restricted.',
+      ]);
+    });
 
-  it('a user the restriction names: 200 (the token was relayed: without it the upstream refuses)', async () => {
-    expect((await read(path, NAMED)).status).toBe(200);
-  });
+    it('a user the restriction names: 200 (the token was relayed: without it the upstream refuses)', async () => {
+      expect((await read(path, NAMED)).status).toBe(200);
+    });
 
-  it('no user: the upstream decides by its own setting for this service (deny → 403)', async () => {
-    const { status, body } = await read(path, null);
-    expect([status, body.type]).toEqual([403, 'urn:case-read:problem:limited-access']);
-  });
-});
+    it('no user: the upstream decides by its own setting for this service (deny → 403)', async () => {
+      const { status, body } = await read(path, null);
+      expect([status, body.type]).toEqual([403, 'urn:case-read:problem:limited-access']);
+    });
+  },
+);
 
 describe('CASE_STORE=https://…: what is not limited access', () => {
   it('a case without rules is 200 to everyone; an unknown crn 404', async () => {

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_MAX_BODY_BYTES } from '../../../src/adapters/upstream/settings.js';
 import { upstreamStores } from '../../../src/adapters/upstream/store-kind.js';
-import { CASE_READS } from '../../../src/domain/access/permissions.js';
+import { CASE_OPERATIONS, CASE_READS, type CaseRead, casePath } from '../../../src/domain/case-operations.js';
+import type { CaseRecord } from '../../../src/domain/types.js';
 import type { CaseRepository } from '../../../src/ports/case-repository.js';
 import type { Opened } from '../../../src/ports/stores.js';
 import { fixtureCases } from '../../support/fixtures.js';
@@ -102,7 +103,7 @@ beforeAll(async () => {
   service = await startTestService(pki, { repository: store.value, logger });
   await service.directory.saveClient(
     AccessMother.client('reader', {
-      permissions: [...CASE_READS, 'getRiskScores'],
+      permissions: [...CASE_READS],
     }),
   );
   key = (await service.issueKey('reader')).key;
@@ -126,15 +127,33 @@ async function ask(path: string) {
   });
 }
 
-const OPERATIONS = [
-  ['/case/{crn}', (crn: string) => `/case/${crn}`],
-  ['/case/{crn}/home-office-interest', (crn: string) => `/case/${crn}/home-office-interest`],
-  ['/case/{crn}/community-manager', (crn: string) => `/case/${crn}/community-manager`],
-  ['/v1/persons/{crn}/risks/scores', (crn: string) => `/v1/persons/${crn}/risks/scores?perPage=100`],
-] as const;
+/**
+ * What each read is asked beyond its path, and the problem type of its 404 for a fixture that
+ * holds none of what it reads (`null`: a 200 for every held fixture). A row of the table
+ * without its own does not compile.
+ */
+const ASKED: Record<CaseRead, { query: string; notHeld: (record: CaseRecord) => string | null }> = {
+  getCase: { query: '', notHeld: () => null },
+  getHomeOfficeInterest: { query: '', notHeld: () => null },
+  getCommunityManagerByCrn: {
+    query: '',
+    notHeld: (record) => (record.communityManager === null ? 'community-manager-not-found' : null),
+  },
+  getRiskScores: { query: '?perPage=100', notHeld: () => null },
+};
+
+/** Every case read (the table's): its OpenAPI template, its path for a crn, and when it is a 404. */
+const OPERATIONS = CASE_OPERATIONS.map(
+  (row) =>
+    [
+      row.path,
+      (crn: string) => `${casePath(row, crn)}${ASKED[row.id].query}`,
+      ASKED[row.id].notHeld,
+    ] as const,
+);
 
 describe('CASE_STORE=https://… in front of the real services’ shapes', () => {
-  it('answers all four reads 200 in the contract’s shape, from the recorded bodies', async () => {
+  it('answers every case read 200 in the contract’s shape, from the recorded bodies', async () => {
     for (const [template, path] of OPERATIONS) {
       const answer = await ask(path('R000001'));
       expect(answer.status, template).toBe(200);
@@ -168,19 +187,17 @@ describe('CASE_STORE=https://… in front of the real services’ shapes', () =>
   it('every fixture, read through the gateway’s shapes: 200 or 404 as held, valid, the same instants and levels', async () => {
     // Limited cases are the upstream's to refuse (another suite): the others are read here.
     for (const record of fixtureCases().filter((r) => r.limitedAccess === null)) {
-      for (const [template, path] of OPERATIONS) {
+      for (const [template, path, notHeld] of OPERATIONS) {
         const answer = await ask(path(record.crn));
-        const expected =
-          template.endsWith('community-manager') && record.communityManager === null ? 404 : 200;
+        const problem = notHeld(record);
+        const expected = problem === null ? 200 : 404;
         expect(answer.status, `${template} ${record.crn}`).toBe(expected);
-        if (expected === 200) {
+        if (problem === null) {
           expect(validator.responseErrors(template, 'get', 200, 'application/json', answer.json())).toEqual(
             [],
           );
         } else {
-          expect((answer.json() as { type: string }).type).toBe(
-            'urn:case-read:problem:community-manager-not-found',
-          );
+          expect((answer.json() as { type: string }).type).toBe(`urn:case-read:problem:${problem}`);
         }
       }
       const { data } = (await ask(`/v1/persons/${record.crn}/risks/scores?perPage=100`)).json() as {
@@ -277,7 +294,7 @@ describe('an answer that is not the case asked for (decisions §17)', () => {
 });
 
 describe('a body that is not JSON', () => {
-  it('is a 502 whose log line says so', async () => {
+  it('is a 502 whose log line says so, to every case read', async () => {
     // A stand-in speaking broken JSON where JSON was promised.
     const { createServer } = await import('node:http');
     const server = createServer((_req, res) => {
@@ -300,22 +317,24 @@ describe('a body that is not JSON', () => {
     const local = recordingLogger();
     const front = await startTestService(pki, { repository: opened.value, logger: local });
     try {
-      await front.directory.saveClient(
-        AccessMother.client('reader', { permissions: ['getHomeOfficeInterest'] }),
-      );
+      await front.directory.saveClient(AccessMother.client('reader', { permissions: [...CASE_READS] }));
       const reader = await pki.client('reader');
-      const answer = await httpsRequest(`${front.url}/case/X123456/home-office-interest`, {
-        ca: pki.ca.certPem,
-        cert: reader.certPem,
-        key: reader.keyPem,
-        headers: { 'x-api-key': (await front.issueKey('reader')).key, authorization: `Bearer ${token}` },
-      });
-      expect(answer.status).toBe(502);
-      expect(answer.text).not.toContain('tru');
-      expect(local.lines.find((l) => l.message === 'upstream failure')?.fields).toMatchObject({
-        field: '(body)',
-        reason: 'not JSON',
-      });
+      const apiKey = (await front.issueKey('reader')).key;
+      for (const row of CASE_OPERATIONS) {
+        local.lines.length = 0;
+        const answer = await httpsRequest(`${front.url}${casePath(row, 'X123456')}`, {
+          ca: pki.ca.certPem,
+          cert: reader.certPem,
+          key: reader.keyPem,
+          headers: { 'x-api-key': apiKey, authorization: `Bearer ${token}` },
+        });
+        expect(answer.status, row.id).toBe(502);
+        expect(answer.text, row.id).not.toContain('tru');
+        expect(local.lines.find((l) => l.message === 'upstream failure')?.fields, row.id).toMatchObject({
+          field: '(body)',
+          reason: 'not JSON',
+        });
+      }
     } finally {
       await front.close();
       await opened.close();
