@@ -1,10 +1,9 @@
 #!/usr/bin/env node
 // `npm start`: the embedded default on one machine (decisions §7). On first run it creates
 // .dev/ (git-ignored) holding a development PKI, SQLite stores seeded from fixtures/, the
-// client `dev-client` with the permissions of the case reads, risk scores and queue tokens (not
-// renewCertificate nor the subject access ones: those need settings npm start does not make),
-// its API key, and a dev token issuer; every run
-// mints a fresh token. Then it serves on https://localhost:8443 and prints a curl command
+// client `dev-client` with the permissions of every case operation and queue tokens
+// (DEVELOPMENT_CLIENT_PERMISSIONS, src/domain/access/permissions.ts), its API key, and a dev
+// token issuer; every run mints a fresh token. Then it serves on https://localhost:8443 and prints a curl command
 // that works as pasted. Later runs reuse .dev/. Environment variables still override.
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -23,6 +22,9 @@ if (!existsSync(cliUrl)) {
   process.exit(1);
 }
 const { main } = await import(cliUrl.href);
+const { DEVELOPMENT_CLIENT_PERMISSIONS } = await import(
+  new URL('../dist/domain/access/permissions.js', import.meta.url).href
+);
 
 const dev = join(root, '.dev');
 const pki = join(dev, 'pki');
@@ -70,7 +72,7 @@ if (!existsSync(files.access)) {
     'dev-client',
     ...access,
     '--permissions',
-    'getCase,getHomeOfficeInterest,getCommunityManagerByCrn,getRiskScores,issueQueueToken',
+    DEVELOPMENT_CLIENT_PERMISSIONS.join(','),
     '--queue-arn',
     'arn:aws:sqs:eu-west-2:000000000000:dev-client-queue',
   ]);

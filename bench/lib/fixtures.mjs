@@ -5,6 +5,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DEVELOPMENT_GRANTS } from './grants.mjs';
 import { ROOT } from './paths.mjs';
 
 /** The run's temporary directory (removed by removeWorkDir, whatever happens). */
@@ -22,7 +23,7 @@ export async function setUpFixtures({ dir, caseRead, auditKind }) {
   await caseRead(['pki', 'init', '--dir', pki]);
   await caseRead(['pki', 'client', 'bench-client', '--dir', pki]);
   await caseRead(['cases', 'import', join(ROOT, 'fixtures/cases.json'), '--store', cases]);
-  /** The bench client, with every permission and a queue, in an access store. */
+  /** The bench client, with what the development client holds and a queue, in an access store. */
   const addBenchClient = (store) =>
     caseRead([
       'clients',
@@ -31,7 +32,7 @@ export async function setUpFixtures({ dir, caseRead, auditKind }) {
       '--access-store',
       store,
       '--permissions',
-      'getCase,getHomeOfficeInterest,getCommunityManagerByCrn,getRiskScores,issueQueueToken',
+      DEVELOPMENT_GRANTS.join(','),
       '--queue-arn',
       'arn:aws:sqs:eu-west-2:000000000000:bench-queue',
     ]);

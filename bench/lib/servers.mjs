@@ -4,6 +4,7 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { NODE } from '../../scripts/runtimes.mjs';
+import { grantsOf } from './grants.mjs';
 import { PROFILE_DIR, ROOT } from './paths.mjs';
 import { startProcess } from './processes.mjs';
 
@@ -89,7 +90,7 @@ export function createServers({
       'add',
       'bench-client',
       '--permissions',
-      'getCase,getHomeOfficeInterest,getCommunityManagerByCrn,getRiskScores,issueQueueToken',
+      grantsOf(checkout, baselineNode).join(','),
       '--queue-arn',
       'arn:aws:sqs:eu-west-2:000000000000:bench-queue',
     ]);
