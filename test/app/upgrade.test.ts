@@ -1,6 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ACCESS_STORE as POSTGRES_ACCESS } from '../../src/adapters/postgres/access-schema.js';
@@ -18,6 +18,7 @@ import {
   PREVIOUS_SQLITE_CONNECTION,
   type PreviousStatement,
 } from '../support/previous-release.js';
+import { documentedRollback, type SqliteCommand } from '../support/rollback.js';
 import { openSqlite } from '../support/sqlite.js';
 
 /**
@@ -56,23 +57,39 @@ const versionsOf = (engine: keyof typeof PREVIOUS): Versions[] =>
     current: THIS_RELEASE[engine][store].migrations.length,
   }));
 
-/**
- * The stores whose version the documented way back leaves newer than the previous release's
- * and which must be set back to this release's before upgrading again, as
- * docs/operations/upgrading.md#rolling-back says ("To upgrade again later…"): their columns
- * and tables stayed, so their migrations cannot run a second time.
- */
-const SET_BACK_BEFORE_UPGRADING_AGAIN: readonly Store[] = ['audit store'];
+/** The way back, as docs/operations/upgrading.md#rolling-back gives it. */
+const ROLLBACK = documentedRollback();
+
+/** The store a documented set-back statement names, and the version it sets. */
+const SET_BACK = /^UPDATE case_read_schema SET version = (\d+) WHERE store = '([a-z ]+)'$/;
 
 /**
- * Why a store the documented way back left at `found` fails: the way back (its statements are
- * written out in the test, as the operator runs them) does not bring it to the previous
- * release's version.
+ * The stores whose version the documented way back leaves newer than the previous release's
+ * and which must be set back to this release's before upgrading again, as upgrading.md says
+ * ("To upgrade again later…"): their columns and tables stayed, so their migrations cannot run
+ * a second time. Read from its PostgreSQL statements; each must set this release's version.
+ */
+const SET_BACK_BEFORE_UPGRADING_AGAIN: readonly Store[] = ROLLBACK.setBack.postgres.map((statement) => {
+  const [, version, store] = SET_BACK.exec(statement) ?? [];
+  const named = STORES.find((candidate) => candidate === store);
+  if (named === undefined) throw new Error(`upgrading.md: a set-back statement names no store: ${statement}`);
+  if (Number(version) !== THIS_RELEASE.postgres[named].migrations.length) {
+    throw new Error(
+      `upgrading.md sets the ${named} back to version ${version} before upgrading again; this release's is ${THIS_RELEASE.postgres[named].migrations.length}`,
+    );
+  }
+  return named;
+});
+
+/**
+ * Why a store the documented way back left at `found` fails: the way back (the document's
+ * statements, run as the operator runs them) does not bring it to the previous release's
+ * version.
  */
 const notRolledBack = ({ store, previous, current }: Versions, found: unknown) =>
   `${store}: the previous release's version is ${previous} (this release's ${current}), and the documented ` +
   `way back left it at ${String(found)}: add its rollback statements to ` +
-  'docs/operations/upgrading.md#rolling-back, and to the way back in test/app/upgrade.test.ts';
+  'docs/operations/upgrading.md#rolling-back (this test runs them from there)';
 
 /**
  * What `stores migrate` says of each store when it upgrades again after the way back: a store
@@ -235,12 +252,8 @@ describe(`an upgrade from the previous release (${PREVIOUS_RELEASE}) on PostgreS
   });
 
   it('the documented way back: the previous release finds its versions and its statements work; migrating again works', async () => {
-    // docs/operations/upgrading.md#rolling-back, PostgreSQL.
-    await schema.query(`BEGIN;
-      DROP TABLE certificate_renewals;
-      UPDATE case_read_schema SET version = 4, usable_from = NULL WHERE store = 'access store';
-      UPDATE case_read_schema SET version = 3, usable_from = NULL WHERE store = 'audit store';
-      COMMIT;`);
+    // docs/operations/upgrading.md#rolling-back, PostgreSQL, as the document gives it.
+    await schema.query(ROLLBACK.postgres);
     // The previous release's start-up: each store at exactly its version (the audit store at most).
     const recorded = (await schema.query('SELECT store, version FROM case_read_schema ORDER BY store'))
       .rows as { store: string; version: number }[];
@@ -253,12 +266,7 @@ describe(`an upgrade from the previous release (${PREVIOUS_RELEASE}) on PostgreS
       await expect(schema.query(s.sql, [...s.params]), s.what).resolves.toBeDefined();
     }
     // Upgrading again: the audit store's columns, tree, notes and archive boundary stayed, so its version is set back first.
-    for (const store of SET_BACK_BEFORE_UPGRADING_AGAIN) {
-      await schema.query('UPDATE case_read_schema SET version = $1 WHERE store = $2', [
-        THIS_RELEASE.postgres[store].migrations.length,
-        store,
-      ]);
-    }
+    for (const statement of ROLLBACK.setBack.postgres) await schema.query(statement);
     const again = runCli(['stores', 'migrate'], {
       CASE_STORE: schema.url,
       ACCESS_STORE: schema.url,
@@ -293,6 +301,21 @@ describe(`an upgrade from the previous release (${PREVIOUS_RELEASE}) on SQLite`,
     const db = openSqlite(files[store], { readonly });
     if (!readonly) db.exec(PREVIOUS_SQLITE_CONNECTION);
     return db;
+  };
+  /** The store whose file upgrading.md's `data/FILE` names (the same names as `files` here). */
+  const storeOfFile = (file: string): Store => {
+    const store = STORES.find((candidate) => basename(files[candidate]) === file);
+    if (store === undefined) throw new Error(`upgrading.md names data/${file}, which is no store's file`);
+    return store;
+  };
+  /** One documented `sqlite3 data/FILE.db "SQL"`, on that store's file here. */
+  const runSqlite = (command: SqliteCommand) => {
+    const db = connect(storeOfFile(command.file), false);
+    try {
+      db.exec(command.sql);
+    } finally {
+      db.close();
+    }
   };
   const runOn = (db: SqlDatabase, s: PreviousStatement) => {
     const statement = db.prepare<unknown[], unknown>(s.sql);
@@ -350,15 +373,8 @@ describe(`an upgrade from the previous release (${PREVIOUS_RELEASE}) on SQLite`,
   });
 
   it('the documented way back: the previous release finds its versions and its statements work; migrating again works', () => {
-    // docs/operations/upgrading.md#rolling-back, SQLite.
-    const access = connect('access store', false);
-    access.exec(
-      'BEGIN; DROP TABLE certificate_renewals; DROP TABLE case_read_schema; PRAGMA user_version = 4; COMMIT;',
-    );
-    access.close();
-    const audit = connect('audit store', false);
-    audit.exec('BEGIN; DROP TABLE case_read_schema; PRAGMA user_version = 3; COMMIT;');
-    audit.close();
+    // docs/operations/upgrading.md#rolling-back, SQLite, as the document gives it.
+    for (const command of ROLLBACK.sqlite) runSqlite(command);
     for (const versionsOfStore of versions) {
       const { store } = versionsOfStore;
       const db = connect(store, true);
@@ -373,10 +389,14 @@ describe(`an upgrade from the previous release (${PREVIOUS_RELEASE}) on SQLite`,
       }
     }
     // Upgrading again: the audit store's version is set back first, as on PostgreSQL.
-    for (const store of SET_BACK_BEFORE_UPGRADING_AGAIN) {
-      const again = connect(store, false);
-      again.exec(`PRAGMA user_version = ${THIS_RELEASE.sqlite[store].migrations.length}`);
-      again.close();
+    expect(ROLLBACK.setBack.sqlite.map((command) => storeOfFile(command.file))).toEqual(
+      SET_BACK_BEFORE_UPGRADING_AGAIN,
+    );
+    for (const command of ROLLBACK.setBack.sqlite) {
+      expect(command.sql, `upgrading.md sets the ${storeOfFile(command.file)} back`).toBe(
+        `PRAGMA user_version = ${THIS_RELEASE.sqlite[storeOfFile(command.file)].migrations.length}`,
+      );
+      runSqlite(command);
     }
     const migrated = runCli(['stores', 'migrate'], env);
     expect(migrated.stderr).toBe('');
