@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { CaseRead } from '../../src/domain/case-operations.js';
 import { Crn } from '../../src/domain/crn.js';
 import {
   CaseNotFoundError,
@@ -153,7 +154,7 @@ describe('a failing store', () => {
   });
 });
 
-describe('limited access, decided by each of the four crn operations', () => {
+describe('limited access, decided by each case operation (every row of the table) and the stored-text read', () => {
   const limited = CaseMother.limited('L000001');
   const limitedNoManager = { ...CaseMother.limited('L000002'), communityManager: null };
   const endedExclusion = CaseMother.limited('L000003', {
@@ -177,7 +178,7 @@ describe('limited access, decided by each of the four crn operations', () => {
     getCommunityManagerByCrn: (crn: string, reader: CaseReader) =>
       getCommunityManagerByCrn(deps, Crn.parse(crn), reader),
     getRiskScores: (crn: string, reader: CaseReader) => getRiskScores(deps, Crn.parse(crn), page, reader),
-  };
+  } satisfies Record<CaseRead | 'getCaseText', (crn: string, reader: CaseReader) => Promise<unknown>>;
 
   for (const [name, run] of Object.entries(operations)) {
     describe(name, () => {

@@ -400,13 +400,18 @@ describe.skipIf(!present)(
 
     it('shows HTML special characters in a value as text, injecting no element', async () => {
       const nasty = `<script>alert(1)</script><b id="injected">bold</b> &amp; & "double" 'single' </pre></td>`;
-      const content = mapLeaves(full, (path, leaf) =>
-        /\.(notes|forename|recipient|checkpoint)$/.test(path) ? nasty : leaf,
-      ) as Content;
-      const html = renderSar(content);
+      const replacing = (value: string) =>
+        mapLeaves(full, (path, leaf) =>
+          /\.(notes|forename|recipient|checkpoint)$/.test(path) ? value : leaf,
+        ) as Content;
+      const html = renderSar(replacing(nasty));
       expect(html).not.toMatch(/<script|<b /);
       const text = await chromium.visibleText(html);
-      expect(occurrences(text, nasty)).toBe(2 + 2 * DISCLOSURES.length + 1);
+      // As often as a plain value in the same places is shown (counted, not written: a new part of the case may hold more).
+      const plain = 'plain-value-in-their-place';
+      const shown = occurrences(await chromium.visibleText(renderSar(replacing(plain))), plain);
+      expect(shown).toBeGreaterThan(2 * DISCLOSURES.length);
+      expect(occurrences(text, nasty)).toBe(shown);
       expect(await chromium.count(html, 'script, b, #injected')).toBe(0);
     });
   },

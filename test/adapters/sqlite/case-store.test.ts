@@ -218,7 +218,9 @@ describe('SqliteCaseWriter.open on a newer store', () => {
     db.exec(`PRAGMA user_version = ${CASE_STORE_SCHEMA_VERSION + 1}`);
     db.close();
     expect(() => SqliteCaseWriter.open(path)).toThrow(
-      /written by a newer release than this one \(4\), and it does not say which older releases can use it/,
+      new RegExp(
+        `written by a newer release than this one \\(${CASE_STORE_SCHEMA_VERSION}\\), and it does not say which older releases can use it`,
+      ),
     );
   });
 });
