@@ -9,7 +9,8 @@ import {
   STORE_VARIABLES,
 } from '../../src/app/composition/config.js';
 import { STORE_REGISTRY } from '../../src/app/composition/store-kinds.js';
-import { PERMISSIONS } from '../../src/domain/access/permissions.js';
+import { DEVELOPMENT_CLIENT_PERMISSIONS, PERMISSIONS } from '../../src/domain/access/permissions.js';
+import { CASE_OPERATIONS } from '../../src/domain/case-operations.js';
 import { ROOT } from '../support/cli.js';
 import { codeBlocks, headingAnchors, linkTargets, withoutCodeBlocks } from '../support/docs.js';
 
@@ -160,6 +161,84 @@ describe('the permissions, where the operator grants them', () => {
     const paragraph = /Permissions are the operation ids: (.*?)`--redact`/s.exec(text)?.[1] ?? '';
     const named = [...paragraph.matchAll(/`([A-Za-z]+)`/g)].map((m) => m[1]);
     expect(named.sort()).toEqual([...PERMISSIONS].sort());
+  });
+});
+
+/** The rows of the first markdown table after `heading` in `text`, each a list of its cells. */
+function tableAfter(text: string, heading: string): string[][] {
+  const from = text.indexOf(`\n${heading}\n`);
+  if (from < 0) return [];
+  const lines = text.slice(from).split('\n');
+  const start = lines.findIndex((line) => line.startsWith('|'));
+  const end = lines.findIndex((line, i) => i > start && !line.startsWith('|'));
+  return lines.slice(start + 2, end).map((line) =>
+    line
+      .slice(1, -1)
+      .split('|')
+      .map((cell) => cell.trim()),
+  );
+}
+
+describe('the case operations, where the documents show them', () => {
+  const code = (value: string) => `\`${value}\``;
+  const yesNo = (value: boolean) => (value ? 'yes' : 'no');
+
+  it('the architecture page shows the table of CASE_OPERATIONS, row for row', () => {
+    const rows = tableAfter(read('docs/architecture/README.md'), '## The case operations');
+    expect(rows).toEqual(
+      CASE_OPERATIONS.map((row) => [
+        code(row.id),
+        code(row.path),
+        yesNo(row.bearer),
+        row.withholds.length === 0 ? 'none' : row.withholds.map(code).join(', '),
+        row.heldAs === null ? 'none' : code(row.heldAs),
+        yesNo(DEVELOPMENT_CLIENT_PERMISSIONS.includes(row.id)),
+      ]),
+    );
+  });
+
+  it("the consumers' endpoints table gives each its path, operation and whether it asks for a bearer", () => {
+    const rows = tableAfter(read('docs/consumers/endpoints-and-errors.md'), '## Endpoints');
+    for (const row of CASE_OPERATIONS) {
+      const shown = rows.find((cells) => cells[2] === code(row.id));
+      expect(shown, row.id).toBeDefined();
+      expect(shown?.slice(0, 2), row.id).toEqual([
+        'GET',
+        expect.stringMatching(new RegExp(`^\`${row.path.replace(/[{}?]/g, '\\$&')}[?\`]`)),
+      ]);
+      expect(shown?.[3], row.id).toBe(yesNo(row.bearer));
+    }
+    // Every other operation asks for none.
+    for (const cells of rows.filter((cells) => !CASE_OPERATIONS.some((row) => code(row.id) === cells[2]))) {
+      expect(cells[3], cells[1]).toBe('no');
+    }
+  });
+
+  it("README's Reads row names every case operation", () => {
+    const reads = /^\| Reads \|(.*)$/m.exec(read('README.md'))?.[1] ?? '';
+    for (const row of CASE_OPERATIONS) expect(reads, row.id).toContain(code(row.id));
+  });
+
+  it("subject-access.md's `case` names every part of the held case, each a row's", () => {
+    const text = read('docs/operations/subject-access.md');
+    const bullet = /^- `case` \(where a copy is kept\):([\s\S]*?)^- /m.exec(text)?.[1] ?? '';
+    const named = [...bullet.matchAll(/`([A-Za-z]+)`/g)].map((m) => m[1]);
+    const parts = CASE_OPERATIONS.flatMap((row) => (row.heldAs === null ? [] : [row.heldAs]));
+    expect(named.sort()).toEqual([...parts].sort());
+  });
+
+  it("stores.md's table of the upstream's reads has a row for each case operation's path", () => {
+    const rows = tableAfter(
+      withoutCodeBlocks(read('docs/operations/stores.md')).replace(/^ {2}/gm, ''),
+      "| Read | Its fields (`crn` is each read's) | A case (200) | Nothing held | Refused (502) |",
+    );
+    expect(rows.length).toBeGreaterThan(0);
+    for (const row of CASE_OPERATIONS) {
+      expect(
+        rows.some((cells) => cells[0]?.startsWith(code(row.path))),
+        row.path,
+      ).toBe(true);
+    }
   });
 });
 
