@@ -51,7 +51,8 @@ export function documentedRollback(): DocumentedRollback {
     .filter((line) => line.trim() !== '' && !line.trim().startsWith('#'))
     .map(sqliteCommand);
   const prose = withoutCodeBlocks(section);
-  const again = prose.slice(prose.indexOf('To upgrade again later'));
+  // The paragraph that gives them, not the prose after it (which names the form `sqlite3 data/FILE.db "…"`).
+  const again = prose.slice(prose.indexOf('To upgrade again later')).split(/\n[ \t]*\n/)[0] ?? '';
   const spans = [...again.matchAll(/`([^`]+)`/g)].map((m) => m[1] ?? '');
   return {
     postgres,
