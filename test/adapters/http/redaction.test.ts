@@ -64,15 +64,31 @@ async function read(cn: string, path: string): Promise<Record<string, unknown>> 
   return response.json() as Record<string, unknown>;
 }
 
+/**
+ * The values at a dotted path: a list on the way is walked element by element
+ * (`registrations.notes` is the notes of every registration).
+ */
+function valuesAt(at: unknown, parts: readonly string[]): unknown[] {
+  if (Array.isArray(at)) return at.flatMap((element) => valuesAt(element, parts));
+  if (parts.length === 0) return [at];
+  return valuesAt((at as Record<string, unknown>)[parts[0]!], parts.slice(1));
+}
+
+/** Sets the field at a dotted path to null, in every element of a list on the way. */
+function setNull(at: unknown, parts: readonly string[]): void {
+  if (Array.isArray(at)) {
+    for (const element of at) setNull(element, parts);
+    return;
+  }
+  const record = at as Record<string, unknown>;
+  if (parts.length === 1) record[parts[0]!] = null;
+  else setNull(record[parts[0]!], parts.slice(1));
+}
+
 /** The answer with the listed fields set to null, by their dotted paths (the operation's prefix dropped). */
 function withNulls(answer: Record<string, unknown>, paths: readonly string[]): Record<string, unknown> {
   const copy = structuredClone(answer);
-  for (const path of paths) {
-    const parts = path.split('.');
-    let at: Record<string, unknown> = copy;
-    for (const part of parts.slice(0, -1)) at = at[part] as Record<string, unknown>;
-    at[parts.at(-1)!] = null;
-  }
+  for (const path of paths) setNull(copy, path.split('.'));
   return copy;
 }
 
@@ -106,9 +122,12 @@ describe('data minimisation: a withheld field is null, every other field unchang
         expect(minimised).toStrictEqual(withNulls(plain, paths));
         for (const p of paths) {
           // The fixture holds something there, so null is the withholding, not the data.
+          const held = valuesAt(plain, p.split('.'));
+          expect(held.length, p).toBeGreaterThan(0);
           expect(
-            p.split('.').reduce<unknown>((at, k) => (at as Record<string, unknown>)[k], plain),
-          ).not.toBeNull();
+            held.some((value) => value !== null && value !== undefined),
+            p,
+          ).toBe(true);
         }
         expect(validator.responseErrors(documented, 'get', 200, 'application/json', minimised)).toEqual([]);
       });
