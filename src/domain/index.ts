@@ -4,6 +4,7 @@ export type * from './access/model.js';
 export * from './access/permissions.js';
 export * from './access/quota.js';
 export * from './access/rate-limit.js';
+export * from './case-operations.js';
 export * from './audit/record.js';
 export * from './crn.js';
 export * from './errors.js';

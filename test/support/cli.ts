@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import type { Agent } from 'node:https';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CASE_READS } from '../../src/domain/access/permissions.js';
+import { CASE_READS } from '../../src/domain/case-operations.js';
 import { consumerAgent, httpsRequest } from './https-client.js';
 import { CURRENT, type RuntimeCommand } from './runtimes.js';
 

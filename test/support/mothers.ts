@@ -1,6 +1,6 @@
 import type { LimitedAccess } from '../../src/domain/access/limited-access.js';
 import type { ApiKeyRecord, Client } from '../../src/domain/access/model.js';
-import { CASE_READS } from '../../src/domain/access/permissions.js';
+import { CASE_READS } from '../../src/domain/case-operations.js';
 import type {
   CaseRecord,
   CommunityManager,

@@ -1,7 +1,5 @@
 import { CASE_READS } from '../case-operations.js';
 
-export { CASE_READS };
-
 /**
  * Permissions are the operation ids, the case operations' first (their table,
  * case-operations.ts). A client holds a base set; a verified on-behalf-of user's grants widen

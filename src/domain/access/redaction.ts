@@ -1,4 +1,4 @@
-import { CASE_OPERATIONS } from '../case-operations.js';
+import { CASE_OPERATIONS, caseOperation } from '../case-operations.js';
 import type {
   CommunityOffenderManager,
   HomeOfficeInterest,
@@ -40,12 +40,8 @@ export type MinimisedPersonalDetails = {
 };
 
 /** The personal-details fields of the list (those a `getCase` answer can withhold). */
-const PERSONAL_DETAILS_FIELDS = [
-  'preferredLanguage',
-  'personalCircumstances',
-  'disabilities',
-  'offenderPersonalityDisorder',
-] as const satisfies readonly (RedactableField & keyof PersonalDetailsAndCircumstances)[];
+const PERSONAL_DETAILS_FIELDS = caseOperation('getCase').withholds satisfies readonly (RedactableField &
+  keyof PersonalDetailsAndCircumstances)[];
 
 /** Whether the list withholds anything a `getCase` answer holds. */
 export const withholdsPersonalDetails = (withheld: readonly RedactableField[]): boolean =>

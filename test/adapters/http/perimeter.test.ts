@@ -3,8 +3,7 @@ import { base64url, exportJWK, generateKeyPair, SignJWT, UnsecuredJWT } from 'jo
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintToken } from '../../../src/adapters/jose/dev-issuer.js';
 import type { Permission } from '../../../src/domain/access/permissions.js';
-import { CASE_READS } from '../../../src/domain/access/permissions.js';
-import { CASE_OPERATIONS, casePath } from '../../../src/domain/case-operations.js';
+import { CASE_OPERATIONS, CASE_READS, casePath } from '../../../src/domain/case-operations.js';
 import { type HttpsResponse, httpsRequest } from '../../support/https-client.js';
 import { AccessMother } from '../../support/mothers.js';
 import { type ClientCredentials, makeTestPki, type TestPki } from '../../support/pki.js';
